@@ -1,0 +1,243 @@
+package bkiam
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// maxResponseBytes caps how much of an answer is read. A grant answer lists every policy of the
+// subject in the system (server bug), so it can be large, but never this large.
+const maxResponseBytes = 32 << 20
+
+// snippetRunes is how much of an unexpected body goes into an error message.
+const snippetRunes = 200
+
+var errBodyTooLarge = fmt.Errorf("response body exceeds %d MiB", maxResponseBytes>>20)
+
+// flexCode accepts a code as a JSON number or a numeric string (some ESB components quote it).
+type flexCode struct {
+	set bool
+	v   int
+}
+
+func (f *flexCode) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "null" || s == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("code %s is not a number", b)
+	}
+	f.set, f.v = true, n
+	return nil
+}
+
+// envelope is the union of the SaaS, ESB and gateway bodies.
+type envelope struct {
+	Result    *bool           `json:"result"`
+	Code      flexCode        `json:"code"`
+	CodeName  string          `json:"code_name"`
+	Message   string          `json:"message"`
+	Data      json.RawMessage `json:"data"`
+	RequestID string          `json:"request_id"`
+}
+
+// peekedBody replaces a response body once CheckRetry has read it, so the final decoding sees the
+// same bytes (and the same read error) without a second read.
+type peekedBody struct {
+	*bytes.Reader
+	data []byte
+	err  error
+}
+
+func (p *peekedBody) Close() error { return nil }
+
+// peekBody reads (at most maxResponseBytes of) resp.Body once and puts a replayable copy back.
+func peekBody(resp *http.Response) ([]byte, error) {
+	if pb, ok := resp.Body.(*peekedBody); ok {
+		return pb.data, pb.err
+	}
+	var data []byte
+	var err error
+	if resp.Body != nil {
+		data, err = io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+		_ = resp.Body.Close()
+		if err == nil && len(data) > maxResponseBytes {
+			data, err = data[:maxResponseBytes], errBodyTooLarge
+		}
+	}
+	resp.Body = &peekedBody{Reader: bytes.NewReader(data), data: data, err: err}
+	return data, err
+}
+
+// codeLayer attributes a body code to the layer that emits that code range.
+func codeLayer(code int, t Transport) Layer {
+	switch {
+	case code >= 1300000 && code <= 1309999:
+		return LayerESB
+	case code >= 1600000 && code <= 1699999:
+		return LayerGateway
+	case code >= 1900000 && code <= 1999999:
+		return LayerIAM
+	}
+	if t == TransportESB {
+		return LayerESB
+	}
+	return LayerIAM
+}
+
+// interpret decodes one answer. The order follows the layers from the outside in: the gateway's
+// X-Bkapi-Error-Code header, then the HTTP status, then the body code (success is code 0 with
+// result not false). It returns all listed policies: IAM includes unrelated ones (server bug).
+func (c *Client) interpret(op string, resp *http.Response, raw []byte) ([]PolicyResult, *Error) {
+	t := c.cfg.transport
+	e := &Error{
+		Operation:        op,
+		Transport:        t,
+		Layer:            t.layer(),
+		HTTPStatus:       resp.StatusCode,
+		RequestID:        attemptRequestID(resp),
+		GatewayRequestID: resp.Header.Get(headerBkapiRequestID),
+	}
+	var env envelope
+	var jsonErr error
+	if looksLikeJSONObject(raw) {
+		jsonErr = json.Unmarshal(raw, &env)
+	}
+	isJSON := looksLikeJSONObject(raw) && jsonErr == nil
+	if isJSON && e.GatewayRequestID == "" {
+		e.GatewayRequestID = env.RequestID
+	}
+
+	if hc := strings.TrimSpace(resp.Header.Get(headerBkapiErrorCode)); hc != "" && hc != "0" {
+		e.Layer, e.kind = LayerGateway, kindCode
+		e.Code, _ = strconv.Atoi(hc)
+		e.CodeName = env.CodeName
+		e.Message = env.Message
+		if e.Message == "" {
+			e.Message = headerMessage(resp.Header.Get(headerBkapiErrorMessage))
+		}
+		e.Message = c.cleanMessage(e.Message)
+		return nil, e
+	}
+
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		e.kind = kindRedirect
+		e.Location = c.redact(resp.Header.Get("Location"))
+		return nil, e
+	}
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		switch {
+		case isJSON && env.Code.set && env.Code.v != 0:
+			e.fillCode(c, env)
+		case isJSON:
+			e.kind = kindHTTPStatus
+			e.Message = c.snippet(raw)
+		default:
+			e.kind = kindNonJSON
+			e.Message = c.snippet(raw)
+		}
+		return nil, e
+	}
+
+	if !isJSON {
+		e.kind = kindMalformed
+		switch {
+		case len(bytes.TrimSpace(raw)) == 0:
+			e.Message = "empty body"
+		case jsonErr != nil:
+			e.Err = jsonErr
+			e.Message = "invalid JSON (" + jsonErr.Error() + "): " + c.snippet(raw)
+		default:
+			e.Message = "not a JSON object: " + c.snippet(raw)
+		}
+		return nil, e
+	}
+	if (env.Code.set && env.Code.v != 0) || (env.Result != nil && !*env.Result) {
+		e.fillCode(c, env)
+		return nil, e
+	}
+	if !env.Code.set {
+		e.kind = kindMalformed
+		e.Message = "no code in the answer: " + c.snippet(raw)
+		return nil, e
+	}
+	results := []PolicyResult{}
+	if d := bytes.TrimSpace(env.Data); len(d) > 0 && !bytes.Equal(d, []byte("null")) {
+		if err := json.Unmarshal(d, &results); err != nil {
+			e.kind = kindMalformed
+			e.Err = err
+			e.Message = "data is not a list of policies (" + err.Error() + "): " + c.snippet(d)
+			return nil, e
+		}
+	}
+	return results, nil
+}
+
+func (e *Error) fillCode(c *Client, env envelope) {
+	e.kind = kindCode
+	e.Code = env.Code.v
+	e.CodeName = env.CodeName
+	e.Layer = codeLayer(e.Code, e.Transport)
+	msg := env.Message
+	if e.Code == 1902412 {
+		msg = renderFieldErrors(msg)
+	}
+	e.Message = c.cleanMessage(msg)
+}
+
+func looksLikeJSONObject(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}
+
+// headerMessage decodes X-Bkapi-Error-Message, which some gateway versions percent-encode.
+func headerMessage(h string) string {
+	if u, err := url.QueryUnescape(h); err == nil {
+		return u
+	}
+	return h
+}
+
+// attemptRequestID is the X-Request-Id we sent on the attempt that produced resp.
+func attemptRequestID(resp *http.Response) string {
+	if resp.Request != nil {
+		if id := resp.Request.Header.Get(headerRequestID); id != "" {
+			return id
+		}
+	}
+	return resp.Header.Get(headerRequestID)
+}
+
+// cleanMessage makes a server message safe and readable for one error line.
+func (c *Client) cleanMessage(s string) string {
+	return truncate(foldSpace(c.redact(s)), 2000)
+}
+
+// snippet is the start of an unexpected body, whitespace folded, secrets removed.
+func (c *Client) snippet(raw []byte) string {
+	s := string(raw)
+	if len(s) > 64<<10 {
+		s = s[:64<<10]
+	}
+	s = truncate(foldSpace(c.redact(s)), snippetRunes)
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
+
+// networkError wraps a failure without a (complete) answer.
+func (c *Client) networkError(op string, st *callState, err error) *Error {
+	e := &Error{Operation: op, Transport: c.cfg.transport, Layer: LayerNetwork, kind: kindNetwork,
+		RequestID: st.requestID, Attempts: st.attempts, Err: err}
+	return e
+}
