@@ -1,0 +1,123 @@
+// Package provider implements the bkiam Terraform provider on
+// terraform-plugin-framework: its configuration and one file per resource.
+//
+// It translates Terraform values into the plain Go types of
+// internal/bkiam and never speaks HTTP itself.
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+)
+
+// typeName is the provider's type name: the prefix of every resource type.
+const typeName = "bkiam"
+
+var _ provider.Provider = (*bkiamProvider)(nil)
+
+// bkiamProvider is the provider. version is the release version set at build
+// time ("dev" for local builds, "test" in acceptance tests).
+type bkiamProvider struct {
+	version string
+}
+
+// New returns a constructor of the provider, as providerserver.Serve expects.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &bkiamProvider{version: version}
+	}
+}
+
+// providerData is what Configure hands to every resource.
+type providerData struct {
+	client *bkiam.Client
+	// grantBatchSize and revokeBatchSize bound the instances (or paths) of
+	// one resource entry in one grant or revoke call.
+	grantBatchSize  int
+	revokeBatchSize int
+}
+
+func (p *bkiamProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = typeName
+	resp.Version = p.version
+}
+
+func (p *bkiamProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = providerSchema()
+}
+
+func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var model providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	settings, diags := resolveConfig(model, lookupEnv)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	httpClient, diags := newHTTPClient(settings)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	clientConfig := settings.client
+	clientConfig.HTTPClient = httpClient
+	clientConfig.UserAgent = userAgent(p.version, req.TerraformVersion)
+
+	client, err := bkiam.New(clientConfig)
+	if err != nil {
+		// resolveConfig checks everything bkiam.New does, attribute by
+		// attribute; reaching this is a bug, but still say what failed.
+		resp.Diagnostics.AddError("Cannot create the IAM client", err.Error())
+		return
+	}
+
+	tflog.Debug(ctx, "configured the IAM client", map[string]any{
+		"transport":         string(client.Transport()),
+		"base_url":          settings.baseURL(),
+		"app_code":          clientConfig.AppCode,
+		"tenant_id":         clientConfig.TenantID,
+		"grant_batch_size":  settings.grantBatchSize,
+		"revoke_batch_size": settings.revokeBatchSize,
+		"request_timeout":   clientConfig.Timeout.String(),
+		"max_retries":       clientConfig.MaxRetries,
+	})
+
+	data := &providerData{
+		client:          client,
+		grantBatchSize:  settings.grantBatchSize,
+		revokeBatchSize: settings.revokeBatchSize,
+	}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+func (p *bkiamProvider) Resources(context.Context) []func() resource.Resource {
+	return nil
+}
+
+func (p *bkiamProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}
+
+// userAgent names the provider and, when known, the Terraform version that
+// drives it, so that IAM operators can tell who sent a request.
+func userAgent(providerVersion, terraformVersion string) string {
+	ua := "terraform-provider-bkiam/" + providerVersion
+	if terraformVersion != "" {
+		ua = fmt.Sprintf("%s (+https://www.terraform.io) Terraform/%s", ua, terraformVersion)
+	}
+	return ua
+}

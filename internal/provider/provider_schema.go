@@ -1,0 +1,183 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// providerModel is the provider block as Terraform sends it.
+type providerModel struct {
+	APIGatewayURL      types.String `tfsdk:"apigw_url"`
+	ESBURL             types.String `tfsdk:"esb_url"`
+	AppCode            types.String `tfsdk:"app_code"`
+	AppSecret          types.String `tfsdk:"app_secret"`
+	Username           types.String `tfsdk:"username"`
+	BKToken            types.String `tfsdk:"bk_token"`
+	TenantID           types.String `tfsdk:"tenant_id"`
+	GrantBatchSize     types.Int64  `tfsdk:"grant_batch_size"`
+	RevokeBatchSize    types.Int64  `tfsdk:"revoke_batch_size"`
+	RequestTimeout     types.String `tfsdk:"request_timeout"`
+	MaxRetries         types.Int64  `tfsdk:"max_retries"`
+	CACertFile         types.String `tfsdk:"ca_cert_file"`
+	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
+}
+
+// Defaults of the optional settings. The batch sizes are the real server's
+// default limits (BKAPP_AUTHORIZATION_INSTANCE_LIMIT for grants, 1000 for
+// revokes); a site that lowered its limit lowers grant_batch_size to match.
+const (
+	defaultGrantBatchSize  = 200
+	defaultRevokeBatchSize = 1000
+	maxBatchSize           = 1000
+	defaultRequestTimeout  = "30s"
+	defaultMaxRetries      = 4
+	maxMaxRetries          = 20
+)
+
+// stringSetting is a string attribute of the provider block that falls back
+// to environment variables, in order, when the configuration leaves it null.
+type stringSetting struct {
+	attr string
+	env  []string
+}
+
+// The environment fallbacks. BK_* and BKPAAS_* are the names BlueKing hands
+// its own apps, so a provider run inside a BlueKing app needs no setup.
+var (
+	settingAPIGatewayURL = stringSetting{"apigw_url", []string{"BKIAM_APIGW_URL", "BK_IAM_APIGATEWAY_URL"}}
+	settingESBURL        = stringSetting{"esb_url", []string{"BKIAM_ESB_URL", "BK_COMPONENT_API_URL"}}
+	settingAppCode       = stringSetting{"app_code", []string{"BKIAM_APP_CODE", "BK_APP_CODE", "BKPAAS_APP_ID"}}
+	settingAppSecret     = stringSetting{"app_secret", []string{"BKIAM_APP_SECRET", "BK_APP_SECRET", "BKPAAS_APP_SECRET"}}
+	settingUsername      = stringSetting{"username", []string{"BKIAM_USERNAME"}}
+	settingBKToken       = stringSetting{"bk_token", []string{"BKIAM_BK_TOKEN"}}
+	settingTenantID      = stringSetting{"tenant_id", []string{"BKIAM_TENANT_ID"}}
+)
+
+// path is the attribute's path, for diagnostics.
+func (s stringSetting) path() path.Path { return path.Root(s.attr) }
+
+// envList renders the fallbacks for messages: "BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID".
+func (s stringSetting) envList() string {
+	switch len(s.env) {
+	case 0:
+		return ""
+	case 1:
+		return s.env[0]
+	}
+	return strings.Join(s.env[:len(s.env)-1], ", ") + " or " + s.env[len(s.env)-1]
+}
+
+// describe documents the fallbacks in the schema.
+func (s stringSetting) describe(text string) string {
+	quoted := make([]string, len(s.env))
+	for i, e := range s.env {
+		quoted[i] = "`" + e + "`"
+	}
+	return fmt.Sprintf("%s When unset, read from the environment variable %s (the first one set wins).", text, strings.Join(quoted, ", then "))
+}
+
+// nonEmpty rejects "" in the configuration: an empty string is never a
+// useful value, and users who mean "use the environment" should omit the
+// attribute or set it to null.
+var nonEmpty = []validator.String{
+	stringvalidator.LengthAtLeast(1),
+}
+
+func providerSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "The `bkiam` provider manages permissions in the BlueKing (蓝鲸) IAM permission center " +
+			"through its API gateway or its ESB. Set exactly one of `apigw_url` and `esb_url`.",
+		Attributes: map[string]schema.Attribute{
+			settingAPIGatewayURL.attr: schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: settingAPIGatewayURL.describe("Base URL of the IAM API gateway, stage included, " +
+					"e.g. `https://bkapi.example.com/api/bk-iam/prod`. Conflicts with `esb_url`."),
+				Validators: append([]validator.String{
+					urlValidator{},
+					stringvalidator.ConflictsWith(path.MatchRoot(settingESBURL.attr)),
+				}, nonEmpty...),
+			},
+			settingESBURL.attr: schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: settingESBURL.describe("Base URL of the BlueKing ESB (legacy PaaS), " +
+					"e.g. `https://paas.example.com`. ESB also needs `username` or `bk_token`. Conflicts with `apigw_url`."),
+				Validators: append([]validator.String{urlValidator{}}, nonEmpty...),
+			},
+			settingAppCode.attr: schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: settingAppCode.describe("Code of the BlueKing app that calls IAM. " +
+					"Required: set it here or in the environment. The app must be a client of the target system."),
+				Validators: nonEmpty,
+			},
+			settingAppSecret.attr: schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: settingAppSecret.describe("Secret of the app. Required: set it here or, better, " +
+					"in the environment, so it stays out of configuration files."),
+				Validators: nonEmpty,
+			},
+			settingUsername.attr: schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: settingUsername.describe("ESB only: the `bk_username` ESB asks for. " +
+					"Works when the app is on ESB's skip-login whitelist; otherwise use `bk_token`."),
+				Validators: nonEmpty,
+			},
+			settingBKToken.attr: schema.StringAttribute{
+				Optional:            true,
+				Sensitive:           true,
+				MarkdownDescription: settingBKToken.describe("ESB only: a user's login token (`bk_token`)."),
+				Validators:          nonEmpty,
+			},
+			settingTenantID.attr: schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: settingTenantID.describe("Tenant of a multi-tenant BlueKing site, sent as `X-Bk-Tenant-Id`."),
+				Validators:          nonEmpty,
+			},
+			"grant_batch_size": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("Most instances (or paths) per resource entry in one grant call, "+
+					"and per creator-grant call. Defaults to %d, the IAM server's default limit; lower it to match a "+
+					"site that configured a lower `BKAPP_AUTHORIZATION_INSTANCE_LIMIT`. 1 to %d.", defaultGrantBatchSize, maxBatchSize),
+				Validators: []validator.Int64{int64validator.Between(1, maxBatchSize)},
+			},
+			"revoke_batch_size": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("Most instances (or paths) per resource entry in one revoke call. "+
+					"Defaults to %d, the IAM server's limit. 1 to %d.", defaultRevokeBatchSize, maxBatchSize),
+				Validators: []validator.Int64{int64validator.Between(1, maxBatchSize)},
+			},
+			"request_timeout": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "How long one HTTP attempt may take, as a Go duration such as `30s` or `2m`. " +
+					"Defaults to `" + defaultRequestTimeout + "`. A timed-out attempt is retried like a network error.",
+				Validators: []validator.String{durationValidator{}},
+			},
+			"max_retries": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("How many times a call is retried after a transient failure "+
+					"(network error, HTTP 429/502/503/504, a rate limit or upstream code), with exponential backoff "+
+					"and jitter that honours `Retry-After`. Validation and permission errors are never retried. "+
+					"Defaults to %d; 0 to %d.", defaultMaxRetries, maxMaxRetries),
+				Validators: []validator.Int64{int64validator.Between(0, maxMaxRetries)},
+			},
+			"ca_cert_file": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Path of a PEM file with CA certificates to trust in addition to the system's, " +
+					"for sites whose certificate comes from a private CA.",
+				Validators: nonEmpty,
+			},
+			"insecure_skip_verify": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Skip TLS certificate verification. Defaults to `false`. Anyone on the network " +
+					"path can then read the app secret: use `ca_cert_file` instead wherever possible.",
+			},
+		},
+	}
+}

@@ -1,0 +1,433 @@
+package provider
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// allEnv lists every environment variable the provider reads, so that each
+// test starts from an environment in which none is set.
+func allEnv() []string {
+	var names []string
+	for _, s := range []stringSetting{settingAPIGatewayURL, settingESBURL, settingAppCode, settingAppSecret,
+		settingUsername, settingBKToken, settingTenantID} {
+		names = append(names, s.env...)
+	}
+	return names
+}
+
+// isolateEnv blanks every variable the provider reads (an empty variable
+// counts as unset) and then sets env.
+func isolateEnv(t *testing.T, env map[string]string) {
+	t.Helper()
+	for _, name := range allEnv() {
+		t.Setenv(name, "")
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
+// protoServer is the provider behind the same protocol 6 server Terraform
+// talks to, so tests see exactly the diagnostics a user would.
+func protoServer(t *testing.T) tfprotov6.ProviderServer {
+	t.Helper()
+	server, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The framework wants the schema fetched before configuration calls.
+	if resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{}); err != nil || hasError(resp.Diagnostics) {
+		t.Fatalf("GetProviderSchema: %v %v", err, resp.Diagnostics)
+	}
+	return server
+}
+
+// providerConfig builds the provider block as Terraform would send it:
+// attributes not given are null; a value of unknown marks an unknown one.
+func providerConfig(t *testing.T, attrs map[string]any) *tfprotov6.DynamicValue {
+	t.Helper()
+	ctx := context.Background()
+	objType, ok := providerSchema().Type().TerraformType(ctx).(tftypes.Object)
+	if !ok {
+		t.Fatal("provider schema is not an object")
+	}
+	values := map[string]tftypes.Value{}
+	for name, typ := range objType.AttributeTypes {
+		v, given := attrs[name]
+		switch {
+		case !given:
+			values[name] = tftypes.NewValue(typ, nil)
+		case v == unknown:
+			values[name] = tftypes.NewValue(typ, tftypes.UnknownValue)
+		default:
+			if i, isInt := v.(int); isInt {
+				v = int64(i)
+			}
+			if i, isInt := v.(int64); isInt {
+				values[name] = tftypes.NewValue(typ, i)
+				continue
+			}
+			values[name] = tftypes.NewValue(typ, v)
+		}
+	}
+	for name := range attrs {
+		if _, known := objType.AttributeTypes[name]; !known {
+			t.Fatalf("no provider attribute %q", name)
+		}
+	}
+	dv, err := tfprotov6.NewDynamicValue(objType, tftypes.NewValue(objType, values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dv
+}
+
+type unknownMarker struct{}
+
+var unknown = unknownMarker{}
+
+func hasError(diags []*tfprotov6.Diagnostic) bool {
+	for _, d := range diags {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func validateProvider(t *testing.T, attrs map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := protoServer(t).ValidateProviderConfig(context.Background(), &tfprotov6.ValidateProviderConfigRequest{
+		Config: providerConfig(t, attrs),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+func configureProvider(t *testing.T, attrs map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := protoServer(t).ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{
+		Config:           providerConfig(t, attrs),
+		TerraformVersion: "1.5.7",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// wantDiag is one diagnostic a test expects: on attribute attr, whose
+// summary and detail together contain every string of contains.
+type wantDiag struct {
+	severity tfprotov6.DiagnosticSeverity
+	attr     string
+	contains []string
+}
+
+func checkDiags(t *testing.T, got []*tfprotov6.Diagnostic, want []wantDiag) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d diagnostics, want %d:\n%s", len(got), len(want), renderDiags(got))
+	}
+	for i, w := range want {
+		d := got[i]
+		if d.Severity != w.severity {
+			t.Errorf("diagnostic %d: severity %v, want %v\n%s", i, d.Severity, w.severity, renderDiags(got))
+		}
+		wantPath := tftypes.NewAttributePath().WithAttributeName(w.attr)
+		if d.Attribute == nil || !d.Attribute.Equal(wantPath) {
+			t.Errorf("diagnostic %d: on attribute %v, want %s\n%s", i, d.Attribute, w.attr, renderDiags(got))
+		}
+		text := d.Summary + ": " + d.Detail
+		for _, c := range w.contains {
+			if !strings.Contains(text, c) {
+				t.Errorf("diagnostic %d: %q does not contain %q", i, text, c)
+			}
+		}
+	}
+}
+
+func renderDiags(diags []*tfprotov6.Diagnostic) string {
+	var b strings.Builder
+	for _, d := range diags {
+		b.WriteString("  " + d.Severity.String() + " " + d.Summary + ": " + d.Detail)
+		if d.Attribute != nil {
+			b.WriteString(" @ " + d.Attribute.String())
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func errorOn(attr string, contains ...string) wantDiag {
+	return wantDiag{severity: tfprotov6.DiagnosticSeverityError, attr: attr, contains: contains}
+}
+
+func warningOn(attr string, contains ...string) wantDiag {
+	return wantDiag{severity: tfprotov6.DiagnosticSeverityWarning, attr: attr, contains: contains}
+}
+
+// gateway is a complete, valid gateway configuration that cases modify.
+func gateway(extra map[string]any) map[string]any {
+	attrs := map[string]any{"apigw_url": "https://bkapi.example.com/api/bk-iam/prod", "app_code": "app", "app_secret": "s3cret"}
+	for k, v := range extra {
+		attrs[k] = v
+	}
+	return attrs
+}
+
+// TestValidateProviderConfig covers the errors Terraform reports at plan
+// time from the configuration alone.
+func TestValidateProviderConfig(t *testing.T) {
+	cases := []struct {
+		name  string
+		attrs map[string]any
+		want  []wantDiag
+	}{
+		{"valid gateway", gateway(nil), nil},
+		{"valid esb", map[string]any{"esb_url": "https://paas.example.com", "username": "alice"}, nil},
+		{"nothing set is left to the environment", map[string]any{}, nil},
+		{"unknown values are left to configure", map[string]any{"apigw_url": unknown, "request_timeout": unknown}, nil},
+		{"both urls", gateway(map[string]any{"esb_url": "https://paas.example.com"}),
+			[]wantDiag{errorOn("apigw_url", "esb_url")}},
+		{"url without scheme", gateway(map[string]any{"apigw_url": "bkapi.example.com/api/bk-iam/prod"}),
+			[]wantDiag{errorOn("apigw_url", "apigw_url", "https://")}},
+		{"url with credentials is not echoed", map[string]any{"esb_url": "ftp://user:hunter2@paas.example.com"},
+			[]wantDiag{errorOn("esb_url", "must not carry credentials")}},
+		{"url with query", gateway(map[string]any{"apigw_url": "https://bkapi.example.com/prod?x=1"}),
+			[]wantDiag{errorOn("apigw_url", "query")}},
+		{"empty app_code", gateway(map[string]any{"app_code": ""}),
+			[]wantDiag{errorOn("app_code", "at least 1")}},
+		{"empty app_secret", gateway(map[string]any{"app_secret": ""}),
+			[]wantDiag{errorOn("app_secret", "at least 1")}},
+		{"grant batch too big", gateway(map[string]any{"grant_batch_size": 1001}),
+			[]wantDiag{errorOn("grant_batch_size", "between 1 and 1000")}},
+		{"revoke batch zero", gateway(map[string]any{"revoke_batch_size": 0}),
+			[]wantDiag{errorOn("revoke_batch_size", "between 1 and 1000")}},
+		{"bad timeout", gateway(map[string]any{"request_timeout": "30"}),
+			[]wantDiag{errorOn("request_timeout", "Go duration", `"30"`)}},
+		{"negative timeout", gateway(map[string]any{"request_timeout": "-1s"}),
+			[]wantDiag{errorOn("request_timeout", "positive")}},
+		{"negative retries", gateway(map[string]any{"max_retries": -1}),
+			[]wantDiag{errorOn("max_retries", "between 0 and 20")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			isolateEnv(t, nil)
+			got := validateProvider(t, tc.attrs)
+			checkDiags(t, got, tc.want)
+			for _, d := range got {
+				if strings.Contains(d.Detail+d.Summary, "hunter2") || strings.Contains(d.Detail+d.Summary, "s3cret") {
+					t.Errorf("diagnostic leaks a secret: %s", d.Detail)
+				}
+			}
+		})
+	}
+}
+
+// TestConfigureProvider covers the errors that need the environment
+// fallbacks, and the warnings Configure gives.
+func TestConfigureProvider(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		name  string
+		attrs map[string]any
+		env   map[string]string
+		want  []wantDiag
+	}{
+		{"gateway from config", gateway(nil), nil, nil},
+		{"esb with token", map[string]any{"esb_url": "https://paas.example.com", "app_code": "a", "app_secret": "b", "bk_token": "t"}, nil, nil},
+		{"everything from the environment", map[string]any{},
+			map[string]string{"BKIAM_APIGW_URL": "https://gw.example.com/prod", "BK_APP_CODE": "a", "BKPAAS_APP_SECRET": "b"}, nil},
+		{"no endpoint", map[string]any{"app_code": "a", "app_secret": "b"}, nil,
+			[]wantDiag{errorOn("apigw_url", "No IAM endpoint", "BKIAM_APIGW_URL", "BK_IAM_APIGATEWAY_URL", "BKIAM_ESB_URL", "BK_COMPONENT_API_URL")}},
+		{"esb from the environment beside apigw from config", gateway(nil),
+			map[string]string{"BK_COMPONENT_API_URL": "https://paas.example.com"},
+			[]wantDiag{errorOn("esb_url", "Both", "the environment variable BK_COMPONENT_API_URL", "the provider block")}},
+		{"apigw from the environment beside esb from config",
+			map[string]any{"esb_url": "https://paas.example.com", "app_code": "a", "app_secret": "b", "username": "u"},
+			map[string]string{"BK_IAM_APIGATEWAY_URL": "https://gw.example.com/prod"},
+			[]wantDiag{errorOn("apigw_url", "Both", "BK_IAM_APIGATEWAY_URL")}},
+		{"missing app_code", map[string]any{"apigw_url": "https://gw.example.com/prod", "app_secret": "b"}, nil,
+			[]wantDiag{errorOn("app_code", "Missing app_code", "BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID")}},
+		{"missing app_secret", map[string]any{"apigw_url": "https://gw.example.com/prod", "app_code": "a"}, nil,
+			[]wantDiag{errorOn("app_secret", "Missing app_secret", "BKIAM_APP_SECRET, BK_APP_SECRET or BKPAAS_APP_SECRET")}},
+		{"esb without a user", map[string]any{"esb_url": "https://paas.example.com", "app_code": "a", "app_secret": "b"}, nil,
+			[]wantDiag{errorOn("username", "ESB needs a user", "BKIAM_USERNAME", "BKIAM_BK_TOKEN")}},
+		{"bad url from the environment", map[string]any{"app_code": "a", "app_secret": "b"},
+			map[string]string{"BKIAM_ESB_URL": "paas.example.com", "BKIAM_USERNAME": "u"},
+			[]wantDiag{errorOn("esb_url", "the environment variable BKIAM_ESB_URL", "https://")}},
+		{"unknown url", gateway(map[string]any{"apigw_url": unknown}), nil,
+			[]wantDiag{errorOn("apigw_url", "not known until apply", "BKIAM_APIGW_URL")}},
+		{"unknown secret", gateway(map[string]any{"app_secret": unknown}), nil,
+			[]wantDiag{errorOn("app_secret", "not known until apply")}},
+		{"unknown batch size", gateway(map[string]any{"grant_batch_size": unknown}), nil,
+			[]wantDiag{errorOn("grant_batch_size", "not known until apply")}},
+		{"missing ca file", gateway(map[string]any{"ca_cert_file": filepath.Join(dir, "missing.pem")}), nil,
+			[]wantDiag{errorOn("ca_cert_file", "missing.pem")}},
+		{"ca file without a certificate", gateway(map[string]any{"ca_cert_file": notPEM}), nil,
+			[]wantDiag{errorOn("ca_cert_file", "no PEM-encoded certificate")}},
+		{"insecure warns", gateway(map[string]any{"insecure_skip_verify": true}), nil,
+			[]wantDiag{warningOn("insecure_skip_verify", "verification is off")}},
+		{"plain http to a remote host warns", gateway(map[string]any{"apigw_url": "http://bkapi.example.com/prod"}), nil,
+			[]wantDiag{warningOn("apigw_url", "unencrypted")}},
+		{"plain http to loopback is fine", gateway(map[string]any{"apigw_url": "http://127.0.0.1:8080"}), nil, nil},
+		{"username with the gateway warns", gateway(map[string]any{"username": "alice"}), nil,
+			[]wantDiag{warningOn("username", "ignored with apigw_url")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			isolateEnv(t, tc.env)
+			checkDiags(t, configureProvider(t, tc.attrs), tc.want)
+		})
+	}
+}
+
+// TestEnvironmentFallbackOrder pins, for every attribute with fallbacks,
+// that the configuration beats the environment and that the variables are
+// read in the documented order.
+func TestEnvironmentFallbackOrder(t *testing.T) {
+	settings := []struct {
+		setting stringSetting
+		get     func(providerSettings) string
+		set     func(*providerModel, types.String)
+	}{
+		{settingAPIGatewayURL, func(s providerSettings) string { return s.client.APIGatewayURL }, func(m *providerModel, v types.String) { m.APIGatewayURL = v }},
+		{settingESBURL, func(s providerSettings) string { return s.client.ESBURL }, func(m *providerModel, v types.String) { m.ESBURL = v }},
+		{settingAppCode, func(s providerSettings) string { return s.client.AppCode }, func(m *providerModel, v types.String) { m.AppCode = v }},
+		{settingAppSecret, func(s providerSettings) string { return s.client.AppSecret }, func(m *providerModel, v types.String) { m.AppSecret = v }},
+		{settingUsername, func(s providerSettings) string { return s.client.Username }, func(m *providerModel, v types.String) { m.Username = v }},
+		{settingBKToken, func(s providerSettings) string { return s.client.BKToken }, func(m *providerModel, v types.String) { m.BKToken = v }},
+		{settingTenantID, func(s providerSettings) string { return s.client.TenantID }, func(m *providerModel, v types.String) { m.TenantID = v }},
+	}
+	wantOrder := map[string][]string{
+		"apigw_url":  {"BKIAM_APIGW_URL", "BK_IAM_APIGATEWAY_URL"},
+		"esb_url":    {"BKIAM_ESB_URL", "BK_COMPONENT_API_URL"},
+		"app_code":   {"BKIAM_APP_CODE", "BK_APP_CODE", "BKPAAS_APP_ID"},
+		"app_secret": {"BKIAM_APP_SECRET", "BK_APP_SECRET", "BKPAAS_APP_SECRET"},
+		"username":   {"BKIAM_USERNAME"},
+		"bk_token":   {"BKIAM_BK_TOKEN"},
+		"tenant_id":  {"BKIAM_TENANT_ID"},
+	}
+	for _, s := range settings {
+		t.Run(s.setting.attr, func(t *testing.T) {
+			if got, want := strings.Join(s.setting.env, ","), strings.Join(wantOrder[s.setting.attr], ","); got != want {
+				t.Fatalf("fallbacks %s, want %s", got, want)
+			}
+			// A complete configuration for the transport this setting
+			// belongs to, with the setting itself left null.
+			base := func() providerModel {
+				m := providerModel{AppCode: types.StringValue("code"), AppSecret: types.StringValue("secret"),
+					APIGatewayURL: types.StringValue("https://gw.example.com/prod")}
+				if s.setting.attr == "esb_url" {
+					m.APIGatewayURL = types.StringNull()
+					m.Username = types.StringValue("u")
+				}
+				s.set(&m, types.StringNull())
+				return m
+			}
+			resolve := func(m providerModel, env map[string]string) string {
+				t.Helper()
+				got, diags := resolveConfig(m, func(k string) string { return env[k] })
+				if diags.HasError() {
+					t.Fatalf("resolveConfig: %v", diags)
+				}
+				return s.get(got)
+			}
+			value := func(i int) string { return "https://v" + string(rune('a'+i)) + ".example.com" }
+
+			// Every variable set: the first wins. Then drop the winner
+			// and the next one takes over, down to the last.
+			env := map[string]string{}
+			for i, name := range s.setting.env {
+				env[name] = value(i)
+			}
+			for i, name := range s.setting.env {
+				if got := resolve(base(), env); got != value(i) {
+					t.Fatalf("with %v set: got %q, want %q from %s", keys(env), got, value(i), name)
+				}
+				delete(env, name)
+			}
+			// The configuration beats every variable.
+			for i, name := range s.setting.env {
+				env[name] = value(i)
+			}
+			m := base()
+			s.set(&m, types.StringValue("https://config.example.com"))
+			if got := resolve(m, env); got != "https://config.example.com" {
+				t.Fatalf("configuration did not win over the environment: got %q", got)
+			}
+		})
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestResolveConfigDefaults(t *testing.T) {
+	got, diags := resolveConfig(providerModel{
+		APIGatewayURL: types.StringValue("https://gw.example.com/prod"),
+		AppCode:       types.StringValue("a"), AppSecret: types.StringValue("b"),
+	}, func(string) string { return "" })
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if got.grantBatchSize != 200 || got.revokeBatchSize != 1000 || got.client.MaxRetries != 4 ||
+		got.client.Timeout.String() != "30s" || got.insecureSkipVerify {
+		t.Fatalf("defaults: %+v", got)
+	}
+}
+
+// TestConfigureMakesNoNetworkCall: configuring must not touch IAM, so that
+// `terraform validate` and plans of unrelated changes work offline.
+func TestConfigureMakesNoNetworkCall(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer srv.Close()
+	isolateEnv(t, nil)
+	for _, attrs := range []map[string]any{
+		gateway(map[string]any{"apigw_url": srv.URL}),
+		{"esb_url": srv.URL, "app_code": "a", "app_secret": "b", "username": "u"},
+	} {
+		checkDiags(t, configureProvider(t, attrs), nil)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("Configure sent %d requests", n)
+	}
+}
+
+func TestUserAgent(t *testing.T) {
+	if got := userAgent("1.2.3", ""); got != "terraform-provider-bkiam/1.2.3" {
+		t.Errorf("got %q", got)
+	}
+	if got := userAgent("1.2.3", "1.5.7"); !strings.HasPrefix(got, "terraform-provider-bkiam/1.2.3 ") || !strings.HasSuffix(got, "Terraform/1.5.7") {
+		t.Errorf("got %q", got)
+	}
+}

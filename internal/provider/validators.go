@@ -1,0 +1,53 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+// urlValidator checks a base URL at plan time; unknown and null values are
+// left to Configure, which sees the environment fallbacks too.
+type urlValidator struct{}
+
+var _ validator.String = urlValidator{}
+
+func (urlValidator) Description(context.Context) string {
+	return "value must be an absolute http or https URL"
+}
+
+func (v urlValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (urlValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := checkBaseURL(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid URL",
+			fmt.Sprintf("%s %s.", req.Path, err))
+	}
+}
+
+// durationValidator checks a positive Go duration string such as "30s".
+type durationValidator struct{}
+
+var _ validator.String = durationValidator{}
+
+func (durationValidator) Description(context.Context) string {
+	return `value must be a positive Go duration such as "30s" or "2m"`
+}
+
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	d, err := time.ParseDuration(req.ConfigValue.ValueString())
+	if err != nil || d <= 0 {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
+			fmt.Sprintf("%s must be a positive Go duration such as \"30s\" or \"2m\", got %q.", req.Path, req.ConfigValue.ValueString()))
+	}
+}
