@@ -1,0 +1,145 @@
+// Package sandbox emulates the BlueKing IAM authorization API (the bk-iam-saas open API behind ESB
+// and the API gateway, plus the bk-iam backend's policy read API) closely enough that a provider which
+// passes against it works against a real BlueKing site. Where the real server is odd, the sandbox is
+// odd the same way. The outside interface (routes, /_sandbox inspection and faults, the default model,
+// the command) is fixed by shared/sandbox-contract.md; the server facts come from shared/bkiam-api.md.
+//
+// Use New to build a *Server (an http.Handler), cmd/bkiam-sandbox to run it, and the sandboxtest
+// package to start one inside a Go test.
+//
+// # Emulated behaviour
+//
+// Transports and layers:
+//   - ESB routes POST /api/c/compapi/v2/iam/authorization/{batch_instance,batch_resource_creator_action,batch_path}/
+//     and gateway routes POST /api/v1/open/authorization/{…}/ serve one store.
+//   - Check order: injected faults; credentials (gateway: X-Bkapi-Authorization only; ESB: body,
+//     else the header); ESB's user check; then the SaaS: body JSON (1902414), system client (1902403
+//     "app_code X can not access system Y"), allow-list (1902403 "authorization_instance api don't
+//     support the [A] of system[S]"), field validation (1902412), model checks (1902416, 1902417),
+//     admin no-op, subject lookup (1902412 "user[x] not exists" / "group[x] not exists"), apply.
+//   - Gateway-layer failures use the gateway envelope {result,code,code_name,message,data:null} with
+//     X-Bkapi-Error-Code and X-Bkapi-Error-Message headers and real statuses: bad credentials 1640001
+//     (400), unknown route 1640401 (404), rate limit 1642902 (429 + Retry-After).
+//   - SaaS answers keep the SaaS statuses on the gateway: 200, except 401/403/404/500 for
+//     1902401/1902403/1902404/1902500. Every gateway answer has X-Bkapi-Request-Id.
+//   - ESB answers HTTP 200 always, with "request_id" (32 hex) in every body; its own failures are
+//     1306000 (app secret, missing user, bad bk_token, bk_username from an app not on the skip-login
+//     whitelist) and 1306429 (rate limit). SaaS bodies pass through inside the 200.
+//   - Every answer echoes the client's X-Request-Id (a 32-hex id is generated when absent).
+//   - SaaS error messages are "<text> (<NAME>)"; a field-validation message is exactly the JSON of the
+//     field errors, rendered like Python's json.dumps (", " ": " separators, \uXXXX escapes), e.g.
+//     {"non_field_errors": ["maximum number of instance grant 200"]}. Success is
+//     {"result":true,"code":0,"message":"OK","data":[…]}.
+//   - Field validation follows the DRF serializers: all field errors at once, nested per-item error
+//     lists with {} for valid items, DRF's messages ("This field is required.", "This list may not be
+//     empty.", "Ensure this field has no more than 36 characters.", …), numbers accepted where strings
+//     are expected, whitespace trimmed; object-level checks (the per-call limits) only after all fields
+//     pass. Unknown keys are ignored; "asynchronous" is accepted and ignored.
+//
+// Semantics:
+//   - One policy per (subject, system, action). A grant merges into it and keeps its policy_id; a
+//     grant of what is covered changes nothing (idempotent).
+//   - A revoke skips actions without a policy and paths not in the policy silently (the policy is
+//     still listed); a revoke that empties a policy deletes it and answers its old id; the next grant
+//     creates a new id. Paths are removed by string equality, so a path granted with ancestors is not
+//     removed by a batch_instance revoke of the leaf id.
+//   - Empty instances mean any instance (policy "any"); an action with no related type takes
+//     resources [] and is always "any"; such actions cannot be mixed with related ones (1902417).
+//     Resources must match each action's related types in count, order, system and type (1902417).
+//   - Combined resources (actions related to several types): a grant adds one group (an identical
+//     group is not added twice); a revoke removes the requested paths from each group whose every
+//     type overlaps the request, deleting a group left with an empty type, and the policy with its
+//     last group.
+//   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
+//     policy_id 0 (no statistics), for grant and revoke alike.
+//   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; group policies
+//     never expire (4102444800, whatever expired_at says); creator grants are permanent and upgrade an
+//     existing policy; a grant only ever raises an expiry. expired_at must be after now ("greater than
+//     now timestamp") and at most 4102444800.
+//   - Creator grants take every action of the type's node in the system's creator config, at any
+//     depth of the tree (sub resource types); no config or no node answers the server's 1902412 texts.
+//     Each instance becomes the path ancestors + instance; ancestors are resolved through the "callback"
+//     (the model's instance names) and an unknown one fails with 1902416.
+//   - A grant's data lists every custom policy the subject holds in the system (the known server bug),
+//     ordered by policy_id; a revoke's data lists the requested actions that had a policy. Every entry
+//     has statistics.instance_count (all paths of all types; 0 for any).
+//   - Limits from the model (defaults: the real server's): per grant resource entry and per creator
+//     call 200, per revoke entry 1000, instance/node id 36 characters, 10000 paths per type in one
+//     policy after the merge. A call over a limit fails as a whole and stores nothing.
+//   - Calls are serialised by one store lock (the real server locks per subject; one lock is a
+//     superset and keeps every answer consistent). A call that fails — by validation, limit, fault or
+//     a failed state save — changes nothing.
+//   - Read routes (gateway only, backend envelope {code,message,data}, errors with HTTP 200):
+//     GET /api/v1/systems/{s}/policies?action_id=&page=&page_size=&timestamp=,
+//     GET /api/v1/open/systems/{s}/policies/?… (301 without the trailing slash), and
+//     GET /api/v1/systems/{s}/policies/{backend_id}. Backend ids come from their own sequence and
+//     never equal the SaaS policy_id of the same policy; an emptied-and-regranted policy gets a new one.
+//     Paging (page ≥ 1, page_size 10–500, default 100), timestamp (default today 00:00 of the clock's
+//     zone) drops policies that expired before it, "results" is null when empty. Expressions are built
+//     from the stored paths as in bkiam-api.md §6, including the collapse of user grants of actions
+//     whose model sets ignore_iam_path (on grant only; a revoke that changes the policy writes full
+//     paths again). Errors: 1901401 (not a client), 1901404 (unknown action or policy), 1901400.
+//
+// # Not emulated, and why
+//   - asynchronous=true is treated as synchronous, like the real server.
+//   - Resource names are never verified (the real server does not verify instance names either);
+//     path node names are not stored.
+//   - Path topology is not checked against the system's instance selections: any path whose nodes
+//     name known resource types is accepted (the sandbox has no instance-selection model).
+//   - Creator config actions must relate to exactly the node's type (checked on model load); real
+//     systems could register creator actions on combined resources, which no known caller uses.
+//   - Revoking with empty instances deletes the policy (inferred; the source is not explicit).
+//   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
+//     (1306403), the effective-permission query APIs and group-management APIs are out of scope.
+//   - Subject names in read results are the subject ids (the model has no display names); rows are
+//     never skipped for unresolvable subjects since every stored subject exists in the model.
+//   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
+//     writes at once, as a single-replica backend does.
+//   - An injected "fail" fault on an ESB route answers HTTP 200 with the code (ESB never passes a
+//     non-200 status through); on the gateway it answers the given status (a 16xxxxx code uses the
+//     gateway envelope, any other the SaaS envelope).
+//   - Bodies over the size limit (10 MiB by default) answer 1902414.
+//
+// # Model format
+//
+// A model is one JSON object (unknown fields are an error; every error names the bad field, e.g.
+// `systems[1].actions[2].related_types[0]: unknown resource type "hots"`):
+//
+//		{
+//		  "systems": [{
+//		    "id": "bk_sops",
+//		    "resource_types": [{"id": "project", "instances": {"project1": "Project One"}}, {"id": "mini_app"}],
+//		    "actions": [{"id": "mini_app_view", "related_types": ["mini_app"], "ignore_iam_path": true}],
+//		    "creator_actions": [{"id": "project", "actions": [{"id": "project_view", "required": false}],
+//		                         "sub_resource_types": [{"id": "mini_app", "actions": [{"id": "mini_app_view", "required": false}]}]}],
+//		    "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]}
+//		  }],
+//		  "users": ["admin", "alice"],
+//		  "groups": ["1", "2"],
+//		  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["bk_sops"], "esb_skip_login": true}],
+//		  "tokens": {"token-alice": "alice"},
+//		  "limits": {"grant_instances": 200, "revoke_instances": 1000, "instance_id_length": 36, "policy_instances": 10000}
+//		}
+//
+//	  - systems[].resource_types[].instances: the instance names the system's callback knows; only
+//	    ancestors of creator grants are looked up there (an id not listed is unknown: 1902416).
+//	  - systems[].actions[].related_types: resource types of the same system, in order; [] for an action
+//	    without instances, several for a combined resource.
+//	  - systems[].creator_actions: the resource-creator-actions tree; each node's actions must relate to
+//	    exactly that node's type; "required" is read and ignored, like the server.
+//	  - systems[].allow_list: IAM's API allow-list for batch_instance/batch_path actions and creator
+//	    types; "*" allows all.
+//	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the
+//	    app on ESB's skip-login whitelist (bk_username accepted).
+//	  - tokens: ESB bk_token values and the user each stands for.
+//	  - limits: zero or absent fields take the real server's defaults.
+//
+// # State file
+//
+// With WithStateFile (--state), every change is written atomically (temp file in the same directory,
+// fsync, rename, directory fsync), so a crash leaves the old or the new file, never a torn one. A state
+// file that does not exist yet starts an empty store and is created at once (so an unwritable location
+// fails at startup, not on the first grant); one that exists but cannot be read, parsed or checked is
+// a startup error and is left untouched — never silently emptied. If a save fails, the change is rolled back and
+// the call answers 1902500.
+package sandbox

@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"sort"
+	"strings"
+)
+
+// The backend expression of a stored policy, built the way the SaaS translator builds it
+// (bkiam-api.md §6): field names drop the system ("host.id"), ids are strings, one type's conditions
+// are OR-ed, the types of a combined group AND-ed, several groups OR-ed.
+
+type expr = map[string]any
+
+func leaf(field, op string, value any) expr { return expr{"field": field, "op": op, "value": value} }
+
+func composite(op string, content []expr) expr {
+	if len(content) == 1 {
+		return content[0]
+	}
+	return expr{"op": op, "content": content}
+}
+
+// expression builds the policy's expression for the action's related types.
+func (p *policy) expression(a *Action) expr {
+	types := []string{""}
+	if a != nil && len(a.RelatedTypes) > 0 {
+		types = a.RelatedTypes
+	}
+	if p.Any {
+		parts := make([]expr, len(types))
+		for i, t := range types {
+			parts[i] = anyLeaf(t)
+		}
+		return composite("AND", parts)
+	}
+	if !p.Combined {
+		return typeExpr(types[0], p.Paths, p.Collapsed)
+	}
+	var groups []expr
+	for _, g := range p.Groups {
+		parts := make([]expr, 0, len(types))
+		for _, t := range types {
+			parts = append(parts, typeExpr(t, g[t], p.Collapsed))
+		}
+		groups = append(groups, composite("AND", parts))
+	}
+	return composite("OR", groups)
+}
+
+func anyLeaf(typ string) expr {
+	if typ == "" {
+		return leaf("", "any", []string{})
+	}
+	return leaf(typ+".id", "any", []string{})
+}
+
+// typeExpr translates one type's paths. Plain instances merge into one eq/in; instances under the
+// same ancestors into AND(id, _bk_iam_path_ starts_with ancestors); a path ending at an ancestor (or
+// at "*") into a bare starts_with. collapse (a user grant of an ignore_iam_path action) drops the
+// ancestors of instance paths.
+func typeExpr(typ string, paths map[string][]Node, collapse bool) expr {
+	if len(paths) == 0 {
+		return anyLeaf(typ)
+	}
+	byPrefix := map[string][]string{} // ancestors path ("" for none) -> ids
+	var prefixes []string
+	var startsWith []string
+	for _, k := range sortedKeys(paths) {
+		nodes := paths[k]
+		last := nodes[len(nodes)-1]
+		if last.Type != typ || last.ID == "*" {
+			if last.ID == "*" {
+				nodes = nodes[:len(nodes)-1]
+			}
+			startsWith = append(startsWith, backendPath(nodes))
+			continue
+		}
+		prefix := ""
+		if !collapse {
+			prefix = backendPath(nodes[:len(nodes)-1])
+		}
+		if _, ok := byPrefix[prefix]; !ok {
+			prefixes = append(prefixes, prefix)
+		}
+		byPrefix[prefix] = append(byPrefix[prefix], last.ID)
+	}
+	sort.Strings(prefixes)
+	var parts []expr
+	for _, prefix := range prefixes {
+		ids := byPrefix[prefix]
+		sort.Strings(ids)
+		var idCond expr
+		if len(ids) == 1 {
+			idCond = leaf(typ+".id", "eq", ids[0])
+		} else {
+			idCond = leaf(typ+".id", "in", ids)
+		}
+		if prefix == "" || prefix == "/" {
+			parts = append(parts, idCond)
+			continue
+		}
+		parts = append(parts, expr{"op": "AND", "content": []expr{idCond, leaf(typ+"._bk_iam_path_", "starts_with", prefix)}})
+	}
+	for _, sw := range startsWith {
+		parts = append(parts, leaf(typ+"._bk_iam_path_", "starts_with", sw))
+	}
+	return composite("OR", parts)
+}
+
+// backendPath renders nodes the backend's way: "/type,id/type,id/" (no system).
+func backendPath(nodes []Node) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteByte('/')
+	for _, n := range nodes {
+		b.WriteString(n.Type + "," + n.ID + "/")
+	}
+	return b.String()
+}

@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Faults is the body of POST /_sandbox/faults. The zero value clears every fault.
+type Faults struct {
+	LatencyMS int        `json:"latency_ms,omitempty"`
+	Fail      *FailFault `json:"fail,omitempty"`
+	RateLimit *RateFault `json:"rate_limit,omitempty"`
+}
+
+// FailFault: after After further authorization requests have succeeded, the next Count fail with
+// HTTP Status (gateway; ESB answers HTTP 200 like the real ESB) and body code Code.
+type FailFault struct {
+	After  int `json:"after"`
+	Count  int `json:"count"`
+	Status int `json:"status"`
+	Code   int `json:"code"`
+}
+
+// RateFault: after After successes, the next Count are rate limited (gateway 429 + 1642902,
+// ESB 200 + 1306429), with Retry-After: RetryAfterS.
+type RateFault struct {
+	After       int `json:"after"`
+	Count       int `json:"count"`
+	RetryAfterS int `json:"retry_after_s"`
+}
+
+func (f Faults) validate() error {
+	if f.LatencyMS < 0 || f.LatencyMS > 600000 {
+		return fmt.Errorf("latency_ms: must be between 0 and 600000")
+	}
+	if f.Fail != nil {
+		if f.Fail.After < 0 || f.Fail.Count < 0 {
+			return fmt.Errorf("fail: after and count must not be negative")
+		}
+		if f.Fail.Status < 100 || f.Fail.Status > 599 {
+			return fmt.Errorf("fail.status: %d is not an HTTP status", f.Fail.Status)
+		}
+		if f.Fail.Code == 0 {
+			return fmt.Errorf("fail.code: required (a non-zero error code)")
+		}
+	}
+	if f.RateLimit != nil && (f.RateLimit.After < 0 || f.RateLimit.Count < 0 || f.RateLimit.RetryAfterS < 0) {
+		return fmt.Errorf("rate_limit: after, count and retry_after_s must not be negative")
+	}
+	return nil
+}
+
+// faultState tracks armed faults and the successes counted since they were set.
+type faultState struct {
+	mu        sync.Mutex
+	cfg       Faults
+	successes int
+	failLeft  int
+	rateLeft  int
+}
+
+func (fs *faultState) set(f Faults) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.cfg, fs.successes = f, 0
+	fs.failLeft, fs.rateLeft = 0, 0
+	if f.Fail != nil {
+		fs.failLeft = f.Fail.Count
+	}
+	if f.RateLimit != nil {
+		fs.rateLeft = f.RateLimit.Count
+	}
+}
+
+func (fs *faultState) latencyMS() int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.cfg.LatencyMS
+}
+
+// injected is a fault to answer instead of serving the request.
+type injected struct {
+	rate *RateFault
+	fail *FailFault
+}
+
+// take decides whether this request fails by injection (rate limit first: the gateway limits before
+// the SaaS sees the request) and consumes one failure if so.
+func (fs *faultState) take() *injected {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if r := fs.cfg.RateLimit; r != nil && fs.rateLeft > 0 && fs.successes >= r.After {
+		fs.rateLeft--
+		return &injected{rate: r}
+	}
+	if f := fs.cfg.Fail; f != nil && fs.failLeft > 0 && fs.successes >= f.After {
+		fs.failLeft--
+		return &injected{fail: f}
+	}
+	return nil
+}
+
+func (fs *faultState) success() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.successes++
+}
+
+// Stats is the body of GET /_sandbox/stats.
+type Stats struct {
+	Total               int            `json:"total"`
+	Errors              int            `json:"errors"`
+	Requests            map[string]int `json:"requests"`
+	MaxInstancesPerCall int            `json:"max_instances_per_call"`
+}
+
+// Stat keys of Stats.Requests.
+var statKeys = []string{"batch_instance:grant", "batch_instance:revoke", "batch_path:grant", "batch_path:revoke",
+	"batch_resource_creator_action", "policy_list", "policy_get"}
+
+type statsState struct {
+	mu sync.Mutex
+	s  Stats
+}
+
+func newStats() Stats {
+	s := Stats{Requests: map[string]int{}}
+	for _, k := range statKeys {
+		s.Requests[k] = 0
+	}
+	return s
+}
+
+// record counts one authorization request; key may be "" when the request was too malformed to tell
+// its operation (it still counts in Total and Errors).
+func (ss *statsState) record(key string, instances int, failed bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.s.Total++
+	if failed {
+		ss.s.Errors++
+	}
+	if key != "" {
+		ss.s.Requests[key]++
+	}
+	ss.s.MaxInstancesPerCall = max(ss.s.MaxInstancesPerCall, instances)
+}
+
+func (ss *statsState) get() Stats {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	c := ss.s
+	c.Requests = make(map[string]int, len(ss.s.Requests))
+	for k, v := range ss.s.Requests {
+		c.Requests[k] = v
+	}
+	return c
+}
+
+func (ss *statsState) reset() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.s = newStats()
+}

@@ -1,0 +1,334 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveAuthz serves one grant/revoke/creator call in the real check order: injected faults (latency,
+// rate limit, failure), credentials (gateway or ESB), then the SaaS: body JSON, system client,
+// allow-list, field validation, model checks, admin, user lookup, apply.
+func (s *Server) serveAuthz(c *call, ep endpoint) {
+	raw, readErr := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, s.maxBody))
+	body, jsonErr := decodeBody(raw)
+	if readErr != nil {
+		jsonErr = readErr
+	}
+	key, instances := statKey(ep, body)
+	failed := true
+	defer func() { s.stats.record(key, instances, failed) }()
+
+	if !s.sleepLatency(c.r) {
+		return
+	}
+	if f := s.faults.take(); f != nil {
+		s.writeFault(c, f)
+		return
+	}
+	var app *App
+	var ok bool
+	if c.tr == gateway {
+		app, ok = s.gatewayAuth(c)
+	} else {
+		app, ok = s.esbAuth(c, body)
+	}
+	if !ok {
+		return
+	}
+	var data any
+	var err *saasError
+	if jsonErr != nil {
+		err = badJSON(jsonErr)
+	} else if ep == epCreator {
+		data, err = s.creatorGrant(app, body)
+	} else {
+		data, err = s.instanceCall(app, body, ep == epPath)
+	}
+	c.writeSaaS(data, err)
+	if err == nil {
+		failed = false
+		s.faults.success()
+	}
+}
+
+func badJSON(err error) *saasError {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return newSaaSError(codeBadJSON, fmt.Sprintf("JSON parse error - request body exceeds %d bytes", mbe.Limit))
+	}
+	return newSaaSError(codeBadJSON, "JSON parse error - "+err.Error())
+}
+
+// sleepLatency applies the injected latency; false when the client went away meanwhile.
+func (s *Server) sleepLatency(r *http.Request) bool {
+	ms := s.faults.latencyMS()
+	if ms <= 0 {
+		return true
+	}
+	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// writeFault answers an injected failure in the form of the layer that would produce it.
+func (s *Server) writeFault(c *call, f *injected) {
+	if f.rate != nil {
+		c.w.Header().Set("Retry-After", strconv.Itoa(f.rate.RetryAfterS))
+		if c.tr == gateway {
+			c.writeGatewayError(http.StatusTooManyRequests, codeGWRateLimited,
+				"Request rate exceeds the limit of the app [injected by the sandbox]")
+		} else {
+			c.writeESBError(codeESBRateLimited, "Request rate exceeds the limit of the app [injected by the sandbox]")
+		}
+		return
+	}
+	code, status := f.fail.Code, f.fail.Status
+	msg := "fault injected by the sandbox"
+	switch {
+	case code >= 1600000 && code < 1700000 && c.tr == gateway:
+		c.writeGatewayError(status, code, msg)
+	case code >= 1300000 && code < 1400000 && c.tr == esb:
+		c.writeESBError(code, msg)
+	case c.tr == esb:
+		// ESB answers 200 whatever happened behind it.
+		c.writeESBError(code, newSaaSError(code, msg).message)
+	default:
+		err := newSaaSError(code, msg)
+		c.writeJSON(status, saasBody{Result: false, Code: err.code, Message: err.message})
+	}
+}
+
+// statKey names the operation for the stats and counts the instances/paths the call carries.
+func statKey(ep endpoint, body any) (string, int) {
+	m, _ := body.(map[string]any)
+	if ep == epCreator {
+		list, _ := m["instances"].([]any)
+		return string(epCreator), len(list)
+	}
+	n := 0
+	res, _ := m["resources"].([]any)
+	field := "instances"
+	if ep == epPath {
+		field = "paths"
+	}
+	for _, r := range res {
+		rm, _ := r.(map[string]any)
+		list, _ := rm[field].([]any)
+		n += len(list)
+	}
+	op := looseString(body, "operate")
+	if op != "grant" && op != "revoke" {
+		return "", n
+	}
+	return string(ep) + ":" + op, n
+}
+
+// checkClient enforces that the app is a registered client of the system (checked before the fields,
+// so only when the system can be read at all).
+func checkClient(app *App, system string) *saasError {
+	if system != "" && !app.clientOf(system) {
+		return newSaaSError(codeForbidden, fmt.Sprintf("app_code %s can not access system %s", app.Code, system))
+	}
+	return nil
+}
+
+// instanceCall serves batch_instance (paths=false) and batch_path (paths=true).
+func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) {
+	sysID := looseString(body, "system")
+	if err := checkClient(app, sysID); err != nil {
+		return nil, err
+	}
+	if sys := s.model.systems[sysID]; sys != nil {
+		for _, a := range looseActionIDs(body) {
+			if !allowed(sys.AllowList.InstanceActions, a) {
+				return nil, newSaaSError(codeForbidden, fmt.Sprintf("authorization_instance api don't support the [%s] of system[%s]", a, sysID))
+			}
+		}
+	}
+	now := s.now()
+	req, err := parseInstanceRequest(body, paths, s.model.Limits, now)
+	if err != nil {
+		return nil, err
+	}
+	sys := s.model.systems[req.System]
+	if sys == nil {
+		return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("system[%s] not exists", req.System))
+	}
+	specs, err := s.buildSpecs(sys, req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Subject.Type == "user" && strings.EqualFold(req.Subject.ID, "admin") {
+		return adminEcho(req.Actions), nil
+	}
+	if err := s.lookupSubject(req.Subject); err != nil {
+		return nil, err
+	}
+	if req.Operate == "revoke" {
+		return s.store.revoke(sys.ID, req.Subject, specs)
+	}
+	expiry := int64(permanentExpiredAt) // group policies never expire
+	if req.Subject.Type == "user" {
+		expiry = now.Unix() + defaultUserExpirySec
+		if req.ExpiredAt != 0 {
+			expiry = req.ExpiredAt
+		}
+	}
+	return s.store.grant(sys.ID, req.Subject, specs, expiry, s.model.Limits)
+}
+
+// buildSpecs runs the model checks: actions exist, resources match each action's related types in
+// count, order and type (1902417), path nodes name known types.
+func (s *Server) buildSpecs(sys *System, req *instanceReq) ([]grantSpec, *saasError) {
+	specs := make([]grantSpec, 0, len(req.Actions))
+	seen := map[string]bool{}
+	for _, id := range req.Actions {
+		a := sys.actions[id]
+		if a == nil {
+			return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("action[%s] of system[%s] not exists", id, sys.ID))
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if !resourcesMatch(sys, a, req.Resources) {
+			return nil, newSaaSError(codeActionMismatch, fmt.Sprintf(
+				"resources %s do not match the related resource types %s of action[%s]", describeResources(req.Resources), describeTypes(sys, a), id))
+		}
+		sp := grantSpec{action: a}
+		for _, r := range req.Resources {
+			sp.perType = append(sp.perType, r.Paths)
+		}
+		specs = append(specs, sp)
+	}
+	for _, r := range req.Resources {
+		for _, p := range r.Paths {
+			for _, n := range p {
+				if ns := s.model.systems[n.System]; ns == nil || ns.types[n.Type] == nil {
+					return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("resource type[%s:%s] in path %s not exists", n.System, n.Type, pathKey(p)))
+				}
+			}
+		}
+	}
+	return specs, nil
+}
+
+func resourcesMatch(sys *System, a *Action, res []resourceReq) bool {
+	if len(res) != len(a.RelatedTypes) {
+		return false
+	}
+	for i, t := range a.RelatedTypes {
+		if res[i].System != sys.ID || res[i].Type != t {
+			return false
+		}
+	}
+	return true
+}
+
+func describeResources(res []resourceReq) string {
+	parts := make([]string, len(res))
+	for i, r := range res {
+		parts[i] = r.System + ":" + r.Type
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func describeTypes(sys *System, a *Action) string {
+	parts := make([]string, len(a.RelatedTypes))
+	for i, t := range a.RelatedTypes {
+		parts[i] = sys.ID + ":" + t
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func adminEcho(actions []string) []resultEntry {
+	data := make([]resultEntry, 0, len(actions))
+	for _, a := range actions {
+		data = append(data, resultEntry{Action: actionRef{ID: a}, PolicyID: 0})
+	}
+	return data
+}
+
+func (s *Server) lookupSubject(subj subject) *saasError {
+	switch {
+	case subj.Type == "user" && !s.model.users[subj.ID]:
+		return newSaaSError(codeValidation, fmt.Sprintf("user[%s] not exists", subj.ID))
+	case subj.Type == "group" && !s.model.groups[subj.ID]:
+		return newSaaSError(codeValidation, fmt.Sprintf("group[%s] not exists", subj.ID))
+	}
+	return nil
+}
+
+// creatorGrant serves batch_resource_creator_action: every action the system registered for the type
+// (anywhere in its creator tree), on paths ancestors + instance, permanent.
+func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
+	sysID, typ := looseString(body, "system"), looseString(body, "type")
+	if err := checkClient(app, sysID); err != nil {
+		return nil, err
+	}
+	if sys := s.model.systems[sysID]; sys != nil && typ != "" && !allowed(sys.AllowList.CreatorTypes, typ) {
+		return nil, newSaaSError(codeForbidden, fmt.Sprintf("authorization_resource_creator_action api don't support the [%s] of system[%s]", typ, sysID))
+	}
+	req, err := parseCreatorRequest(body, s.model.Limits)
+	if err != nil {
+		return nil, err
+	}
+	sys := s.model.systems[req.System]
+	if sys == nil {
+		return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("system[%s] not exists", req.System))
+	}
+	if len(sys.CreatorActions) == 0 {
+		return nil, newSaaSError(codeValidation, fmt.Sprintf("system[%s] do not register resource_creator_actions config", sys.ID))
+	}
+	node := sys.creatorNode(req.Type)
+	if node == nil || len(node.Actions) == 0 {
+		return nil, newSaaSError(codeValidation, fmt.Sprintf("system[%s]-action[%s] do not register actions for authorization of creator", sys.ID, req.Type))
+	}
+	for _, path := range req.Instances {
+		for _, anc := range path[:len(path)-1] {
+			if err := s.checkAncestor(anc); err != nil {
+				return nil, err
+			}
+		}
+	}
+	actionIDs := make([]string, len(node.Actions))
+	specs := make([]grantSpec, len(node.Actions))
+	for i, ca := range node.Actions {
+		actionIDs[i] = ca.ID
+		specs[i] = grantSpec{action: sys.actions[ca.ID], perType: [][][]Node{req.Instances}}
+	}
+	if strings.EqualFold(req.Creator, "admin") {
+		return adminEcho(actionIDs), nil
+	}
+	if err := s.lookupSubject(subject{Type: "user", ID: req.Creator}); err != nil {
+		return nil, err
+	}
+	return s.store.grant(sys.ID, subject{Type: "user", ID: req.Creator}, specs, permanentExpiredAt, s.model.Limits)
+}
+
+// checkAncestor resolves an ancestor's name through the system's "callback" (the model's instance
+// names); the server fails with 1902416 when the callback does not know it.
+func (s *Server) checkAncestor(n Node) *saasError {
+	sys := s.model.systems[n.System]
+	if sys == nil {
+		return newSaaSError(codeInvalidArgs, fmt.Sprintf("system[%s] of ancestor %s not exists", n.System, pathKey([]Node{n})))
+	}
+	t := sys.types[n.Type]
+	if t == nil {
+		return newSaaSError(codeInvalidArgs, fmt.Sprintf("resource type[%s:%s] of ancestor not exists", n.System, n.Type))
+	}
+	if _, ok := t.Instances[n.ID]; !ok {
+		return newSaaSError(codeInvalidArgs, fmt.Sprintf("query instance name of system[%s] resource type[%s] id[%s] by callback failed: not found", n.System, n.Type, n.ID))
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+)
+
+// serveControl serves the inspection and control routes (no credentials, plain JSON).
+func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
+	reply := func(status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(append(marshalJSON(v), '\n'))
+	}
+	fail := func(status int, msg string) { reply(status, map[string]string{"error": msg}) }
+	route := r.Method + " " + r.URL.Path
+	switch route {
+	case "GET /_sandbox/policies":
+		q := r.URL.Query()
+		reply(http.StatusOK, s.Policies(PolicyFilter{System: q.Get("system"), SubjectType: q.Get("subject_type"),
+			SubjectID: q.Get("subject_id"), Action: q.Get("action")}))
+	case "GET /_sandbox/stats":
+		reply(http.StatusOK, s.Stats())
+	case "POST /_sandbox/reset":
+		if err := s.Reset(); err != nil {
+			fail(http.StatusInternalServerError, err.Error())
+			return
+		}
+		reply(http.StatusOK, map[string]bool{"ok": true})
+	case "POST /_sandbox/faults":
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			fail(http.StatusBadRequest, "read body: "+err.Error())
+			return
+		}
+		var f Faults
+		if len(bytes.TrimSpace(raw)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&f); err != nil {
+				fail(http.StatusBadRequest, "faults: "+err.Error())
+				return
+			}
+		}
+		if err := s.SetFaults(f); err != nil {
+			fail(http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(http.StatusOK, f)
+	default:
+		fail(http.StatusNotFound, "no such sandbox route: "+route)
+	}
+}

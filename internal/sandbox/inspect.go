@@ -1,0 +1,77 @@
+package sandbox
+
+// PolicyFilter selects policies for inspection; empty fields match everything.
+type PolicyFilter struct {
+	System      string
+	SubjectType string
+	SubjectID   string
+	Action      string
+}
+
+// Subject is a policy's subject.
+type Subject struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// PolicyView is one stored policy as GET /_sandbox/policies shows it. Paths is set (possibly empty)
+// for an action related to at most one type; Groups for a combined resource, one object per group
+// mapping each type to its sorted paths.
+type PolicyView struct {
+	PolicyID  int64                 `json:"policy_id"`
+	System    string                `json:"system"`
+	Subject   Subject               `json:"subject"`
+	Action    string                `json:"action"`
+	ExpiredAt int64                 `json:"expired_at"`
+	Any       bool                  `json:"any"`
+	Paths     []string              `json:"paths,omitzero"`
+	Groups    []map[string][]string `json:"groups,omitzero"`
+}
+
+// PolicyList is the body of GET /_sandbox/policies.
+type PolicyList struct {
+	Policies []PolicyView `json:"policies"`
+}
+
+func (f PolicyFilter) match(k policyKey) bool {
+	return (f.System == "" || f.System == k.System) &&
+		(f.SubjectType == "" || f.SubjectType == k.SubjectType) &&
+		(f.SubjectID == "" || f.SubjectID == k.SubjectID) &&
+		(f.Action == "" || f.Action == k.Action)
+}
+
+func (st *store) view(f PolicyFilter) PolicyList {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := PolicyList{Policies: []PolicyView{}}
+	for _, p := range st.sortedPoliciesLocked() {
+		if f.match(p.Key) {
+			out.Policies = append(out.Policies, p.view())
+		}
+	}
+	return out
+}
+
+func (p *policy) view() PolicyView {
+	v := PolicyView{
+		PolicyID:  p.ID,
+		System:    p.Key.System,
+		Subject:   Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID},
+		Action:    p.Key.Action,
+		ExpiredAt: p.ExpiredAt,
+		Any:       p.Any,
+	}
+	if !p.Combined {
+		v.Paths = sortedKeys(p.Paths)
+		return v
+	}
+	v.Groups = []map[string][]string{}
+	for _, g := range p.Groups {
+		m := map[string][]string{}
+		for typ, ps := range g {
+			m[typ] = sortedKeys(ps)
+		}
+		v.Groups = append(v.Groups, m)
+	}
+	return v
+}

@@ -1,0 +1,339 @@
+package sandbox
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+//go:embed default_model.json
+var defaultModelJSON []byte
+
+// Model is the permission model the sandbox serves: what the real server learns from system
+// registration (resource types, actions, creator config), from the user directory, from the PaaS app
+// registry and from IAM's allow-list. The JSON format is documented in doc.go.
+type Model struct {
+	Systems []System          `json:"systems"`
+	Users   []string          `json:"users"`
+	Groups  []string          `json:"groups"`
+	Apps    []App             `json:"apps"`
+	Tokens  map[string]string `json:"tokens,omitempty"`
+	Limits  Limits            `json:"limits"`
+
+	systems map[string]*System
+	users   map[string]bool
+	groups  map[string]bool
+	apps    map[string]*App
+}
+
+// System is one registered system.
+type System struct {
+	ID             string          `json:"id"`
+	ResourceTypes  []ResourceType  `json:"resource_types"`
+	Actions        []Action        `json:"actions"`
+	CreatorActions []CreatorConfig `json:"creator_actions,omitempty"`
+	AllowList      AllowList       `json:"allow_list"`
+
+	types   map[string]*ResourceType
+	actions map[string]*Action
+}
+
+// ResourceType is a resource type; Instances are the instance names the system's callback knows
+// (used to resolve ancestor names on creator grants; an ancestor not listed is unknown).
+type ResourceType struct {
+	ID        string            `json:"id"`
+	Instances map[string]string `json:"instances,omitempty"`
+}
+
+// Action is a registered action with its related resource types (in order; several = a combined
+// resource; none = an action without instances).
+type Action struct {
+	ID            string   `json:"id"`
+	RelatedTypes  []string `json:"related_types"`
+	IgnoreIAMPath bool     `json:"ignore_iam_path,omitempty"`
+}
+
+// CreatorConfig is one node of the resource-creator-actions tree.
+type CreatorConfig struct {
+	ID               string          `json:"id"`
+	Actions          []CreatorAction `json:"actions"`
+	SubResourceTypes []CreatorConfig `json:"sub_resource_types,omitempty"`
+}
+
+// CreatorAction is an action granted to a creator; Required is read and ignored, like the server.
+type CreatorAction struct {
+	ID       string `json:"id"`
+	Required bool   `json:"required"`
+}
+
+// AllowList is IAM's API allow-list for one system: the actions batch_instance/batch_path may grant,
+// and the resource types batch_resource_creator_action may grant for. "*" allows all.
+type AllowList struct {
+	InstanceActions []string `json:"instance_actions"`
+	CreatorTypes    []string `json:"creator_types"`
+}
+
+// App is a PaaS application: its secret, the systems it is a registered IAM client of ("*" = all),
+// and whether ESB lets it name a user with bk_username (the skip-login whitelist).
+type App struct {
+	Code         string   `json:"code"`
+	Secret       string   `json:"secret"`
+	ClientOf     []string `json:"client_of"`
+	ESBSkipLogin bool     `json:"esb_skip_login,omitempty"`
+}
+
+// Limits are the server settings that bound a call; zero means the real server's default.
+type Limits struct {
+	GrantInstances   int `json:"grant_instances"`
+	RevokeInstances  int `json:"revoke_instances"`
+	InstanceIDLength int `json:"instance_id_length"`
+	PolicyInstances  int `json:"policy_instances"`
+}
+
+// The real server's defaults (BKAPP_AUTHORIZATION_INSTANCE_LIMIT etc.).
+const (
+	defaultGrantLimit    = 200
+	defaultRevokeLimit   = 1000
+	defaultIDLength      = 36
+	defaultPolicyLimit   = 10000
+	permanentExpiredAt   = 4102444800
+	defaultUserExpirySec = 365 * 24 * 3600
+)
+
+// DefaultModel returns a fresh copy of the embedded default model described in the contract.
+func DefaultModel() *Model {
+	m, err := LoadModel(defaultModelJSON)
+	if err != nil {
+		panic("sandbox: embedded default model is invalid: " + err.Error())
+	}
+	return m
+}
+
+// LoadModelFile reads and validates a model file.
+func LoadModelFile(path string) (*Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read model: %w", err)
+	}
+	m, err := LoadModel(data)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// LoadModel parses and validates a JSON model. Unknown fields are rejected so that a typo in a model
+// file is an error rather than a silently missing setting.
+func LoadModel(data []byte) (*Model, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Model
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("parse model: %w", err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// validate checks the model and builds its lookup indexes; errors name the bad field.
+func (m *Model) validate() error {
+	if m.Limits.GrantInstances == 0 {
+		m.Limits.GrantInstances = defaultGrantLimit
+	}
+	if m.Limits.RevokeInstances == 0 {
+		m.Limits.RevokeInstances = defaultRevokeLimit
+	}
+	if m.Limits.InstanceIDLength == 0 {
+		m.Limits.InstanceIDLength = defaultIDLength
+	}
+	if m.Limits.PolicyInstances == 0 {
+		m.Limits.PolicyInstances = defaultPolicyLimit
+	}
+	for name, v := range map[string]int{"grant_instances": m.Limits.GrantInstances, "revoke_instances": m.Limits.RevokeInstances,
+		"instance_id_length": m.Limits.InstanceIDLength, "policy_instances": m.Limits.PolicyInstances} {
+		if v < 0 {
+			return fmt.Errorf("limits.%s: must not be negative, got %d", name, v)
+		}
+	}
+	if len(m.Systems) == 0 {
+		return fmt.Errorf("systems: at least one system is required")
+	}
+	m.systems = map[string]*System{}
+	for i := range m.Systems {
+		s := &m.Systems[i]
+		at := fmt.Sprintf("systems[%d]", i)
+		if s.ID == "" {
+			return fmt.Errorf("%s.id: required", at)
+		}
+		if m.systems[s.ID] != nil {
+			return fmt.Errorf("%s.id: duplicate system %q", at, s.ID)
+		}
+		m.systems[s.ID] = s
+		if err := s.validate(at); err != nil {
+			return err
+		}
+	}
+	m.users = map[string]bool{}
+	for i, u := range m.Users {
+		if u == "" {
+			return fmt.Errorf("users[%d]: blank user id", i)
+		}
+		m.users[u] = true
+	}
+	m.groups = map[string]bool{}
+	for i, g := range m.Groups {
+		if _, err := strconv.ParseUint(g, 10, 63); err != nil {
+			return fmt.Errorf("groups[%d]: group id %q is not numeric", i, g)
+		}
+		m.groups[g] = true
+	}
+	m.apps = map[string]*App{}
+	for i := range m.Apps {
+		a := &m.Apps[i]
+		at := fmt.Sprintf("apps[%d]", i)
+		if a.Code == "" {
+			return fmt.Errorf("%s.code: required", at)
+		}
+		if a.Secret == "" {
+			return fmt.Errorf("%s.secret: required", at)
+		}
+		if m.apps[a.Code] != nil {
+			return fmt.Errorf("%s.code: duplicate app %q", at, a.Code)
+		}
+		m.apps[a.Code] = a
+		for j, sys := range a.ClientOf {
+			if sys != "*" && m.systems[sys] == nil {
+				return fmt.Errorf("%s.client_of[%d]: unknown system %q", at, j, sys)
+			}
+		}
+	}
+	for tok, user := range m.Tokens {
+		if !m.users[user] {
+			return fmt.Errorf("tokens[%q]: unknown user %q", tok, user)
+		}
+	}
+	return nil
+}
+
+func (s *System) validate(at string) error {
+	s.types = map[string]*ResourceType{}
+	for j := range s.ResourceTypes {
+		t := &s.ResourceTypes[j]
+		if t.ID == "" {
+			return fmt.Errorf("%s.resource_types[%d].id: required", at, j)
+		}
+		if s.types[t.ID] != nil {
+			return fmt.Errorf("%s.resource_types[%d].id: duplicate resource type %q", at, j, t.ID)
+		}
+		s.types[t.ID] = t
+	}
+	s.actions = map[string]*Action{}
+	for j := range s.Actions {
+		a := &s.Actions[j]
+		if a.ID == "" {
+			return fmt.Errorf("%s.actions[%d].id: required", at, j)
+		}
+		if s.actions[a.ID] != nil {
+			return fmt.Errorf("%s.actions[%d].id: duplicate action %q", at, j, a.ID)
+		}
+		s.actions[a.ID] = a
+		seen := map[string]bool{}
+		for k, rt := range a.RelatedTypes {
+			if s.types[rt] == nil {
+				return fmt.Errorf("%s.actions[%d].related_types[%d]: unknown resource type %q", at, j, k, rt)
+			}
+			if seen[rt] {
+				return fmt.Errorf("%s.actions[%d].related_types[%d]: duplicate resource type %q", at, j, k, rt)
+			}
+			seen[rt] = true
+		}
+	}
+	seenType := map[string]bool{}
+	if err := s.validateCreator(at+".creator_actions", s.CreatorActions, seenType); err != nil {
+		return err
+	}
+	for j, a := range s.AllowList.InstanceActions {
+		if a != "*" && s.actions[a] == nil {
+			return fmt.Errorf("%s.allow_list.instance_actions[%d]: unknown action %q", at, j, a)
+		}
+	}
+	for j, t := range s.AllowList.CreatorTypes {
+		if t != "*" && s.types[t] == nil {
+			return fmt.Errorf("%s.allow_list.creator_types[%d]: unknown resource type %q", at, j, t)
+		}
+	}
+	return nil
+}
+
+// validateCreator checks a creator config subtree. Each creator action must relate to exactly the
+// node's type: the sandbox stores the created instance under that type (documented limitation).
+func (s *System) validateCreator(at string, nodes []CreatorConfig, seen map[string]bool) error {
+	for i, n := range nodes {
+		p := fmt.Sprintf("%s[%d]", at, i)
+		if s.types[n.ID] == nil {
+			return fmt.Errorf("%s.id: unknown resource type %q", p, n.ID)
+		}
+		if seen[n.ID] {
+			return fmt.Errorf("%s.id: resource type %q appears twice in the creator config", p, n.ID)
+		}
+		seen[n.ID] = true
+		seenAction := map[string]bool{}
+		for j, ca := range n.Actions {
+			if seenAction[ca.ID] {
+				return fmt.Errorf("%s.actions[%d].id: duplicate action %q", p, j, ca.ID)
+			}
+			seenAction[ca.ID] = true
+			a := s.actions[ca.ID]
+			if a == nil {
+				return fmt.Errorf("%s.actions[%d].id: unknown action %q", p, j, ca.ID)
+			}
+			if len(a.RelatedTypes) != 1 || a.RelatedTypes[0] != n.ID {
+				return fmt.Errorf("%s.actions[%d].id: action %q must relate to exactly [%q]", p, j, ca.ID, n.ID)
+			}
+		}
+		if err := s.validateCreator(p+".sub_resource_types", n.SubResourceTypes, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// creatorNode finds the creator config for a type anywhere in the tree (sub resource types included).
+func (s *System) creatorNode(typ string) *CreatorConfig {
+	var walk func([]CreatorConfig) *CreatorConfig
+	walk = func(nodes []CreatorConfig) *CreatorConfig {
+		for i := range nodes {
+			if nodes[i].ID == typ {
+				return &nodes[i]
+			}
+			if n := walk(nodes[i].SubResourceTypes); n != nil {
+				return n
+			}
+		}
+		return nil
+	}
+	return walk(s.CreatorActions)
+}
+
+func (a *App) clientOf(system string) bool {
+	for _, s := range a.ClientOf {
+		if s == "*" || s == system {
+			return true
+		}
+	}
+	return false
+}
+
+func allowed(list []string, id string) bool {
+	for _, v := range list {
+		if v == "*" || v == id {
+			return true
+		}
+	}
+	return false
+}

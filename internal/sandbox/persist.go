@@ -1,0 +1,171 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// stateFile is the on-disk form of the store (--state). Version guards against reading a file written
+// by an incompatible sandbox.
+type stateFile struct {
+	Version       int           `json:"version"`
+	NextPolicyID  int64         `json:"next_policy_id"`
+	NextBackendID int64         `json:"next_backend_id"`
+	Policies      []statePolicy `json:"policies"`
+}
+
+type statePolicy struct {
+	PolicyID  int64                 `json:"policy_id"`
+	BackendID int64                 `json:"backend_id"`
+	System    string                `json:"system"`
+	Subject   Subject               `json:"subject"`
+	Action    string                `json:"action"`
+	ExpiredAt int64                 `json:"expired_at"`
+	Any       bool                  `json:"any"`
+	Combined  bool                  `json:"combined,omitempty"`
+	Collapsed bool                  `json:"collapsed,omitempty"`
+	Paths     [][]Node              `json:"paths,omitempty"`
+	Groups    []map[string][][]Node `json:"groups,omitempty"`
+}
+
+const stateVersion = 1
+
+func (st *store) snapshotLocked() stateFile {
+	sf := stateFile{Version: stateVersion, NextPolicyID: st.nextID, NextBackendID: st.nextBackendID, Policies: []statePolicy{}}
+	for _, p := range st.sortedPoliciesLocked() {
+		sp := statePolicy{PolicyID: p.ID, BackendID: p.BackendID, System: p.Key.System,
+			Subject: Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID}, Action: p.Key.Action,
+			ExpiredAt: p.ExpiredAt, Any: p.Any, Combined: p.Combined, Collapsed: p.Collapsed}
+		for _, k := range sortedKeys(p.Paths) {
+			sp.Paths = append(sp.Paths, p.Paths[k])
+		}
+		for _, g := range p.Groups {
+			m := map[string][][]Node{}
+			for typ, ps := range g {
+				m[typ] = [][]Node{}
+				for _, k := range sortedKeys(ps) {
+					m[typ] = append(m[typ], ps[k])
+				}
+			}
+			sp.Groups = append(sp.Groups, m)
+		}
+		sf.Policies = append(sf.Policies, sp)
+	}
+	return sf
+}
+
+// restoreLocked replaces the store's content with a loaded state, checking it for consistency.
+func (st *store) restoreLocked(sf stateFile) error {
+	if sf.Version != stateVersion {
+		return fmt.Errorf("unsupported state version %d (want %d)", sf.Version, stateVersion)
+	}
+	policies := map[policyKey]*policy{}
+	maxID, maxB := int64(0), int64(0)
+	for i, sp := range sf.Policies {
+		k := policyKey{System: sp.System, SubjectType: sp.Subject.Type, SubjectID: sp.Subject.ID, Action: sp.Action}
+		if sp.PolicyID <= 0 || sp.BackendID <= 0 || k.System == "" || k.SubjectType == "" || k.SubjectID == "" || k.Action == "" {
+			return fmt.Errorf("policies[%d]: incomplete policy", i)
+		}
+		if policies[k] != nil {
+			return fmt.Errorf("policies[%d]: duplicate policy for %s %s/%s %s", i, k.System, k.SubjectType, k.SubjectID, k.Action)
+		}
+		p := &policy{ID: sp.PolicyID, BackendID: sp.BackendID, Key: k, ExpiredAt: sp.ExpiredAt, Any: sp.Any,
+			Combined: sp.Combined, Collapsed: sp.Collapsed, Paths: map[string][]Node{}}
+		for _, path := range sp.Paths {
+			p.Paths[pathKey(path)] = path
+		}
+		for _, m := range sp.Groups {
+			g := group{}
+			for typ, paths := range m {
+				g[typ] = map[string][]Node{}
+				for _, path := range paths {
+					g[typ][pathKey(path)] = path
+				}
+			}
+			p.Groups = append(p.Groups, g)
+		}
+		policies[k] = p
+		maxID, maxB = max(maxID, p.ID), max(maxB, p.BackendID)
+	}
+	if sf.NextPolicyID <= maxID || sf.NextBackendID <= maxB {
+		return fmt.Errorf("id sequences (%d, %d) are behind the stored ids (%d, %d)", sf.NextPolicyID, sf.NextBackendID, maxID, maxB)
+	}
+	st.policies, st.nextID, st.nextBackendID = policies, sf.NextPolicyID, sf.NextBackendID
+	return nil
+}
+
+// loadState reads a state file into the store. A file that does not exist means an empty store, and
+// the empty state is written at once so that an unusable location fails at startup rather than on the
+// first grant; any other read or parse failure is an error, never an empty store.
+func (st *store) loadState(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if err := st.saveLocked(path); err != nil {
+			return fmt.Errorf("create state %s: %w", path, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read state %s: %w", path, err)
+	}
+	var sf stateFile
+	if err := json.Unmarshal(data, &sf); err != nil {
+		return fmt.Errorf("state %s is corrupt: %w", path, err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := st.restoreLocked(sf); err != nil {
+		return fmt.Errorf("state %s is corrupt: %w", path, err)
+	}
+	return nil
+}
+
+// saveLocked writes the store atomically: a temp file in the same directory, fsynced, renamed over
+// the target, then the directory fsynced, so a crash leaves either the old or the new file whole.
+func (st *store) saveLocked(path string) error {
+	data, err := json.Marshal(st.snapshotLocked()) // compact: it is rewritten on every change
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temp state file: %w", err)
+	}
+	tmpName := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = tmp.Close()
+			_ = os.Remove(tmpName)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write temp state file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("fsync temp state file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close temp state file: %w", err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("rename state file: %w", err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // make the rename durable; not all filesystems support it
+		_ = d.Close()
+	}
+	return nil
+}

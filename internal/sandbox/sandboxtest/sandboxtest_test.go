@@ -1,0 +1,34 @@
+package sandboxtest_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+func TestStart(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	body := `{"system":"bk_job","type":"job","creator":"bob","instances":[{"id":"j1","name":"job"}]}`
+	req, _ := http.NewRequest(http.MethodPost, sb.URL+"/api/v1/open/authorization/batch_resource_creator_action/", strings.NewReader(body))
+	req.Header.Set("X-Bkapi-Authorization", sandboxtest.AuthHeader())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if got := sb.Policies(sandbox.PolicyFilter{SubjectID: "bob"}); len(got.Policies) != 4 {
+		t.Fatalf("policies %+v", got)
+	}
+	if err := sb.SetFaults(sandbox.Faults{RateLimit: &sandbox.RateFault{Count: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := sb.Stats(); st.Total != 1 || st.Requests["batch_resource_creator_action"] != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}

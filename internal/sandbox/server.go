@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Server is the sandbox: an http.Handler serving both transports, the read routes and the /_sandbox
+// control routes over one store. Create it with New; it is safe for concurrent use.
+type Server struct {
+	model     *Model
+	now       func() time.Time
+	statePath string
+	maxBody   int64
+
+	store  *store
+	faults faultState
+	stats  statsState
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithModel serves m instead of the embedded default model. m must come from LoadModel,
+// LoadModelFile or DefaultModel (they validate it and build its indexes).
+func WithModel(m *Model) Option { return func(s *Server) { s.model = m } }
+
+// WithNow injects the clock used for expiry (default time.Now), so tests can move time.
+func WithNow(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
+// WithStateFile persists policies to path: loaded by New, rewritten atomically on every change.
+func WithStateFile(path string) Option { return func(s *Server) { s.statePath = path } }
+
+// WithMaxBodyBytes bounds request bodies (default 10 MiB).
+func WithMaxBodyBytes(n int64) Option { return func(s *Server) { s.maxBody = n } }
+
+// New builds a Server. With a state file, its policies are loaded; a state file that exists but
+// cannot be read or parsed is an error (never silently emptied); one that does not exist yet starts
+// empty and is created on the first change.
+func New(opts ...Option) (*Server, error) {
+	s := &Server{now: time.Now, maxBody: 10 << 20}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.model == nil {
+		s.model = DefaultModel()
+	}
+	if s.model.systems == nil {
+		return nil, fmt.Errorf("sandbox: model was not loaded with LoadModel/DefaultModel")
+	}
+	s.store = newStore()
+	s.stats.s = newStats()
+	if s.statePath != "" {
+		if err := s.store.loadState(s.statePath); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		path := s.statePath
+		s.store.persist = func() error { return s.store.saveLocked(path) }
+	}
+	return s, nil
+}
+
+// Model returns the model the server serves (treat it as read-only).
+func (s *Server) Model() *Model { return s.model }
+
+// Policies returns the stored policies matching f: the structure of GET /_sandbox/policies.
+func (s *Server) Policies(f PolicyFilter) PolicyList { return s.store.view(f) }
+
+// Stats returns the request counters: the structure of GET /_sandbox/stats.
+func (s *Server) Stats() Stats { return s.stats.get() }
+
+// SetFaults replaces the injected faults; the zero Faults clears them.
+func (s *Server) SetFaults(f Faults) error {
+	if err := f.validate(); err != nil {
+		return fmt.Errorf("faults: %w", err)
+	}
+	s.faults.set(f)
+	return nil
+}
+
+// Reset clears policies (and the state file's content), stats and faults; the model is kept.
+func (s *Server) Reset() error {
+	s.faults.set(Faults{})
+	s.stats.reset()
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	s.store.resetLocked()
+	if s.statePath != "" {
+		if err := s.store.saveLocked(s.statePath); err != nil {
+			return fmt.Errorf("reset: %w", err)
+		}
+	}
+	return nil
+}
+
+// Save writes the state file now (a no-op without one). Every change is already saved; the command
+// calls this once more on shutdown.
+func (s *Server) Save() error {
+	if s.statePath == "" {
+		return nil
+	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	return s.store.saveLocked(s.statePath)
+}
+
+const (
+	esbPrefix  = "/api/c/compapi/v2/iam/authorization/"
+	gwPrefix   = "/api/v1/open/authorization/"
+	gwAPIRoot  = "/api/v1/"
+	ctrlPrefix = "/_sandbox/"
+)
+
+type endpoint string
+
+const (
+	epInstance endpoint = "batch_instance"
+	epCreator  endpoint = "batch_resource_creator_action"
+	epPath     endpoint = "batch_path"
+)
+
+var endpoints = map[string]endpoint{"batch_instance/": epInstance, "batch_resource_creator_action/": epCreator, "batch_path/": epPath}
+
+// ServeHTTP routes a request. Every answer echoes the client's X-Request-Id (one is generated when
+// absent, as the backend does).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rid := r.Header.Get("X-Request-Id")
+	if rid == "" {
+		rid = newRequestID()
+	}
+	w.Header().Set("X-Request-Id", rid)
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, ctrlPrefix):
+		s.serveControl(w, r)
+	case strings.HasPrefix(p, esbPrefix):
+		c := &call{tr: esb, w: w, r: r, esbID: newRequestID()}
+		ep, ok := endpoints[strings.TrimPrefix(p, esbPrefix)]
+		if !ok || r.Method != http.MethodPost {
+			c.writeESBError(codeESBAppUser, "Component not found: "+r.Method+" "+p)
+			return
+		}
+		s.serveAuthz(c, ep)
+	case strings.HasPrefix(p, gwAPIRoot):
+		c := &call{tr: gateway, w: w, r: r}
+		w.Header().Set("X-Bkapi-Request-Id", newUUID())
+		if ep, ok := endpoints[strings.TrimPrefix(p, gwPrefix)]; ok && strings.HasPrefix(p, gwPrefix) && r.Method == http.MethodPost {
+			s.serveAuthz(c, ep)
+			return
+		}
+		if s.serveRead(c) {
+			return
+		}
+		c.writeGatewayError(http.StatusNotFound, codeGWNotFound, "API not found [method="+r.Method+" path="+p+"]")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// newRequestID returns 32 hex characters, the form the backend accepts.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func newUUID() string {
+	id := newRequestID()
+	return id[0:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:]
+}

@@ -1,0 +1,404 @@
+package sandbox
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// policyKey identifies a policy: the server keeps one per (subject, system, action).
+type policyKey struct {
+	System      string
+	SubjectType string
+	SubjectID   string
+	Action      string
+}
+
+// policy is one stored custom policy. A single-type action (or one without types) keeps Paths; an
+// action related to several types (a combined resource) keeps Groups, one per granted combination.
+type policy struct {
+	ID        int64 // the SaaS policy_id
+	BackendID int64 // the backend's own id (read API), from a separate sequence
+	Key       policyKey
+	ExpiredAt int64
+	Any       bool
+	Combined  bool
+	Paths     map[string][]Node
+	Groups    []group
+	// Collapsed records that the last write was a user grant of an ignore_iam_path action: the real
+	// translator then writes bare ids to the backend; a later revoke writes full paths again.
+	Collapsed bool
+}
+
+// group is one combination of a combined resource: type -> path key -> nodes. An empty type means any.
+type group map[string]map[string][]Node
+
+func (p *policy) clone() *policy {
+	c := *p
+	c.Paths = maps.Clone(p.Paths)
+	c.Groups = make([]group, len(p.Groups))
+	for i, g := range p.Groups {
+		c.Groups[i] = group{}
+		for t, ps := range g {
+			c.Groups[i][t] = maps.Clone(ps)
+		}
+	}
+	return &c
+}
+
+// instanceCount is statistics.instance_count: every path of every type (0 for any).
+func (p *policy) instanceCount() int {
+	n := len(p.Paths)
+	for _, g := range p.Groups {
+		for _, ps := range g {
+			n += len(ps)
+		}
+	}
+	return n
+}
+
+// typeCount counts the paths of one type after a merge, for the per-policy limit.
+func (p *policy) typeCount(typ string) int {
+	if !p.Combined {
+		return len(p.Paths)
+	}
+	n := 0
+	for _, g := range p.Groups {
+		n += len(g[typ])
+	}
+	return n
+}
+
+func (p *policy) empty() bool {
+	return !p.Any && len(p.Paths) == 0 && len(p.Groups) == 0
+}
+
+// resultEntry is one element of a grant/revoke answer's data.
+type resultEntry struct {
+	Action     actionRef   `json:"action"`
+	PolicyID   int64       `json:"policy_id"`
+	Statistics *statistics `json:"statistics,omitempty"`
+}
+
+type actionRef struct {
+	ID string `json:"id"`
+}
+
+type statistics struct {
+	InstanceCount int `json:"instance_count"`
+}
+
+// grantSpec is what one call asks for one action: the paths per related type, in the action's order.
+type grantSpec struct {
+	action  *Action
+	perType [][][]Node
+}
+
+// store holds the policies. One mutex serialises all writes, which includes the real server's
+// per-subject lock; reads take the same lock so inspection always sees a committed state.
+type store struct {
+	mu            sync.Mutex
+	policies      map[policyKey]*policy
+	nextID        int64
+	nextBackendID int64
+	// persist is called with mu held after every change; an error rolls the change back.
+	persist func() error
+}
+
+// backendIDOffset keeps backend ids from ever equalling the SaaS policy_id of the same policy: both
+// sequences advance together on each creation, so the offset is preserved.
+const backendIDOffset = 1000
+
+func newStore() *store {
+	st := &store{}
+	st.resetLocked()
+	return st
+}
+
+func (st *store) resetLocked() {
+	st.policies = map[policyKey]*policy{}
+	st.nextID = 1
+	st.nextBackendID = 1 + backendIDOffset
+}
+
+// txn records the previous values of the keys a call touches so that a failed save can roll back.
+type txn struct {
+	st            *store
+	old           map[policyKey]*policy
+	nextID, nextB int64
+}
+
+func (st *store) begin() *txn {
+	return &txn{st: st, old: map[policyKey]*policy{}, nextID: st.nextID, nextB: st.nextBackendID}
+}
+
+func (t *txn) put(k policyKey, p *policy) {
+	if _, seen := t.old[k]; !seen {
+		t.old[k] = t.st.policies[k]
+	}
+	if p == nil {
+		delete(t.st.policies, k)
+		return
+	}
+	if p.ID == 0 {
+		p.ID = t.st.nextID
+		p.BackendID = t.st.nextBackendID
+		t.st.nextID++
+		t.st.nextBackendID++
+	}
+	t.st.policies[k] = p
+}
+
+func (t *txn) commit() *saasError {
+	if len(t.old) == 0 || t.st.persist == nil {
+		return nil
+	}
+	if err := t.st.persist(); err != nil {
+		for k, p := range t.old {
+			if p == nil {
+				delete(t.st.policies, k)
+			} else {
+				t.st.policies[k] = p
+			}
+		}
+		t.st.nextID, t.st.nextBackendID = t.nextID, t.nextB
+		return newSaaSError(codeSystemError, "save state: "+err.Error())
+	}
+	return nil
+}
+
+// grant merges specs into the subject's policies. Every policy is computed on a copy and checked
+// against the per-policy limit before anything is stored, so a failing call changes nothing.
+func (st *store) grant(system string, subj subject, specs []grantSpec, expiry int64, lim Limits) ([]resultEntry, *saasError) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	updated := make([]*policy, len(specs))
+	for i, sp := range specs {
+		k := policyKey{System: system, SubjectType: subj.Type, SubjectID: subj.ID, Action: sp.action.ID}
+		var p *policy
+		changed := true
+		if old := st.policies[k]; old != nil {
+			p = old.clone()
+			p.ExpiredAt = max(p.ExpiredAt, expiry) // a grant only ever raises an expiry
+			changed = mergeGrant(p, sp)
+		} else {
+			p = &policy{Key: k, ExpiredAt: expiry, Combined: len(sp.action.RelatedTypes) > 1, Paths: map[string][]Node{}}
+			mergeGrant(p, sp)
+		}
+		for _, typ := range sp.action.RelatedTypes {
+			if n := p.typeCount(typ); n > lim.PolicyInstances {
+				return nil, newSaaSError(codeValidation, "the number of instances of resource type["+typ+"] in the policy of action["+
+					sp.action.ID+"] exceeds the limit "+itoa(lim.PolicyInstances))
+			}
+		}
+		if changed {
+			// The translator rewrites the backend expression only when the content changed; for a user
+			// and an ignore_iam_path action it writes bare ids.
+			p.Collapsed = subj.Type == "user" && sp.action.IgnoreIAMPath
+		}
+		updated[i] = p
+	}
+	t := st.begin()
+	for _, p := range updated {
+		t.put(p.Key, p)
+	}
+	if err := t.commit(); err != nil {
+		return nil, err
+	}
+	return st.subjectPoliciesLocked(system, subj), nil
+}
+
+// mergeGrant merges a grant into p and reports whether p's content changed.
+func mergeGrant(p *policy, sp grantSpec) bool {
+	if p.Any {
+		return false // any already covers everything
+	}
+	allEmpty := true
+	for _, paths := range sp.perType {
+		if len(paths) > 0 {
+			allEmpty = false
+		}
+	}
+	if allEmpty { // instances: [] (or an action without types) = any instance
+		p.Any, p.Paths, p.Groups = true, map[string][]Node{}, nil
+		return true
+	}
+	if !p.Combined {
+		n := len(p.Paths)
+		for _, path := range sp.perType[0] {
+			p.Paths[pathKey(path)] = path
+		}
+		return len(p.Paths) != n
+	}
+	g := group{}
+	for ti, typ := range sp.action.RelatedTypes {
+		g[typ] = map[string][]Node{}
+		for _, path := range sp.perType[ti] {
+			g[typ][pathKey(path)] = path
+		}
+	}
+	for _, existing := range p.Groups {
+		if sameGroup(existing, g) {
+			return false // an identical group is not added twice
+		}
+	}
+	p.Groups = append(p.Groups, g)
+	return true
+}
+
+func sameGroup(a, b group) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for t, ps := range a {
+		qs, ok := b[t]
+		if !ok || len(ps) != len(qs) {
+			return false
+		}
+		for k := range ps {
+			if _, ok := qs[k]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// revoke removes the requested paths. Actions without a policy are skipped silently; paths not in a
+// policy leave it unchanged; an emptied policy is deleted and its old id returned.
+func (st *store) revoke(system string, subj subject, specs []grantSpec) ([]resultEntry, *saasError) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	t := st.begin()
+	data := []resultEntry{}
+	for _, sp := range specs {
+		k := policyKey{System: system, SubjectType: subj.Type, SubjectID: subj.ID, Action: sp.action.ID}
+		old := st.policies[k]
+		if old == nil {
+			continue
+		}
+		p := old.clone()
+		changed := mergeRevoke(p, sp)
+		if changed {
+			p.Collapsed = false // the translator writes full paths on a revoke
+		}
+		if p.empty() {
+			t.put(k, nil)
+		} else if changed {
+			t.put(k, p)
+		}
+		data = append(data, resultEntry{Action: actionRef{ID: sp.action.ID}, PolicyID: p.ID,
+			Statistics: &statistics{InstanceCount: p.instanceCount()}})
+	}
+	if err := t.commit(); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// mergeRevoke applies a revoke to p and reports whether p changed.
+func mergeRevoke(p *policy, sp grantSpec) bool {
+	allEmpty := true
+	for _, paths := range sp.perType {
+		if len(paths) > 0 {
+			allEmpty = false
+		}
+	}
+	if allEmpty { // revoking "any" removes the whole policy (inferred; the sandbox documents it)
+		p.Any, p.Paths, p.Groups = false, map[string][]Node{}, nil
+		return true
+	}
+	if p.Any {
+		return false // instances are not subtracted from "any"
+	}
+	changed := false
+	if !p.Combined {
+		for _, path := range sp.perType[0] {
+			k := pathKey(path)
+			if _, ok := p.Paths[k]; ok {
+				delete(p.Paths, k)
+				changed = true
+			}
+		}
+		return changed
+	}
+	req := map[string]map[string]bool{}
+	for ti, typ := range sp.action.RelatedTypes {
+		req[typ] = map[string]bool{}
+		for _, path := range sp.perType[ti] {
+			req[typ][pathKey(path)] = true
+		}
+	}
+	kept := p.Groups[:0]
+	for _, g := range p.Groups {
+		if groupOverlaps(g, req) {
+			for typ, ps := range g {
+				for k := range ps {
+					if req[typ][k] {
+						delete(ps, k)
+						changed = true
+					}
+				}
+			}
+			if groupHasEmptyType(g) {
+				changed = true
+				continue
+			}
+		}
+		kept = append(kept, g)
+	}
+	p.Groups = kept
+	return changed
+}
+
+// groupOverlaps reports whether every type of g shares a path with the request.
+func groupOverlaps(g group, req map[string]map[string]bool) bool {
+	for typ, ps := range g {
+		hit := false
+		for k := range ps {
+			if req[typ][k] {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+func groupHasEmptyType(g group) bool {
+	for _, ps := range g {
+		if len(ps) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// subjectPoliciesLocked lists every custom policy of the subject in the system: the grant answer's
+// data (the known server bug), ordered by policy_id.
+func (st *store) subjectPoliciesLocked(system string, subj subject) []resultEntry {
+	var ps []*policy
+	for k, p := range st.policies {
+		if k.System == system && k.SubjectType == subj.Type && k.SubjectID == subj.ID {
+			ps = append(ps, p)
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
+	data := make([]resultEntry, 0, len(ps))
+	for _, p := range ps {
+		data = append(data, resultEntry{Action: actionRef{ID: p.Key.Action}, PolicyID: p.ID,
+			Statistics: &statistics{InstanceCount: p.instanceCount()}})
+	}
+	return data
+}
+
+// sortedPoliciesLocked returns all policies ordered by policy_id.
+func (st *store) sortedPoliciesLocked() []*policy {
+	ps := slices.Collect(maps.Values(st.policies))
+	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
+	return ps
+}
