@@ -1,18 +1,26 @@
-// Package grantplan computes the batch calls that turn one desired IAM
-// grant into another: pure functions, no I/O, no Terraform.
+// Package grantplan computes the batch calls that turn what a subject holds
+// into what it should hold: pure functions, no I/O, no Terraform.
 //
 // IAM keeps one policy per (subject, system, action). A batch_instance call
 // grants or revokes a set of actions over the same resource entries, each
 // entry holding at most a server-set number of instances (200 on grant,
-// 1000 on revoke by default). The planner sends only what changed, in the
-// fewest calls those limits allow, and never a grant entry without
-// instances: to IAM an empty instance list means every instance.
+// 1000 on revoke by default). The planner diffs action by action, then
+// merges the actions that need the same instances into one call, so it
+// sends only what changed, in the fewest calls those limits allow; and it
+// never sends a grant entry without instances, which IAM would read as
+// every instance.
+//
+// What is held is tracked as Holdings, action by action, rather than as one
+// Grant, because a run that fails midway leaves actions holding different
+// instances; Apply records each successful call, so that the next plan
+// starts from exactly what the server holds.
 package grantplan
 
 import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Operation is what a call does.
@@ -23,8 +31,8 @@ const (
 	OperationRevoke Operation = "revoke"
 )
 
-// Resource is one resource entry of a grant: instances of one type, keyed
-// by id, with their display names.
+// Resource is one resource entry: instances of one type, keyed by id, with
+// their display names.
 type Resource struct {
 	System    string
 	Type      string
@@ -58,8 +66,8 @@ type CallResource struct {
 // Call is one batch_instance request.
 type Call struct {
 	Operation Operation
-	// Actions is sorted; a call carries every action that shares its
-	// instances, so that no call is split by action.
+	// Actions is sorted. A call carries every action that needs the same
+	// instances, so that calls are split only by the instance limits.
 	Actions   []string
 	Resources []CallResource
 	// ExpiresAt is set on grants only.
@@ -86,37 +94,40 @@ type Limits struct {
 // empty instance list as "every instance".
 var ErrEmptyInstances = errors.New("a resource entry has no instances; IAM would read that as every instance")
 
-// Plan returns the calls that turn old into next, grants before revokes
-// wherever that is safe, so that a change never opens a window without the
-// access both sides agree on. old == nil plans a create, next == nil a
-// delete. Actions are a set; display names of kept instances are not
-// compared, as IAM keeps the name it was first given.
-func Plan(old, next *Grant, limits Limits) ([]Call, error) {
+// Plan returns the calls that turn what is held into next (nil: nothing).
+// Grants go before revokes, so that a change never opens a window without
+// the access both sides agree on, except where IAM forces the other order:
+// an expiry can only be lowered by revoking first, and a combined-resource
+// revoke cuts into every stored combination it overlaps, including one
+// just granted. Display names of kept instances are not compared: IAM
+// keeps the name it was first given.
+func Plan(held Holdings, next *Grant, limits Limits) ([]Call, error) {
 	if limits.Grant < 1 || limits.Revoke < 1 {
 		return nil, fmt.Errorf("grantplan: limits must be at least 1, got grant %d, revoke %d", limits.Grant, limits.Revoke)
 	}
-	for _, g := range []*Grant{old, next} {
-		if err := g.check(); err != nil {
-			return nil, err
-		}
-	}
-	p := planner{limits: limits}
-	switch {
-	case old == nil && next == nil:
-	case old == nil:
-		p.grant(next.Actions, next.Resources, next.ExpiresAt)
-	case next == nil:
-		p.revoke(old.Actions, old.Resources)
-	default:
-		p.update(old, next)
-	}
-	if err := p.verify(); err != nil {
+	if err := next.check(); err != nil {
 		return nil, err
 	}
-	return p.calls, nil
+	var p planner
+	if next != nil {
+		for _, action := range uniqueSorted(next.Actions) {
+			h, ok := held[action]
+			p.action(action, h, ok, next)
+		}
+	}
+	for _, action := range held.actions() {
+		if next == nil || !contains(next.Actions, action) {
+			p.add(phaseRevoke, action, OperationRevoke, held[action].Resources, 0)
+		}
+	}
+	calls := p.calls(limits)
+	if err := verify(calls, limits); err != nil {
+		return nil, err
+	}
+	return calls, nil
 }
 
-// check rejects what must never reach IAM.
+// check rejects a desired grant that must never reach IAM.
 func (g *Grant) check() error {
 	if g == nil {
 		return nil
@@ -132,86 +143,150 @@ func (g *Grant) check() error {
 	return nil
 }
 
+// The phases of a plan, in the order their calls are sent.
+const (
+	phaseRevokeFirst = iota // revokes that must precede a grant
+	phaseGrant
+	phaseRevoke
+)
+
+// planner collects per-action needs and merges those with the same
+// operation, expiry and instances into one group of actions.
 type planner struct {
-	limits Limits
-	calls  []Call
+	groups map[string]*group
 }
 
-func (p *planner) update(old, next *Grant) {
-	kept, added, removed := diffStrings(old.Actions, next.Actions)
-	sameShape := shape(old.Resources) == shape(next.Resources)
-	combined := len(old.Resources) > 1 || len(next.Resources) > 1
-	instancesChanged := !sameShape || !sameInstanceIDs(old.Resources, next.Resources)
+type group struct {
+	phase     int
+	op        Operation
+	expiresAt int64
+	resources []Resource
+	actions   []string
+	// set identifies what the group sends, phase aside.
+	set string
+}
 
+// action plans one desired action against what it holds.
+func (p *planner) action(action string, h Holding, held bool, next *Grant) {
+	all := next.Resources
+	exp := next.ExpiresAt
 	switch {
-	case next.ExpiresAt < old.ExpiresAt, combined && instancesChanged:
-		// IAM only ever raises an expiry, so lowering one means revoking
-		// first. A combined-resource revoke removes the requested paths
-		// from every stored combination it overlaps, which would cut into
-		// a new combination granted before it: revoke first there too.
-		p.revoke(old.Actions, old.Resources)
-		p.grant(next.Actions, next.Resources, next.ExpiresAt)
-		return
-	case !sameShape:
+	case !held:
+		p.add(phaseGrant, action, OperationGrant, all, exp)
+	case shape(h.Resources) != shape(all):
 		// Different resource types cannot overlap: grant first.
-		p.grant(next.Actions, next.Resources, next.ExpiresAt)
-		p.revoke(old.Actions, old.Resources)
-		return
-	}
-
-	if next.ExpiresAt > old.ExpiresAt {
-		// Every kept policy must carry the new expiry: grant everything.
-		p.grant(next.Actions, next.Resources, next.ExpiresAt)
-	} else {
-		p.grant(added, next.Resources, next.ExpiresAt)
-		if len(next.Resources) == 1 && len(kept) > 0 {
-			p.grant(kept, resourceDelta(next.Resources, old.Resources), next.ExpiresAt)
+		p.add(phaseGrant, action, OperationGrant, all, exp)
+		p.add(phaseRevoke, action, OperationRevoke, h.Resources, 0)
+	case h.ExpiresAt > exp, len(all) > 1 && (h.Partial || !sameInstanceIDs(h.Resources, all)):
+		// IAM only ever raises an expiry, so lowering one means revoking
+		// first; a changed combination is revoked first, see Plan.
+		p.add(phaseRevokeFirst, action, OperationRevoke, h.Resources, 0)
+		p.add(phaseGrant, action, OperationGrant, all, exp)
+	case len(all) != 1:
+		// No resource type, or an unchanged combination: only a raised
+		// expiry needs a call.
+		if h.ExpiresAt < exp {
+			p.add(phaseGrant, action, OperationGrant, all, exp)
 		}
-	}
-	p.revoke(removed, old.Resources)
-	if len(old.Resources) == 1 && len(kept) > 0 {
-		p.revoke(kept, resourceDelta(old.Resources, next.Resources))
+	case h.ExpiresAt < exp:
+		// Every instance must carry the new expiry.
+		p.add(phaseGrant, action, OperationGrant, all, exp)
+		p.add(phaseRevoke, action, OperationRevoke, delta(h.Resources, all), 0)
+	default:
+		p.add(phaseGrant, action, OperationGrant, delta(all, h.Resources), exp)
+		p.add(phaseRevoke, action, OperationRevoke, delta(h.Resources, all), 0)
 	}
 }
 
-// grant appends the grant calls for actions over the product of resources.
-func (p *planner) grant(actions []string, resources []Resource, expiresAt int64) {
-	p.add(OperationGrant, actions, resources, expiresAt, p.limits.Grant)
-}
-
-func (p *planner) revoke(actions []string, resources []Resource) {
-	p.add(OperationRevoke, actions, resources, 0, p.limits.Revoke)
-}
-
-// add splits one (actions, resources) group into calls of at most limit
-// instances per entry. A multi-entry group is the product of its entries,
-// and the product of the chunks covers it exactly, so it is split into the
-// product of the entries' chunks.
-func (p *planner) add(op Operation, actions []string, resources []Resource, expiresAt int64, limit int) {
-	if len(actions) == 0 {
-		return
-	}
-	chunked := make([][][]Instance, len(resources))
-	for i, r := range resources {
+// add records that action needs op over the product of resources. An
+// entry without instances makes the product empty: nothing to send.
+func (p *planner) add(phase int, action string, op Operation, resources []Resource, exp int64) {
+	for _, r := range resources {
 		if len(r.Instances) == 0 {
-			// Nothing of this entry to send: the product is empty.
 			return
 		}
+	}
+	if op == OperationRevoke {
+		exp = 0
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d", op, exp)
+	for _, r := range resources {
+		b.WriteString("|" + r.System + "/" + r.Type + ":")
+		for i, id := range sortedIDs(r.Instances) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(id)
+		}
+	}
+	set := b.String()
+	key := fmt.Sprintf("%d|%s", phase, set)
+	if p.groups == nil {
+		p.groups = map[string]*group{}
+	}
+	g := p.groups[key]
+	if g == nil {
+		g = &group{phase: phase, op: op, expiresAt: exp, resources: resources, set: set}
+		p.groups[key] = g
+	}
+	g.actions = append(g.actions, action)
+}
+
+// calls splits every group into calls of at most the limit per entry, in
+// phase order. A multi-entry group is the product of its entries, and the
+// product of the chunks covers it exactly.
+func (p *planner) calls(limits Limits) []Call {
+	// A late revoke only ever takes away what next does not want, so it may
+	// as well ride along with an early revoke of the same instances.
+	for key, g := range p.groups {
+		if g.phase != phaseRevoke {
+			continue
+		}
+		if early := p.groups[fmt.Sprintf("%d|%s", phaseRevokeFirst, g.set)]; early != nil {
+			early.actions = append(early.actions, g.actions...)
+			delete(p.groups, key)
+		}
+	}
+	groups := make([]*group, 0, len(p.groups))
+	for _, g := range p.groups {
+		sort.Strings(g.actions)
+		groups = append(groups, g)
+	}
+	sort.Slice(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if a.phase != b.phase {
+			return a.phase < b.phase
+		}
+		if x, y := strings.Join(a.actions, ","), strings.Join(b.actions, ","); x != y {
+			return x < y
+		}
+		return a.set < b.set
+	})
+	var calls []Call
+	for _, g := range groups {
+		limit := limits.Revoke
+		if g.op == OperationGrant {
+			limit = limits.Grant
+		}
+		calls = appendProduct(calls, g, limit)
+	}
+	return calls
+}
+
+func appendProduct(calls []Call, g *group, limit int) []Call {
+	chunked := make([][][]Instance, len(g.resources))
+	for i, r := range g.resources {
 		chunked[i] = Chunk(sortedInstances(r.Instances), limit)
 	}
-	sortedActions := uniqueSorted(actions)
-
 	// Walk the product of the chunk lists like an odometer.
-	index := make([]int, len(resources))
+	index := make([]int, len(g.resources))
 	for {
-		call := Call{Operation: op, Actions: sortedActions, Resources: make([]CallResource, len(resources))}
-		if op == OperationGrant {
-			call.ExpiresAt = expiresAt
-		}
-		for i, r := range resources {
+		call := Call{Operation: g.op, Actions: g.actions, ExpiresAt: g.expiresAt, Resources: make([]CallResource, len(g.resources))}
+		for i, r := range g.resources {
 			call.Resources[i] = CallResource{System: r.System, Type: r.Type, Instances: chunked[i][index[i]]}
 		}
-		p.calls = append(p.calls, call)
+		calls = append(calls, call)
 
 		i := len(index) - 1
 		for ; i >= 0; i-- {
@@ -222,18 +297,18 @@ func (p *planner) add(op Operation, actions []string, resources []Resource, expi
 			index[i] = 0
 		}
 		if i < 0 {
-			return
+			return calls
 		}
 	}
 }
 
-// verify is the last guard before anything is sent: no grant entry
-// without instances and no entry over its limit, whatever the inputs.
-func (p *planner) verify() error {
-	for i, c := range p.calls {
-		limit := p.limits.Revoke
+// verify is the last guard before anything is sent: no entry without
+// instances and none over its limit, whatever the inputs.
+func verify(calls []Call, limits Limits) error {
+	for i, c := range calls {
+		limit := limits.Revoke
 		if c.Operation == OperationGrant {
-			limit = p.limits.Grant
+			limit = limits.Grant
 		}
 		for _, r := range c.Resources {
 			if len(r.Instances) == 0 {
@@ -263,8 +338,8 @@ func Chunk[T any](items []T, size int) [][]T {
 	return chunks
 }
 
-// CallCount is the number of calls Plan uses for a group of entries of the
-// given sizes: the lower bound, the product of ceil(size / limit).
+// CallCount is the number of calls one group with entries of the given
+// sizes takes: the product of ceil(size / limit), the lower bound.
 func CallCount(sizes []int, limit int) int {
 	n := 1
 	for _, s := range sizes {
@@ -273,41 +348,52 @@ func CallCount(sizes []int, limit int) int {
 	return n
 }
 
+func sortedIDs(m map[string]string) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
 func sortedInstances(m map[string]string) []Instance {
 	out := make([]Instance, 0, len(m))
-	for id, name := range m {
-		out = append(out, Instance{ID: id, Name: name})
+	for _, id := range sortedIDs(m) {
+		out = append(out, Instance{ID: id, Name: m[id]})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
-// resourceDelta returns, entry by entry, the instances of a not in b.
-// Callers use it only for single-entry grants of the same shape.
-func resourceDelta(a, b []Resource) []Resource {
+// delta returns, entry by entry, the instances of a not in b; a and b have
+// the same shape.
+func delta(a, b []Resource) []Resource {
 	out := make([]Resource, len(a))
 	for i, r := range a {
-		delta := map[string]string{}
+		d := map[string]string{}
 		for id, name := range r.Instances {
 			if _, ok := b[i].Instances[id]; !ok {
-				delta[id] = name
+				d[id] = name
 			}
 		}
-		out[i] = Resource{System: r.System, Type: r.Type, Instances: delta}
+		out[i] = Resource{System: r.System, Type: r.Type, Instances: d}
 	}
 	return out
 }
 
-// shape identifies the resource types of a grant, in order.
+// shape identifies the resource types of a list of entries, in order.
 func shape(resources []Resource) string {
-	s := ""
+	var b strings.Builder
 	for _, r := range resources {
-		s += r.System + "\x00" + r.Type + "\x01"
+		b.WriteString(r.System + "\x00" + r.Type + "\x01")
 	}
-	return s
+	return b.String()
 }
 
 func sameInstanceIDs(a, b []Resource) bool {
+	if len(a) != len(b) {
+		return false
+	}
 	for i := range a {
 		if len(a[i].Instances) != len(b[i].Instances) {
 			return false
@@ -321,6 +407,15 @@ func sameInstanceIDs(a, b []Resource) bool {
 	return true
 }
 
+func contains(items []string, s string) bool {
+	for _, item := range items {
+		if item == s {
+			return true
+		}
+	}
+	return false
+}
+
 func uniqueSorted(items []string) []string {
 	seen := make(map[string]bool, len(items))
 	out := make([]string, 0, len(items))
@@ -332,33 +427,4 @@ func uniqueSorted(items []string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// diffStrings returns the strings in both, only in b, and only in a.
-func diffStrings(a, b []string) (both, added, removed []string) {
-	inA := make(map[string]bool, len(a))
-	for _, s := range a {
-		inA[s] = true
-	}
-	inB := make(map[string]bool, len(b))
-	for _, s := range b {
-		if inB[s] {
-			continue
-		}
-		inB[s] = true
-		if inA[s] {
-			both = append(both, s)
-		} else {
-			added = append(added, s)
-		}
-	}
-	for s := range inA {
-		if !inB[s] {
-			removed = append(removed, s)
-		}
-	}
-	sort.Strings(both)
-	sort.Strings(added)
-	sort.Strings(removed)
-	return both, added, removed
 }

@@ -83,27 +83,11 @@ func genCase(src source) (old, next *Grant, limits Limits) {
 	return genGrant(src, shape), genGrant(src, shape), limits
 }
 
-// checkPlan is the property every plan must have: applied to a store that
-// holds old, its calls leave exactly new; no call names an empty entry or
-// more instances than its limit; and the number of calls is the lower
-// bound for the groups that changed.
-func checkPlan(t *testing.T, old, next *Grant, limits Limits) {
+// runPlan plans from held to next, checks every call against the limits
+// and the empty-instances rule, and returns the calls.
+func runPlan(t *testing.T, held Holdings, next *Grant, limits Limits) []Call {
 	t.Helper()
-	s := store{}
-	if old != nil {
-		calls, err := Plan(nil, old, limits)
-		if err != nil {
-			t.Fatalf("planning the old grant: %v", err)
-		}
-		for _, c := range calls {
-			s.apply(c)
-		}
-		if got, want := s.holdings(), expected(old); !reflect.DeepEqual(got, want) {
-			t.Fatalf("creating old left\n%v\nwant\n%v", got, want)
-		}
-	}
-
-	calls, err := Plan(old, next, limits)
+	calls, err := Plan(held, next, limits)
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
@@ -123,19 +107,114 @@ func checkPlan(t *testing.T, old, next *Grant, limits Limits) {
 				t.Fatalf("call %d (%s) has %d instances, limit %d", i, c.Operation, len(r.Instances), limit)
 			}
 		}
+	}
+	return calls
+}
+
+// checkPlan is the property every plan must have: applied to a store that
+// holds old, its calls leave exactly next; no call names an empty entry or
+// more instances than its limit; and the number of calls is the lower
+// bound for the groups that changed.
+func checkPlan(t *testing.T, old, next *Grant, limits Limits) {
+	t.Helper()
+	s := store{}
+	for _, c := range runPlan(t, nil, old, limits) {
+		s.apply(c)
+	}
+	if got, want := s.holdings(), expected(old); !reflect.DeepEqual(got, want) {
+		t.Fatalf("creating old left\n%v\nwant\n%v", got, want)
+	}
+
+	calls := runPlan(t, Held(old), next, limits)
+	for _, c := range calls {
 		s.apply(c)
 	}
 	if got, want := s.holdings(), expected(next); !reflect.DeepEqual(got, want) {
-		t.Fatalf("old %+v\nnew %+v\nlimits %+v\ncalls %+v\nleft\n%v\nwant\n%v", old, next, limits, calls, got, want)
+		t.Fatalf("old %+v\nnext %+v\nlimits %+v\ncalls %+v\nleft\n%v\nwant\n%v", old, next, limits, calls, got, want)
 	}
 	if got, want := len(calls), lowerBound(old, next, limits); got != want {
-		t.Fatalf("%d calls, want %d\nold %+v\nnew %+v\ncalls %+v", got, want, old, next, calls)
+		t.Fatalf("%d calls, want %d\nold %+v\nnext %+v\ncalls %+v", got, want, old, next, calls)
 	}
 }
 
-// lowerBound counts the calls a change needs, from the rules: the
-// sum over the (actions, instances) groups that must be sent of the
-// product of ceil(entry size / limit).
+// checkInterrupted is the partial-failure property: when a run stops after
+// any prefix of its calls, the holdings recorded call by call describe the
+// server (exactly for single-type grants, as an upper bound for combined
+// ones); the state view of them differs from next whenever they do, so the
+// next plan is not empty; and that next plan, from the recorded holdings,
+// converges on next.
+func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter int) {
+	t.Helper()
+	s := store{}
+	for _, c := range runPlan(t, nil, old, limits) {
+		s.apply(c)
+	}
+	held := Held(old)
+	calls := runPlan(t, held, next, limits)
+	if len(calls) == 0 {
+		return
+	}
+	stopAfter %= len(calls)
+	for _, c := range calls[:stopAfter] {
+		s.apply(c)
+		held.Apply(c)
+	}
+	if got, want := s.holdings(), heldTuples(held); !combinedAny(held) && !reflect.DeepEqual(got, want) {
+		t.Fatalf("after %d of %d calls the store holds\n%v\nbut the bookkeeping says\n%v", stopAfter, len(calls), got, want)
+	}
+	shapeOf := old
+	if shapeOf == nil {
+		shapeOf = next
+	}
+	var shapeResources []Resource
+	if shapeOf != nil {
+		shapeResources = shapeOf.Resources
+	}
+	view := held.View(next, shapeResources)
+	if next != nil && held.Equal(Held(next)) != !differs(view, next) {
+		t.Fatalf("holdings %+v\nnext %+v\nview %+v: the view must differ from next exactly when the holdings do", held, next, view)
+	}
+
+	for _, c := range runPlan(t, held, next, limits) {
+		s.apply(c)
+	}
+	if got, want := s.holdings(), expected(next); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the interrupted run and a second one the store holds\n%v\nwant\n%v", got, want)
+	}
+}
+
+// heldTuples renders bookkeeping holdings like store.holdings.
+func heldTuples(h Holdings) map[string]string {
+	s := store{}
+	for action, held := range h {
+		p := &policy{expiresAt: held.ExpiresAt, any: len(held.Resources) == 0}
+		if len(held.Resources) > 0 {
+			group := map[string]map[string]string{}
+			for _, r := range held.Resources {
+				group[typeKey(r.System, r.Type)] = r.Instances
+			}
+			p.groups = append(p.groups, group)
+		}
+		s[action] = p
+	}
+	return s.holdings()
+}
+
+func combinedAny(h Holdings) bool {
+	for _, held := range h {
+		if len(held.Resources) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerBound counts the calls a change needs: for each distinct
+// (operation, instances) group of actions that must be sent, the product
+// of ceil(entry size / limit). From a complete old grant, the groups are
+// the issue's: added actions over all new instances, kept actions over the
+// added instances, removed actions over all old instances, kept actions
+// over the removed instances; groups that name the same instances merge.
 func lowerBound(old, next *Grant, l Limits) int {
 	sizes := func(rs []Resource) []int {
 		out := make([]int, len(rs))
@@ -155,36 +234,71 @@ func lowerBound(old, next *Grant, l Limits) int {
 	}
 	kept, added, removed := diffStrings(old.Actions, next.Actions)
 	combined := len(old.Resources) > 1 || len(next.Resources) > 1
-	if shape(old.Resources) != shape(next.Resources) || next.ExpiresAt < old.ExpiresAt ||
-		(combined && !sameInstanceIDs(old.Resources, next.Resources)) {
+	sameShape := shape(old.Resources) == shape(next.Resources)
+	if !sameShape {
 		return all(next, l.Grant) + all(old, l.Revoke)
 	}
+	if next.ExpiresAt < old.ExpiresAt || (combined && !sameInstanceIDs(old.Resources, next.Resources)) {
+		// Kept actions are revoked and granted again, with the removed
+		// ones in the revoke and the added ones in the grant.
+		n := all(next, l.Grant)
+		if len(kept)+len(removed) > 0 {
+			n += all(old, l.Revoke)
+		}
+		return n
+	}
+	if len(next.Resources) != 1 {
+		n := 0
+		if next.ExpiresAt > old.ExpiresAt || len(added) > 0 {
+			n += all(next, l.Grant)
+		}
+		if len(removed) > 0 {
+			n += all(old, l.Revoke)
+		}
+		return n
+	}
+	oldIDs, nextIDs := old.Resources[0].Instances, next.Resources[0].Instances
+	plus, minus := 0, 0
+	for id := range nextIDs {
+		if _, ok := oldIDs[id]; !ok {
+			plus++
+		}
+	}
+	for id := range oldIDs {
+		if _, ok := nextIDs[id]; !ok {
+			minus++
+		}
+	}
+	ceil := func(n, limit int) int { return (n + limit - 1) / limit }
 	n := 0
-	if next.ExpiresAt > old.ExpiresAt {
-		n += all(next, l.Grant)
-	} else if len(added) > 0 {
-		n += all(next, l.Grant)
+	raised := next.ExpiresAt > old.ExpiresAt
+	// Grants: added actions over everything; kept ones over everything
+	// (raised expiry) or over the added instances, one group when those
+	// are everything.
+	switch {
+	case raised:
+		n += ceil(len(nextIDs), l.Grant)
+	case len(added) > 0 && len(kept) > 0 && plus > 0 && plus == len(nextIDs):
+		n += ceil(len(nextIDs), l.Grant)
+	default:
+		if len(added) > 0 {
+			n += ceil(len(nextIDs), l.Grant)
+		}
+		if len(kept) > 0 && plus > 0 {
+			n += ceil(plus, l.Grant)
+		}
 	}
-	if len(removed) > 0 {
-		n += all(old, l.Revoke)
-	}
-	if len(next.Resources) == 1 && len(kept) > 0 {
-		plus, minus := 0, 0
-		for id := range next.Resources[0].Instances {
-			if _, ok := old.Resources[0].Instances[id]; !ok {
-				plus++
-			}
+	// Revokes: removed actions over everything old; kept ones over the
+	// removed instances, one group when those are everything old.
+	switch {
+	case len(removed) > 0 && len(kept) > 0 && minus > 0 && minus == len(oldIDs):
+		n += ceil(len(oldIDs), l.Revoke)
+	default:
+		if len(removed) > 0 {
+			n += ceil(len(oldIDs), l.Revoke)
 		}
-		for id := range old.Resources[0].Instances {
-			if _, ok := next.Resources[0].Instances[id]; !ok {
-				minus++
-			}
-		}
-		if next.ExpiresAt == old.ExpiresAt && plus > 0 {
-			n += (plus + l.Grant - 1) / l.Grant
-		}
-		if minus > 0 {
-			n += (minus + l.Revoke - 1) / l.Revoke
+		if len(kept) > 0 && minus > 0 {
+			n += ceil(minus, l.Revoke)
 		}
 	}
 	return n
@@ -198,13 +312,23 @@ func TestPlanProperties(t *testing.T) {
 	}
 }
 
+func TestInterruptedPlanProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 4000; i++ {
+		old, next, limits := genCase(randSource{r})
+		checkInterrupted(t, old, next, limits, r.IntN(64))
+	}
+}
+
 func FuzzPlan(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{3, 5, 1, 0, 1, 1, 0, 1, 4, 7, 9, 200, 13, 1, 1, 0, 0, 1, 1, 8, 3, 4})
 	f.Add([]byte{1, 1, 7, 2, 0, 0, 0, 0, 0, 23, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		old, next, limits := genCase(&byteSource{data: data})
+		src := &byteSource{data: data}
+		old, next, limits := genCase(src)
 		checkPlan(t, old, next, limits)
+		checkInterrupted(t, old, next, limits, src.intn(64))
 	})
 }
 
@@ -301,7 +425,7 @@ func TestPlanExamples(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			calls, err := Plan(tc.old, tc.next, limits)
+			calls, err := Plan(Held(tc.old), tc.next, limits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,9 +441,24 @@ func TestPlanExamples(t *testing.T) {
 func TestPlanRefusesEmptyInstances(t *testing.T) {
 	empty := &Grant{Actions: []string{"view_host"}, Resources: []Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{}}}}
 	full := &Grant{Actions: []string{"view_host"}, Resources: []Resource{host(1)}}
-	for _, tc := range []struct{ old, next *Grant }{{nil, empty}, {full, empty}, {empty, full}, {empty, nil}} {
-		if _, err := Plan(tc.old, tc.next, Limits{Grant: 200, Revoke: 1000}); !errors.Is(err, ErrEmptyInstances) {
-			t.Errorf("Plan(%v, %v) = %v, want ErrEmptyInstances", tc.old, tc.next, err)
+	for _, held := range []Holdings{nil, Held(full)} {
+		if _, err := Plan(held, empty, Limits{Grant: 200, Revoke: 1000}); !errors.Is(err, ErrEmptyInstances) {
+			t.Errorf("Plan(%v, empty) = %v, want ErrEmptyInstances", held, err)
+		}
+	}
+	// Holdings with an empty entry (a state edited by hand) never turn
+	// into a call with an empty entry, on any path.
+	for _, next := range []*Grant{full, nil} {
+		calls, err := Plan(Held(empty), next, Limits{Grant: 200, Revoke: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			for _, r := range c.Resources {
+				if len(r.Instances) == 0 {
+					t.Fatalf("call %+v has an empty entry", c)
+				}
+			}
 		}
 	}
 }
@@ -349,4 +488,26 @@ func TestChunk(t *testing.T) {
 			t.Errorf("Chunk(%d, %d) = %d chunks of %d items, want %d", tc.n, tc.size, len(chunks), total, tc.want)
 		}
 	}
+}
+
+// diffStrings returns the strings in both, only in b, and only in a.
+func diffStrings(a, b []string) (both, added, removed []string) {
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, s := range a {
+		inA[s] = true
+	}
+	for _, s := range uniqueSorted(b) {
+		inB[s] = true
+		if inA[s] {
+			both = append(both, s)
+		} else {
+			added = append(added, s)
+		}
+	}
+	for _, s := range uniqueSorted(a) {
+		if !inB[s] {
+			removed = append(removed, s)
+		}
+	}
+	return both, added, removed
 }
