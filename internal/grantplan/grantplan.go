@@ -184,12 +184,13 @@ func (p *planner) action(action string, h Holding, held bool, next *Grant) {
 		p.add(phaseGrant, action, OperationGrant, all, exp)
 	case len(all) != 1:
 		// No resource type, or an unchanged combination: only a raised
-		// expiry needs a call.
-		if h.ExpiresAt < exp {
+		// expiry or a holding in doubt needs a call.
+		if h.ExpiresAt < exp || h.Partial {
 			p.add(phaseGrant, action, OperationGrant, all, exp)
 		}
-	case h.ExpiresAt < exp:
-		// Every instance must carry the new expiry.
+	case h.ExpiresAt < exp, h.Partial:
+		// Every instance must carry the new expiry, or may be missing:
+		// grant them all (IAM ignores what it already holds).
 		p.add(phaseGrant, action, OperationGrant, all, exp)
 		p.add(phaseRevoke, action, OperationRevoke, delta(h.Resources, all), 0)
 	default:

@@ -143,7 +143,10 @@ func checkPlan(t *testing.T, old, next *Grant, limits Limits) {
 // ones); the state view of them differs from next whenever they do, so the
 // next plan is not empty; and that next plan, from the recorded holdings,
 // converges on next.
-func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter int) {
+//
+// uncertain makes the call after the prefix one whose answer was lost:
+// 1, IAM applied it; 2, it did not. The bookkeeping cannot know which.
+func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter, uncertain int) {
 	t.Helper()
 	s := store{}
 	for _, c := range runPlan(t, nil, old, limits) {
@@ -159,7 +162,13 @@ func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter i
 		s.apply(c)
 		held.Apply(c)
 	}
-	if got, want := s.holdings(), heldTuples(held); !combinedAny(held) && !reflect.DeepEqual(got, want) {
+	if uncertain > 0 {
+		if uncertain == 1 {
+			s.apply(calls[stopAfter])
+		}
+		held.ApplyUncertain(calls[stopAfter])
+	}
+	if got, want := s.holdings(), heldTuples(held); uncertain == 0 && !combinedAny(held) && !reflect.DeepEqual(got, want) {
 		t.Fatalf("after %d of %d calls the store holds\n%v\nbut the bookkeeping says\n%v", stopAfter, len(calls), got, want)
 	}
 	shapeOf := old
@@ -316,7 +325,7 @@ func TestInterruptedPlanProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 4000; i++ {
 		old, next, limits := genCase(randSource{r})
-		checkInterrupted(t, old, next, limits, r.IntN(64))
+		checkInterrupted(t, old, next, limits, r.IntN(64), r.IntN(3))
 	}
 }
 
@@ -328,7 +337,7 @@ func FuzzPlan(f *testing.F) {
 		src := &byteSource{data: data}
 		old, next, limits := genCase(src)
 		checkPlan(t, old, next, limits)
-		checkInterrupted(t, old, next, limits, src.intn(64))
+		checkInterrupted(t, old, next, limits, src.intn(64), src.intn(3))
 	})
 }
 
@@ -510,4 +519,46 @@ func diffStrings(a, b []string) (both, added, removed []string) {
 		}
 	}
 	return both, added, removed
+}
+
+// TestUncertainGrantIsSentAgain: a grant whose answer was lost counts as
+// held (a destroy revokes it) and in doubt (the next plan grants it again,
+// whether or not IAM applied it).
+func TestUncertainGrantIsSentAgain(t *testing.T) {
+	limits := Limits{Grant: 2, Revoke: 10}
+	next := &Grant{Actions: []string{"view_host"}, Resources: []Resource{host(1, 2, 3)}, ExpiresAt: 9}
+	calls, err := Plan(nil, next, limits)
+	if err != nil || len(calls) != 2 {
+		t.Fatalf("Plan: %v %v", calls, err)
+	}
+	for _, applied := range []bool{true, false} {
+		s, held := store{}, Holdings{}
+		s.apply(calls[0])
+		held.Apply(calls[0])
+		if applied {
+			s.apply(calls[1])
+		}
+		held.ApplyUncertain(calls[1])
+		if !held["view_host"].Partial {
+			t.Fatal("an unanswered grant is not marked partial")
+		}
+		if !differs(held.View(next, next.Resources), next) {
+			t.Fatal("the view of a holding in doubt does not differ from next: the next plan would be empty")
+		}
+		// Destroy revokes everything that may be held.
+		destroy, err := Plan(held, nil, limits)
+		if err != nil || len(destroy) != 1 || destroy[0].InstanceCount() != 3 {
+			t.Fatalf("destroy plan %+v %v", destroy, err)
+		}
+		again, err := Plan(held, next, limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range again {
+			s.apply(c)
+		}
+		if got, want := s.holdings(), expected(next); !reflect.DeepEqual(got, want) {
+			t.Fatalf("applied=%v: after the second run the store holds %v, want %v", applied, got, want)
+		}
+	}
 }

@@ -7,16 +7,18 @@ import (
 )
 
 // Holding is what one action holds on the server, as far as its resource
-// knows: exactly, except where Partial says otherwise.
+// knows: exactly, except where Partial says it is only an upper bound.
 type Holding struct {
 	// Resources are the held instances, one entry per resource type; none
 	// for an action related to no type.
 	Resources []Resource
 	ExpiresAt int64
-	// Partial marks a combined-resource holding that a failed run left
-	// known only as an upper bound: IAM stores a combination as separate
-	// groups that calls add and cut, and one product cannot describe them.
-	// The planner revokes such a holding whole and grants it again.
+	// Partial marks a holding known only as an upper bound: the action
+	// holds at most Resources, maybe less. A grant whose answer never came
+	// leaves it (ApplyUncertain), and so does a failed run over a combined
+	// resource, which IAM stores as separate groups that calls add and cut
+	// and one product cannot describe. The planner grants such a holding
+	// again in full (a combination after revoking it whole).
 	Partial bool
 }
 
@@ -54,6 +56,23 @@ func (h Holdings) Apply(c Call) {
 				delete(h, action)
 			}
 		}
+	}
+}
+
+// ApplyUncertain records a grant whose outcome is unknown (the request was
+// sent but no answer came): as held, so that a destroy revokes it, and in
+// doubt, so that the next plan sends it again.
+func (h Holdings) ApplyUncertain(c Call) {
+	if c.Operation != OperationGrant {
+		// An unanswered revoke leaves the holding as it was: still an
+		// upper bound, and the next plan revokes again.
+		return
+	}
+	h.Apply(c)
+	for _, action := range c.Actions {
+		held := h[action]
+		held.Partial = true
+		h[action] = held
 	}
 }
 

@@ -105,7 +105,9 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 }
 
 func (p *bkiamProvider) Resources(context.Context) []func() resource.Resource {
-	return nil
+	return []func() resource.Resource{
+		NewInstanceGrantResource,
+	}
 }
 
 func (p *bkiamProvider) DataSources(context.Context) []func() datasource.DataSource {

@@ -1,0 +1,213 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+// TestMain clears the provider's environment variables, so that a
+// developer's own BlueKing settings cannot leak into the tests' provider
+// blocks, which set everything they need.
+func TestMain(m *testing.M) {
+	for _, name := range allEnv() {
+		_ = os.Unsetenv(name)
+	}
+	os.Exit(m.Run())
+}
+
+// protoV6ProviderFactories serves the provider in-process to the real
+// Terraform CLI that terraform-plugin-testing drives.
+var protoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"bkiam": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+// transport is one of the two ways the provider reaches IAM; every
+// acceptance test runs over both.
+type transport struct {
+	name  string
+	block func(url string) string
+}
+
+var transports = []transport{
+	{"gateway", func(url string) string {
+		return fmt.Sprintf(`
+provider "bkiam" {
+  apigw_url   = %q
+  app_code    = %q
+  app_secret  = %q
+  max_retries = 2
+}
+`, url, sandboxtest.AppCode, sandboxtest.AppSecret)
+	}},
+	{"esb", func(url string) string {
+		return fmt.Sprintf(`
+provider "bkiam" {
+  esb_url     = %q
+  app_code    = %q
+  app_secret  = %q
+  username    = "admin"
+  max_retries = 2
+}
+`, url, sandboxtest.AppCode, sandboxtest.AppSecret)
+	}},
+}
+
+// eachTransport runs f once per transport, each against its own sandbox.
+func eachTransport(t *testing.T, f func(t *testing.T, sb *sandboxtest.Sandbox, provider string)) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			sb := sandboxtest.Start(t)
+			f(t, sb, tr.block(sb.URL))
+		})
+	}
+}
+
+// heldPaths is what the sandbox stores for a subject: action → sorted
+// paths (for a combined resource, each group rendered as its paths joined
+// with " & "); "any" for a policy over every instance.
+func heldPaths(sb *sandboxtest.Sandbox, system, subjectType, subjectID string) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range sb.Policies(sandbox.PolicyFilter{System: system, SubjectType: subjectType, SubjectID: subjectID}).Policies {
+		var paths []string
+		switch {
+		case p.Any:
+			paths = []string{"any"}
+		case len(p.Groups) > 0:
+			for _, g := range p.Groups {
+				var parts []string
+				for _, typ := range sortedKeys(g) {
+					parts = append(parts, g[typ]...)
+				}
+				paths = append(paths, strings.Join(parts, " & "))
+			}
+			sort.Strings(paths)
+		default:
+			paths = append(paths, p.Paths...)
+		}
+		out[p.Action] = paths
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// hostPaths renders the sandbox paths of bk_cmdb hosts with the given ids.
+func hostPaths(ids ...string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "/bk_cmdb,host," + id + "/"
+	}
+	sort.Strings(out)
+	return out
+}
+
+// idRange returns the ids from..to-1 as strings.
+func idRange(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprint(i))
+	}
+	return out
+}
+
+// checkHeld is a step check: the sandbox holds exactly want for the subject.
+func checkHeld(sb *sandboxtest.Sandbox, system, subjectType, subjectID string, want map[string][]string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		got := heldPaths(sb, system, subjectType, subjectID)
+		if len(got) == 0 && len(want) == 0 {
+			return nil
+		}
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("the sandbox holds\n%s\nwant\n%s", renderHeld(got), renderHeld(want))
+		}
+		return nil
+	}
+}
+
+func renderHeld(h map[string][]string) string {
+	var b strings.Builder
+	for _, a := range sortedKeys(h) {
+		paths := h[a]
+		if len(paths) > 6 {
+			fmt.Fprintf(&b, "  %s: %d paths %v … %v\n", a, len(paths), paths[:3], paths[len(paths)-3:])
+		} else {
+			fmt.Fprintf(&b, "  %s: %v\n", a, paths)
+		}
+	}
+	return b.String()
+}
+
+// callCounter measures the calls each step sends, as the sandbox counts
+// them: every check reports the calls since the previous check.
+type callCounter struct {
+	sb   *sandboxtest.Sandbox
+	mu   sync.Mutex
+	last map[string]int
+}
+
+func newCallCounter(sb *sandboxtest.Sandbox) *callCounter {
+	return &callCounter{sb: sb, last: map[string]int{}}
+}
+
+// sinceLast returns the calls since the last call of sinceLast, by kind,
+// zero counts left out.
+func (c *callCounter) sinceLast() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.sb.Stats().Requests
+	delta := map[string]int{}
+	for k, v := range now {
+		if d := v - c.last[k]; d != 0 {
+			delta[k] = d
+		}
+	}
+	c.last = now
+	return delta
+}
+
+// expect is a step check: exactly these calls since the previous check.
+// It reads the counters after Terraform's post-apply refresh and plan, so
+// a refresh or plan that called IAM would show here too.
+func (c *callCounter) expect(want map[string]int) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if got := c.sinceLast(); !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("calls since the last step: %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+// reset forgets the calls made so far (for PreConfig hooks).
+func (c *callCounter) reset() { c.sinceLast() }
+
+// instancesHCL renders an instances map literal for ids, named "host<id>".
+func instancesHCL(ids []string, name func(id string) string) string {
+	var b strings.Builder
+	b.WriteString("{\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "      %q = %q\n", id, name(id))
+	}
+	b.WriteString("    }")
+	return b.String()
+}
+
+func hostName(id string) string { return "host" + id }

@@ -1,0 +1,312 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+const grantAddr = "bkiam_instance_grant.test"
+
+// hostGrant renders a bkiam_instance_grant of bk_cmdb hosts to alice.
+type hostGrant struct {
+	actions   []string
+	ids       []string
+	name      func(string) string
+	expiresAt string
+}
+
+func (g hostGrant) config(provider string) string {
+	name := g.name
+	if name == nil {
+		name = hostName
+	}
+	expires := ""
+	if g.expiresAt != "" {
+		expires = fmt.Sprintf("  expires_at = %q\n", g.expiresAt)
+	}
+	return provider + fmt.Sprintf(`
+resource "bkiam_instance_grant" "test" {
+  system  = "bk_cmdb"
+  subject = { type = "user", id = "alice" }
+  actions = [%s]
+  resources = [{
+    system    = "bk_cmdb"
+    type      = "host"
+    instances = %s
+  }]
+%s}
+`, quoteList(g.actions), instancesHCL(g.ids, name), expires)
+}
+
+func quoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// emptyPlanAfterApply is the check every applying step carries.
+var emptyPlanAfterApply = resource.ConfigPlanChecks{
+	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+}
+
+// checkExpiry checks the expiry the sandbox stores for each of alice's policies.
+func checkExpiry(sb *sandboxtest.Sandbox, want int64) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		for _, p := range sb.Policies(sandbox.PolicyFilter{SubjectID: "alice"}).Policies {
+			if p.ExpiredAt != want {
+				return fmt.Errorf("policy %s expires at %d, want %d", p.Action, p.ExpiredAt, want)
+			}
+		}
+		return nil
+	}
+}
+
+// checkPolicyIDs checks that the policies attribute holds the sandbox's
+// policy id of every action.
+func checkPolicyIDs(sb *sandboxtest.Sandbox) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[grantAddr]
+		if !ok {
+			return fmt.Errorf("%s not in state", grantAddr)
+		}
+		policies := sb.Policies(sandbox.PolicyFilter{SubjectID: "alice"}).Policies
+		if got := rs.Primary.Attributes["policies.%"]; got != strconv.Itoa(len(policies)) {
+			return fmt.Errorf("state has %s policies, the sandbox %d", got, len(policies))
+		}
+		for _, p := range policies {
+			if got := rs.Primary.Attributes["policies."+p.Action]; got != strconv.FormatInt(p.PolicyID, 10) {
+				return fmt.Errorf("policies.%s = %q, the sandbox's policy id is %d", p.Action, got, p.PolicyID)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAccInstanceGrant_lifecycle(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		calls := newCallCounter(sb)
+		ids450 := idRange(0, 450)
+		ids455 := idRange(5, 460) // 10 added, 5 removed
+		renamed := func(id string) string {
+			if id == "7" {
+				return "the renamed seventh host"
+			}
+			return hostName(id)
+		}
+		both := []string{"edit_host", "view_host"}
+		swapped := []string{"delete_host", "view_host"}
+
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					// 450 instances at 200 per grant call: 3 calls.
+					Config:            hostGrant{actions: both, ids: ids450}.config(provider),
+					ConfigPlanChecks:  emptyPlanAfterApply,
+					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(grantAddr, tfjsonpath.New("id"), knownvalue.StringExact("bk_cmdb/user/alice"))},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": hostPaths(ids450...), "view_host": hostPaths(ids450...)}),
+						checkExpiry(sb, bkiam.PermanentExpiry),
+						checkPolicyIDs(sb),
+						calls.expect(map[string]int{"batch_instance:grant": 3}),
+					),
+				},
+				{
+					// Add 10 instances and remove 5: one grant, one revoke.
+					Config:           hostGrant{actions: both, ids: ids455}.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": hostPaths(ids455...), "view_host": hostPaths(ids455...)}),
+						checkPolicyIDs(sb),
+						calls.expect(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1}),
+					),
+				},
+				{
+					// Swap an action: grant the new one everywhere (3
+					// calls), revoke the old one everywhere (1 call); the
+					// kept action keeps its policy id in the plan.
+					Config: hostGrant{actions: swapped, ids: ids455}.config(provider),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectKnownValue(grantAddr, tfjsonpath.New("policies").AtMapKey("view_host"), knownvalue.NotNull()),
+							plancheck.ExpectUnknownValue(grantAddr, tfjsonpath.New("policies").AtMapKey("delete_host")),
+						},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": hostPaths(ids455...), "view_host": hostPaths(ids455...)}),
+						checkPolicyIDs(sb),
+						calls.expect(map[string]int{"batch_instance:grant": 3, "batch_instance:revoke": 1}),
+					),
+				},
+				{
+					// A new display name alone: recorded, nothing sent.
+					Config: hostGrant{actions: swapped, ids: ids455, name: renamed}.config(provider),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionUpdate)},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(grantAddr,
+						tfjsonpath.New("resources").AtSliceIndex(0).AtMapKey("instances").AtMapKey("7"), knownvalue.StringExact("the renamed seventh host"))},
+					Check: calls.expect(map[string]int{}),
+				},
+				{
+					// From permanent to a date: IAM cannot lower an
+					// expiry, so revoke (1 call for both actions) and
+					// grant again (3 calls).
+					Config:           hostGrant{actions: swapped, ids: ids455, name: renamed, expiresAt: "2099-01-01T00:00:00Z"}.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": hostPaths(ids455...), "view_host": hostPaths(ids455...)}),
+						checkExpiry(sb, 4070908800),
+						checkPolicyIDs(sb),
+						calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3}),
+					),
+				},
+				{
+					// A later date: grant everything again, nothing revoked.
+					Config:           hostGrant{actions: swapped, ids: ids455, name: renamed, expiresAt: "2099-06-01T08:00:00+08:00"}.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkExpiry(sb, 4083955200),
+						checkPolicyIDs(sb),
+						calls.expect(map[string]int{"batch_instance:grant": 3}),
+					),
+				},
+				{
+					// The same instant spelled differently: Terraform
+					// compares spellings, so the plan shows an update,
+					// but no call is sent.
+					Config:           hostGrant{actions: swapped, ids: ids455, name: renamed, expiresAt: "2099-06-01T00:00:00Z"}.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check:            resource.ComposeAggregateTestCheckFunc(checkExpiry(sb, 4083955200), calls.expect(map[string]int{})),
+				},
+				{
+					// The same configuration again: an empty plan.
+					Config:   hostGrant{actions: swapped, ids: ids455, name: renamed, expiresAt: "2099-06-01T00:00:00Z"}.config(provider),
+					PlanOnly: true,
+				},
+				{
+					// A refresh makes no call either.
+					RefreshState: true,
+					Check:        calls.expect(map[string]int{}),
+				},
+			},
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+				checkHeld(sb, "bk_cmdb", "user", "alice", nil),
+				calls.expect(map[string]int{"batch_instance:revoke": 1}),
+			),
+		})
+	})
+}
+
+// TestAccInstanceGrant_import: grants that exist before Terraform are
+// adopted: the import holds nothing known, and the next apply grants what
+// the configuration declares, which IAM already holds.
+func TestAccInstanceGrant_import(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		calls := newCallCounter(sb)
+		ids := idRange(0, 5)
+		cfg := hostGrant{actions: []string{"view_host"}, ids: ids}.config(provider)
+		held := map[string][]string{"view_host": hostPaths(ids...)}
+		var before int64
+
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					// The importer alone, into a scratch state.
+					PreConfig: func() {
+						grantOutsideTerraform(t, sb, ids)
+						before = sb.Policies(sandbox.PolicyFilter{SubjectID: "alice"}).Policies[0].PolicyID
+						calls.reset()
+					},
+					Config:        cfg,
+					ResourceName:  grantAddr,
+					ImportState:   true,
+					ImportStateId: "bk_cmdb/user/alice",
+					ImportStateCheck: func(states []*terraform.InstanceState) error {
+						if len(states) != 1 {
+							return fmt.Errorf("imported %d resources", len(states))
+						}
+						a := states[0].Attributes
+						if a["id"] != "bk_cmdb/user/alice" || a["system"] != "bk_cmdb" || a["subject.type"] != "user" || a["subject.id"] != "alice" {
+							return fmt.Errorf("imported %v", a)
+						}
+						return nil
+					},
+				},
+				{
+					// An import block and the configuration: the apply
+					// grants (a no-op in IAM) and adopts the policy.
+					Config: cfg + `
+import {
+  to = bkiam_instance_grant.test
+  id = "bk_cmdb/user/alice"
+}
+`,
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "alice", held),
+						calls.expect(map[string]int{"batch_instance:grant": 1}),
+						func(s *terraform.State) error {
+							got := s.RootModule().Resources[grantAddr].Primary.Attributes["policies.view_host"]
+							if got != strconv.FormatInt(before, 10) {
+								return fmt.Errorf("adopted policy id %s, want the existing %d", got, before)
+							}
+							return nil
+						},
+					),
+				},
+			},
+			CheckDestroy: checkHeld(sb, "bk_cmdb", "user", "alice", nil),
+		})
+	})
+}
+
+// grantOutsideTerraform grants alice view_host on ids as someone using the
+// IAM API directly would.
+func grantOutsideTerraform(t *testing.T, sb *sandboxtest.Sandbox, ids []string) {
+	t.Helper()
+	client, err := bkiam.New(bkiam.Config{APIGatewayURL: sb.URL, AppCode: sandboxtest.AppCode, AppSecret: sandboxtest.AppSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instances []bkiam.Instance
+	for _, id := range ids {
+		instances = append(instances, bkiam.Instance{ID: id, Name: hostName(id)})
+	}
+	_, err = client.BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
+		System: "bk_cmdb", Operate: bkiam.OperationGrant, ExpiredAt: bkiam.PermanentExpiry,
+		Subject: bkiam.Subject{Type: "user", ID: "alice"}, Actions: []bkiam.Action{{ID: "view_host"}},
+		Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: instances}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errorResponse matches the error a failed call reports: its code and the
+// request id users quote to their IAM operators.
+func errorResponse(code int, text string) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`(?s)code %d.*request [0-9a-f]{32}.*%s`, code, text))
+}
+
+var _ = errorResponse
