@@ -76,7 +76,7 @@ func (r *instanceGrantResource) ValidateConfig(ctx context.Context, req resource
 	if known {
 		checkSubject(subject, path.Root("subject").AtName("id"), &resp.Diagnostics)
 	}
-	checkExpiresAt(m.ExpiresAt, subject, known, time.Now(), &resp.Diagnostics)
+	checkExpiresAt(m.ExpiresAt, subject, known, &resp.Diagnostics)
 }
 
 // knownSubject returns the subject when both its fields are known.
@@ -107,8 +107,11 @@ func checkSubject(s bkiam.Subject, idPath path.Path, diags *diag.Diagnostics) {
 	}
 }
 
-// checkExpiresAt enforces IAM's rules for expired_at at plan time.
-func checkExpiresAt(v timetypes.RFC3339, subject bkiam.Subject, subjectKnown bool, now time.Time, diags *diag.Diagnostics) {
+// checkExpiresAt enforces IAM's rules for expired_at that hold whatever
+// the time: the expiry in the past is checked when a plan would send it
+// (checkExpiryAhead), so that an expired grant can still be refreshed and
+// destroyed.
+func checkExpiresAt(v timetypes.RFC3339, subject bkiam.Subject, subjectKnown bool, diags *diag.Diagnostics) {
 	if v.IsNull() || v.IsUnknown() {
 		return
 	}
@@ -123,28 +126,55 @@ func checkExpiresAt(v timetypes.RFC3339, subject bkiam.Subject, subjectKnown boo
 		diags.Append(d...) // the type's own validation says why
 		return
 	}
-	switch {
-	case t.Unix() > bkiam.PermanentExpiry:
+	if t.Unix() > bkiam.PermanentExpiry {
 		diags.AddAttributeError(p, "Expiry too late",
 			fmt.Sprintf("expires_at must be no later than 2100-01-01T00:00:00Z, IAM's \"permanent\", got %s. Remove it for a permanent grant.", v.ValueString()))
-	case !t.After(now):
-		diags.AddAttributeError(p, "Expiry in the past",
+	}
+}
+
+// checkExpiryAhead refuses to plan sending an expiry that has passed: IAM
+// would refuse it.
+func checkExpiryAhead(v timetypes.RFC3339, now time.Time, diags *diag.Diagnostics) {
+	if v.IsNull() || v.IsUnknown() {
+		return
+	}
+	if t, d := v.ValueRFC3339Time(); !d.HasError() && !t.After(now) {
+		diags.AddAttributeError(path.Root("expires_at"), "Expiry in the past",
 			fmt.Sprintf("expires_at is %s, which has passed; IAM refuses expiries that are not in the future. Set a later time or remove it for a permanent grant.", v.ValueString()))
 	}
 }
 
 func (r *instanceGrantResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
-		return // create: policies are unknown; destroy: nothing to plan
+	if req.Plan.Raw.IsNull() {
+		return // destroy: nothing to check, whatever the expiry
 	}
+	var plan, state instanceGrantModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if req.State.Raw.IsNull() {
+		checkExpiryAhead(plan.ExpiresAt, time.Now(), &resp.Diagnostics)
+		return // create: policies are unknown
+	}
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.ExpiresAt.Equal(state.ExpiresAt) {
+		checkExpiryAhead(plan.ExpiresAt, time.Now(), &resp.Diagnostics)
+	}
+	r.planPolicies(ctx, req, plan, state, resp)
+}
+
+// planPolicies shows the policy ids that an update keeps, instead of
+// "known after apply" for all of them.
+func (r *instanceGrantResource) planPolicies(ctx context.Context, req resource.ModifyPlanRequest, plan, state instanceGrantModel, resp *resource.ModifyPlanResponse) {
 	if held, diags := readHoldings(ctx, req.Private); diags.HasError() || held != nil {
 		resp.Diagnostics.Append(diags...)
 		return // a run failed midway: any policy may be granted anew
 	}
-	var plan, state instanceGrantModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || plan.Actions.IsUnknown() || plan.Resources.IsUnknown() || plan.ExpiresAt.IsUnknown() ||
+	if plan.Actions.IsUnknown() || plan.Resources.IsUnknown() || plan.ExpiresAt.IsUnknown() ||
 		state.Actions.IsNull() || state.Policies.IsNull() {
 		return
 	}

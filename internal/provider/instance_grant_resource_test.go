@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -303,10 +304,217 @@ func grantOutsideTerraform(t *testing.T, sb *sandboxtest.Sandbox, ids []string) 
 	}
 }
 
-// errorResponse matches the error a failed call reports: its code and the
-// request id users quote to their IAM operators.
+// errorResponse matches the error a failed call reports: its code (or a
+// prefix of it) and the request id users quote to their IAM operators.
+// Terraform wraps long messages, so any space may be a line break.
 func errorResponse(code int, text string) *regexp.Regexp {
-	return regexp.MustCompile(fmt.Sprintf(`(?s)code %d.*request [0-9a-f]{32}.*%s`, code, text))
+	return regexp.MustCompile(fmt.Sprintf(`(?s)code %d\d*.*request\s+[0-9a-f]{32}.*%s`, code, strings.ReplaceAll(text, " ", `\s+`)))
 }
 
-var _ = errorResponse
+// TestAccInstanceGrant_subjectsAndShapes: a group subject, a combined
+// resource (an action on a business and a host together) and an action
+// related to no resource type.
+func TestAccInstanceGrant_subjectsAndShapes(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		calls := newCallCounter(sb)
+		config := func(hosts string) string {
+			return provider + `
+resource "bkiam_instance_grant" "group" {
+  system    = "bk_cmdb"
+  subject   = { type = "group", id = "1" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1", "2" = "host2" } }]
+}
+
+resource "bkiam_instance_grant" "combined" {
+  system  = "bk_cmdb"
+  subject = { type = "user", id = "bob" }
+  actions = ["edit_biz_host"]
+  resources = [
+    { system = "bk_cmdb", type = "biz", instances = { "1" = "biz1" } },
+    { system = "bk_cmdb", type = "host", instances = ` + hosts + ` },
+  ]
+}
+
+resource "bkiam_instance_grant" "no_type" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "carol" }
+  actions   = ["create_biz"]
+  resources = []
+}
+`
+		}
+		combo := func(hosts ...string) []string {
+			return []string{"/bk_cmdb,biz,1/ & " + strings.Join(hostPaths(hosts...), " & ")}
+		}
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					Config:           config(`{ "7" = "host7", "8" = "host8" }`),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"view_host": hostPaths("1", "2")}),
+						checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8")}),
+						checkHeld(sb, "bk_cmdb", "user", "carol", map[string][]string{"create_biz": {"any"}}),
+						calls.expect(map[string]int{"batch_instance:grant": 3}),
+					),
+				},
+				{
+					// A changed combination is revoked whole and granted
+					// anew: IAM's combined revoke cuts into every stored
+					// combination it overlaps.
+					Config:           config(`{ "7" = "host7", "8" = "host8", "9" = "host9" }`),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8", "9")}),
+						calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}),
+					),
+				},
+			},
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+				checkHeld(sb, "bk_cmdb", "group", "1", nil),
+				checkHeld(sb, "bk_cmdb", "user", "bob", nil),
+				checkHeld(sb, "bk_cmdb", "user", "carol", nil),
+				calls.expect(map[string]int{"batch_instance:revoke": 3}),
+			),
+		})
+	})
+}
+
+// firstByString returns the first n ids in the order the planner sends
+// them: sorted as strings.
+func firstByString(ids []string, n int) []string {
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	return sorted[:n]
+}
+
+// TestAccInstanceGrant_partialFailure: when call k of n fails, state
+// records exactly the calls that succeeded, and the next apply sends only
+// the rest.
+func TestAccInstanceGrant_partialFailure(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		calls := newCallCounter(sb)
+		ids := idRange(0, 450)
+		chunk := hostPaths(firstByString(ids, 200)...)
+		all := hostPaths(ids...)
+		failSecond := func() {
+			if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{After: 1, Count: 1, Status: 500, Code: 1902500}}); err != nil {
+				t.Fatal(err)
+			}
+			calls.reset()
+		}
+		clearFaults := func() {
+			if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		failure := regexp.MustCompile(`(?s)Call 2 of 3 failed.*code 1902500.*request\s+[0-9a-f]{32}.*The\s+call\s+before\s+it\s+succeeded`)
+		view := []string{"view_host"}
+		both := []string{"delete_host", "view_host"}
+
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					// Create: the second of three grants fails.
+					PreConfig:   failSecond,
+					Config:      hostGrant{actions: view, ids: ids}.config(provider),
+					ExpectError: failure,
+				},
+				{
+					// The first chunk was granted and recorded; Terraform
+					// tainted the resource, so the next apply revokes it
+					// and grants everything again.
+					PreConfig: func() {
+						if got := heldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]; len(got) != 200 || got[0] != chunk[0] {
+							t.Errorf("after the failed create the sandbox holds %d paths, want the first 200", len(got))
+						}
+						clearFaults()
+						calls.reset()
+					},
+					Config:           hostGrant{actions: view, ids: ids}.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all}),
+						calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3}),
+					),
+				},
+				{
+					// Update: adding an action takes three grants; the
+					// second fails.
+					PreConfig:   failSecond,
+					Config:      hostGrant{actions: both, ids: ids}.config(provider),
+					ExpectError: failure,
+				},
+				{
+					// State knows delete_host holds the first 200, so the
+					// plan is not empty...
+					PreConfig: func() {
+						if got := heldPaths(sb, "bk_cmdb", "user", "alice")["delete_host"]; !equalStrings(got, chunk) {
+							t.Errorf("after the failed update the sandbox holds %d delete_host paths, want the first 200", len(got))
+						}
+						clearFaults()
+						calls.reset()
+					},
+					Config:             hostGrant{actions: both, ids: ids}.config(provider),
+					PlanOnly:           true,
+					ExpectNonEmptyPlan: true,
+				},
+				{
+					// ...and the next apply grants only the other 250.
+					Config:           hostGrant{actions: both, ids: ids}.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all, "delete_host": all}),
+						checkPolicyIDs(sb),
+						calls.expect(map[string]int{"batch_instance:grant": 2}),
+					),
+				},
+			},
+			CheckDestroy: checkHeld(sb, "bk_cmdb", "user", "alice", nil),
+		})
+	})
+}
+
+func equalStrings(a, b []string) bool {
+	return strings.Join(a, "\n") == strings.Join(b, "\n")
+}
+
+// TestAccInstanceGrant_errors: what IAM refuses fails with a clear error
+// naming the code and the request id, and leaves nothing behind.
+func TestAccInstanceGrant_errors(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		grant := func(system, subject, action, typ string) string {
+			return fmt.Sprintf(`
+resource "bkiam_instance_grant" "test" {
+  system    = %q
+  subject   = { type = "user", id = %q }
+  actions   = [%q]
+  resources = [{ system = %q, type = %q, instances = { "1" = "one" } }]
+}
+`, system, subject, action, system, typ)
+		}
+		// An app that is a client of no system (on ESB, with a user's
+		// token: it is not on the skip-login whitelist either).
+		outsider := strings.NewReplacer(sandboxtest.AppCode, "outsider", sandboxtest.AppSecret, "outsider-secret",
+			`username    = "admin"`, `bk_token    = "token-alice"`).Replace(provider)
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{Config: outsider + grant("bk_cmdb", "alice", "view_host", "host"), ExpectError: errorResponse(1902403, "can not access system")},
+				{Config: provider + grant("bk_cmdb", "alice", "fly_host", "host"), ExpectError: errorResponse(1902416, `action\[fly_host\] of system\[bk_cmdb\] not exists`)},
+				{Config: provider + grant("bk_cmdb", "alice", "view_host", "biz"), ExpectError: errorResponse(1902417, `do not match the related resource types`)},
+				{Config: provider + grant("bk_cmdb", "zed", "view_host", "host"), ExpectError: errorResponse(1902412, `user\[zed\] not exists`)},
+				{Config: provider + grant("no_such_system", "alice", "view_host", "host"), ExpectError: errorResponse(1902403, "can not access system no_such_system")},
+			},
+			CheckDestroy: func(*terraform.State) error {
+				if n := len(sb.Policies(sandbox.PolicyFilter{}).Policies); n != 0 {
+					return fmt.Errorf("the sandbox holds %d policies after failed grants", n)
+				}
+				return nil
+			},
+		})
+	})
+}

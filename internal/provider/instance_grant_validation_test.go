@@ -1,0 +1,124 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+// TestAccInstanceGrant_planTimeValidation: every configuration mistake is
+// refused at plan time, before any call, with the attribute and the fix.
+func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	provider := transports[0].block(sb.URL)
+	grant := func(body string) string {
+		return provider + "resource \"bkiam_instance_grant\" \"test\" {\n" + body + "\n}\n"
+	}
+	valid := map[string]string{
+		"system":     `"bk_cmdb"`,
+		"subject":    `{ type = "user", id = "alice" }`,
+		"actions":    `["view_host"]`,
+		"resources":  `[{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]`,
+		"expires_at": "",
+	}
+	with := func(changes map[string]string) string {
+		var b strings.Builder
+		for _, k := range []string{"system", "subject", "actions", "resources", "expires_at"} {
+			v := valid[k]
+			if c, ok := changes[k]; ok {
+				v = c
+			}
+			if v != "" {
+				fmt.Fprintf(&b, "  %s = %s\n", k, v)
+			}
+		}
+		return grant(b.String())
+	}
+	var tooMany strings.Builder
+	for i := 0; i <= maxPolicyInstances; i++ {
+		fmt.Fprintf(&tooMany, "%q = \"h\", ", fmt.Sprint(i))
+	}
+	cases := []struct {
+		name    string
+		changes map[string]string
+		want    string
+	}{
+		{"blank system", map[string]string{"system": `" "`}, `system must not be empty or blank`},
+		{"unknown subject type", map[string]string{"subject": `{ type = "robot", id = "r2" }`}, `subject.type.*value must be one of`},
+		{"blank subject id", map[string]string{"subject": `{ type = "user", id = "" }`}, `subject.id must not be empty`},
+		{"non-numeric group", map[string]string{"subject": `{ type = "group", id = "ops" }`}, `Group IDs are numeric.*subject.id must be the numeric ID`},
+		{"no actions", map[string]string{"actions": `[]`}, `actions set must contain at least 1`},
+		{"blank action", map[string]string{"actions": `["view_host", ""]`}, `must not be empty or blank`},
+		{"empty instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {} }]`}, `resources\[0\].instances map must contain at least 1`},
+		{"blank instance name", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "1" = " " } }]`}, `must not be empty or blank`},
+		{"blank instance id", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "" = "x" } }]`}, `must not be empty or blank`},
+		{"blank resource type", map[string]string{"resources": `[{ system = "bk_cmdb", type = "", instances = { "1" = "x" } }]`}, `resources\[0\].type must not be empty`},
+		{"over 10000 instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {` + tooMany.String() + `} }]`}, `at most 10000 elements, got: 10001`},
+		{"expiry not RFC 3339", map[string]string{"expires_at": `"next tuesday"`}, `RFC\s*3339`},
+		{"expiry in the past", map[string]string{"expires_at": `"2020-01-01T00:00:00Z"`}, `Expiry in the past.*has passed`},
+		{"expiry past 2100", map[string]string{"expires_at": `"2100-01-01T00:00:01Z"`}, `Expiry too late.*no later than\s+2100-01-01T00:00:00Z`},
+		{"expiry for a group", map[string]string{"subject": `{ type = "group", id = "1" }`, "expires_at": `"2099-01-01T00:00:00Z"`}, `Group grants do not expire`},
+	}
+	var steps []resource.TestStep
+	for _, tc := range cases {
+		steps = append(steps, resource.TestStep{
+			Config:      with(tc.changes),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)` + strings.ReplaceAll(tc.want, " ", `\s+`)),
+		})
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps:                    steps,
+		CheckDestroy: func(*terraform.State) error {
+			if n := sb.Stats().Total; n != 0 {
+				return fmt.Errorf("refused configurations sent %d requests", n)
+			}
+			return nil
+		},
+	})
+}
+
+// TestAccInstanceGrant_expiredGrantLeavesState: Read notices a user grant
+// whose expiry has passed and drops it from state, so the plan shows it
+// must be granted again; a configuration that still names the past expiry
+// is refused at plan time, as IAM would refuse it.
+func TestAccInstanceGrant_expiredGrantLeavesState(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	calls := newCallCounter(sb)
+	provider := transports[0].block(sb.URL)
+	soon := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	grant := func(expires string) string {
+		return hostGrant{actions: []string{"view_host"}, ids: []string{"1"}, expiresAt: expires}.config(provider)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: grant(soon), Check: calls.expect(map[string]int{"batch_instance:grant": 1})},
+			{
+				PreConfig:   func() { time.Sleep(5 * time.Second) },
+				Config:      grant(soon),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Expiry in the past`),
+			},
+			{
+				// A new expiry: the plan creates the grant again.
+				Config: grant(later),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionCreate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: calls.expect(map[string]int{"batch_instance:grant": 1}),
+			},
+		},
+	})
+}
