@@ -205,6 +205,12 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					PlanOnly: true,
 				},
 				{
+					// Applying it again sends nothing.
+					Config:           hostGrant{actions: swapped, ids: ids455, name: renamed, expiresAt: "2099-06-01T00:00:00Z"}.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check:            calls.expect(map[string]int{}),
+				},
+				{
 					// A refresh makes no call either.
 					RefreshState: true,
 					Check:        calls.expect(map[string]int{}),
@@ -342,6 +348,13 @@ resource "bkiam_instance_grant" "no_type" {
   actions   = ["create_biz"]
   resources = []
 }
+
+resource "bkiam_instance_grant" "admin" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "admin" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
+}
 `
 		}
 		combo := func(hosts ...string) []string {
@@ -357,7 +370,10 @@ resource "bkiam_instance_grant" "no_type" {
 						checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"view_host": hostPaths("1", "2")}),
 						checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8")}),
 						checkHeld(sb, "bk_cmdb", "user", "carol", map[string][]string{"create_biz": {"any"}}),
-						calls.expect(map[string]int{"batch_instance:grant": 3}),
+						// IAM accepts a grant to admin and stores nothing.
+						checkHeld(sb, "bk_cmdb", "user", "admin", nil),
+						resource.TestCheckResourceAttr("bkiam_instance_grant.admin", "policies.view_host", "0"),
+						calls.expect(map[string]int{"batch_instance:grant": 4}),
 					),
 				},
 				{
@@ -376,7 +392,7 @@ resource "bkiam_instance_grant" "no_type" {
 				checkHeld(sb, "bk_cmdb", "group", "1", nil),
 				checkHeld(sb, "bk_cmdb", "user", "bob", nil),
 				checkHeld(sb, "bk_cmdb", "user", "carol", nil),
-				calls.expect(map[string]int{"batch_instance:revoke": 3}),
+				calls.expect(map[string]int{"batch_instance:revoke": 4}),
 			),
 		})
 	})

@@ -1,12 +1,15 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -121,4 +124,45 @@ func TestAccInstanceGrant_expiredGrantLeavesState(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestInstanceGrantWarnsAboutAdmin: IAM ignores grants to admin; the plan
+// says so on subject.id.
+func TestInstanceGrantWarnsAboutAdmin(t *testing.T) {
+	ctx := context.Background()
+	objType, ok := instanceGrantSchema(ctx).Type().TerraformType(ctx).(tftypes.Object)
+	if !ok {
+		t.Fatal("schema is not an object")
+	}
+	subjectType := objType.AttributeTypes["subject"].(tftypes.Object)
+	resourcesType := objType.AttributeTypes["resources"].(tftypes.List)
+	entryType := resourcesType.ElementType.(tftypes.Object)
+	instancesType := entryType.AttributeTypes["instances"]
+	values := map[string]tftypes.Value{}
+	for name, typ := range objType.AttributeTypes {
+		values[name] = tftypes.NewValue(typ, nil)
+	}
+	values["system"] = tftypes.NewValue(tftypes.String, "bk_cmdb")
+	values["subject"] = tftypes.NewValue(subjectType, map[string]tftypes.Value{
+		"type": tftypes.NewValue(tftypes.String, "user"), "id": tftypes.NewValue(tftypes.String, "Admin"),
+	})
+	values["actions"] = tftypes.NewValue(objType.AttributeTypes["actions"], []tftypes.Value{tftypes.NewValue(tftypes.String, "view_host")})
+	values["resources"] = tftypes.NewValue(resourcesType, []tftypes.Value{tftypes.NewValue(entryType, map[string]tftypes.Value{
+		"system":    tftypes.NewValue(tftypes.String, "bk_cmdb"),
+		"type":      tftypes.NewValue(tftypes.String, "host"),
+		"instances": tftypes.NewValue(instancesType, map[string]tftypes.Value{"1": tftypes.NewValue(tftypes.String, "host1")}),
+	})})
+	dv, err := tfprotov6.NewDynamicValue(objType, tftypes.NewValue(objType, values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := protoServer(t).ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: "bkiam_instance_grant", Config: &dv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tftypes.NewAttributePath().WithAttributeName("subject").WithAttributeName("id")
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != tfprotov6.DiagnosticSeverityWarning ||
+		!resp.Diagnostics[0].Attribute.Equal(want) || !strings.Contains(resp.Diagnostics[0].Summary, "IAM ignores grants to admin") {
+		t.Fatalf("diagnostics:\n%s", renderDiags(resp.Diagnostics))
+	}
 }
