@@ -44,7 +44,8 @@ func (r *grantRunner) run(ctx context.Context, calls []grantplan.Call) error {
 			if bkiam.OutcomeUnknown(err) {
 				r.held.ApplyUncertain(call)
 			}
-			return &runError{done: i, total: len(calls), call: call, err: err}
+			return &runError{done: i, total: len(calls), what: describeCall(call), err: err,
+				doubt: bkiam.OutcomeUnknown(err) && call.Operation == grantplan.OperationGrant}
 		}
 		r.held.Apply(call)
 		r.record(call, results)
@@ -107,9 +108,13 @@ func contains(items []string, s string) bool {
 // what is recorded, in words a user can act on.
 type runError struct {
 	done, total int
-	call        grantplan.Call
-	err         error
-	stopped     error
+	// what describes the failed call: "granting view_host on 200 …".
+	what    string
+	err     error
+	stopped error
+	// doubt says the failed call may have been carried out and is
+	// recorded as held.
+	doubt bool
 }
 
 func (e *runError) Error() string {
@@ -125,11 +130,11 @@ func (e *runError) Error() string {
 			e.done+1, e.total, e.stopped, recorded)
 	}
 	doubt := ""
-	if bkiam.OutcomeUnknown(e.err) && e.call.Operation == grantplan.OperationGrant {
+	if e.doubt {
 		doubt = " IAM may or may not have carried out this call: state counts it as held, so that a destroy revokes it, and the next apply sends it again."
 	}
 	return fmt.Sprintf("Call %d of %d failed, %s: %v. %s%s Fix the cause and run terraform apply again to finish.",
-		e.done+1, e.total, describeCall(e.call), e.err, recorded, doubt)
+		e.done+1, e.total, e.what, e.err, recorded, doubt)
 }
 
 func (e *runError) Unwrap() error {

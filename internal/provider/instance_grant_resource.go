@@ -215,7 +215,7 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 func (r *instanceGrantResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan instanceGrantModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
 		return
 	}
 	timeout, d := plan.Timeouts.Create(ctx, defaultTimeout)
@@ -268,7 +268,7 @@ func (r *instanceGrantResource) Update(ctx context.Context, req resource.UpdateR
 	var plan, state instanceGrantModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
 		return
 	}
 	timeout, d := plan.Timeouts.Update(ctx, defaultTimeout)
@@ -295,7 +295,7 @@ func (r *instanceGrantResource) Update(ctx context.Context, req resource.UpdateR
 func (r *instanceGrantResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state instanceGrantModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
 		return
 	}
 	timeout, d := state.Timeouts.Delete(ctx, defaultTimeout)
@@ -339,15 +339,6 @@ func (r *instanceGrantResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("system"), parts[0])...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("subject"), subjectValue)...)
-}
-
-func (r *instanceGrantResource) configured(diags *diag.Diagnostics) bool {
-	if r.data == nil {
-		diags.AddError("Provider not configured",
-			"The bkiam provider was not configured before this resource was used. This is a bug in the provider or in Terraform.")
-		return false
-	}
-	return true
 }
 
 func (r *instanceGrantResource) runner(m instanceGrantModel, held grantplan.Holdings, policies map[string]int64) *grantRunner {

@@ -91,3 +91,67 @@ func writeHoldings(ctx context.Context, private privateSetter, h grantplan.Holdi
 	}
 	return private.SetKey(ctx, privateHoldingsKey, raw)
 }
+
+// privateCreatorKey is the private-state key of a creator grant's exact
+// holdings, kept only while its public state cannot describe them.
+const privateCreatorKey = "creator_paths"
+
+type heldNode struct {
+	System string `json:"system"`
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+}
+
+type heldPath struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Ancestors []heldNode `json:"ancestors,omitempty"`
+	Doubt     bool       `json:"doubt,omitempty"`
+}
+
+func readCreatorHoldings(ctx context.Context, private privateGetter, t grantplan.CreatorTarget) (grantplan.CreatorHoldings, diag.Diagnostics) {
+	if private == nil {
+		return nil, nil
+	}
+	raw, diags := private.GetKey(ctx, privateCreatorKey)
+	if diags.HasError() || len(raw) == 0 {
+		return nil, diags
+	}
+	var stored []heldPath
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		diags.AddError("Cannot read the resource's private state",
+			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
+				"(terraform state rm) and import it again.", err))
+		return nil, diags
+	}
+	h := grantplan.CreatorHoldings{}
+	for _, p := range stored {
+		in := grantplan.CreatorInstance{ID: p.ID, Name: p.Name}
+		for _, a := range p.Ancestors {
+			in.Ancestors = append(in.Ancestors, grantplan.Node{System: a.System, Type: a.Type, ID: a.ID})
+		}
+		h[in.Path(t.System, t.Type)] = grantplan.CreatorHolding{Instance: in, Doubt: p.Doubt}
+	}
+	return h, diags
+}
+
+func writeCreatorHoldings(ctx context.Context, private privateSetter, h grantplan.CreatorHoldings) diag.Diagnostics {
+	if h == nil {
+		return private.SetKey(ctx, privateCreatorKey, nil)
+	}
+	stored := make([]heldPath, 0, len(h))
+	for _, held := range h {
+		p := heldPath{ID: held.Instance.ID, Name: held.Instance.Name, Doubt: held.Doubt}
+		for _, a := range held.Instance.Ancestors {
+			p.Ancestors = append(p.Ancestors, heldNode{System: a.System, Type: a.Type, ID: a.ID})
+		}
+		stored = append(stored, p)
+	}
+	raw, err := json.Marshal(stored)
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Cannot record what the resource holds", err.Error())
+		return diags
+	}
+	return private.SetKey(ctx, privateCreatorKey, raw)
+}

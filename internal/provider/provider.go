@@ -107,6 +107,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 func (p *bkiamProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewInstanceGrantResource,
+		NewCreatorGrantResource,
 	}
 }
 

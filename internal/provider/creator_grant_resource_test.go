@@ -1,0 +1,420 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+const creatorAddr = "bkiam_creator_grant.test"
+
+// creatorGrant renders a bkiam_creator_grant of alice.
+type creatorGrant struct {
+	system, typ string
+	// instances maps ids to their project ("" for none); names are "<id> app".
+	instances map[string]string
+	actions   []string
+}
+
+func (g creatorGrant) config(provider string) string {
+	var b strings.Builder
+	for _, id := range sortedKeys(g.instances) {
+		project := ""
+		if p := g.instances[id]; p != "" {
+			project = fmt.Sprintf(`, ancestors = [{ system = %q, type = "project", id = %q }]`, g.system, p)
+		}
+		fmt.Fprintf(&b, "    %q = { name = %q%s }\n", id, id+" app", project)
+	}
+	actions := ""
+	if g.actions != nil {
+		actions = fmt.Sprintf("  actions = [%s]\n", quoteList(g.actions))
+	}
+	return provider + fmt.Sprintf(`
+resource "bkiam_creator_grant" "test" {
+  system  = %q
+  type    = %q
+  creator = "alice"
+  instances = {
+%s  }
+%s}
+`, g.system, g.typ, b.String(), actions)
+}
+
+func jobs(ids ...string) map[string]string {
+	out := map[string]string{}
+	for _, id := range ids {
+		out[id] = ""
+	}
+	return out
+}
+
+func jobPaths(ids ...string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "/bk_job,job," + id + "/"
+	}
+	sort.Strings(out)
+	return out
+}
+
+// allFour is what bk_job's creator config grants for a job.
+func allFour(paths []string) map[string][]string {
+	return map[string][]string{"delete": paths, "edit": paths, "list": paths, "view": paths}
+}
+
+// TestAccCreatorGrant_jobs: the documentation's example without
+// ancestors (three bk_job jobs), then additions, removals and a destroy.
+func TestAccCreatorGrant_jobs(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		calls := newCallCounter(sb)
+		three := creatorGrant{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
+		changed := creatorGrant{system: "bk_job", typ: "job", instances: jobs("job2", "job3", "job4")}
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					Config:           three.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(creatorAddr, tfjsonpath.New("id"), knownvalue.StringExact("bk_job/job/alice")),
+						statecheck.ExpectKnownValue(creatorAddr, tfjsonpath.New("granted_actions"), knownvalue.SetExact([]knownvalue.Check{
+							knownvalue.StringExact("delete"), knownvalue.StringExact("edit"), knownvalue.StringExact("list"), knownvalue.StringExact("view"),
+						})),
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3"))),
+						checkExpiry(sb, bkiam.PermanentExpiry),
+						calls.expect(map[string]int{"batch_resource_creator_action": 1}),
+					),
+				},
+				{
+					// Add job4, remove job1: one creator grant, one path revoke.
+					Config:           changed.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job2", "job3", "job4"))),
+						calls.expect(map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1}),
+					),
+				},
+				{
+					Config:   changed.config(provider),
+					PlanOnly: true,
+				},
+			},
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+				checkHeld(sb, "bk_job", "user", "alice", nil),
+				calls.expect(map[string]int{"batch_path:revoke": 1}),
+			),
+		})
+	})
+}
+
+// TestAccCreatorGrant_scale: 450 instances create in 3 creator calls and
+// destroy in 1 path revoke.
+func TestAccCreatorGrant_scale(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	calls := newCallCounter(sb)
+	ids := make([]string, 450)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("job%03d", i)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:           creatorGrant{system: "bk_job", typ: "job", instances: jobs(ids...)}.config(transports[0].block(sb.URL)),
+			ConfigPlanChecks: emptyPlanAfterApply,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))),
+				calls.expect(map[string]int{"batch_resource_creator_action": 3}),
+			),
+		}},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkHeld(sb, "bk_job", "user", "alice", nil),
+			calls.expect(map[string]int{"batch_path:revoke": 1}),
+		),
+	})
+}
+
+func sopsPath(project, app string) string {
+	return "/bk_sops,project," + project + "/bk_sops,mini_app," + app + "/"
+}
+
+// TestAccCreatorGrant_miniApps: the documentation's example with
+// ancestors (bk_sops mini apps under projects), with the expected
+// actions set; moving a mini app to another project grants the new path
+// before revoking the old one.
+func TestAccCreatorGrant_miniApps(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		calls := newCallCounter(sb)
+		actions := []string{"mini_app_view", "mini_app_edit"}
+		before := creatorGrant{system: "bk_sops", typ: "mini_app", actions: actions,
+			instances: map[string]string{"mini_app1": "project1", "mini_app2": "project2"}}
+		moved := creatorGrant{system: "bk_sops", typ: "mini_app", actions: actions,
+			instances: map[string]string{"mini_app1": "project1", "mini_app2": "project1"}}
+		held := func(paths ...string) map[string][]string {
+			sort.Strings(paths)
+			return map[string][]string{"mini_app_view": paths, "mini_app_edit": paths}
+		}
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					Config:           before.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project2", "mini_app2"))),
+						calls.expect(map[string]int{"batch_resource_creator_action": 1}),
+						checkCreatorPolicies(sb, "bk_sops"),
+					),
+				},
+				{
+					Config: moved.config(provider),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						// The recorded actions and their policies are known in the plan.
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectKnownValue(creatorAddr, tfjsonpath.New("policies").AtMapKey("mini_app_view"), knownvalue.NotNull()),
+						},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project1", "mini_app2"))),
+						calls.expect(map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1}),
+						checkCreatorPolicies(sb, "bk_sops"),
+					),
+				},
+			},
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+				checkHeld(sb, "bk_sops", "user", "alice", nil),
+				calls.expect(map[string]int{"batch_path:revoke": 1}),
+			),
+		})
+	})
+}
+
+// checkCreatorPolicies checks the policies attribute against the sandbox.
+func checkCreatorPolicies(sb *sandboxtest.Sandbox, system string) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		attrs := s.RootModule().Resources[creatorAddr].Primary.Attributes
+		for _, p := range sb.Policies(sandbox.PolicyFilter{System: system, SubjectID: "alice"}).Policies {
+			if got := attrs["policies."+p.Action]; got != fmt.Sprint(p.PolicyID) {
+				return fmt.Errorf("policies.%s = %q, the sandbox's policy id is %d", p.Action, got, p.PolicyID)
+			}
+		}
+		return nil
+	}
+}
+
+// TestAccCreatorGrant_unrelatedPolicies: IAM's answer lists the creator's
+// other policies in the system. With actions unset they are recorded, and
+// destroy skips those that do not relate to the type; with actions set,
+// exactly those are recorded. Either way the other grant survives.
+func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		actions  []string
+		recorded []string
+	}{
+		{"actions unset", nil, []string{"edit_biz", "view_biz", "view_host"}},
+		{"actions set", []string{"view_biz", "edit_biz"}, []string{"edit_biz", "view_biz"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := sandboxtest.Start(t)
+			provider := transports[0].block(sb.URL)
+			otherGrant := map[string][]string{"view_host": hostPaths("1", "2")}
+			var expect []knownvalue.Check
+			for _, a := range tc.recorded {
+				expect = append(expect, knownvalue.StringExact(a))
+			}
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					PreConfig:         func() { grantOutsideTerraform(t, sb, []string{"1", "2"}) },
+					Config:            creatorGrant{system: "bk_cmdb", typ: "biz", actions: tc.actions, instances: jobs("biz1")}.config(provider),
+					ConfigPlanChecks:  emptyPlanAfterApply,
+					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(creatorAddr, tfjsonpath.New("granted_actions"), knownvalue.SetExact(expect))},
+					Check: checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{
+						"view_host": hostPaths("1", "2"), "view_biz": {"/bk_cmdb,biz,biz1/"}, "edit_biz": {"/bk_cmdb,biz,biz1/"},
+					}),
+				}},
+				// The creator grant is gone, the other grant untouched.
+				CheckDestroy: checkHeld(sb, "bk_cmdb", "user", "alice", otherGrant),
+			})
+		})
+	}
+}
+
+// TestAccCreatorGrant_errors: IAM's refusals are clear errors with code
+// and request id, and leave nothing behind.
+func TestAccCreatorGrant_errors(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		outsider := strings.NewReplacer(sandboxtest.AppCode, "outsider", sandboxtest.AppSecret, "outsider-secret",
+			`username    = "admin"`, `bk_token    = "token-alice"`).Replace(provider)
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					Config:      creatorGrant{system: "bk_cmdb", typ: "host", instances: jobs("1")}.config(provider),
+					ExpectError: errorResponse(1902412, `do not register actions for authorization of creator`),
+				},
+				{
+					Config:      creatorGrant{system: "bk_sops", typ: "mini_app", instances: map[string]string{"m1": "project9"}}.config(provider),
+					ExpectError: errorResponse(1902416, `project9`),
+				},
+				{
+					Config:      outsider + creatorGrant{system: "bk_job", typ: "job", instances: jobs("job1")}.config(""),
+					ExpectError: errorResponse(1902403, `can not access system bk_job`),
+				},
+			},
+			CheckDestroy: func(*terraform.State) error {
+				if n := len(sb.Policies(sandbox.PolicyFilter{}).Policies); n != 0 {
+					return fmt.Errorf("the sandbox holds %d policies after the failed grants", n)
+				}
+				return nil
+			},
+		})
+	})
+}
+
+// TestAccCreatorGrant_missingExpectedAction: IAM registers the creator,
+// but not for an expected action. The apply fails; state records the
+// expected actions IAM did grant, and destroy revokes exactly those: the
+// configured creator actions the resource was not told to expect stay, as
+// the documentation warns.
+func TestAccCreatorGrant_missingExpectedAction(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	provider := transports[0].block(sb.URL)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      creatorGrant{system: "bk_job", typ: "job", actions: []string{"view", "launch"}, instances: jobs("job1")}.config(provider),
+			ExpectError: regexp.MustCompile(`(?s)did\s+not\s+grant\s+launch`),
+		}},
+		CheckDestroy: checkHeld(sb, "bk_job", "user", "alice", map[string][]string{
+			"delete": jobPaths("job1"), "edit": jobPaths("job1"), "list": jobPaths("job1"),
+		}),
+	})
+}
+
+// TestAccCreatorGrant_partialFailureAndImport: a failed call leaves state
+// equal to what IAM holds, the next apply sends only the rest; and an
+// import adopts existing creator grants.
+func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		calls := newCallCounter(sb)
+		few := creatorGrant{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
+		ids := []string{"job1", "job2", "job3"}
+		for i := 0; i < 447; i++ {
+			ids = append(ids, fmt.Sprintf("more%03d", i))
+		}
+		many := creatorGrant{system: "bk_job", typ: "job", instances: jobs(ids...)}
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					// Existing creator grants, adopted by an import block.
+					PreConfig: func() {
+						client, err := bkiam.New(bkiam.Config{APIGatewayURL: sb.URL, AppCode: sandboxtest.AppCode, AppSecret: sandboxtest.AppSecret})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if _, err := client.BatchResourceCreatorAction(context.Background(), bkiam.CreatorActionRequest{
+							System: "bk_job", Type: "job", Creator: "alice", Instances: []bkiam.CreatorInstance{{ID: "job1", Name: "job1 app"}},
+						}); err != nil {
+							t.Fatal(err)
+						}
+						calls.reset()
+					},
+					Config:           few.config(provider) + "\nimport {\n  to = bkiam_creator_grant.test\n  id = \"bk_job/job/alice\"\n}\n",
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3"))),
+						calls.expect(map[string]int{"batch_resource_creator_action": 1}),
+					),
+				},
+				{
+					// 447 more in 3 calls; the second fails.
+					PreConfig: func() {
+						if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{After: 1, Count: 1, Status: 500, Code: 1902500}}); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config:      many.config(provider),
+					ExpectError: regexp.MustCompile(`(?s)Call 2 of 3 failed.*code 1902500.*request\s+[0-9a-f]{32}`),
+				},
+				{
+					// The first 200 are recorded: the rest take 2 calls.
+					PreConfig: func() {
+						if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+							t.Fatal(err)
+						}
+						if got := len(heldPaths(sb, "bk_job", "user", "alice")["view"]); got != 203 {
+							t.Errorf("after the failure the sandbox holds %d paths, want 203", got)
+						}
+						calls.reset()
+					},
+					Config:           many.config(provider),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))),
+						calls.expect(map[string]int{"batch_resource_creator_action": 2}),
+					),
+				},
+			},
+			CheckDestroy: checkHeld(sb, "bk_job", "user", "alice", nil),
+		})
+	})
+}
+
+// TestAccCreatorGrant_planTimeValidation: mistakes are refused at plan time.
+func TestAccCreatorGrant_planTimeValidation(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	provider := transports[0].block(sb.URL)
+	grant := func(system, typ, creator, instances string) string {
+		return provider + fmt.Sprintf(`
+resource "bkiam_creator_grant" "test" {
+  system    = %q
+  type      = %q
+  creator   = %q
+  instances = %s
+}
+`, system, typ, creator, instances)
+	}
+	var tooMany strings.Builder
+	tooMany.WriteString("{")
+	for i := 0; i <= maxPolicyInstances; i++ {
+		fmt.Fprintf(&tooMany, "%q = { name = \"j\" }, ", fmt.Sprint(i))
+	}
+	tooMany.WriteString("}")
+	one := `{ "job1" = { name = "first job" } }`
+	var steps []resource.TestStep
+	for _, tc := range []struct{ config, want string }{
+		{grant("", "job", "alice", one), `system must not be empty`},
+		{grant("bk_job", " ", "alice", one), `type must not be empty`},
+		{grant("bk_job", "job", "", one), `creator must not be empty`},
+		{grant("bk_job", "job", "alice", `{}`), `instances map must contain at least 1`},
+		{grant("bk_job", "job", "alice", `{ "job1" = { name = "" } }`), `name must not be empty`},
+		{grant("bk_sops", "mini_app", "alice", `{ "m1" = { name = "m", ancestors = [{ system = "bk_sops", type = "project", id = "" }] } }`), `ancestors\[0\].id must not be empty`},
+		{grant("bk_job", "job", "alice", tooMany.String()), `at most 10000 elements, got: 10001`},
+	} {
+		steps = append(steps, resource.TestStep{Config: tc.config, PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)` + strings.ReplaceAll(tc.want, " ", `\s+`))})
+	}
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories, Steps: steps})
+	if n := sb.Stats().Total; n != 0 {
+		t.Fatalf("refused configurations sent %d requests", n)
+	}
+}

@@ -1,0 +1,192 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+)
+
+// creatorRunner sends planned creator grants and path revokes one by one,
+// recording after each what the creator holds, like grantRunner.
+type creatorRunner struct {
+	client  *bkiam.Client
+	target  grantplan.CreatorTarget
+	creator string
+	held    grantplan.CreatorHoldings
+	// expected is the actions attribute; nil when unset.
+	expected []string
+	// granted is the set of actions recorded as granted, revoked from
+	// every path that is revoked.
+	granted  map[string]bool
+	policies map[string]int64
+}
+
+func (r *creatorRunner) run(ctx context.Context, calls []grantplan.CreatorCall) error {
+	for i, call := range calls {
+		if err := ctx.Err(); err != nil {
+			return &runError{done: i, total: len(calls), stopped: err}
+		}
+		tflog.Debug(ctx, "sending planned IAM call", map[string]any{
+			"call": fmt.Sprintf("%d/%d", i+1, len(calls)), "operation": string(call.Operation), "instances": len(call.Instances),
+		})
+		// As in grantRunner.run, the call in flight runs to its end.
+		callCtx := context.WithoutCancel(ctx)
+		var err error
+		if call.Operation == grantplan.OperationGrant {
+			err = r.grant(callCtx, call)
+		} else {
+			err = r.revoke(callCtx, call)
+		}
+		if err != nil {
+			doubt := bkiam.OutcomeUnknown(err) && call.Operation == grantplan.OperationGrant
+			if doubt {
+				r.held.ApplyUncertain(r.target, call)
+			}
+			return &runError{done: i, total: len(calls), what: r.describe(call), err: err, doubt: doubt}
+		}
+	}
+	return nil
+}
+
+func (r *creatorRunner) describe(c grantplan.CreatorCall) string {
+	if c.Operation == grantplan.OperationGrant {
+		return fmt.Sprintf("registering %s as creator of %d %s/%s instances", r.creator, len(c.Instances), r.target.System, r.target.Type)
+	}
+	return fmt.Sprintf("revoking %s from %d %s/%s paths", strings.Join(r.actions(), ", "), len(c.Instances), r.target.System, r.target.Type)
+}
+
+func (r *creatorRunner) grant(ctx context.Context, call grantplan.CreatorCall) error {
+	req := bkiam.CreatorActionRequest{System: r.target.System, Type: r.target.Type, Creator: r.creator}
+	for _, in := range call.Instances {
+		ci := bkiam.CreatorInstance{ID: in.ID, Name: in.Name}
+		for _, a := range in.Ancestors {
+			ci.Ancestors = append(ci.Ancestors, bkiam.Ancestor{System: a.System, Type: a.Type, ID: a.ID})
+		}
+		req.Instances = append(req.Instances, ci)
+	}
+	results, err := r.client.BatchResourceCreatorAction(ctx, req)
+	if err != nil {
+		return err
+	}
+	r.held.Apply(r.target, call)
+	return r.record(results)
+}
+
+// record keeps the actions IAM reports. Its answer lists every policy the
+// creator holds in the system, related to this type or not (a known
+// server bug): with expected actions, exactly those are recorded and a
+// missing one is an error; without, all are recorded and revoke sorts
+// them out.
+func (r *creatorRunner) record(results []bkiam.PolicyResult) error {
+	reported := map[string]int64{}
+	for _, res := range results {
+		reported[res.Action.ID] = res.PolicyID
+	}
+	if r.expected == nil {
+		for a, id := range reported {
+			r.granted[a] = true
+			r.policies[a] = id
+		}
+		return nil
+	}
+	var missing []string
+	for _, a := range r.expected {
+		id, ok := reported[a]
+		if !ok {
+			missing = append(missing, a)
+			continue
+		}
+		r.granted[a] = true
+		r.policies[a] = id
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("IAM registered the creator but did not grant %s: the creator actions that system %s configured for "+
+			"type %s do not include them. Remove them from actions, or leave actions unset to record what IAM grants",
+			strings.Join(missing, ", "), r.target.System, r.target.Type)
+	}
+	return nil
+}
+
+// revoke undoes the creator grant of the call's paths with a batch_path
+// revoke of every recorded action.
+func (r *creatorRunner) revoke(ctx context.Context, call grantplan.CreatorCall) error {
+	actions := r.actions()
+	if len(actions) == 0 {
+		r.held.Apply(r.target, call)
+		return nil // nothing recorded, nothing to revoke
+	}
+	err := r.pathRevoke(ctx, actions, call.Instances)
+	if err != nil && r.expected == nil && isResourceMismatch(err) && len(actions) > 1 {
+		// Some recorded actions came from IAM's list of unrelated
+		// policies: revoke action by action and drop those IAM says do
+		// not relate to this type.
+		err = nil
+		for _, a := range actions {
+			e := r.pathRevoke(ctx, []string{a}, call.Instances)
+			switch {
+			case isResourceMismatch(e):
+				delete(r.granted, a)
+				delete(r.policies, a)
+			case e != nil:
+				return e
+			}
+		}
+	} else if isResourceMismatch(err) && r.expected == nil {
+		delete(r.granted, actions[0])
+		delete(r.policies, actions[0])
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	r.held.Apply(r.target, call)
+	return nil
+}
+
+func (r *creatorRunner) pathRevoke(ctx context.Context, actions []string, instances []grantplan.CreatorInstance) error {
+	res := bkiam.PathResource{System: r.target.System, Type: r.target.Type}
+	for _, in := range instances {
+		var path []bkiam.PathNode
+		for _, a := range in.Ancestors {
+			// IAM wants a name on every node and never compares it; the
+			// ancestors' names are IAM's own, so the id stands in.
+			path = append(path, bkiam.PathNode{System: a.System, Type: a.Type, ID: a.ID, Name: a.ID})
+		}
+		path = append(path, bkiam.PathNode{System: r.target.System, Type: r.target.Type, ID: in.ID, Name: in.Name})
+		res.Paths = append(res.Paths, path)
+	}
+	req := bkiam.BatchPathRequest{
+		System: r.target.System, Operate: bkiam.OperationRevoke,
+		Subject:   bkiam.Subject{Type: subjectUser, ID: r.creator},
+		Resources: []bkiam.PathResource{res},
+	}
+	for _, a := range actions {
+		req.Actions = append(req.Actions, bkiam.Action{ID: a})
+	}
+	_, err := r.client.BatchPath(ctx, req)
+	return err
+}
+
+func (r *creatorRunner) actions() []string {
+	out := make([]string, 0, len(r.granted))
+	for a := range r.granted {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isResourceMismatch reports IAM's 1902417: the action does not relate to
+// the resource type of the request.
+func isResourceMismatch(err error) bool {
+	var e *bkiam.Error
+	return errors.As(err, &e) && e.Code == 1902417
+}
