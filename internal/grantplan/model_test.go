@@ -182,22 +182,8 @@ func groupKey(g map[string]map[string]string) string {
 	return strings.Join(keys, ";")
 }
 
-// expected is what the store should hold for a grant, built directly from
-// its definition: every action over the product of its entries.
+// expected is what the store should hold for a grant: every action over
+// the product of its entries.
 func expected(g *Grant) map[string]string {
-	s := store{}
-	if g != nil {
-		for _, action := range g.Actions {
-			p := &policy{expiresAt: g.ExpiresAt, any: len(g.Resources) == 0}
-			if len(g.Resources) > 0 {
-				group := map[string]map[string]string{}
-				for _, r := range g.Resources {
-					group[typeKey(r.System, r.Type)] = r.Instances
-				}
-				p.groups = append(p.groups, group)
-			}
-			s[action] = p
-		}
-	}
-	return s.holdings()
+	return heldTuples(Held(g))
 }

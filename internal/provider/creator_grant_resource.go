@@ -240,21 +240,9 @@ func statePolicyMap(ctx context.Context, v types.Map) map[string]int64 {
 }
 
 func (r *creatorGrantResource) apply(ctx context.Context, runner *creatorRunner, next map[string]grantplan.CreatorInstance, diags *diag.Diagnostics) bool {
-	calls, err := grantplan.PlanCreator(runner.target, runner.held, next,
-		grantplan.Limits{Grant: r.data.grantBatchSize, Revoke: r.data.revokeBatchSize})
-	if err != nil {
-		diags.AddError("Cannot plan the IAM calls", err.Error())
-		return false
-	}
-	if err := runner.run(ctx, calls); err != nil {
-		summary := "IAM call failed"
-		if isStop(err) {
-			summary = "Stopped"
-		}
-		diags.AddError(summary, err.Error())
-		return false
-	}
-	return true
+	return planAndRun(ctx, func() ([]grantplan.CreatorCall, error) {
+		return grantplan.PlanCreator(runner.target, runner.held, next, r.data.limits())
+	}, runner.run, diags)
 }
 
 // holdings returns what the creator holds: from private state after a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -159,6 +160,26 @@ func describeCall(c grantplan.Call) string {
 		target = strings.Join(on, " × ") + " instances"
 	}
 	return fmt.Sprintf("%s %s on %s", verb, strings.Join(c.Actions, ", "), target)
+}
+
+// planAndRun plans calls and runs them, turning a failure of either into
+// a diagnostic; it reports whether every call succeeded. Both resources
+// apply their changes through it.
+func planAndRun[C any](ctx context.Context, plan func() ([]C, error), run func(context.Context, []C) error, diags *diag.Diagnostics) bool {
+	calls, err := plan()
+	if err != nil {
+		diags.AddError("Cannot plan the IAM calls", err.Error())
+		return false
+	}
+	if err := run(ctx, calls); err != nil {
+		summary := "IAM call failed"
+		if isStop(err) {
+			summary = "Stopped"
+		}
+		diags.AddError(summary, err.Error())
+		return false
+	}
+	return true
 }
 
 // isStop reports whether a run ended because Terraform cancelled it.

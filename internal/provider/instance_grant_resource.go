@@ -356,28 +356,10 @@ func (r *instanceGrantResource) runner(m instanceGrantModel, held grantplan.Hold
 	}
 }
 
-func (r *instanceGrantResource) limits() grantplan.Limits {
-	return grantplan.Limits{Grant: r.data.grantBatchSize, Revoke: r.data.revokeBatchSize}
-}
-
-// apply plans from what the runner holds to next and runs the calls,
-// reporting a failure as a diagnostic. It reports whether every call
-// succeeded.
+// apply plans from what the runner holds to next and runs the calls; it
+// reports whether every call succeeded.
 func (r *instanceGrantResource) apply(ctx context.Context, runner *grantRunner, next *grantplan.Grant, diags *diag.Diagnostics) bool {
-	calls, err := grantplan.Plan(runner.held, next, r.limits())
-	if err != nil {
-		diags.AddError("Cannot plan the IAM calls", err.Error())
-		return false
-	}
-	if err := runner.run(ctx, calls); err != nil {
-		summary := "IAM call failed"
-		if isStop(err) {
-			summary = "Stopped"
-		}
-		diags.AddError(summary, err.Error())
-		return false
-	}
-	return true
+	return planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, next, r.data.limits()) }, runner.run, diags)
 }
 
 // holdings returns what the resource holds: from private state after a

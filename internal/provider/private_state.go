@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -29,6 +30,38 @@ type privateSetter interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
+// readPrivate decodes the JSON kept under key, reporting whether there was any.
+func readPrivate(ctx context.Context, private privateGetter, key string, into any) (bool, diag.Diagnostics) {
+	if private == nil {
+		return false, nil
+	}
+	raw, diags := private.GetKey(ctx, key)
+	if diags.HasError() || len(raw) == 0 {
+		return false, diags
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		diags.AddError("Cannot read the resource's private state",
+			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
+				"(terraform state rm) and import it again.", err))
+		return false, diags
+	}
+	return true, diags
+}
+
+// writePrivate keeps v as JSON under key, or removes the key when v is nil.
+func writePrivate(ctx context.Context, private privateSetter, key string, v any) diag.Diagnostics {
+	if v == nil {
+		return private.SetKey(ctx, key, nil)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Cannot record what the resource holds", err.Error())
+		return diags
+	}
+	return private.SetKey(ctx, key, raw)
+}
+
 // heldResource is the JSON form of one entry of a holding.
 type heldResource struct {
 	System    string            `json:"system"`
@@ -45,18 +78,9 @@ type heldAction struct {
 // readHoldings returns the holdings kept in private state, or nil when
 // there are none (the public state is exact).
 func readHoldings(ctx context.Context, private privateGetter) (grantplan.Holdings, diag.Diagnostics) {
-	if private == nil {
-		return nil, nil
-	}
-	raw, diags := private.GetKey(ctx, privateHoldingsKey)
-	if diags.HasError() || len(raw) == 0 {
-		return nil, diags
-	}
 	var stored map[string]heldAction
-	if err := json.Unmarshal(raw, &stored); err != nil {
-		diags.AddError("Cannot read the resource's private state",
-			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
-				"(terraform state rm) and import it again.", err))
+	found, diags := readPrivate(ctx, private, privateHoldingsKey, &stored)
+	if !found {
 		return nil, diags
 	}
 	h := grantplan.Holdings{}
@@ -73,7 +97,7 @@ func readHoldings(ctx context.Context, private privateGetter) (grantplan.Holding
 // writeHoldings keeps h in private state, or removes the key when h is nil.
 func writeHoldings(ctx context.Context, private privateSetter, h grantplan.Holdings) diag.Diagnostics {
 	if h == nil {
-		return private.SetKey(ctx, privateHoldingsKey, nil)
+		return writePrivate(ctx, private, privateHoldingsKey, nil)
 	}
 	stored := make(map[string]heldAction, len(h))
 	for action, held := range h {
@@ -83,13 +107,7 @@ func writeHoldings(ctx context.Context, private privateSetter, h grantplan.Holdi
 		}
 		stored[action] = a
 	}
-	raw, err := json.Marshal(stored)
-	if err != nil {
-		var diags diag.Diagnostics
-		diags.AddError("Cannot record what the resource holds", err.Error())
-		return diags
-	}
-	return private.SetKey(ctx, privateHoldingsKey, raw)
+	return writePrivate(ctx, private, privateHoldingsKey, stored)
 }
 
 // privateCreatorKey is the private-state key of a creator grant's exact
@@ -110,18 +128,9 @@ type heldPath struct {
 }
 
 func readCreatorHoldings(ctx context.Context, private privateGetter, t grantplan.CreatorTarget) (grantplan.CreatorHoldings, diag.Diagnostics) {
-	if private == nil {
-		return nil, nil
-	}
-	raw, diags := private.GetKey(ctx, privateCreatorKey)
-	if diags.HasError() || len(raw) == 0 {
-		return nil, diags
-	}
 	var stored []heldPath
-	if err := json.Unmarshal(raw, &stored); err != nil {
-		diags.AddError("Cannot read the resource's private state",
-			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
-				"(terraform state rm) and import it again.", err))
+	found, diags := readPrivate(ctx, private, privateCreatorKey, &stored)
+	if !found {
 		return nil, diags
 	}
 	h := grantplan.CreatorHoldings{}
@@ -137,21 +146,22 @@ func readCreatorHoldings(ctx context.Context, private privateGetter, t grantplan
 
 func writeCreatorHoldings(ctx context.Context, private privateSetter, h grantplan.CreatorHoldings) diag.Diagnostics {
 	if h == nil {
-		return private.SetKey(ctx, privateCreatorKey, nil)
+		return writePrivate(ctx, private, privateCreatorKey, nil)
 	}
+	// Sorted by path, so that the same holdings always write the same bytes.
+	paths := make([]string, 0, len(h))
+	for path := range h {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
 	stored := make([]heldPath, 0, len(h))
-	for _, held := range h {
+	for _, path := range paths {
+		held := h[path]
 		p := heldPath{ID: held.Instance.ID, Name: held.Instance.Name, Doubt: held.Doubt}
 		for _, a := range held.Instance.Ancestors {
 			p.Ancestors = append(p.Ancestors, heldNode{System: a.System, Type: a.Type, ID: a.ID})
 		}
 		stored = append(stored, p)
 	}
-	raw, err := json.Marshal(stored)
-	if err != nil {
-		var diags diag.Diagnostics
-		diags.AddError("Cannot record what the resource holds", err.Error())
-		return diags
-	}
-	return private.SetKey(ctx, privateCreatorKey, raw)
+	return writePrivate(ctx, private, privateCreatorKey, stored)
 }

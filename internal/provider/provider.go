@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 )
 
 // typeName is the provider's type name: the prefix of every resource type.
@@ -42,6 +43,11 @@ type providerData struct {
 	// one resource entry in one grant or revoke call.
 	grantBatchSize  int
 	revokeBatchSize int
+}
+
+// limits are the batch limits the planners split calls by.
+func (d *providerData) limits() grantplan.Limits {
+	return grantplan.Limits{Grant: d.grantBatchSize, Revoke: d.revokeBatchSize}
 }
 
 func (p *bkiamProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
