@@ -13,18 +13,102 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
 // TestMain clears the provider's environment variables, so that a
 // developer's own BlueKing settings cannot leak into the tests' provider
-// blocks, which set everything they need.
+// blocks, which set everything they need. Against a real site, the app
+// secret and token travel in the environment instead, never in a
+// configuration file.
 func TestMain(m *testing.M) {
 	for _, name := range allEnv() {
 		_ = os.Unsetenv(name)
 	}
+	site = realSiteFromEnv()
+	if site != nil {
+		_ = os.Setenv("BKIAM_APP_SECRET", site.client.AppSecret)
+		if site.client.BKToken != "" {
+			_ = os.Setenv("BKIAM_BK_TOKEN", site.client.BKToken)
+		}
+	}
 	os.Exit(m.Run())
+}
+
+// realSite is a BlueKing site the acceptance tests run against instead of
+// the sandbox, when BKIAM_ACC_APIGW_URL or BKIAM_ACC_ESB_URL is set (see
+// the README). The checks that read the sandbox's store or counters, and
+// the tests that inject faults, are then skipped.
+type realSite struct {
+	provider string
+	client   bkiam.Config
+}
+
+var site *realSite
+
+func realSiteFromEnv() *realSite {
+	c := bkiam.Config{
+		APIGatewayURL: os.Getenv("BKIAM_ACC_APIGW_URL"),
+		ESBURL:        os.Getenv("BKIAM_ACC_ESB_URL"),
+		AppCode:       os.Getenv("BKIAM_ACC_APP_CODE"),
+		AppSecret:     os.Getenv("BKIAM_ACC_APP_SECRET"),
+		Username:      os.Getenv("BKIAM_ACC_USERNAME"),
+		BKToken:       os.Getenv("BKIAM_ACC_BK_TOKEN"),
+	}
+	if c.APIGatewayURL == "" && c.ESBURL == "" {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\nprovider \"bkiam\" {\n")
+	if c.APIGatewayURL != "" {
+		fmt.Fprintf(&b, "  apigw_url = %q\n", c.APIGatewayURL)
+	} else {
+		fmt.Fprintf(&b, "  esb_url = %q\n", c.ESBURL)
+	}
+	fmt.Fprintf(&b, "  app_code = %q\n", c.AppCode)
+	if c.Username != "" {
+		fmt.Fprintf(&b, "  username = %q\n", c.Username)
+	}
+	b.WriteString("}\n")
+	return &realSite{provider: b.String(), client: c}
+}
+
+// target returns where an acceptance test runs: a fresh sandbox over the
+// API gateway (sb set), or the real site (sb nil).
+func target(t *testing.T) (sb *sandboxtest.Sandbox, provider string) {
+	t.Helper()
+	if site != nil {
+		return nil, site.provider
+	}
+	sb = sandboxtest.Start(t)
+	return sb, transports[0].block(sb.URL)
+}
+
+// needsSandbox skips a test that injects faults or reads the sandbox
+// directly, when the tests run against a real site.
+func needsSandbox(t *testing.T) {
+	t.Helper()
+	if site != nil {
+		t.Skip("needs the sandbox (fault injection or its model); skipped against a real site")
+	}
+}
+
+// outsideClient is a client for grants made outside Terraform.
+func outsideClient(t *testing.T, sb *sandboxtest.Sandbox) *bkiam.Client {
+	t.Helper()
+	cfg := bkiam.Config{AppCode: sandboxtest.AppCode, AppSecret: sandboxtest.AppSecret}
+	if sb == nil {
+		cfg = site.client
+	} else {
+		cfg.APIGatewayURL = sb.URL
+	}
+	client, err := bkiam.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
 }
 
 // protoV6ProviderFactories serves the provider in-process to the real
@@ -64,8 +148,13 @@ provider "bkiam" {
 	}},
 }
 
-// eachTransport runs f once per transport, each against its own sandbox.
+// eachTransport runs f once per transport, each against its own sandbox;
+// against a real site, once with sb nil.
 func eachTransport(t *testing.T, f func(t *testing.T, sb *sandboxtest.Sandbox, provider string)) {
+	if site != nil {
+		t.Run("real", func(t *testing.T) { f(t, nil, site.provider) })
+		return
+	}
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			sb := sandboxtest.Start(t)
@@ -132,6 +221,9 @@ func idRange(from, to int) []string {
 // checkHeld is a step check: the sandbox holds exactly want for the subject.
 func checkHeld(sb *sandboxtest.Sandbox, system, subjectType, subjectID string, want map[string][]string) func(*terraform.State) error {
 	return func(*terraform.State) error {
+		if sb == nil {
+			return nil // a real site: no inspection API
+		}
 		got := heldPaths(sb, system, subjectType, subjectID)
 		if len(got) == 0 && len(want) == 0 {
 			return nil
@@ -171,6 +263,9 @@ func newCallCounter(sb *sandboxtest.Sandbox) *callCounter {
 // sinceLast returns the calls since the last call of sinceLast, by kind,
 // zero counts left out.
 func (c *callCounter) sinceLast() map[string]int {
+	if c.sb == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.sb.Stats().Requests
@@ -189,6 +284,9 @@ func (c *callCounter) sinceLast() map[string]int {
 // a refresh or plan that called IAM would show here too.
 func (c *callCounter) expect(want map[string]int) func(*terraform.State) error {
 	return func(*terraform.State) error {
+		if c.sb == nil {
+			return nil // a real site: no counters
+		}
 		if got := c.sinceLast(); !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("calls since the last step: %v, want %v", got, want)
 		}

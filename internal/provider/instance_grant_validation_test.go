@@ -13,15 +13,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-
-	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
 // TestAccInstanceGrant_planTimeValidation: every configuration mistake is
 // refused at plan time, before any call, with the attribute and the fix.
 func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
-	sb := sandboxtest.Start(t)
-	provider := transports[0].block(sb.URL)
+	sb, provider := target(t)
 	grant := func(body string) string {
 		return provider + "resource \"bkiam_instance_grant\" \"test\" {\n" + body + "\n}\n"
 	}
@@ -82,6 +79,9 @@ func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps:                    steps,
 		CheckDestroy: func(*terraform.State) error {
+			if sb == nil {
+				return nil
+			}
 			if n := sb.Stats().Total; n != 0 {
 				return fmt.Errorf("refused configurations sent %d requests", n)
 			}
@@ -95,9 +95,8 @@ func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 // must be granted again; a configuration that still names the past expiry
 // is refused at plan time, as IAM would refuse it.
 func TestAccInstanceGrant_expiredGrantLeavesState(t *testing.T) {
-	sb := sandboxtest.Start(t)
+	sb, provider := target(t)
 	calls := newCallCounter(sb)
-	provider := transports[0].block(sb.URL)
 	soon := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	grant := func(expires string) string {

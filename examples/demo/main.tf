@@ -1,0 +1,53 @@
+# The demo that `make demo` runs against the IAM sandbox: a platform team's
+# permissions in three BlueKing systems, declared in one place.
+#
+# The provider reads its endpoint and app credentials from the environment
+# (BKIAM_APIGW_URL, BKIAM_APP_CODE, BKIAM_APP_SECRET), so the same
+# configuration runs against the sandbox and a real site.
+provider "bkiam" {}
+
+# Each team's access to CMDB hosts, through a reusable module.
+module "team" {
+  source   = "../modules/team_access"
+  for_each = var.teams
+
+  members   = each.value.members
+  actions   = each.value.actions
+  instances = merge(each.value.hosts, lookup(var.extra_hosts, each.key, {}))
+}
+
+# The on-call user group may view every host of every team.
+resource "bkiam_instance_grant" "oncall" {
+  system  = "bk_cmdb"
+  subject = { type = "group", id = var.oncall_group }
+  actions = ["view_host"]
+  resources = [{
+    system    = "bk_cmdb"
+    type      = "host"
+    instances = merge([for team in var.teams : team.hosts]...)
+  }]
+}
+
+# Alice created the nightly jobs: bk_job grants a job's creator edit, list,
+# delete and view on it.
+resource "bkiam_creator_grant" "nightly_jobs" {
+  system    = "bk_job"
+  type      = "job"
+  creator   = "alice"
+  instances = { for id, name in var.nightly_jobs : id => { name = name } }
+}
+
+# Dave created mini apps in two projects: each is granted on its path,
+# project then mini app.
+resource "bkiam_creator_grant" "mini_apps" {
+  system  = "bk_sops"
+  type    = "mini_app"
+  creator = "dave"
+  instances = {
+    for id, app in var.mini_apps : id => {
+      name      = app.name
+      ancestors = [{ system = "bk_sops", type = "project", id = app.project }]
+    }
+  }
+  actions = ["mini_app_view", "mini_app_edit"]
+}

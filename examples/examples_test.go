@@ -1,0 +1,111 @@
+// Package examples checks that every example configuration is formatted
+// and valid against a fresh build of the provider, as users will run them.
+package examples
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// versionsTF is added to example directories that do not declare the
+// provider themselves (the per-resource examples, which the docs show
+// as they are): without it Terraform would look for hashicorp/bkiam.
+const versionsTF = `terraform {
+  required_providers {
+    bkiam = {
+      source = "bkiam/bkiam"
+    }
+  }
+}
+`
+
+func TestExamples(t *testing.T) {
+	terraform := testutil.Terraform(t)
+	providerDir := testutil.BuildProvider(t)
+	root := filepath.Join(testutil.RepoRoot(t), "examples")
+
+	// Work on a copy: validate writes .terraform directories.
+	work := t.TempDir()
+	if err := os.CopyFS(work, os.DirFS(root)); err != nil {
+		t.Fatal(err)
+	}
+	cliConfig := filepath.Join(t.TempDir(), "terraform.tfrc")
+	config := `provider_installation {
+  dev_overrides {
+    "bkiam/bkiam" = "` + providerDir + `"
+  }
+  direct {}
+}
+`
+	if err := os.WriteFile(cliConfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	dirs := exampleDirs(t, work)
+	if len(dirs) < 5 {
+		t.Fatalf("found only %d example directories: %v", len(dirs), dirs)
+	}
+	for _, dir := range dirs {
+		rel, _ := filepath.Rel(work, dir)
+		t.Run(rel, func(t *testing.T) {
+			run := func(args ...string) {
+				t.Helper()
+				cmd := exec.Command(terraform, args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("terraform %s in examples/%s: %v\n%s", strings.Join(args, " "), rel, err, out)
+				}
+			}
+			run("fmt", "-check", "-diff", "-no-color")
+			if !declaresProvider(t, dir) {
+				if err := os.WriteFile(filepath.Join(dir, "zz_versions_test.tf"), []byte(versionsTF), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run("get") // installs local modules; providers come from dev_overrides
+			run("validate", "-no-color")
+		})
+	}
+}
+
+// exampleDirs lists the directories under root that hold .tf files.
+func exampleDirs(t *testing.T, root string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".tf") && !seen[filepath.Dir(path)] {
+			seen[filepath.Dir(path)] = true
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+func declaresProvider(t *testing.T, dir string) bool {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), `source = "bkiam/bkiam"`) {
+			return true
+		}
+	}
+	return false
+}

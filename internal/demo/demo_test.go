@@ -1,0 +1,72 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// TestDemo runs the whole demo, as make demo does, and checks that it
+// shows every step a newcomer is promised.
+func TestDemo(t *testing.T) {
+	opts := Options{
+		Terraform:   testutil.Terraform(t),
+		ProviderDir: testutil.BuildProvider(t),
+		Examples:    filepath.Join(testutil.RepoRoot(t), "examples"),
+		Listen:      "127.0.0.1:0",
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), opts, &out); err != nil {
+		t.Fatalf("the demo failed: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{
+		"==> 1. terraform apply",
+		"Apply complete! Resources: 6 added, 0 changed, 0 destroyed.",
+		"The apply cost 6 IAM calls: 4 batch_instance:grant, 2 batch_resource_creator_action.",
+		"SUBJECT", "group 1", "mini_app_view", "project project1 › mini_app mini_app1",
+		"Plan: 0 to add, 2 to change, 0 to destroy.",
+		"The change cost 2 IAM calls: 2 batch_instance:grant.",
+		"No changes.",
+		"The plan cost no IAM call.",
+		"Destroy complete! Resources: 6 destroyed.",
+		"The sandbox is empty: every grant was revoked.",
+		"==> Demo complete.",
+		"The sandbox is stopped.",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the demo's output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out.String())
+	}
+}
+
+// TestDemoPortInUse: a sandbox port that cannot be had is a clear error
+// before anything runs.
+func TestDemoPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	opts := Options{
+		Terraform:   testutil.Terraform(t),
+		ProviderDir: testutil.BuildProvider(t),
+		Examples:    filepath.Join(testutil.RepoRoot(t), "examples"),
+		Listen:      ln.Addr().String(),
+	}
+	var out bytes.Buffer
+	err = Run(context.Background(), opts, &out)
+	if err == nil || !strings.Contains(err.Error(), "cannot start the sandbox on "+ln.Addr().String()) {
+		t.Fatalf("Run = %v, want a clear error about the port", err)
+	}
+	if strings.Contains(out.String(), "$ terraform") {
+		t.Fatalf("Terraform ran although the sandbox could not start:\n%s", out.String())
+	}
+}

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package demo
+
+import "syscall"
+
+func setParentDeathSignal(*syscall.SysProcAttr) {}
