@@ -136,7 +136,7 @@ func creatorGrantSchema(ctx context.Context) schema.Schema {
 				ElementType:         types.Int64Type,
 				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID); `0` for `admin`.",
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeoutsAttribute(ctx),
 		},
 	}
 }

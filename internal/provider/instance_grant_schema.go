@@ -161,7 +161,7 @@ func instanceGrantSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID). IAM keeps one " +
 					"policy per subject and action, shared with other grants of the same action; `0` for grants to `admin`.",
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeoutsAttribute(ctx),
 		},
 	}
 }
