@@ -23,6 +23,7 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve (prints TF_REATTACH_PROVIDERS)")
 	flag.Parse()
+	provider.QuietUnrequestedLogs()
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address:         providerAddress,

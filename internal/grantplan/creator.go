@@ -75,8 +75,8 @@ func CreatorHeld(t CreatorTarget, instances map[string]CreatorInstance) CreatorH
 }
 
 // PlanCreator returns the calls that turn what is held into next (nil:
-// nothing), grants first, each call within its limit. next maps instance
-// ids to instances.
+// nothing), grants first unless they would cross limits.Policy, each call
+// within its limit. next maps instance ids to instances.
 func PlanCreator(t CreatorTarget, held CreatorHoldings, next map[string]CreatorInstance, limits Limits) ([]CreatorCall, error) {
 	if limits.Grant < 1 || limits.Revoke < 1 {
 		return nil, fmt.Errorf("grantplan: limits must be at least 1, got grant %d, revoke %d", limits.Grant, limits.Revoke)
@@ -96,14 +96,19 @@ func PlanCreator(t CreatorTarget, held CreatorHoldings, next map[string]CreatorI
 			revokes = append(revokes, held[path].Instance)
 		}
 	}
-	var calls []CreatorCall
+	var grantCalls, revokeCalls []CreatorCall
 	for _, chunk := range Chunk(grants, limits.Grant) {
-		calls = append(calls, CreatorCall{Operation: OperationGrant, Instances: chunk})
+		grantCalls = append(grantCalls, CreatorCall{Operation: OperationGrant, Instances: chunk})
 	}
 	for _, chunk := range Chunk(revokes, limits.Revoke) {
-		calls = append(calls, CreatorCall{Operation: OperationRevoke, Instances: chunk})
+		revokeCalls = append(revokeCalls, CreatorCall{Operation: OperationRevoke, Instances: chunk})
 	}
-	return calls, nil
+	if limits.Policy > 0 && len(held)+len(grants) > limits.Policy {
+		// Granting first would push the creator's policies past IAM's
+		// per-policy limit; the revokes only take away unwanted paths.
+		return append(revokeCalls, grantCalls...), nil
+	}
+	return append(grantCalls, revokeCalls...), nil
 }
 
 // Apply records a call IAM answered with success.

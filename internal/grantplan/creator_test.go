@@ -56,12 +56,21 @@ func checkCreator(t *testing.T, old, next map[string]CreatorInstance, limits Lim
 		t.Fatal(err)
 	}
 	grants, revokes, seenRevoke := 0, 0, false
+	if limits.Policy > 0 {
+		probe := pathsOf(old)
+		for _, c := range calls {
+			probe.apply(c)
+			if len(probe) > limits.Policy {
+				t.Fatalf("a call leaves %d paths in the policy, over the limit %d", len(probe), limits.Policy)
+			}
+		}
+	}
 	for _, c := range calls {
 		limit := limits.Revoke
 		if c.Operation == OperationGrant {
 			limit = limits.Grant
 			grants += len(c.Instances)
-			if seenRevoke {
+			if seenRevoke && limits.Policy == 0 {
 				t.Fatal("a grant after a revoke")
 			}
 		} else {
@@ -146,6 +155,9 @@ func TestPlanCreatorProperties(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		src := randSource{r}
 		limits := Limits{Grant: 1 + r.IntN(7), Revoke: 1 + r.IntN(9)}
+		if r.IntN(2) == 0 {
+			limits.Policy = 30 // each side fits, their union not always
+		}
 		var old, next map[string]CreatorInstance
 		switch r.IntN(6) {
 		case 0:

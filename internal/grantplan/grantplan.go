@@ -87,6 +87,12 @@ func (c Call) InstanceCount() int {
 type Limits struct {
 	Grant  int
 	Revoke int
+	// Policy bounds the instances of one type in one policy after a grant
+	// merges into it (IAM's default is 10000); 0 for no bound. Where a
+	// grant before the revokes would cross it, the revokes go first: they
+	// only take away what is no longer wanted, so no access that both
+	// sides agree on lapses.
+	Policy int
 }
 
 // ErrEmptyInstances reports a grant with a resource entry that has no
@@ -108,7 +114,7 @@ func Plan(held Holdings, next *Grant, limits Limits) ([]Call, error) {
 	if err := next.check(); err != nil {
 		return nil, err
 	}
-	var p planner
+	p := planner{policyLimit: limits.Policy}
 	if next != nil {
 		for _, action := range uniqueSorted(next.Actions) {
 			h, ok := held[action]
@@ -154,6 +160,8 @@ const (
 // operation, expiry and instances into one group of actions.
 type planner struct {
 	groups map[string]*group
+	// policyLimit is Limits.Policy.
+	policyLimit int
 }
 
 type group struct {
@@ -192,11 +200,21 @@ func (p *planner) action(action string, h Holding, held bool, next *Grant) {
 		// Every instance must carry the new expiry, or may be missing:
 		// grant them all (IAM ignores what it already holds).
 		p.add(phaseGrant, action, OperationGrant, all, exp)
-		p.add(phaseRevoke, action, OperationRevoke, delta(h.Resources, all), 0)
+		p.add(p.revokePhase(h, all), action, OperationRevoke, delta(h.Resources, all), 0)
 	default:
 		p.add(phaseGrant, action, OperationGrant, delta(all, h.Resources), exp)
-		p.add(phaseRevoke, action, OperationRevoke, delta(h.Resources, all), 0)
+		p.add(p.revokePhase(h, all), action, OperationRevoke, delta(h.Resources, all), 0)
 	}
+}
+
+// revokePhase places the revokes of a single-type action after its grants,
+// unless the grants would first push the policy past IAM's per-policy
+// limit: IAM would refuse them.
+func (p *planner) revokePhase(h Holding, all []Resource) int {
+	if p.policyLimit > 0 && len(h.Resources[0].Instances)+len(delta(all, h.Resources)[0].Instances) > p.policyLimit {
+		return phaseRevokeFirst
+	}
+	return phaseRevoke
 }
 
 // add records that action needs op over the product of resources. An

@@ -16,6 +16,11 @@ import (
 // is deleted; a grant only ever raises the expiry.
 type store map[string]*policy
 
+// policyLimit, when set, is IAM's bound on the instances of one type in
+// one policy after a grant; a grant past it is refused (the model panics,
+// as no plan may send one).
+var policyLimit int
+
 type policy struct {
 	any       bool                           // granted with no resource type
 	groups    []map[string]map[string]string // type key → instance id → name
@@ -52,6 +57,11 @@ func (s store) grant(action string, c Call) {
 			p.groups = []map[string]map[string]string{{}}
 		}
 		merge(p.groups[0], c.Resources[0])
+		for key, ids := range p.groups[0] {
+			if policyLimit > 0 && len(ids) > policyLimit {
+				panic(fmt.Sprintf("a grant of %s leaves %d %s instances in its policy, over IAM's limit %d", action, len(ids), key, policyLimit))
+			}
+		}
 	default:
 		group := map[string]map[string]string{}
 		for _, r := range c.Resources {

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	for _, name := range allEnv() {
 		_ = os.Unsetenv(name)
 	}
+	QuietUnrequestedLogs()
 	site = realSiteFromEnv()
 	if site != nil {
 		_ = os.Setenv("BKIAM_APP_SECRET", site.client.AppSecret)

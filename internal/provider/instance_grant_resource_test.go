@@ -549,3 +549,29 @@ resource "bkiam_instance_grant" "test" {
 		})
 	})
 }
+
+// TestAccInstanceGrant_policyLimit: at IAM's limit of 10000 instances per
+// policy, a change that replaces some instances must revoke before it
+// grants, or IAM refuses the grant.
+func TestAccInstanceGrant_policyLimit(t *testing.T) {
+	sb, provider := target(t)
+	calls := newCallCounter(sb)
+	full := idRange(0, maxPolicyInstances)
+	shifted := idRange(100, maxPolicyInstances+100)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: hostGrant{actions: []string{"view_host"}, ids: full}.config(provider),
+				Check:  calls.expect(map[string]int{"batch_instance:grant": 50}),
+			},
+			{
+				Config: hostGrant{actions: []string{"view_host"}, ids: shifted}.config(provider),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths(shifted...)}),
+					calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}),
+				),
+			},
+		},
+	})
+}

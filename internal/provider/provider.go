@@ -47,7 +47,7 @@ type providerData struct {
 
 // limits are the batch limits the planners split calls by.
 func (d *providerData) limits() grantplan.Limits {
-	return grantplan.Limits{Grant: d.grantBatchSize, Revoke: d.revokeBatchSize}
+	return grantplan.Limits{Grant: d.grantBatchSize, Revoke: d.revokeBatchSize, Policy: maxPolicyInstances}
 }
 
 func (p *bkiamProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {

@@ -1,0 +1,340 @@
+// Package bench measures the provider with the real Terraform CLI against
+// an in-process IAM sandbox with injected latency, beside the same
+// scenario built from Terraform's own terraform_data (Terraform's own cost:
+// the floor), and reports wall times, IAM calls by kind and the provider's
+// peak memory. cmd/bkiam-bench runs it (make bench).
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+)
+
+// Step names, in the order a full scenario runs them.
+const (
+	StepCreatePlan  = "create plan"
+	StepCreateApply = "create apply"
+	StepNoopPlan    = "no-op plan"
+	StepChangeApply = "1% change apply"
+	StepDestroy     = "destroy"
+)
+
+var allSteps = []string{StepCreatePlan, StepCreateApply, StepNoopPlan, StepChangeApply, StepDestroy}
+
+// Scenario is one measured configuration.
+type Scenario struct {
+	Name string
+	// Size is the number of instances (or resources).
+	Size int
+	// PlanOnly measures the create plan alone.
+	PlanOnly bool
+	// Config is the provider's configuration, Baseline the terraform_data
+	// one; both read var.instances (id => name).
+	Config, Baseline string
+}
+
+// Result is one step's measurement.
+type Result struct {
+	Step     string
+	Provider time.Duration
+	Baseline time.Duration
+	// Calls counts IAM calls by kind during the step.
+	Calls map[string]int
+	// PeakRSS is the provider process's peak resident memory, in bytes.
+	PeakRSS int64
+}
+
+// Options say where the tools are and how to measure.
+type Options struct {
+	Terraform   string
+	ProviderDir string
+	// LatencyMS is injected into every IAM call.
+	LatencyMS int
+	// Parallelism is Terraform's -parallelism.
+	Parallelism int
+}
+
+// InstanceGrant is scenario 1: one bkiam_instance_grant with size instances.
+func InstanceGrant(size int, planOnly bool) Scenario {
+	return Scenario{
+		Name: fmt.Sprintf("one bkiam_instance_grant, %d instances", size), Size: size, PlanOnly: planOnly,
+		Config: `resource "bkiam_instance_grant" "team" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host", "edit_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = var.instances }]
+}
+`,
+		Baseline: `resource "terraform_data" "team" {
+  input = {
+    system    = "bk_cmdb"
+    subject   = { type = "user", id = "alice" }
+    actions   = ["view_host", "edit_host"]
+    resources = [{ system = "bk_cmdb", type = "host", instances = var.instances }]
+  }
+}
+`,
+	}
+}
+
+// ManyGrants is scenario 2: one bkiam_instance_grant per instance, all
+// for one subject.
+func ManyGrants(size int) Scenario {
+	return Scenario{
+		Name: fmt.Sprintf("%d bkiam_instance_grant of one instance each, one subject", size), Size: size,
+		Config: `resource "bkiam_instance_grant" "host" {
+  for_each  = var.instances
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { (each.key) = each.value } }]
+}
+`,
+		Baseline: `resource "terraform_data" "host" {
+  for_each = var.instances
+  input = {
+    system    = "bk_cmdb"
+    subject   = { type = "user", id = "alice" }
+    actions   = ["view_host"]
+    resources = [{ system = "bk_cmdb", type = "host", instances = { (each.key) = each.value } }]
+  }
+}
+`,
+	}
+}
+
+// CreatorGrant is scenario 3: one bkiam_creator_grant with size instances.
+func CreatorGrant(size int) Scenario {
+	return Scenario{
+		Name: fmt.Sprintf("one bkiam_creator_grant, %d instances", size), Size: size,
+		Config: `resource "bkiam_creator_grant" "jobs" {
+  system    = "bk_job"
+  type      = "job"
+  creator   = "alice"
+  instances = { for id, name in var.instances : id => { name = name } }
+}
+`,
+		Baseline: `resource "terraform_data" "jobs" {
+  input = {
+    system    = "bk_job"
+    type      = "job"
+    creator   = "alice"
+    instances = { for id, name in var.instances : id => { name = name } }
+  }
+}
+`,
+	}
+}
+
+// Run measures a scenario: every step with the provider, then with the
+// baseline, against a fresh sandbox.
+func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
+	srv, err := sandbox.New()
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.SetFaults(sandbox.Faults{LatencyMS: opts.LatencyMS}); err != nil {
+		return nil, err
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the sandbox: %w", err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	steps := allSteps
+	if sc.PlanOnly {
+		steps = []string{StepCreatePlan}
+	}
+	results := make([]Result, len(steps))
+	for i, s := range steps {
+		results[i] = Result{Step: s, Calls: map[string]int{}}
+	}
+
+	for _, baseline := range []bool{false, true} {
+		w, err := newWorkdir(opts, "http://"+ln.Addr().String(), sc, baseline)
+		if err != nil {
+			return nil, err
+		}
+		err = w.runSteps(ctx, steps, results, srv, baseline)
+		w.close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// workdir is one Terraform working directory of a scenario.
+type workdir struct {
+	dir  string
+	env  []string
+	opts Options
+	sc   Scenario
+}
+
+func newWorkdir(opts Options, url string, sc Scenario, baseline bool) (*workdir, error) {
+	dir, err := os.MkdirTemp("", "bkiam-bench-")
+	if err != nil {
+		return nil, err
+	}
+	providerDir, err := filepath.Abs(opts.ProviderDir)
+	if err != nil {
+		return nil, err
+	}
+	cliConfig := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"bkiam/bkiam\" = %q\n  }\n  direct {}\n}\n", providerDir)
+	main := sc.Config
+	if baseline {
+		main = sc.Baseline
+	} else {
+		main = "terraform {\n  required_providers {\n    bkiam = { source = \"bkiam/bkiam\" }\n  }\n}\n\nprovider \"bkiam\" {}\n\n" + main
+	}
+	main += "\nvariable \"instances\" {\n  type = map(string)\n}\n"
+	files := map[string]string{"main.tf": main, "cli.tfrc": cliConfig}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	w := &workdir{dir: dir, opts: opts, sc: sc}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "BKIAM_") && !strings.HasPrefix(kv, "BK_") {
+			w.env = append(w.env, kv)
+		}
+	}
+	w.env = append(w.env, "TF_CLI_CONFIG_FILE="+filepath.Join(dir, "cli.tfrc"), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		"BKIAM_APIGW_URL="+url, "BKIAM_APP_CODE=bkiam-sandbox", "BKIAM_APP_SECRET=sandbox-secret")
+	return w, w.writeInstances(0)
+}
+
+func (w *workdir) close() { _ = os.RemoveAll(w.dir) }
+
+// writeInstances writes var.instances; generation g replaces the first
+// g% of the instances with new ones.
+func (w *workdir) writeInstances(g int) error {
+	instances := make(map[string]string, w.sc.Size)
+	replaced := w.sc.Size * g / 100
+	if g > 0 && replaced == 0 {
+		replaced = 1
+	}
+	for i := 0; i < w.sc.Size; i++ {
+		id := fmt.Sprintf("%d", i)
+		if i < replaced {
+			id = fmt.Sprintf("new-%d", i)
+		}
+		instances[id] = "host " + id
+	}
+	data, err := json.Marshal(map[string]any{"instances": instances})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(w.dir, "instances.auto.tfvars.json"), data, 0o600)
+}
+
+func (w *workdir) runSteps(ctx context.Context, steps []string, results []Result, srv *sandbox.Server, baseline bool) error {
+	parallelism := fmt.Sprintf("-parallelism=%d", w.opts.Parallelism)
+	for i, step := range steps {
+		var args []string
+		switch step {
+		case StepCreatePlan:
+			args = []string{"plan", "-input=false", parallelism, "-out=create.tfplan"}
+		case StepCreateApply:
+			args = []string{"apply", "-input=false", parallelism, "create.tfplan"}
+		case StepNoopPlan:
+			args = []string{"plan", "-input=false", parallelism, "-detailed-exitcode"}
+		case StepChangeApply:
+			if err := w.writeInstances(1); err != nil {
+				return err
+			}
+			args = []string{"apply", "-input=false", parallelism, "-auto-approve"}
+		case StepDestroy:
+			args = []string{"destroy", "-input=false", parallelism, "-auto-approve"}
+		}
+		before := srv.Stats()
+		mem := watchProviderMemory()
+		start := time.Now()
+		out, err := w.terraform(ctx, args...)
+		elapsed := time.Since(start)
+		peak := mem.stop()
+		if err != nil {
+			return fmt.Errorf("%s (%s): terraform %s: %w\n%s", w.sc.Name, step, args[0], err, out)
+		}
+		if baseline {
+			results[i].Baseline = elapsed
+			continue
+		}
+		results[i].Provider = elapsed
+		results[i].PeakRSS = peak
+		after := srv.Stats()
+		for kind, n := range after.Requests {
+			if d := n - before.Requests[kind]; d > 0 {
+				results[i].Calls[kind] = d
+			}
+		}
+	}
+	return nil
+}
+
+func (w *workdir) terraform(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, w.opts.Terraform, append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)...)
+	cmd.Dir = w.dir
+	cmd.Env = w.env
+	return cmd.CombinedOutput()
+}
+
+// Print writes a scenario's results as a Markdown table. The target is
+// issue 7's: within 1.5× of terraform_data plus the calls' latency.
+func Print(out io.Writer, sc Scenario, latencyMS int, results []Result) {
+	fmt.Fprintf(out, "\n### %s\n\n", sc.Name)
+	fmt.Fprintf(out, "| step | bkiam | terraform_data | ratio | target: 1.5 × terraform_data + calls × %d ms | IAM calls | provider peak RSS |\n", latencyMS)
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---|---:|")
+	for _, r := range results {
+		calls := 0
+		var kinds []string
+		for _, k := range sortedKeys(r.Calls) {
+			calls += r.Calls[k]
+			kinds = append(kinds, fmt.Sprintf("%d %s", r.Calls[k], k))
+		}
+		if len(kinds) == 0 {
+			kinds = []string{"none"}
+		}
+		target := time.Duration(1.5*float64(r.Baseline)) + time.Duration(calls*latencyMS)*time.Millisecond
+		verdict := "met"
+		if r.Provider > target {
+			verdict = "missed"
+		}
+		fmt.Fprintf(out, "| %s | %.2f s | %.2f s | %.2f× | %.2f s, %s | %s | %.0f MiB |\n", r.Step,
+			r.Provider.Seconds(), r.Baseline.Seconds(), ratio(r.Provider, r.Baseline), target.Seconds(), verdict,
+			strings.Join(kinds, ", "), float64(r.PeakRSS)/(1<<20))
+	}
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a.Seconds() / b.Seconds()
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
