@@ -47,7 +47,7 @@ func main() {
 		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(100), bench.CreatorGrant(1000)}
 	}
 
-	fmt.Printf("## Benchmarks\n\n%s\n", machine(opts))
+	fmt.Printf("## Benchmarks\n\n%s\n", machine(ctx, opts))
 	for _, sc := range scenarios {
 		results, err := bench.Run(ctx, opts, sc)
 		if err != nil {
@@ -59,7 +59,7 @@ func main() {
 }
 
 // machine describes where the figures come from.
-func machine(opts bench.Options) string {
+func machine(ctx context.Context, opts bench.Options) string {
 	cpu := "unknown CPU"
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		s := bufio.NewScanner(f)
@@ -72,7 +72,7 @@ func machine(opts bench.Options) string {
 		_ = f.Close()
 	}
 	tf := "terraform"
-	if out, err := exec.Command(opts.Terraform, "version").Output(); err == nil {
+	if out, err := exec.CommandContext(ctx, opts.Terraform, "version").Output(); err == nil {
 		tf = strings.SplitN(string(out), "\n", 2)[0]
 	}
 	return fmt.Sprintf("Machine: %d × %s, %s, %s %s/%s. IAM sandbox latency %d ms per call, -parallelism=%d.",
