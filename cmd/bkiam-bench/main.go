@@ -40,11 +40,12 @@ func main() {
 		bench.InstanceGrant(1000, false),
 		bench.InstanceGrant(10000, false),
 		bench.InstanceGrant(100000, true),
-		bench.ManyGrants(1000),
+		bench.ManyGrants(1000, ""),
+		bench.ManyGrants(1000, "0s"),
 		bench.CreatorGrant(10000),
 	}
 	if *quick {
-		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(100), bench.CreatorGrant(1000)}
+		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000)}
 	}
 
 	fmt.Printf("## Benchmarks\n\n%s\n", machine(ctx, opts))

@@ -18,13 +18,19 @@ import (
 // stops midway — on an error or because Terraform was cancelled — leaves
 // state that says what IAM holds, and the next run completes the rest.
 type grantRunner struct {
-	client  *bkiam.Client
+	client  instanceCaller
 	system  string
 	subject bkiam.Subject
 	// held is updated after every call.
 	held grantplan.Holdings
 	// policies records the IAM policy id of each action, from the answers.
 	policies map[string]int64
+}
+
+// instanceCaller sends batch_instance calls: the client itself, or the
+// provider's Coalescer, which merges the calls of concurrent resources.
+type instanceCaller interface {
+	BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error)
 }
 
 // run sends calls in order and stops at the first failure. The call in

@@ -348,7 +348,7 @@ func (r *instanceGrantResource) runner(m instanceGrantModel, held grantplan.Hold
 		policies = map[string]int64{}
 	}
 	return &grantRunner{
-		client:   r.data.client,
+		client:   r.data.instances,
 		system:   m.System.ValueString(),
 		subject:  bkiam.Subject{Type: s.Type.ValueString(), ID: s.ID.ValueString()},
 		held:     held,

@@ -39,6 +39,9 @@ func New(version string) func() provider.Provider {
 // providerData is what Configure hands to every resource.
 type providerData struct {
 	client *bkiam.Client
+	// instances sends batch_instance calls, merging those of concurrent
+	// resources (batch_window).
+	instances instanceCaller
 	// grantBatchSize and revokeBatchSize bound the instances (or paths) of
 	// one resource entry in one grant or revoke call.
 	grantBatchSize  int
@@ -99,10 +102,12 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"revoke_batch_size": settings.revokeBatchSize,
 		"request_timeout":   clientConfig.Timeout.String(),
 		"max_retries":       clientConfig.MaxRetries,
+		"batch_window":      settings.batchWindow.String(),
 	})
 
 	data := &providerData{
 		client:          client,
+		instances:       bkiam.NewCoalescer(client, settings.batchWindow, settings.grantBatchSize, settings.revokeBatchSize),
 		grantBatchSize:  settings.grantBatchSize,
 		revokeBatchSize: settings.revokeBatchSize,
 	}

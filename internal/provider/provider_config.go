@@ -23,6 +23,7 @@ var lookupEnv = os.Getenv
 // defaults: everything Configure needs, in plain Go types.
 type providerSettings struct {
 	client             bkiam.Config
+	batchWindow        time.Duration
 	grantBatchSize     int
 	revokeBatchSize    int
 	caCertFile         string
@@ -52,6 +53,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	tenant := r.str(settingTenantID, m.TenantID)
 	caCertFile := r.plainString("ca_cert_file", m.CACertFile, "")
 	timeoutText := r.plainString("request_timeout", m.RequestTimeout, defaultRequestTimeout)
+	windowText := r.plainString("batch_window", m.BatchWindow, defaultBatchWindow)
 	grantBatch := r.int64("grant_batch_size", m.GrantBatchSize, defaultGrantBatchSize)
 	revokeBatch := r.int64("revoke_batch_size", m.RevokeBatchSize, defaultRevokeBatchSize)
 	maxRetries := r.int64("max_retries", m.MaxRetries, defaultMaxRetries)
@@ -109,6 +111,11 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		diags.AddAttributeError(path.Root("request_timeout"), "Invalid request_timeout",
 			fmt.Sprintf("request_timeout must be a positive Go duration such as \"30s\" or \"2m\", got %q.", timeoutText))
 	}
+	window, err := time.ParseDuration(windowText)
+	if err != nil || window < 0 {
+		diags.AddAttributeError(path.Root("batch_window"), "Invalid batch_window",
+			fmt.Sprintf("batch_window must be a Go duration such as \"10ms\", or \"0s\" to turn merging off, got %q.", windowText))
+	}
 	// The schema validators reject out-of-range numbers at plan time; these
 	// checks keep Configure safe when it is called without validation.
 	checkRange(&diags, "grant_batch_size", grantBatch, 1, maxBatchSize)
@@ -140,6 +147,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 			Timeout:       timeout,
 			MaxRetries:    int(maxRetries),
 		},
+		batchWindow:        window,
 		grantBatchSize:     int(grantBatch),
 		revokeBatchSize:    int(revokeBatch),
 		caCertFile:         caCertFile,

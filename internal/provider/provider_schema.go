@@ -25,6 +25,7 @@ type providerModel struct {
 	RevokeBatchSize    types.Int64  `tfsdk:"revoke_batch_size"`
 	RequestTimeout     types.String `tfsdk:"request_timeout"`
 	MaxRetries         types.Int64  `tfsdk:"max_retries"`
+	BatchWindow        types.String `tfsdk:"batch_window"`
 	CACertFile         types.String `tfsdk:"ca_cert_file"`
 	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
 }
@@ -38,6 +39,7 @@ const (
 	maxBatchSize           = 1000
 	defaultRequestTimeout  = "30s"
 	defaultMaxRetries      = 4
+	defaultBatchWindow     = "40ms"
 	maxMaxRetries          = 20
 )
 
@@ -166,6 +168,17 @@ func providerSchema() schema.Schema {
 					"and jitter that honours `Retry-After`. Validation and permission errors are never retried. "+
 					"Defaults to %d; 0 to %d.", defaultMaxRetries, maxMaxRetries),
 				Validators: []validator.Int64{int64validator.Between(0, maxMaxRetries)},
+			},
+			"batch_window": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "How long a grant or revoke call may wait for calls of other resources to join it, as a Go " +
+					"duration; `0s` turns merging off. Defaults to `" + defaultBatchWindow + "`. A call waits only while others " +
+					"keep arriving: a quarter of the window without a new one sends it. Terraform applies up to ten " +
+					"resources at once (`-parallelism`); calls that grant (or revoke) the same actions to the same subject " +
+					"on the same resource type, such as a `for_each` over hosts, are merged into one call within the " +
+					"batch limits, and each resource still gets its own result. A merged call that fails is retried " +
+					"resource by resource, so one bad resource does not fail the others.",
+				Validators: []validator.String{durationValidator{allowZero: true}},
 			},
 			"ca_cert_file": schema.StringAttribute{
 				Optional: true,

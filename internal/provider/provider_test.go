@@ -224,6 +224,9 @@ func TestValidateProviderConfig(t *testing.T) {
 			[]wantDiag{errorOn("request_timeout", "positive")}},
 		{"negative retries", gateway(map[string]any{"max_retries": -1}),
 			[]wantDiag{errorOn("max_retries", "between 0 and 20")}},
+		{"merging off", gateway(map[string]any{"batch_window": "0s"}), nil},
+		{"negative batch window", gateway(map[string]any{"batch_window": "-5ms"}),
+			[]wantDiag{errorOn("batch_window", "Go duration", `"-5ms"`)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -397,7 +400,7 @@ func TestResolveConfigDefaults(t *testing.T) {
 		t.Fatal(diags)
 	}
 	if got.grantBatchSize != 200 || got.revokeBatchSize != 1000 || got.client.MaxRetries != 4 ||
-		got.client.Timeout.String() != "30s" || got.insecureSkipVerify {
+		got.client.Timeout.String() != "30s" || got.insecureSkipVerify || got.batchWindow.String() != "40ms" {
 		t.Fatalf("defaults: %+v", got)
 	}
 }

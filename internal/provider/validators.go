@@ -31,25 +31,29 @@ func (urlValidator) ValidateString(_ context.Context, req validator.StringReques
 	}
 }
 
-// durationValidator checks a positive Go duration string such as "30s".
-type durationValidator struct{}
+// durationValidator checks a positive (or, with allowZero, non-negative)
+// Go duration string such as "30s".
+type durationValidator struct{ allowZero bool }
 
 var _ validator.String = durationValidator{}
 
-func (durationValidator) Description(context.Context) string {
+func (v durationValidator) Description(context.Context) string {
+	if v.allowZero {
+		return `value must be a Go duration such as "10ms" or "0s"`
+	}
 	return `value must be a positive Go duration such as "30s" or "2m"`
 }
 
 func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (v durationValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
 	d, err := time.ParseDuration(req.ConfigValue.ValueString())
-	if err != nil || d <= 0 {
+	if err != nil || d < 0 || (d == 0 && !v.allowZero) {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			fmt.Sprintf("%s must be a positive Go duration such as \"30s\" or \"2m\", got %q.", req.Path, req.ConfigValue.ValueString()))
+			fmt.Sprintf("%s: %s, got %q.", req.Path, v.Description(ctx), req.ConfigValue.ValueString()))
 	}
 }
 

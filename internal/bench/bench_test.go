@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// TestScenarioCallCounts pins, through the harness itself, the IAM calls
+// of each benchmark scenario at a small size: the lower bound of
+// ceil(instances / limit) per changed group, none on a no-op plan.
+func TestScenarioCallCounts(t *testing.T) {
+	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10}
+	none := map[string]int{}
+	cases := []struct {
+		sc   Scenario
+		want map[string]map[string]int
+	}{
+		{InstanceGrant(450, false), map[string]map[string]int{
+			StepCreatePlan:  none,
+			StepCreateApply: {"batch_instance:grant": 3},
+			StepNoopPlan:    none,
+			// 1% of 450 replaced: 4 instances out, 4 in.
+			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1},
+			StepDestroy:     {"batch_instance:revoke": 1},
+		}},
+		{ManyGrants(20, "0s"), map[string]map[string]int{
+			StepCreatePlan:  none,
+			StepCreateApply: {"batch_instance:grant": 20},
+			StepNoopPlan:    none,
+			// One resource replaced by another.
+			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1},
+			StepDestroy:     {"batch_instance:revoke": 20},
+		}},
+		{CreatorGrant(450), map[string]map[string]int{
+			StepCreatePlan:  none,
+			StepCreateApply: {"batch_resource_creator_action": 3},
+			StepNoopPlan:    none,
+			StepChangeApply: {"batch_resource_creator_action": 1, "batch_path:revoke": 1},
+			StepDestroy:     {"batch_path:revoke": 1},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.sc.Name, func(t *testing.T) {
+			results, err := Run(context.Background(), opts, tc.sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if !reflect.DeepEqual(r.Calls, tc.want[r.Step]) {
+					t.Errorf("%s: calls %v, want %v", r.Step, r.Calls, tc.want[r.Step])
+				}
+				if r.Provider <= 0 || r.Baseline <= 0 {
+					t.Errorf("%s: no timing measured (%v, %v)", r.Step, r.Provider, r.Baseline)
+				}
+			}
+		})
+	}
+}
