@@ -27,6 +27,7 @@ func main() {
 	flag.IntVar(&opts.LatencyMS, "latency-ms", 20, "latency injected into every IAM call")
 	flag.IntVar(&opts.Parallelism, "parallelism", 10, "terraform -parallelism")
 	quick := flag.Bool("quick", false, "small sizes only (a smoke run)")
+	only := flag.String("only", "", "run only the scenarios whose name contains this")
 	flag.Parse()
 	// Terraform runs in scratch directories: resolve its path first.
 	if abs, err := filepath.Abs(opts.Terraform); err == nil {
@@ -50,6 +51,9 @@ func main() {
 
 	fmt.Printf("## Benchmarks\n\n%s\n", machine(ctx, opts))
 	for _, sc := range scenarios {
+		if !strings.Contains(sc.Name, *only) {
+			continue
+		}
 		results, err := bench.Run(ctx, opts, sc)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bkiam-bench:", err)
