@@ -71,3 +71,52 @@ func protoServerB(b *testing.B) tfprotov6.ProviderServer {
 	}
 	return s
 }
+
+// BenchmarkPlanCreatorCreate10k is the same for one bkiam_creator_grant
+// with 10000 instances.
+func BenchmarkPlanCreatorCreate10k(b *testing.B) {
+	QuietUnrequestedLogs()
+	ctx := context.Background()
+	objType := creatorGrantSchema(ctx).Type().TerraformType(ctx).(tftypes.Object)
+	instancesType := objType.AttributeTypes["instances"].(tftypes.Map)
+	instanceType := instancesType.ElementType.(tftypes.Object)
+	instances := map[string]tftypes.Value{}
+	for i := 0; i < 10000; i++ {
+		instances[fmt.Sprint(i)] = tftypes.NewValue(instanceType, map[string]tftypes.Value{
+			"name":      tftypes.NewValue(tftypes.String, fmt.Sprintf("job %d", i)),
+			"ancestors": tftypes.NewValue(instanceType.AttributeTypes["ancestors"], nil),
+		})
+	}
+	value := func(computed any) tftypes.Value {
+		v := map[string]tftypes.Value{}
+		for name, typ := range objType.AttributeTypes {
+			v[name] = tftypes.NewValue(typ, nil)
+		}
+		for _, name := range []string{"id", "granted_actions", "policies"} {
+			v[name] = tftypes.NewValue(objType.AttributeTypes[name], computed)
+		}
+		v["system"] = tftypes.NewValue(tftypes.String, "bk_job")
+		v["type"] = tftypes.NewValue(tftypes.String, "job")
+		v["creator"] = tftypes.NewValue(tftypes.String, "alice")
+		v["instances"] = tftypes.NewValue(instancesType, instances)
+		return tftypes.NewValue(objType, v)
+	}
+	config, err := tfprotov6.NewDynamicValue(objType, value(nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	proposed, err := tfprotov6.NewDynamicValue(objType, value(tftypes.UnknownValue))
+	if err != nil {
+		b.Fatal(err)
+	}
+	prior, _ := tfprotov6.NewDynamicValue(objType, tftypes.NewValue(objType, nil))
+	server := protoServerB(b)
+	for b.Loop() {
+		resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
+			TypeName: "bkiam_creator_grant", Config: &config, ProposedNewState: &proposed, PriorState: &prior,
+		})
+		if err != nil || hasError(resp.Diagnostics) {
+			b.Fatal(err, resp.Diagnostics)
+		}
+	}
+}
