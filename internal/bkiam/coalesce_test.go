@@ -93,7 +93,9 @@ func concurrently(c *Coalescer, reqs []BatchInstanceRequest) []error {
 }
 
 func TestCoalescerMergesConcurrentRequests(t *testing.T) {
-	c, iam := newCoalescerForTest(t, 10*time.Millisecond, 200)
+	// A wide window, so that goroutines started under -race on a loaded
+	// machine still arrive together.
+	c, iam := newCoalescerForTest(t, 200*time.Millisecond, 200)
 	var reqs []BatchInstanceRequest
 	for i := 0; i < 10; i++ {
 		reqs = append(reqs, hostGrant("view_host", fmt.Sprint(i)))

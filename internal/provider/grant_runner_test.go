@@ -63,8 +63,9 @@ func TestRunnerStopsBetweenCallsWhenCancelled(t *testing.T) {
 	runner := testRunner(t, sb, 10*time.Second)
 	_, calls := hostGrantPlan(t, 450)
 
+	// Ctrl-C arrives while the first call is in flight.
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel) // during the first call
+	runner.client = cancelDuringFirstCall{runner.client, cancel, new(bool)}
 	err := runner.run(ctx, calls)
 	if !isStop(err) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("run = %v, want a stop", err)
@@ -79,6 +80,21 @@ func TestRunnerStopsBetweenCallsWhenCancelled(t *testing.T) {
 	if sb.Stats().Requests["batch_instance:grant"] != 1 {
 		t.Fatalf("calls after the cancel: %v", sb.Stats().Requests)
 	}
+}
+
+// cancelDuringFirstCall cancels the run's context as its first call starts.
+type cancelDuringFirstCall struct {
+	next    instanceCaller
+	cancel  context.CancelFunc
+	started *bool
+}
+
+func (c cancelDuringFirstCall) BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error) {
+	if !*c.started {
+		*c.started = true
+		c.cancel()
+	}
+	return c.next.BatchInstance(ctx, req)
 }
 
 // TestRunnerRecordsUnansweredGrantAsHeldAndInDoubt: a grant that timed out

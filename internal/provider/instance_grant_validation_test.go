@@ -97,7 +97,8 @@ func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 func TestAccInstanceGrant_expiredGrantLeavesState(t *testing.T) {
 	sb, provider := target(t)
 	calls := newCallCounter(sb)
-	soon := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	expiry := time.Now().Add(8 * time.Second).Truncate(time.Second)
+	soon := expiry.UTC().Format(time.RFC3339)
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	grant := func(expires string) string {
 		return hostGrant{actions: []string{"view_host"}, ids: []string{"1"}, expiresAt: expires}.config(provider)
@@ -107,7 +108,7 @@ func TestAccInstanceGrant_expiredGrantLeavesState(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: grant(soon), Check: calls.expect(map[string]int{"batch_instance:grant": 1})},
 			{
-				PreConfig:   func() { time.Sleep(5 * time.Second) },
+				PreConfig:   func() { time.Sleep(time.Until(expiry) + time.Second) },
 				Config:      grant(soon),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Expiry in the past`),
