@@ -115,25 +115,8 @@ func coalesceKey(req BatchInstanceRequest) (string, bool) {
 // caught whole; requests that arrive while a call is in flight ride in the
 // next one, which leaves at once.
 func (c *Coalescer) work(key string, q *coalesceQueue) {
-	deadline := time.Now().Add(c.window)
-	quiet := c.window / 4
 	for {
-		c.mu.Lock()
-		seen := len(q.waiting)
-		c.mu.Unlock()
-		wait := min(quiet, time.Until(deadline))
-		if wait <= 0 {
-			break
-		}
-		time.Sleep(wait)
-		c.mu.Lock()
-		arrived := len(q.waiting) > seen
-		c.mu.Unlock()
-		if !arrived {
-			break
-		}
-	}
-	for {
+		c.gather(q)
 		c.mu.Lock()
 		if len(q.waiting) == 0 {
 			delete(c.queues, key)
@@ -143,6 +126,31 @@ func (c *Coalescer) work(key string, q *coalesceQueue) {
 		batch := c.take(q)
 		c.mu.Unlock()
 		c.send(batch)
+	}
+}
+
+// gather waits while requests keep arriving: until a quarter of the window
+// passes without a new one, or the window is over. Before every call, not
+// just the first: when a call returns, Terraform hands the next resources
+// over one by one as their predecessors finish.
+func (c *Coalescer) gather(q *coalesceQueue) {
+	deadline := time.Now().Add(c.window)
+	quiet := c.window / 4
+	for {
+		c.mu.Lock()
+		seen := len(q.waiting)
+		c.mu.Unlock()
+		wait := min(quiet, time.Until(deadline))
+		if wait <= 0 {
+			return
+		}
+		time.Sleep(wait)
+		c.mu.Lock()
+		arrived := len(q.waiting) > seen
+		c.mu.Unlock()
+		if !arrived {
+			return
+		}
 	}
 }
 
