@@ -310,3 +310,25 @@ func instancesHCL(ids []string, name func(id string) string) string {
 }
 
 func hostName(id string) string { return "host" + id }
+
+// checkNothingHeld is a CheckDestroy for tests whose every grant failed:
+// the sandbox holds no policy at all.
+func checkNothingHeld(sb *sandboxtest.Sandbox) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if sb == nil {
+			return nil
+		}
+		if n := len(sb.Policies(sandbox.PolicyFilter{}).Policies); n != 0 {
+			return fmt.Errorf("the sandbox holds %d policies after the failed grants", n)
+		}
+		return nil
+	}
+}
+
+// outsiderProvider turns a provider block into one for the sandbox model's
+// app that is a client of no system (on ESB, with a user's token: it is
+// not on the skip-login whitelist either).
+func outsiderProvider(provider string) string {
+	return strings.NewReplacer(sandboxtest.AppCode, "outsider", sandboxtest.AppSecret, "outsider-secret",
+		`username    = "admin"`, `bk_token    = "token-alice"`).Replace(provider)
+}

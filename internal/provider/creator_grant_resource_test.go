@@ -263,8 +263,7 @@ func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
 // and request id, and leave nothing behind.
 func TestAccCreatorGrant_errors(t *testing.T) {
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
-		outsider := strings.NewReplacer(sandboxtest.AppCode, "outsider", sandboxtest.AppSecret, "outsider-secret",
-			`username    = "admin"`, `bk_token    = "token-alice"`).Replace(provider)
+		outsider := outsiderProvider(provider)
 		steps := []resource.TestStep{}
 		if sb != nil { // the sandbox model's app that is a client of no system
 			steps = append(steps, resource.TestStep{
@@ -284,15 +283,7 @@ func TestAccCreatorGrant_errors(t *testing.T) {
 					ExpectError: errorResponse(1902416, `project9`),
 				},
 			}...),
-			CheckDestroy: func(*terraform.State) error {
-				if sb == nil {
-					return nil
-				}
-				if n := len(sb.Policies(sandbox.PolicyFilter{}).Policies); n != 0 {
-					return fmt.Errorf("the sandbox holds %d policies after the failed grants", n)
-				}
-				return nil
-			},
+			CheckDestroy: checkNothingHeld(sb),
 		})
 	})
 }

@@ -521,10 +521,7 @@ resource "bkiam_instance_grant" "test" {
 }
 `, system, subject, action, system, typ)
 		}
-		// An app that is a client of no system (on ESB, with a user's
-		// token: it is not on the skip-login whitelist either).
-		outsider := strings.NewReplacer(sandboxtest.AppCode, "outsider", sandboxtest.AppSecret, "outsider-secret",
-			`username    = "admin"`, `bk_token    = "token-alice"`).Replace(provider)
+		outsider := outsiderProvider(provider)
 		steps := []resource.TestStep{}
 		if sb != nil { // the sandbox model's app that is a client of no system
 			steps = append(steps, resource.TestStep{Config: outsider + grant("bk_cmdb", "alice", "view_host", "host"), ExpectError: errorResponse(1902403, "can not access system")})
@@ -537,15 +534,7 @@ resource "bkiam_instance_grant" "test" {
 				{Config: provider + grant("bk_cmdb", "zed", "view_host", "host"), ExpectError: errorResponse(1902412, `user\[zed\] not exists`)},
 				{Config: provider + grant("no_such_system", "alice", "view_host", "host"), ExpectError: errorResponse(1902403, "can not access system no_such_system")},
 			}...),
-			CheckDestroy: func(*terraform.State) error {
-				if sb == nil {
-					return nil
-				}
-				if n := len(sb.Policies(sandbox.PolicyFilter{}).Policies); n != 0 {
-					return fmt.Errorf("the sandbox holds %d policies after failed grants", n)
-				}
-				return nil
-			},
+			CheckDestroy: checkNothingHeld(sb),
 		})
 	})
 }

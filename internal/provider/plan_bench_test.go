@@ -40,6 +40,14 @@ func BenchmarkPlanCreate10k(b *testing.B) {
 		})})
 		return tftypes.NewValue(objType, v)
 	}
+	benchPlanCreate(b, "bkiam_instance_grant", objType, value)
+}
+
+// benchPlanCreate measures PlanResourceChange of a create whose config is
+// value(nil) and whose proposed new state is value(unknown).
+func benchPlanCreate(b *testing.B, typeName string, objType tftypes.Object, value func(computed any) tftypes.Value) {
+	b.Helper()
+	ctx := context.Background()
 	config, err := tfprotov6.NewDynamicValue(objType, value(nil))
 	if err != nil {
 		b.Fatal(err)
@@ -52,7 +60,7 @@ func BenchmarkPlanCreate10k(b *testing.B) {
 	server := protoServerB(b)
 	for b.Loop() {
 		resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
-			TypeName: "bkiam_instance_grant", Config: &config, ProposedNewState: &proposed, PriorState: &prior,
+			TypeName: typeName, Config: &config, ProposedNewState: &proposed, PriorState: &prior,
 		})
 		if err != nil || hasError(resp.Diagnostics) {
 			b.Fatal(err, resp.Diagnostics)
@@ -101,22 +109,5 @@ func BenchmarkPlanCreatorCreate10k(b *testing.B) {
 		v["instances"] = tftypes.NewValue(instancesType, instances)
 		return tftypes.NewValue(objType, v)
 	}
-	config, err := tfprotov6.NewDynamicValue(objType, value(nil))
-	if err != nil {
-		b.Fatal(err)
-	}
-	proposed, err := tfprotov6.NewDynamicValue(objType, value(tftypes.UnknownValue))
-	if err != nil {
-		b.Fatal(err)
-	}
-	prior, _ := tfprotov6.NewDynamicValue(objType, tftypes.NewValue(objType, nil))
-	server := protoServerB(b)
-	for b.Loop() {
-		resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
-			TypeName: "bkiam_creator_grant", Config: &config, ProposedNewState: &proposed, PriorState: &prior,
-		})
-		if err != nil || hasError(resp.Diagnostics) {
-			b.Fatal(err, resp.Diagnostics)
-		}
-	}
+	benchPlanCreate(b, "bkiam_creator_grant", objType, value)
 }
