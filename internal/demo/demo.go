@@ -12,10 +12,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -210,14 +212,7 @@ func instances(p sandbox.PolicyView) string {
 	return strings.Join(out, ", ")
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
 
 // copyDir copies a directory of configuration files, recursively, leaving
 // out what a local Terraform run may have left there (.terraform, state).

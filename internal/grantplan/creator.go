@@ -2,7 +2,8 @@ package grantplan
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -191,11 +192,4 @@ func (h CreatorHoldings) Equal(o CreatorHoldings) bool {
 	return true
 }
 
-func sortedPaths(h CreatorHoldings) []string {
-	out := make([]string, 0, len(h))
-	for path := range h {
-		out = append(out, path)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedPaths(h CreatorHoldings) []string { return slices.Sorted(maps.Keys(h)) }

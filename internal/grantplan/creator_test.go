@@ -1,9 +1,10 @@
 package grantplan
 
 import (
+	"maps"
 	"math/rand/v2"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -141,14 +142,7 @@ func pathsDiffer(view, next map[string]CreatorInstance) bool {
 	return !reflect.DeepEqual(sortedKeysOf(pathsOf(view)), sortedKeysOf(pathsOf(next)))
 }
 
-func sortedKeysOf(s pathSet) []string {
-	out := []string{}
-	for k := range s {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeysOf(s pathSet) []string { return slices.Sorted(maps.Keys(s)) }
 
 func TestPlanCreatorProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))

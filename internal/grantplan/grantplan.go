@@ -19,6 +19,8 @@ package grantplan
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -367,14 +369,7 @@ func CallCount(sizes []int, limit int) int {
 	return n
 }
 
-func sortedIDs(m map[string]string) []string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
+func sortedIDs(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 func sortedInstances(m map[string]string) []Instance {
 	out := make([]Instance, 0, len(m))

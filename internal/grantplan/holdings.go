@@ -2,7 +2,7 @@ package grantplan
 
 import (
 	"maps"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -225,14 +225,7 @@ func (h Holdings) Equal(o Holdings) bool {
 	return true
 }
 
-func (h Holdings) actions() []string {
-	out := make([]string, 0, len(h))
-	for action := range h {
-		out = append(out, action)
-	}
-	sort.Strings(out)
-	return out
-}
+func (h Holdings) actions() []string { return slices.Sorted(maps.Keys(h)) }
 
 func callShape(resources []CallResource) string {
 	rs := make([]Resource, len(resources))

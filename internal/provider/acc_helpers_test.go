@@ -2,8 +2,10 @@ package provider
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -191,14 +193,7 @@ func heldPaths(sb *sandboxtest.Sandbox, system, subjectType, subjectID string) m
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // hostPaths renders the sandbox paths of bk_cmdb hosts with the given ids.
 func hostPaths(ids ...string) []string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -176,12 +178,7 @@ func (r *creatorRunner) pathRevoke(ctx context.Context, actions []string, instan
 }
 
 func (r *creatorRunner) actions() []string {
-	out := make([]string, 0, len(r.granted))
-	for a := range r.granted {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.granted))
 }
 
 // isResourceMismatch reports IAM's 1902417: the action does not relate to

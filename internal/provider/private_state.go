@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -149,13 +150,8 @@ func writeCreatorHoldings(ctx context.Context, private privateSetter, h grantpla
 		return writePrivate(ctx, private, privateCreatorKey, nil)
 	}
 	// Sorted by path, so that the same holdings always write the same bytes.
-	paths := make([]string, 0, len(h))
-	for path := range h {
-		paths = append(paths, path)
-	}
-	sort.Strings(paths)
 	stored := make([]heldPath, 0, len(h))
-	for _, path := range paths {
+	for _, path := range slices.Sorted(maps.Keys(h)) {
 		held := h[path]
 		p := heldPath{ID: held.Instance.ID, Name: held.Instance.Name, Doubt: held.Doubt}
 		for _, a := range held.Instance.Ancestors {
