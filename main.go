@@ -3,11 +3,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/provider"
 )
@@ -25,12 +25,17 @@ func main() {
 	flag.Parse()
 	provider.QuietUnrequestedLogs()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address:         providerAddress,
-		Debug:           debug,
-		ProtocolVersion: 6,
-	})
+	// The server is the framework's, with the resources' hot calls served
+	// directly on protocol values (see provider.NewServer).
+	server, err := provider.NewServer(version)()
 	if err != nil {
+		log.Fatal(err)
+	}
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	if err := tf6server.Serve(providerAddress, func() tfprotov6.ProviderServer { return server }, opts...); err != nil {
 		log.Fatal(err)
 	}
 }

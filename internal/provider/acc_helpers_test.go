@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
@@ -117,7 +116,7 @@ func outsideClient(t *testing.T, sb *sandboxtest.Sandbox) *bkiam.Client {
 // protoV6ProviderFactories serves the provider in-process to the real
 // Terraform CLI that terraform-plugin-testing drives.
 var protoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"bkiam": providerserver.NewProtocol6WithError(New("test")()),
+	"bkiam": NewServer("test"),
 }
 
 // transport is one of the two ways the provider reaches IAM; every

@@ -406,6 +406,7 @@ resource "bkiam_creator_grant" "test" {
 		{grant("bk_job", "job", "", one), `creator must not be empty`},
 		{grant("bk_job", "job", "alice", `{}`), `instances map must contain at least 1`},
 		{grant("bk_job", "job", "alice", `{ "job1" = { name = "" } }`), `name must not be empty`},
+		{grant("bk_job", "job", "alice", `{ " " = { name = "j" } }`), `instance IDs \(keys\) of instances must not be empty`},
 		{grant("bk_sops", "mini_app", "alice", `{ "m1" = { name = "m", ancestors = [{ system = "bk_sops", type = "project", id = "" }] } }`), `ancestors\[0\].id must not be empty`},
 		{grant("bk_job", "job", "alice", tooMany.String()), `at most 10000 elements, got: 10001`},
 	} {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -91,7 +91,7 @@ func (r *grantRunner) request(call grantplan.Call) bkiam.BatchInstanceRequest {
 // call emptied has no policy any more.
 func (r *grantRunner) record(call grantplan.Call, results []bkiam.PolicyResult) {
 	for _, res := range results {
-		if _, ours := r.held[res.Action.ID]; ours && contains(call.Actions, res.Action.ID) {
+		if _, ours := r.held[res.Action.ID]; ours && slices.Contains(call.Actions, res.Action.ID) {
 			r.policies[res.Action.ID] = res.PolicyID
 		}
 	}
@@ -100,15 +100,6 @@ func (r *grantRunner) record(call grantplan.Call, results []bkiam.PolicyResult) 
 			delete(r.policies, a)
 		}
 	}
-}
-
-func contains(items []string, s string) bool {
-	for _, item := range items {
-		if item == s {
-			return true
-		}
-	}
-	return false
 }
 
 // runError says which call failed (or where a cancelled run stopped) and
@@ -171,10 +162,10 @@ func describeCall(c grantplan.Call) string {
 // planAndRun plans calls and runs them, turning a failure of either into
 // a diagnostic; it reports whether every call succeeded. Both resources
 // apply their changes through it.
-func planAndRun[C any](ctx context.Context, plan func() ([]C, error), run func(context.Context, []C) error, diags *diag.Diagnostics) bool {
+func planAndRun[C any](ctx context.Context, plan func() ([]C, error), run func(context.Context, []C) error, diags *diagnostics) bool {
 	calls, err := plan()
 	if err != nil {
-		diags.AddError("Cannot plan the IAM calls", err.Error())
+		diags.addError("Cannot plan the IAM calls", err.Error())
 		return false
 	}
 	if err := run(ctx, calls); err != nil {
@@ -182,7 +173,7 @@ func planAndRun[C any](ctx context.Context, plan func() ([]C, error), run func(c
 		if isStop(err) {
 			summary = "Stopped"
 		}
-		diags.AddError(summary, err.Error())
+		diags.addError(summary, err.Error())
 		return false
 	}
 	return true

@@ -4,17 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -23,47 +14,12 @@ import (
 // granted.
 const maxPolicyInstances = 10000
 
-// instanceGrantModel is bkiam_instance_grant as Terraform sends it. Nested
-// values stay framework types so that unknown values survive planning.
-type instanceGrantModel struct {
-	ID        types.String      `tfsdk:"id"`
-	System    types.String      `tfsdk:"system"`
-	Subject   types.Object      `tfsdk:"subject"`
-	Actions   types.Set         `tfsdk:"actions"`
-	Resources types.List        `tfsdk:"resources"`
-	ExpiresAt timetypes.RFC3339 `tfsdk:"expires_at"`
-	Policies  types.Map         `tfsdk:"policies"`
-	Timeouts  timeouts.Value    `tfsdk:"timeouts"`
-}
-
-type subjectModel struct {
-	Type types.String `tfsdk:"type"`
-	ID   types.String `tfsdk:"id"`
-}
-
-type resourceEntryModel struct {
-	System    types.String `tfsdk:"system"`
-	Type      types.String `tfsdk:"type"`
-	Instances types.Map    `tfsdk:"instances"`
-}
-
-var (
-	subjectAttrTypes = map[string]attr.Type{"type": types.StringType, "id": types.StringType}
-	entryAttrTypes   = map[string]attr.Type{
-		"system":    types.StringType,
-		"type":      types.StringType,
-		"instances": types.MapType{ElemType: types.StringType},
-	}
-	entryType = types.ObjectType{AttrTypes: entryAttrTypes}
-)
-
 const (
 	subjectUser  = "user"
 	subjectGroup = "group"
 )
 
 func instanceGrantSchema(ctx context.Context) schema.Schema {
-	notBlankString := []validator.String{notBlank{}}
 	return schema.Schema{
 		MarkdownDescription: "Grants a subject (a user or a group) a set of actions on resource instances in one " +
 			"BlueKing IAM system, through IAM's `batch_instance` API.\n\n" +
@@ -74,13 +30,10 @@ func instanceGrantSchema(ctx context.Context) schema.Schema {
 			"id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "`SYSTEM/SUBJECT_TYPE/SUBJECT_ID`, the form `terraform import` takes.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"system": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "ID of the IAM system the actions belong to, e.g. `bk_cmdb`. Changing it replaces the grant.",
-				Validators:          notBlankString,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"subject": schema.SingleNestedAttribute{
 				Required: true,
@@ -90,15 +43,12 @@ func instanceGrantSchema(ctx context.Context) schema.Schema {
 					"type": schema.StringAttribute{
 						Required:            true,
 						MarkdownDescription: "`user` or `group`.",
-						Validators:          []validator.String{stringvalidator.OneOf(subjectUser, subjectGroup)},
 					},
 					"id": schema.StringAttribute{
 						Required:            true,
 						MarkdownDescription: "The username, or the numeric ID of the group. IAM ignores grants to the user `admin`, who holds everything.",
-						Validators:          notBlankString,
 					},
 				},
-				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			},
 			"actions": schema.SetAttribute{
 				Required:    true,
@@ -106,10 +56,6 @@ func instanceGrantSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "IDs of the actions to grant, e.g. `[\"view_host\", \"edit_host\"]`. All of them must " +
 					"relate to the same resource types, given in `resources`. Adding an action grants it over every " +
 					"instance; removing one revokes it from every instance.",
-				Validators: []validator.Set{
-					setvalidator.SizeAtLeast(1),
-					setvalidator.ValueStringsAre(notBlank{}),
-				},
 			},
 			"resources": schema.ListNestedAttribute{
 				Required: true,
@@ -122,12 +68,10 @@ func instanceGrantSchema(ctx context.Context) schema.Schema {
 						"system": schema.StringAttribute{
 							Required:            true,
 							MarkdownDescription: "System of the resource type, usually the same as `system`.",
-							Validators:          notBlankString,
 						},
 						"type": schema.StringAttribute{
 							Required:            true,
 							MarkdownDescription: "ID of the resource type, e.g. `host`.",
-							Validators:          notBlankString,
 						},
 						"instances": schema.MapAttribute{
 							Required:    true,
@@ -136,11 +80,6 @@ func instanceGrantSchema(ctx context.Context) schema.Schema {
 								"one and at most %d entries (IAM's limit per subject, action and type). IAM keeps the name an "+
 								"instance was first granted with, so a change of name alone sends nothing. An empty map is "+
 								"refused: to IAM an empty instance list means *every* instance.", maxPolicyInstances),
-							Validators: []validator.Map{
-								mapvalidator.SizeBetween(1, maxPolicyInstances),
-								mapvalidator.KeysAre(notBlank{}),
-								mapvalidator.ValueStringsAre(notBlank{}),
-							},
 						},
 					},
 				},

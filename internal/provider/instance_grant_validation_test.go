@@ -28,10 +28,11 @@ func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 		"actions":    `["view_host"]`,
 		"resources":  `[{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]`,
 		"expires_at": "",
+		"timeouts":   "",
 	}
 	with := func(changes map[string]string) string {
 		var b strings.Builder
-		for _, k := range []string{"system", "subject", "actions", "resources", "expires_at"} {
+		for _, k := range []string{"system", "subject", "actions", "resources", "expires_at", "timeouts"} {
 			v := valid[k]
 			if c, ok := changes[k]; ok {
 				v = c
@@ -59,12 +60,14 @@ func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 		{"blank action", map[string]string{"actions": `["view_host", ""]`}, `must not be empty or blank`},
 		{"empty instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {} }]`}, `resources\[0\].instances map must contain at least 1`},
 		{"blank instance name", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "1" = " " } }]`}, `must not be empty or blank`},
-		{"blank instance id", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "" = "x" } }]`}, `must not be empty or blank`},
+		{"blank instance id", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "" = "x" } }]`}, `instance IDs \(keys\) of resources\[0\].instances must not be empty or blank`},
 		{"blank resource type", map[string]string{"resources": `[{ system = "bk_cmdb", type = "", instances = { "1" = "x" } }]`}, `resources\[0\].type must not be empty`},
 		{"over 10000 instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {` + tooMany.String() + `} }]`}, `at most 10000 elements, got: 10001`},
 		{"expiry not RFC 3339", map[string]string{"expires_at": `"next tuesday"`}, `RFC\s*3339`},
 		{"expiry in the past", map[string]string{"expires_at": `"2020-01-01T00:00:00Z"`}, `Expiry in the past.*has passed`},
 		{"expiry past 2100", map[string]string{"expires_at": `"2100-01-01T00:00:01Z"`}, `Expiry too late.*no later than\s+2100-01-01T00:00:00Z`},
+		{"timeout not a duration", map[string]string{"timeouts": `{ create = "soon" }`}, `timeouts.create must be a positive duration`},
+		{"negative timeout", map[string]string{"timeouts": `{ delete = "-1m" }`}, `timeouts.delete must be a positive duration`},
 		{"expiry for a group", map[string]string{"subject": `{ type = "group", id = "1" }`, "expires_at": `"2099-01-01T00:00:00Z"`}, `Group grants do not expire`},
 	}
 	var steps []resource.TestStep

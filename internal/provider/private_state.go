@@ -1,13 +1,8 @@
 package provider
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 )
@@ -19,49 +14,6 @@ import (
 // but is never shown to users; it is absent whenever the public state is
 // exact.
 const privateHoldingsKey = "holdings"
-
-// privateState is the part of the framework's private state API that
-// resources use, satisfied by the request and response fields of every
-// CRUD call.
-type privateGetter interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-type privateSetter interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}
-
-// readPrivate decodes the JSON kept under key, reporting whether there was any.
-func readPrivate(ctx context.Context, private privateGetter, key string, into any) (bool, diag.Diagnostics) {
-	if private == nil {
-		return false, nil
-	}
-	raw, diags := private.GetKey(ctx, key)
-	if diags.HasError() || len(raw) == 0 {
-		return false, diags
-	}
-	if err := json.Unmarshal(raw, into); err != nil {
-		diags.AddError("Cannot read the resource's private state",
-			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
-				"(terraform state rm) and import it again.", err))
-		return false, diags
-	}
-	return true, diags
-}
-
-// writePrivate keeps v as JSON under key, or removes the key when v is nil.
-func writePrivate(ctx context.Context, private privateSetter, key string, v any) diag.Diagnostics {
-	if v == nil {
-		return private.SetKey(ctx, key, nil)
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		var diags diag.Diagnostics
-		diags.AddError("Cannot record what the resource holds", err.Error())
-		return diags
-	}
-	return private.SetKey(ctx, key, raw)
-}
 
 // heldResource is the JSON form of one entry of a holding.
 type heldResource struct {
@@ -78,11 +30,10 @@ type heldAction struct {
 
 // readHoldings returns the holdings kept in private state, or nil when
 // there are none (the public state is exact).
-func readHoldings(ctx context.Context, private privateGetter) (grantplan.Holdings, diag.Diagnostics) {
+func readHoldings(private privateState, diags *diagnostics) grantplan.Holdings {
 	var stored map[string]heldAction
-	found, diags := readPrivate(ctx, private, privateHoldingsKey, &stored)
-	if !found {
-		return nil, diags
+	if !private.get(privateHoldingsKey, &stored, diags) {
+		return nil
 	}
 	h := grantplan.Holdings{}
 	for action, a := range stored {
@@ -92,13 +43,14 @@ func readHoldings(ctx context.Context, private privateGetter) (grantplan.Holding
 		}
 		h[action] = held
 	}
-	return h, diags
+	return h
 }
 
 // writeHoldings keeps h in private state, or removes the key when h is nil.
-func writeHoldings(ctx context.Context, private privateSetter, h grantplan.Holdings) diag.Diagnostics {
+func writeHoldings(private privateState, h grantplan.Holdings, diags *diagnostics) {
 	if h == nil {
-		return writePrivate(ctx, private, privateHoldingsKey, nil)
+		private.set(privateHoldingsKey, nil, diags)
+		return
 	}
 	stored := make(map[string]heldAction, len(h))
 	for action, held := range h {
@@ -108,7 +60,7 @@ func writeHoldings(ctx context.Context, private privateSetter, h grantplan.Holdi
 		}
 		stored[action] = a
 	}
-	return writePrivate(ctx, private, privateHoldingsKey, stored)
+	private.set(privateHoldingsKey, stored, diags)
 }
 
 // privateCreatorKey is the private-state key of a creator grant's exact
@@ -128,11 +80,10 @@ type heldPath struct {
 	Doubt     bool       `json:"doubt,omitempty"`
 }
 
-func readCreatorHoldings(ctx context.Context, private privateGetter, t grantplan.CreatorTarget) (grantplan.CreatorHoldings, diag.Diagnostics) {
+func readCreatorHoldings(private privateState, t grantplan.CreatorTarget, diags *diagnostics) grantplan.CreatorHoldings {
 	var stored []heldPath
-	found, diags := readPrivate(ctx, private, privateCreatorKey, &stored)
-	if !found {
-		return nil, diags
+	if !private.get(privateCreatorKey, &stored, diags) {
+		return nil
 	}
 	h := grantplan.CreatorHoldings{}
 	for _, p := range stored {
@@ -142,12 +93,13 @@ func readCreatorHoldings(ctx context.Context, private privateGetter, t grantplan
 		}
 		h[in.Path(t.System, t.Type)] = grantplan.CreatorHolding{Instance: in, Doubt: p.Doubt}
 	}
-	return h, diags
+	return h
 }
 
-func writeCreatorHoldings(ctx context.Context, private privateSetter, h grantplan.CreatorHoldings) diag.Diagnostics {
+func writeCreatorHoldings(private privateState, h grantplan.CreatorHoldings, diags *diagnostics) {
 	if h == nil {
-		return writePrivate(ctx, private, privateCreatorKey, nil)
+		private.set(privateCreatorKey, nil, diags)
+		return
 	}
 	// Sorted by path, so that the same holdings always write the same bytes.
 	stored := make([]heldPath, 0, len(h))
@@ -159,5 +111,5 @@ func writeCreatorHoldings(ctx context.Context, private privateSetter, h grantpla
 		}
 		stored = append(stored, p)
 	}
-	return writePrivate(ctx, private, privateCreatorKey, stored)
+	private.set(privateCreatorKey, stored, diags)
 }

@@ -8,6 +8,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -27,16 +28,12 @@ var _ provider.Provider = (*bkiamProvider)(nil)
 // time ("dev" for local builds, "test" in acceptance tests).
 type bkiamProvider struct {
 	version string
+	// data is what Configure made, for the resources that protocolServer
+	// serves; nil until then.
+	data atomic.Pointer[providerData]
 }
 
-// New returns a constructor of the provider, as providerserver.Serve expects.
-func New(version string) func() provider.Provider {
-	return func() provider.Provider {
-		return &bkiamProvider{version: version}
-	}
-}
-
-// providerData is what Configure hands to every resource.
+// providerData is what Configure makes for the resources.
 type providerData struct {
 	client *bkiam.Client
 	// instances sends batch_instance calls, merging those of concurrent
@@ -111,8 +108,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		grantBatchSize:  settings.grantBatchSize,
 		revokeBatchSize: settings.revokeBatchSize,
 	}
-	resp.ResourceData = data
-	resp.DataSourceData = data
+	p.data.Store(data)
 }
 
 func (p *bkiamProvider) Resources(context.Context) []func() resource.Resource {

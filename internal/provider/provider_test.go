@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -43,7 +42,7 @@ func isolateEnv(t *testing.T, env map[string]string) {
 // talks to, so tests see exactly the diagnostics a user would.
 func protoServer(t *testing.T) tfprotov6.ProviderServer {
 	t.Helper()
-	server, err := providerserver.NewProtocol6WithError(New("test")())()
+	server, err := NewServer("test")()
 	if err != nil {
 		t.Fatal(err)
 	}

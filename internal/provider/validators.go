@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -54,25 +53,5 @@ func (v durationValidator) ValidateString(ctx context.Context, req validator.Str
 	if err != nil || d < 0 || (d == 0 && !v.allowZero) {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			fmt.Sprintf("%s: %s, got %q.", req.Path, v.Description(ctx), req.ConfigValue.ValueString()))
-	}
-}
-
-// notBlank rejects strings that are empty or only white space: IAM trims
-// ids and names and then requires them non-blank.
-type notBlank struct{}
-
-var _ validator.String = notBlank{}
-
-func (notBlank) Description(context.Context) string { return "value must not be empty or blank" }
-
-func (v notBlank) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (notBlank) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if strings.TrimSpace(req.ConfigValue.ValueString()) == "" {
-		resp.Diagnostics.AddAttributeError(req.Path, "Blank value",
-			fmt.Sprintf("%s must not be empty or blank.", req.Path))
 	}
 }

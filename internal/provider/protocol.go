@@ -1,0 +1,220 @@
+package provider
+
+import (
+	"context"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// The two resources carry maps of up to 10 000 instances. On those, the
+// framework's generic machinery (NullifyCollectionBlocks, computed-nil
+// marking, schema-path lookups for every element, and for a map of
+// objects a full copy of the map for every element it plans) cost 3× to
+// 20× Terraform's own time for the same data, and quadratic time for
+// bkiam_creator_grant. So the framework serves the provider (its
+// configuration, the schemas, import and state upgrades) and
+// protocolServer serves the hot calls of both resources directly on
+// terraform-plugin-go values: validation, plan, apply and read, each a
+// single pass over the value.
+
+// NewServer returns the provider's protocol 6 server, as main and the
+// acceptance tests serve it.
+func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
+	return func() (tfprotov6.ProviderServer, error) {
+		p := &bkiamProvider{version: version}
+		framework, err := providerserver.NewProtocol6WithError(p)()
+		if err != nil {
+			return nil, err
+		}
+		types := resourceTypes()
+		return &protocolServer{
+			ProviderServer: framework,
+			provider:       p,
+			resources: map[string]protocolResource{
+				typeName + "_instance_grant": instanceGrantProtocol{typ: types.instanceGrant},
+				typeName + "_creator_grant":  creatorGrantProtocol{typ: types.creatorGrant},
+			},
+		}, nil
+	}
+}
+
+// resourceTypes are the resources' value types, derived from their
+// framework schemas once per process.
+var resourceTypes = sync.OnceValue(func() struct{ instanceGrant, creatorGrant tftypes.Object } {
+	ctx := context.Background()
+	objectType := func(s schema.Schema) tftypes.Object {
+		return s.Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // a schema is always an object
+	}
+	return struct{ instanceGrant, creatorGrant tftypes.Object }{
+		instanceGrant: objectType(instanceGrantSchema(ctx)),
+		creatorGrant:  objectType(creatorGrantSchema(ctx)),
+	}
+})
+
+// protocolResource is a resource served at the protocol level. Values
+// arrive decoded with the resource's type; the server encodes the answers.
+type protocolResource interface {
+	objectType() tftypes.Object
+	validate(ctx context.Context, config tftypes.Value, diags *diagnostics)
+	plan(ctx context.Context, req planInput, diags *diagnostics) planOutput
+	apply(ctx context.Context, data *providerData, req applyInput, diags *diagnostics) (tftypes.Value, privateState)
+	read(ctx context.Context, state tftypes.Value, diags *diagnostics) (tftypes.Value, bool)
+}
+
+type planInput struct {
+	prior, proposed tftypes.Value
+	private         privateState
+}
+
+type planOutput struct {
+	planned         tftypes.Value
+	requiresReplace []*tftypes.AttributePath
+}
+
+type applyInput struct {
+	prior, planned tftypes.Value
+	private        privateState
+}
+
+// protocolServer is the framework's server with the calls of the
+// protocol-level resources answered by those resources.
+type protocolServer struct {
+	tfprotov6.ProviderServer
+	provider  *bkiamProvider
+	resources map[string]protocolResource
+}
+
+func (s *protocolServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	r, ok := s.resources[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ValidateResourceConfig(ctx, req)
+	}
+	var diags diagnostics
+	if config, ok := decode(req.Config, r.objectType(), "configuration", &diags); ok {
+		r.validate(ctx, config, &diags)
+	}
+	return &tfprotov6.ValidateResourceConfigResponse{Diagnostics: diags}, nil
+}
+
+func (s *protocolServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	r, ok := s.resources[req.TypeName]
+	if !ok {
+		return s.ProviderServer.PlanResourceChange(ctx, req)
+	}
+	resp := &tfprotov6.PlanResourceChangeResponse{PlannedPrivate: req.PriorPrivate}
+	var diags diagnostics
+	in := planInput{private: readPrivateState(req.PriorPrivate, &diags)}
+	prior, okPrior := decode(req.PriorState, r.objectType(), "prior state", &diags)
+	proposed, okProposed := decode(req.ProposedNewState, r.objectType(), "proposed new state", &diags)
+	if okPrior && okProposed && !diags.hasError() {
+		in.prior, in.proposed = prior, proposed
+		out := r.plan(ctx, in, &diags)
+		resp.RequiresReplace = out.requiresReplace
+		resp.PlannedState = encode(out.planned, r.objectType(), &diags)
+	}
+	resp.Diagnostics = diags
+	return resp, nil
+}
+
+func (s *protocolServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	r, ok := s.resources[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ApplyResourceChange(ctx, req)
+	}
+	var diags diagnostics
+	resp := &tfprotov6.ApplyResourceChangeResponse{}
+	private := readPrivateState(req.PlannedPrivate, &diags)
+	prior, okPrior := decode(req.PriorState, r.objectType(), "prior state", &diags)
+	planned, okPlanned := decode(req.PlannedState, r.objectType(), "planned state", &diags)
+	data := s.provider.data.Load()
+	if data == nil {
+		diags.addError("Provider not configured",
+			"The bkiam provider was not configured before this resource was applied. This is a bug in the provider or in Terraform.")
+	}
+	if !okPrior || !okPlanned || diags.hasError() {
+		// Nothing was sent: the resource stays as it was.
+		resp.NewState, resp.Private, resp.Diagnostics = req.PriorState, req.PlannedPrivate, diags
+		return resp, nil
+	}
+	newState, newPrivate := r.apply(ctx, data, applyInput{prior: prior, planned: planned, private: private}, &diags)
+	resp.NewState = encode(newState, r.objectType(), &diags)
+	resp.Private = newPrivate.bytes(&diags)
+	resp.Diagnostics = diags
+	return resp, nil
+}
+
+func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	r, ok := s.resources[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ReadResource(ctx, req)
+	}
+	var diags diagnostics
+	// Unchanged state goes back as Terraform sent it, not re-encoded.
+	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}
+	state, ok := decode(req.CurrentState, r.objectType(), "state", &diags)
+	if ok {
+		if newState, changed := r.read(ctx, state, &diags); changed {
+			resp.NewState = encode(newState, r.objectType(), &diags)
+			if newState.IsNull() {
+				resp.Private = nil
+			}
+		}
+	}
+	resp.Diagnostics = diags
+	return resp, nil
+}
+
+// decode unmarshals a value Terraform sent; an absent value is null.
+func decode(v *tfprotov6.DynamicValue, typ tftypes.Object, what string, diags *diagnostics) (tftypes.Value, bool) {
+	if v == nil {
+		return tftypes.NewValue(typ, nil), true
+	}
+	value, err := v.Unmarshal(typ)
+	if err != nil {
+		diags.addError("Cannot decode the "+what, "Terraform sent a value that does not fit the resource's schema: "+err.Error()+
+			". This is a bug in the provider or in Terraform.")
+		return tftypes.Value{}, false
+	}
+	return value, true
+}
+
+func encode(v tftypes.Value, typ tftypes.Object, diags *diagnostics) *tfprotov6.DynamicValue {
+	dv, err := tfprotov6.NewDynamicValue(typ, v)
+	if err != nil {
+		diags.addError("Cannot encode the resource's state", err.Error()+". This is a bug in the provider.")
+		return nil
+	}
+	return &dv
+}
+
+// servedByProtocol is the framework's CRUD of a resource whose calls
+// protocolServer answers. The framework never reaches it when the
+// provider is served by NewServer; serving the framework provider alone
+// is a mistake these methods report.
+type servedByProtocol struct{}
+
+func notServed() (string, string) {
+	return "Resource served by the wrong server",
+		"This resource is served at the protocol level by the provider's NewServer; the framework server alone cannot apply it. This is a bug in the provider."
+}
+
+func (servedByProtocol) Create(_ context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
+
+func (servedByProtocol) Read(_ context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
+
+func (servedByProtocol) Update(_ context.Context, _ resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
+
+func (servedByProtocol) Delete(_ context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
