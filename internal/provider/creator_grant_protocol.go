@@ -271,9 +271,3 @@ func (r creatorGrantProtocol) instancesValue(instances map[string]grantplan.Crea
 	}
 	return tftypes.NewValue(mapType, elems)
 }
-
-// read trusts state: IAM has no API that reads a grant back by the ids a
-// grant returns, and creator grants never expire.
-func (r creatorGrantProtocol) read(_ context.Context, state tftypes.Value, _ *diagnostics) (tftypes.Value, bool) {
-	return state, false
-}

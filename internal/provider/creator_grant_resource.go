@@ -15,8 +15,10 @@ var (
 )
 
 // creatorGrantResource is bkiam_creator_grant as the framework knows it:
-// its schema and import. Validation, plan, apply and read are served by
-// creatorGrantProtocol (see protocolServer).
+// its schema and import. Validation, plan and apply are served by
+// creatorGrantProtocol (see protocolServer); read returns state as it is,
+// as IAM has no API that reads a grant back by the ids a grant returns,
+// and creator grants never expire.
 type creatorGrantResource struct {
 	servedByProtocol
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"sync"
 
@@ -63,6 +64,12 @@ type protocolResource interface {
 	validate(ctx context.Context, config tftypes.Value, diags *diagnostics)
 	plan(ctx context.Context, req planInput, diags *diagnostics) planOutput
 	apply(ctx context.Context, data *providerData, req applyInput, diags *diagnostics) (tftypes.Value, privateState)
+}
+
+// stateReader is a protocolResource whose read may change state; the
+// state of the others is returned as it came, without decoding it.
+type stateReader interface {
+	// read returns the new state and whether it differs from state.
 	read(ctx context.Context, state tftypes.Value, diags *diagnostics) (tftypes.Value, bool)
 }
 
@@ -107,6 +114,12 @@ func (s *protocolServer) PlanResourceChange(ctx context.Context, req *tfprotov6.
 		return s.ProviderServer.PlanResourceChange(ctx, req)
 	}
 	resp := &tfprotov6.PlanResourceChangeResponse{PlannedPrivate: req.PriorPrivate}
+	if sameValue(req.PriorState, req.ProposedNewState) {
+		// Nothing changed (refresh changes nothing either): the plan is the
+		// state, whatever its size, with no need to decode it.
+		resp.PlannedState = req.ProposedNewState
+		return resp, nil
+	}
 	var diags diagnostics
 	in := planInput{private: readPrivateState(req.PriorPrivate, &diags)}
 	prior, okPrior := decode(req.PriorState, r.objectType(), "prior state", &diags)
@@ -153,12 +166,15 @@ func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 	if !ok {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
-	var diags diagnostics
 	// Unchanged state goes back as Terraform sent it, not re-encoded.
 	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}
-	state, ok := decode(req.CurrentState, r.objectType(), "state", &diags)
-	if ok {
-		if newState, changed := r.read(ctx, state, &diags); changed {
+	reader, ok := r.(stateReader)
+	if !ok {
+		return resp, nil
+	}
+	var diags diagnostics
+	if state, ok := decode(req.CurrentState, r.objectType(), "state", &diags); ok {
+		if newState, changed := reader.read(ctx, state, &diags); changed {
 			resp.NewState = encode(newState, r.objectType(), &diags)
 			if newState.IsNull() {
 				resp.Private = nil
@@ -167,6 +183,13 @@ func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 	}
 	resp.Diagnostics = diags
 	return resp, nil
+}
+
+// sameValue reports whether a and b are encoded alike, and so are the
+// same value: Terraform encodes values deterministically (map keys
+// sorted).
+func sameValue(a, b *tfprotov6.DynamicValue) bool {
+	return a != nil && b != nil && len(a.MsgPack) > 0 && len(a.JSON) == 0 && len(b.JSON) == 0 && bytes.Equal(a.MsgPack, b.MsgPack)
 }
 
 // decode unmarshals a value Terraform sent; an absent value is null.
