@@ -28,6 +28,7 @@ func main() {
 	flag.IntVar(&opts.Parallelism, "parallelism", 10, "terraform -parallelism")
 	quick := flag.Bool("quick", false, "small sizes only (a smoke run)")
 	only := flag.String("only", "", "run only the scenarios whose name contains this")
+	flag.BoolVar(&opts.SkipBaseline, "no-baseline", false, "leave out the terraform_data runs (quick experiments; no ratios)")
 	flag.Parse()
 	// Terraform runs in scratch directories: resolve its path first.
 	if abs, err := filepath.Abs(opts.Terraform); err == nil {
