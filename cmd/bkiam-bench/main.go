@@ -47,7 +47,8 @@ func main() {
 		bench.CreatorGrant(10000),
 	}
 	if *quick {
-		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000)}
+		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(10, ""), bench.ManyGrants(10, "0s"),
+			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000)}
 	}
 
 	fmt.Printf("## Benchmarks\n\n%s\n", machine(ctx, opts))

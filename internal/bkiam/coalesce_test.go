@@ -15,6 +15,8 @@ import (
 // recordingIAM answers batch_instance calls like IAM, records the
 // instances of every call, and rejects any call naming instance "bad".
 type recordingIAM struct {
+	// delay is IAM's own time per call, during which others queue.
+	delay time.Duration
 	mu    sync.Mutex
 	calls [][]string
 }
@@ -32,7 +34,7 @@ func (r *recordingIAM) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.calls = append(r.calls, ids)
 	r.mu.Unlock()
-	time.Sleep(20 * time.Millisecond) // IAM's own time, during which others queue
+	time.Sleep(r.delay)
 	w.Header().Set("Content-Type", "application/json")
 	for _, id := range ids {
 		if id == "bad" {
@@ -52,7 +54,7 @@ func (r *recordingIAM) snapshot() [][]string {
 
 func newCoalescerForTest(t *testing.T, window time.Duration, grantLimit int) (*Coalescer, *recordingIAM) {
 	t.Helper()
-	iam := &recordingIAM{}
+	iam := &recordingIAM{delay: 20 * time.Millisecond}
 	srv := httptest.NewServer(iam)
 	t.Cleanup(srv.Close)
 	client, err := New(Config{APIGatewayURL: srv.URL, AppCode: "app", AppSecret: "secret"})
@@ -110,8 +112,67 @@ func TestCoalescerMergesConcurrentRequests(t *testing.T) {
 	for _, ids := range calls {
 		total += len(ids)
 	}
-	if len(calls) > 2 || total != 10 {
+	// The first leaves alone (nothing was coming before it); the rest
+	// leave in halves of the ten that were in flight at once.
+	if len(calls) > 3 || total != 10 {
 		t.Fatalf("10 concurrent requests took %d calls carrying %d instances: %v", len(calls), total, calls)
+	}
+}
+
+// TestCoalescerSendsALoneRequestAtOnce: a single resource's apply never
+// waits for companions, however long the window.
+func TestCoalescerSendsALoneRequestAtOnce(t *testing.T) {
+	c, iam := newCoalescerForTest(t, time.Hour, 200)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.BatchInstance(context.Background(), hostGrant("view_host", "1"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a lone request waited for companions")
+	}
+	if n := len(iam.snapshot()); n != 1 {
+		t.Fatalf("one request took %d calls", n)
+	}
+}
+
+// TestCoalescerMergesAStream: requests handed over one by one, as
+// Terraform does at scale, ride together, and the last ones leave when
+// the stream ends, not when the (hour-long) window does.
+func TestCoalescerMergesAStream(t *testing.T) {
+	c, iam := newCoalescerForTest(t, time.Hour, 200)
+	iam.delay = 0 // only waiting for companions can merge requests
+	const n = 20
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := c.BatchInstance(context.Background(), hostGrant("view_host", fmt.Sprint(i)))
+			errs <- err
+		}()
+		time.Sleep(5 * time.Millisecond)
+	}
+	for range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("requests still waiting after the stream ended")
+		}
+	}
+	calls := iam.snapshot()
+	total := 0
+	for _, ids := range calls {
+		total += len(ids)
+	}
+	if total != n || len(calls) > n/2 {
+		t.Fatalf("%d requests, 5 ms apart, took %d calls carrying %d instances: %v", n, len(calls), total, calls)
 	}
 }
 

@@ -39,7 +39,7 @@ const (
 	maxBatchSize           = 1000
 	defaultRequestTimeout  = "30s"
 	defaultMaxRetries      = 4
-	defaultBatchWindow     = "40ms"
+	defaultBatchWindow     = "250ms"
 	maxMaxRetries          = 20
 )
 
@@ -171,13 +171,15 @@ func providerSchema() schema.Schema {
 			},
 			"batch_window": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "How long a grant or revoke call may wait for calls of other resources to join it, as a Go " +
-					"duration; `0s` turns merging off. Defaults to `" + defaultBatchWindow + "`. A call waits only while others " +
-					"keep arriving: a quarter of the window without a new one sends it. Terraform applies up to ten " +
+				MarkdownDescription: "The longest a grant or revoke call may wait for calls of other resources to join it, as a " +
+					"Go duration; `0s` turns merging off. Defaults to `" + defaultBatchWindow + "`. Terraform applies up to ten " +
 					"resources at once (`-parallelism`); calls that grant (or revoke) the same actions to the same subject " +
 					"on the same resource type, such as a `for_each` over hosts, are merged into one call within the " +
-					"batch limits, and each resource still gets its own result. A merged call that fails is retried " +
-					"resource by resource, so one bad resource does not fail the others.",
+					"batch limits, and each resource still gets its own result. A call waits only while calls of its kind " +
+					"keep coming: a lone call (a single resource's apply) leaves at once, a merged call leaves as soon as " +
+					"half of the resources Terraform runs at once are in it, or when the stream pauses for three of its " +
+					"usual gaps. A merged call that fails is retried resource by resource, so one bad resource does not " +
+					"fail the others.",
 				Validators: []validator.String{durationValidator{allowZero: true}},
 			},
 			"ca_cert_file": schema.StringAttribute{

@@ -2,10 +2,12 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,6 +97,41 @@ func TestLatencyFaultAndClear(t *testing.T) {
 	}
 	if r := control(t, s, "POST", "/_sandbox/faults", `{"latency":5}`); r.status != 400 {
 		t.Fatalf("unknown fault field accepted: %s", r.raw)
+	}
+}
+
+// TestLatencyIsSerialisedPerSubject: like the real server's per-subject
+// lock, two calls for one subject take their latency one after the other;
+// calls for different subjects overlap.
+func TestLatencyIsSerialisedPerSubject(t *testing.T) {
+	s := newServer(t)
+	const latency = 400 * time.Millisecond
+	if r := control(t, s, "POST", "/_sandbox/faults", fmt.Sprintf(`{"latency_ms":%d}`, latency.Milliseconds())); r.status != 200 {
+		t.Fatal(r.raw)
+	}
+	both := func(a, b string) time.Duration {
+		start := time.Now()
+		var wg sync.WaitGroup
+		responses := make([]response, 2)
+		for i, user := range []string{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				responses[i] = send(t, s, gw, "batch_instance", hostGrant(user, "1"))
+			}()
+		}
+		wg.Wait()
+		d := time.Since(start)
+		for _, r := range responses {
+			wantOK(t, r)
+		}
+		return d
+	}
+	if d := both("alice", "alice"); d < 2*latency {
+		t.Fatalf("two calls for alice took %v together: not serialised", d)
+	}
+	if d := both("alice", "bob"); d >= 2*latency {
+		t.Fatalf("calls for alice and bob took %v together: serialised", d)
 	}
 }
 

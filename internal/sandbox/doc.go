@@ -66,9 +66,11 @@
 //   - Limits from the model (defaults: the real server's): per grant resource entry and per creator
 //     call 200, per revoke entry 1000, instance/node id 36 characters, 10000 paths per type in one
 //     policy after the merge. A call over a limit fails as a whole and stores nothing.
-//   - Calls are serialised by one store lock (the real server locks per subject; one lock is a
-//     superset and keeps every answer consistent). A call that fails — by validation, limit, fault or
-//     a failed state save — changes nothing.
+//   - The calls of one subject are served one at a time, as the real server locks per subject, and
+//     the injected latency is spent in that turn: parallel calls for one subject gain nothing, calls
+//     for different subjects overlap. Changes to the store are serialised by one store lock (a
+//     superset of the real per-subject lock that keeps every answer consistent). A call that fails —
+//     by validation, limit, fault or a failed state save — changes nothing.
 //   - Read routes (gateway only, backend envelope {code,message,data}, errors with HTTP 200):
 //     GET /api/v1/systems/{s}/policies?action_id=&page=&page_size=&timestamp=,
 //     GET /api/v1/open/systems/{s}/policies/?… (301 without the trailing slash), and

@@ -23,6 +23,11 @@ func (s *Server) serveAuthz(c *call, ep endpoint) {
 	failed := true
 	defer func() { s.stats.record(key, instances, failed) }()
 
+	release, ok := s.subjectTurn(c.r, subjectKey(ep, body))
+	if !ok {
+		return // the client went away while waiting
+	}
+	defer release()
 	if !s.sleepLatency(c.r) {
 		return
 	}
@@ -31,7 +36,6 @@ func (s *Server) serveAuthz(c *call, ep endpoint) {
 		return
 	}
 	var app *App
-	var ok bool
 	if c.tr == gateway {
 		app, ok = s.gatewayAuth(c)
 	} else {
@@ -62,6 +66,40 @@ func badJSON(err error) *saasError {
 		return newSaaSError(codeBadJSON, fmt.Sprintf("JSON parse error - request body exceeds %d bytes", mbe.Limit))
 	}
 	return newSaaSError(codeBadJSON, "JSON parse error - "+err.Error())
+}
+
+// subjectTurn waits until no other call for the same subject is being
+// served, as the real SaaS serialises a subject's calls with a lock: the
+// injected latency, standing for IAM's own time, is spent holding the
+// turn, so parallel calls for one subject gain nothing, as on the real
+// server. False when the client went away while waiting.
+func (s *Server) subjectTurn(r *http.Request, subject string) (func(), bool) {
+	s.turnsMu.Lock()
+	turn, ok := s.turns[subject]
+	if !ok {
+		turn = make(chan struct{}, 1)
+		s.turns[subject] = turn
+	}
+	s.turnsMu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, true
+	case <-r.Context().Done():
+		return nil, false
+	}
+}
+
+// subjectKey names the subject of a call's body ("" when it has none).
+func subjectKey(ep endpoint, body any) string {
+	m, _ := body.(map[string]any)
+	if ep == epCreator {
+		creator, _ := m["creator"].(string)
+		return "user/" + creator
+	}
+	subject, _ := m["subject"].(map[string]any)
+	typ, _ := subject["type"].(string)
+	id, _ := subject["id"].(string)
+	return typ + "/" + id
 }
 
 // sleepLatency applies the injected latency; false when the client went away meanwhile.

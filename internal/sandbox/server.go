@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,6 +21,10 @@ type Server struct {
 	store  *store
 	faults faultState
 	stats  statsState
+
+	// turns serialise the calls of each subject (see subjectTurn).
+	turnsMu sync.Mutex
+	turns   map[string]chan struct{}
 }
 
 // Option configures a Server.
@@ -42,7 +47,7 @@ func WithMaxBodyBytes(n int64) Option { return func(s *Server) { s.maxBody = n }
 // cannot be read or parsed is an error (never silently emptied); one that does not exist yet starts
 // empty and is created on the first change.
 func New(opts ...Option) (*Server, error) {
-	s := &Server{now: time.Now, maxBody: 10 << 20}
+	s := &Server{now: time.Now, maxBody: 10 << 20, turns: map[string]chan struct{}{}}
 	for _, o := range opts {
 		o(s)
 	}
