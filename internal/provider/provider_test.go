@@ -399,7 +399,7 @@ func TestResolveConfigDefaults(t *testing.T) {
 		t.Fatal(diags)
 	}
 	if got.grantBatchSize != 200 || got.revokeBatchSize != 1000 || got.client.MaxRetries != 4 ||
-		got.client.Timeout.String() != "30s" || got.insecureSkipVerify || got.batchWindow.String() != "40ms" {
+		got.client.Timeout.String() != "30s" || got.insecureSkipVerify || got.batchWindow.String() != "250ms" {
 		t.Fatalf("defaults: %+v", got)
 	}
 }
