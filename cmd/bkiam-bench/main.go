@@ -16,12 +16,13 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bench"
 )
 
 func main() {
-	opts := bench.Options{}
+	opts := bench.Options{Baselines: map[string][]time.Duration{}}
 	flag.StringVar(&opts.Terraform, "terraform", "bin/terraform", "the terraform binary")
 	flag.StringVar(&opts.ProviderDir, "provider-dir", "bin", "directory of the freshly built terraform-provider-bkiam")
 	flag.IntVar(&opts.LatencyMS, "latency-ms", 20, "latency injected into every IAM call")
