@@ -1,5 +1,7 @@
-// Package provider implements the bkiam Terraform provider on
-// terraform-plugin-framework: its configuration and one file per resource.
+// Package provider implements the bkiam Terraform provider: its
+// configuration and schemas on terraform-plugin-framework, and the two
+// resources' validation, plan, apply and read directly on
+// terraform-plugin-go values (see protocol.go), as NewServer serves them.
 //
 // It translates Terraform values into the plain Go types of
 // internal/bkiam and never speaks HTTP itself.
