@@ -122,10 +122,8 @@ func (s *protocolServer) PlanResourceChange(ctx context.Context, req *tfprotov6.
 	}
 	var diags diagnostics
 	in := planInput{private: readPrivateState(req.PriorPrivate, &diags)}
-	prior, okPrior := decode(req.PriorState, r.objectType(), "prior state", &diags)
-	proposed, okProposed := decode(req.ProposedNewState, r.objectType(), "proposed new state", &diags)
-	if okPrior && okProposed && !diags.hasError() {
-		in.prior, in.proposed = prior, proposed
+	in.prior, in.proposed, ok = decodeChange(req.PriorState, req.ProposedNewState, r.objectType(), "proposed new state", &diags)
+	if ok {
 		out := r.plan(ctx, in, &diags)
 		resp.RequiresReplace = out.requiresReplace
 		resp.PlannedState = encode(out.planned, r.objectType(), &diags)
@@ -142,14 +140,13 @@ func (s *protocolServer) ApplyResourceChange(ctx context.Context, req *tfprotov6
 	var diags diagnostics
 	resp := &tfprotov6.ApplyResourceChangeResponse{}
 	private := readPrivateState(req.PlannedPrivate, &diags)
-	prior, okPrior := decode(req.PriorState, r.objectType(), "prior state", &diags)
-	planned, okPlanned := decode(req.PlannedState, r.objectType(), "planned state", &diags)
+	prior, planned, decoded := decodeChange(req.PriorState, req.PlannedState, r.objectType(), "planned state", &diags)
 	data := s.provider.data.Load()
 	if data == nil {
 		diags.addError("Provider not configured",
 			"The bkiam provider was not configured before this resource was applied. This is a bug in the provider or in Terraform.")
 	}
-	if !okPrior || !okPlanned || diags.hasError() {
+	if !decoded || data == nil {
 		// Nothing was sent: the resource stays as it was.
 		resp.NewState, resp.Private, resp.Diagnostics = req.PriorState, req.PlannedPrivate, diags
 		return resp, nil
@@ -190,6 +187,14 @@ func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 // sorted).
 func sameValue(a, b *tfprotov6.DynamicValue) bool {
 	return a != nil && b != nil && len(a.MsgPack) > 0 && len(a.JSON) == 0 && len(b.JSON) == 0 && bytes.Equal(a.MsgPack, b.MsgPack)
+}
+
+// decodeChange unmarshals the prior state and the next value of a change;
+// false when either cannot be read, or diags already hold an error.
+func decodeChange(prior, next *tfprotov6.DynamicValue, typ tftypes.Object, nextWhat string, diags *diagnostics) (tftypes.Value, tftypes.Value, bool) {
+	p, okPrior := decode(prior, typ, "prior state", diags)
+	n, okNext := decode(next, typ, nextWhat, diags)
+	return p, n, okPrior && okNext && !diags.hasError()
 }
 
 // decode unmarshals a value Terraform sent; an absent value is null.
