@@ -1,6 +1,7 @@
 package bkiam
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -17,8 +18,8 @@ import (
 // An answer in IAM's own envelope is definite: the SaaS applies a batch in
 // one transaction, so an IAM error code means nothing was stored. So are
 // the gateway's and ESB's refusals (credentials, permissions, rate limits),
-// which stop a request before it reaches IAM, and checks made before
-// sending.
+// which stop a request before it reaches IAM, a connection that was never
+// made or whose TLS handshake failed, and checks made before sending.
 func OutcomeUnknown(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
@@ -29,6 +30,11 @@ func OutcomeUnknown(err error) bool {
 		var opErr *net.OpError
 		if errors.As(e.Err, &opErr) && opErr.Op == "dial" {
 			return false // never connected: nothing was sent
+		}
+		var certErr *tls.CertificateVerificationError
+		var recordErr tls.RecordHeaderError
+		if errors.As(e.Err, &certErr) || errors.As(e.Err, &recordErr) {
+			return false // the TLS handshake failed, before the request was written
 		}
 		return !errors.Is(e.Err, errBodyTooLarge) || e.HTTPStatus < 300
 	case kindRedirect:

@@ -2,6 +2,8 @@ package bkiam
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -21,6 +23,8 @@ func TestOutcomeUnknown(t *testing.T) {
 		{"checked before sending", fmt.Errorf("wrapped: %w", ErrEmptyInstances), false},
 		{"connection refused", &Error{kind: kindNetwork, Err: dial}, false},
 		{"connection reset after sending", &Error{kind: kindNetwork, Err: read}, true},
+		{"certificate not trusted", &Error{kind: kindNetwork, Err: fmt.Errorf("tls: %w", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}})}, false},
+		{"plain HTTP answering TLS", &Error{kind: kindNetwork, Err: fmt.Errorf("tls: %w", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"})}, false},
 		{"timed out waiting", &Error{kind: kindNetwork, Err: context.DeadlineExceeded}, true},
 		{"IAM validation", &Error{kind: kindCode, Code: 1902412, HTTPStatus: 200}, false},
 		{"IAM system error", &Error{kind: kindCode, Code: 1902500, HTTPStatus: 500}, false},
