@@ -1,0 +1,97 @@
+package provider
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+// TestEmptyInstancesAreNeverSent: to IAM an empty instance list means
+// every instance, and a revoke with one deletes the whole policy. Whatever
+// Terraform hands the provider — a plan or a state edited by hand to hold
+// an empty map — an apply never sends one: alice's unrelated grant of
+// host 9 survives every case, and nothing becomes a grant of everything.
+func TestEmptyInstancesAreNeverSent(t *testing.T) {
+	ctx := context.Background()
+	typ := resourceTypes().instanceGrant
+	value := func(ids ...string) tftypes.Value {
+		if ids == nil {
+			return tftypes.NewValue(typ, nil)
+		}
+		listType := typ.AttributeTypes["resources"].(tftypes.List) //nolint:forcetypeassert // fixed by the schema
+		entryType := listType.ElementType.(tftypes.Object)          //nolint:forcetypeassert // fixed by the schema
+		instances := map[string]tftypes.Value{}
+		for _, id := range ids[1:] { // ids[0] is a marker, so that an empty map is expressible
+			instances[id] = tftypes.NewValue(tftypes.String, "host "+id)
+		}
+		attrs := map[string]tftypes.Value{}
+		for name, at := range typ.AttributeTypes {
+			attrs[name] = tftypes.NewValue(at, nil)
+		}
+		attrs["id"] = stringValue("bk_cmdb/user/alice")
+		attrs["system"] = stringValue("bk_cmdb")
+		attrs["subject"] = tftypes.NewValue(typ.AttributeTypes["subject"], map[string]tftypes.Value{
+			"type": stringValue("user"), "id": stringValue("alice")})
+		attrs["actions"] = stringSetValue(typ.AttributeTypes["actions"], []string{"view_host"})
+		attrs["resources"] = tftypes.NewValue(listType, []tftypes.Value{tftypes.NewValue(entryType, map[string]tftypes.Value{
+			"system": stringValue("bk_cmdb"), "type": stringValue("host"),
+			"instances": tftypes.NewValue(entryType.AttributeTypes["instances"], instances),
+		})})
+		attrs["policies"] = policiesValue(typ.AttributeTypes["policies"], []string{"view_host"}, map[string]int64{"view_host": 1})
+		return tftypes.NewValue(typ, attrs)
+	}
+	const marker = "-"
+	for _, tc := range []struct {
+		name           string
+		prior, planned tftypes.Value
+		want           []string // what alice then holds on view_host
+	}{
+		{"create with an empty map", value(), value(marker), []string{"9"}},
+		{"destroy of a state edited to an empty map", value(marker), value(), []string{"9"}},
+		{"update from a state edited to an empty map", value(marker), value(marker, "1"), []string{"1", "9"}},
+		{"update to an empty map", value(marker, "1"), value(marker), []string{"9"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := sandboxtest.Start(t)
+			outside := outsideClient(t, sb)
+			if _, err := outside.BatchInstance(ctx, bkiam.BatchInstanceRequest{
+				System: "bk_cmdb", Operate: bkiam.OperationGrant, ExpiredAt: bkiam.PermanentExpiry,
+				Subject: bkiam.Subject{Type: "user", ID: "alice"}, Actions: []bkiam.Action{{ID: "view_host"}},
+				Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: "9", Name: "host 9"}}}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			server := protoServer(t)
+			configured, err := server.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{
+				Config: providerConfig(t, map[string]any{"apigw_url": sb.URL, "app_code": sandboxtest.AppCode, "app_secret": sandboxtest.AppSecret}),
+			})
+			if err != nil || hasError(configured.Diagnostics) {
+				t.Fatalf("ConfigureProvider: %v %s", err, renderDiags(configured.Diagnostics))
+			}
+			prior, err := tfprotov6.NewDynamicValue(typ, tc.prior)
+			if err != nil {
+				t.Fatal(err)
+			}
+			planned, err := tfprotov6.NewDynamicValue(typ, tc.planned)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := server.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
+				TypeName: "bkiam_instance_grant", PriorState: &prior, PlannedState: &planned, Config: &planned,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := heldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]
+			if want := hostPaths(tc.want...); !slices.Equal(got, want) {
+				t.Fatalf("alice holds %v on view_host, want %v (diagnostics: %s)", got, want, renderDiags(resp.Diagnostics))
+			}
+		})
+	}
+}
