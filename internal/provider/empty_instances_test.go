@@ -25,7 +25,7 @@ func TestEmptyInstancesAreNeverSent(t *testing.T) {
 			return tftypes.NewValue(typ, nil)
 		}
 		listType := typ.AttributeTypes["resources"].(tftypes.List) //nolint:forcetypeassert // fixed by the schema
-		entryType := listType.ElementType.(tftypes.Object)          //nolint:forcetypeassert // fixed by the schema
+		entryType := listType.ElementType.(tftypes.Object)         //nolint:forcetypeassert // fixed by the schema
 		instances := map[string]tftypes.Value{}
 		for _, id := range ids[1:] { // ids[0] is a marker, so that an empty map is expressible
 			instances[id] = tftypes.NewValue(tftypes.String, "host "+id)
