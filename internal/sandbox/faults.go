@@ -10,15 +10,37 @@ type Faults struct {
 	LatencyMS int        `json:"latency_ms,omitempty"`
 	Fail      *FailFault `json:"fail,omitempty"`
 	RateLimit *RateFault `json:"rate_limit,omitempty"`
+	Drop      *DropFault `json:"drop,omitempty"`
+	Slow      *SlowFault `json:"slow,omitempty"`
 }
 
 // FailFault: after After further authorization requests have succeeded, the next Count fail with
-// HTTP Status (gateway; ESB answers HTTP 200 like the real ESB) and body code Code.
+// HTTP Status (gateway; ESB answers HTTP 200 like the real ESB) and body code Code. With Body "html"
+// they answer HTTP Status with an HTML error page instead, on both transports, as a reverse proxy in
+// front of IAM does (Code is then unused but still required, to keep one shape).
 type FailFault struct {
-	After  int `json:"after"`
-	Count  int `json:"count"`
-	Status int `json:"status"`
-	Code   int `json:"code"`
+	After  int    `json:"after"`
+	Count  int    `json:"count"`
+	Status int    `json:"status"`
+	Code   int    `json:"code"`
+	Body   string `json:"body,omitempty"`
+}
+
+// DropFault: after After successes, the next Count requests get no answer: the connection is reset
+// (TCP RST). With Served, each is carried out first and only its answer is lost, the case where a
+// client cannot know what happened.
+type DropFault struct {
+	After  int  `json:"after"`
+	Count  int  `json:"count"`
+	Served bool `json:"served,omitempty"`
+}
+
+// SlowFault: after After successes, the next Count requests take DelayMS longer, then are carried
+// out whether or not the client still waits, as a real server does when a client times out.
+type SlowFault struct {
+	After   int `json:"after"`
+	Count   int `json:"count"`
+	DelayMS int `json:"delay_ms"`
 }
 
 // RateFault: after After successes, the next Count are rate limited (gateway 429 + 1642902,
@@ -43,6 +65,15 @@ func (f Faults) validate() error {
 		if f.Fail.Code == 0 {
 			return fmt.Errorf("fail.code: required (a non-zero error code)")
 		}
+		if f.Fail.Body != "" && f.Fail.Body != "html" {
+			return fmt.Errorf(`fail.body: %q is not a body kind (only "html", or absent for the JSON envelope)`, f.Fail.Body)
+		}
+	}
+	if f.Drop != nil && (f.Drop.After < 0 || f.Drop.Count < 0) {
+		return fmt.Errorf("drop: after and count must not be negative")
+	}
+	if f.Slow != nil && (f.Slow.After < 0 || f.Slow.Count < 0 || f.Slow.DelayMS < 0 || f.Slow.DelayMS > 600000) {
+		return fmt.Errorf("slow: after and count must not be negative, delay_ms between 0 and 600000")
 	}
 	if f.RateLimit != nil && (f.RateLimit.After < 0 || f.RateLimit.Count < 0 || f.RateLimit.RetryAfterS < 0) {
 		return fmt.Errorf("rate_limit: after, count and retry_after_s must not be negative")
@@ -57,18 +88,26 @@ type faultState struct {
 	successes int
 	failLeft  int
 	rateLeft  int
+	dropLeft  int
+	slowLeft  int
 }
 
 func (fs *faultState) set(f Faults) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.cfg, fs.successes = f, 0
-	fs.failLeft, fs.rateLeft = 0, 0
+	fs.failLeft, fs.rateLeft, fs.dropLeft, fs.slowLeft = 0, 0, 0, 0
 	if f.Fail != nil {
 		fs.failLeft = f.Fail.Count
 	}
 	if f.RateLimit != nil {
 		fs.rateLeft = f.RateLimit.Count
+	}
+	if f.Drop != nil {
+		fs.dropLeft = f.Drop.Count
+	}
+	if f.Slow != nil {
+		fs.slowLeft = f.Slow.Count
 	}
 }
 
@@ -82,10 +121,13 @@ func (fs *faultState) latencyMS() int {
 type injected struct {
 	rate *RateFault
 	fail *FailFault
+	drop *DropFault
+	slow *SlowFault
 }
 
 // take decides whether this request fails by injection (rate limit first: the gateway limits before
-// the SaaS sees the request) and consumes one failure if so.
+// the SaaS sees the request; then failures, dropped connections, slow calls) and consumes one fault
+// if so.
 func (fs *faultState) take() *injected {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -96,6 +138,14 @@ func (fs *faultState) take() *injected {
 	if f := fs.cfg.Fail; f != nil && fs.failLeft > 0 && fs.successes >= f.After {
 		fs.failLeft--
 		return &injected{fail: f}
+	}
+	if d := fs.cfg.Drop; d != nil && fs.dropLeft > 0 && fs.successes >= d.After {
+		fs.dropLeft--
+		return &injected{drop: d}
+	}
+	if sl := fs.cfg.Slow; sl != nil && fs.slowLeft > 0 && fs.successes >= sl.After {
+		fs.slowLeft--
+		return &injected{slow: sl}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,7 +12,7 @@ import (
 )
 
 // serveAuthz serves one grant/revoke/creator call in the real check order: injected faults (latency,
-// rate limit, failure), credentials (gateway or ESB), then the SaaS: body JSON, system client,
+// rate limit, failure, dropped connection, slow call), credentials (gateway or ESB), then the SaaS: body JSON, system client,
 // allow-list, field validation, model checks, admin, user lookup, apply.
 func (s *Server) serveAuthz(c *call, ep endpoint) {
 	raw, readErr := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, s.maxBody))
@@ -32,17 +33,37 @@ func (s *Server) serveAuthz(c *call, ep endpoint) {
 		return
 	}
 	if f := s.faults.take(); f != nil {
-		s.writeFault(c, f)
-		return
+		switch {
+		case f.slow != nil:
+			// The server goes on after the client has given up, as a real one does.
+			time.Sleep(time.Duration(f.slow.DelayMS) * time.Millisecond)
+		case f.drop != nil:
+			if f.drop.Served {
+				lost := &call{tr: c.tr, w: discardWriter{header: http.Header{}}, r: c.r, esbID: c.esbID}
+				failed = !s.serveAuthzNow(lost, ep, body, jsonErr)
+			}
+			resetConnection(c.w)
+			return
+		default:
+			s.writeFault(c, f)
+			return
+		}
 	}
+	failed = !s.serveAuthzNow(c, ep, body, jsonErr)
+}
+
+// serveAuthzNow serves a call past the injected faults: credentials, then the SaaS. It reports
+// whether the call succeeded.
+func (s *Server) serveAuthzNow(c *call, ep endpoint, body any, jsonErr error) bool {
 	var app *App
+	var ok bool
 	if c.tr == gateway {
 		app, ok = s.gatewayAuth(c)
 	} else {
 		app, ok = s.esbAuth(c, body)
 	}
 	if !ok {
-		return
+		return false
 	}
 	var data any
 	var err *saasError
@@ -55,9 +76,30 @@ func (s *Server) serveAuthz(c *call, ep endpoint) {
 	}
 	c.writeSaaS(data, err)
 	if err == nil {
-		failed = false
 		s.faults.success()
 	}
+	return err == nil
+}
+
+// discardWriter takes the answer of a call whose connection is about to be dropped.
+type discardWriter struct{ header http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.header }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}
+
+// resetConnection ends the request without an answer. Over HTTP/1 the connection is closed with a
+// TCP RST (the client reads "connection reset by peer"); where the connection cannot be taken over
+// (HTTP/2), the handler aborts, which resets the stream.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
 }
 
 func badJSON(err error) *saasError {
@@ -132,6 +174,14 @@ func (s *Server) writeFault(c *call, f *injected) {
 	}
 	code, status := f.fail.Code, f.fail.Status
 	msg := "fault injected by the sandbox"
+	if f.fail.Body == "html" {
+		// A reverse proxy's own page: no envelope, no IAM code.
+		c.w.Header().Set("Content-Type", "text/html")
+		c.w.WriteHeader(status)
+		_, _ = fmt.Fprintf(c.w, "<html>\r\n<head><title>%d %s</title></head>\r\n<body>\r\n<center><h1>%d %s</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
+			status, http.StatusText(status), status, http.StatusText(status))
+		return
+	}
 	switch {
 	case code >= 1600000 && code < 1700000 && c.tr == gateway:
 		c.writeGatewayError(status, code, msg)
