@@ -379,41 +379,14 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 	})
 }
 
-// TestAccCreatorGrant_planTimeValidation: mistakes are refused at plan time.
+// TestAccCreatorGrant_planTimeValidation: mistakes are refused at plan
+// time, before any call, with the attribute and the fix (the cases are
+// creatorGrantValidationCases). The warning for a grant to admin fails
+// nothing, so ExpectError cannot see it: TestCreatorGrantWarnsAboutAdmin
+// covers it.
 func TestAccCreatorGrant_planTimeValidation(t *testing.T) {
 	sb, provider := target(t)
-	grant := func(system, typ, creator, instances string) string {
-		return provider + fmt.Sprintf(`
-resource "bkiam_creator_grant" "test" {
-  system    = %q
-  type      = %q
-  creator   = %q
-  instances = %s
-}
-`, system, typ, creator, instances)
-	}
-	var tooMany strings.Builder
-	tooMany.WriteString("{")
-	for i := 0; i <= maxPolicyInstances; i++ {
-		fmt.Fprintf(&tooMany, "%q = { name = \"j\" }, ", fmt.Sprint(i))
-	}
-	tooMany.WriteString("}")
-	one := `{ "job1" = { name = "first job" } }`
-	var steps []resource.TestStep
-	for _, tc := range []struct{ config, want string }{
-		{grant("", "job", "alice", one), `system must not be empty`},
-		{grant("bk_job", " ", "alice", one), `type must not be empty`},
-		{grant("bk_job", "job", "", one), `creator must not be empty`},
-		{grant("bk_job", "job", "alice", `{}`), `instances map must contain at least 1`},
-		{grant("bk_job", "job", "alice", `{ "job1" = { name = "" } }`), `name must not be empty`},
-		{grant("bk_job", "job", "alice", `{ " " = { name = "j" } }`), `instance IDs \(keys\) of instances must not be empty`},
-		{grant("bk_sops", "mini_app", "alice", `{ "m1" = { name = "m", ancestors = [{ system = "bk_sops", type = "project", id = "" }] } }`), `ancestors\[0\].id must not be empty`},
-		{grant("bk_job", "job", "alice", tooMany.String()), `at most 10000 elements, got: 10001`},
-	} {
-		steps = append(steps, resource.TestStep{Config: tc.config, PlanOnly: true,
-			ExpectError: regexp.MustCompile(`(?s)` + strings.ReplaceAll(tc.want, " ", `\s+`))})
-	}
-	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories, Steps: steps})
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories, Steps: planTimeSteps(t, provider, creatorGrantValidationCases())})
 	if sb == nil {
 		return
 	}

@@ -15,72 +15,165 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 )
 
-// TestAccInstanceGrant_planTimeValidation: every configuration mistake is
-// refused at plan time, before any call, with the attribute and the fix.
-func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
-	sb, provider := target(t)
-	grant := func(body string) string {
-		return provider + "resource \"bkiam_instance_grant\" \"test\" {\n" + body + "\n}\n"
+// instanceGrantHCL renders a valid bkiam_instance_grant changed by
+// changes: an attribute's expression, "" to leave it out, or under
+// "import" an ID to import the resource with.
+func instanceGrantHCL(changes map[string]string) string {
+	attrs := map[string]string{
+		"system":    `"bk_cmdb"`,
+		"subject":   `{ type = "user", id = "alice" }`,
+		"actions":   `["view_host"]`,
+		"resources": `[{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]`,
 	}
-	valid := map[string]string{
-		"system":     `"bk_cmdb"`,
-		"subject":    `{ type = "user", id = "alice" }`,
-		"actions":    `["view_host"]`,
-		"resources":  `[{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]`,
-		"expires_at": "",
-		"timeouts":   "",
+	for k, v := range changes {
+		attrs[k] = v
 	}
-	with := func(changes map[string]string) string {
-		var b strings.Builder
-		for _, k := range []string{"system", "subject", "actions", "resources", "expires_at", "timeouts"} {
-			v := valid[k]
-			if c, ok := changes[k]; ok {
-				v = c
-			}
-			if v != "" {
-				fmt.Fprintf(&b, "  %s = %s\n", k, v)
-			}
+	var b strings.Builder
+	if id := attrs["import"]; id != "" {
+		fmt.Fprintf(&b, "import {\n  to = %s\n  id = %q\n}\n", grantAddr, id)
+	}
+	b.WriteString("resource \"bkiam_instance_grant\" \"test\" {\n")
+	for _, k := range []string{"system", "subject", "actions", "resources", "expires_at", "timeouts"} {
+		if attrs[k] != "" {
+			fmt.Fprintf(&b, "  %s = %s\n", k, attrs[k])
 		}
-		return grant(b.String())
 	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// instanceGrantValidationCases are bkiam_instance_grant's plan-time errors:
+// those of its validation, of its plan, and of an import block's ID, which
+// Terraform 1.5 imports during the plan.
+func instanceGrantValidationCases() []planTimeCase {
 	var tooMany strings.Builder
 	for i := 0; i <= maxPolicyInstances; i++ {
 		fmt.Fprintf(&tooMany, "%q = \"h\", ", fmt.Sprint(i))
 	}
+	blank := func(path string) []string { return []string{"Blank value", path + " must not be empty or blank."} }
+	instanceCount := func(n int) []string {
+		return []string{"Invalid number of instances", fmt.Sprintf("resources[0].instances map must contain at least 1 element and at most 10000 elements, got: %d. ", n) +
+			"An empty map would mean every instance to IAM; split larger sets across resources with different actions or subjects."}
+	}
+	timeout := func(op, got string) []string {
+		return []string{"Invalid duration", fmt.Sprintf(`timeouts.%s must be a positive duration such as "30m" or "1h", got %q.`, op, got)}
+	}
 	cases := []struct {
 		name    string
 		changes map[string]string
-		want    string
+		want    []string
 	}{
-		{"blank system", map[string]string{"system": `" "`}, `system must not be empty or blank`},
-		{"unknown subject type", map[string]string{"subject": `{ type = "robot", id = "r2" }`}, `subject.type.*value must be one of`},
-		{"blank subject id", map[string]string{"subject": `{ type = "user", id = "" }`}, `subject.id must not be empty`},
-		{"non-numeric group", map[string]string{"subject": `{ type = "group", id = "ops" }`}, `Group IDs are numeric.*subject.id must be the numeric ID`},
-		{"no actions", map[string]string{"actions": `[]`}, `actions set must contain at least 1`},
-		{"blank action", map[string]string{"actions": `["view_host", ""]`}, `must not be empty or blank`},
-		{"empty instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {} }]`}, `resources\[0\].instances map must contain at least 1`},
-		{"blank instance name", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "1" = " " } }]`}, `must not be empty or blank`},
-		{"blank instance id", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "" = "x" } }]`}, `instance IDs \(keys\) of resources\[0\].instances must not be empty or blank`},
-		{"blank resource type", map[string]string{"resources": `[{ system = "bk_cmdb", type = "", instances = { "1" = "x" } }]`}, `resources\[0\].type must not be empty`},
-		{"over 10000 instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {` + tooMany.String() + `} }]`}, `at most 10000 elements, got: 10001`},
-		{"expiry not RFC 3339", map[string]string{"expires_at": `"next tuesday"`}, `RFC\s*3339`},
-		{"expiry in the past", map[string]string{"expires_at": `"2020-01-01T00:00:00Z"`}, `Expiry in the past.*has passed`},
-		{"expiry past 2100", map[string]string{"expires_at": `"2100-01-01T00:00:01Z"`}, `Expiry too late.*no later than\s+2100-01-01T00:00:00Z`},
-		{"timeout not a duration", map[string]string{"timeouts": `{ create = "soon" }`}, `timeouts.create must be a positive duration`},
-		{"negative timeout", map[string]string{"timeouts": `{ delete = "-1m" }`}, `timeouts.delete must be a positive duration`},
-		{"expiry for a group", map[string]string{"subject": `{ type = "group", id = "1" }`, "expires_at": `"2099-01-01T00:00:00Z"`}, `Group grants do not expire`},
+		{"blank system", map[string]string{"system": `" "`}, blank("system")},
+		{"unknown subject type", map[string]string{"subject": `{ type = "robot", id = "r2" }`},
+			[]string{"Unknown subject type", `subject.type value must be one of "user" or "group", got "robot".`}},
+		{"blank subject id", map[string]string{"subject": `{ type = "user", id = "" }`}, blank("subject.id")},
+		{"non-numeric group", map[string]string{"subject": `{ type = "group", id = "ops" }`},
+			[]string{"Group IDs are numeric", `subject.id must be the numeric ID of an IAM user group when subject.type is "group", got "ops".`}},
+		{"no actions", map[string]string{"actions": `[]`},
+			[]string{"No actions", "actions set must contain at least 1 action, got: 0. Name the actions to grant, or remove the resource."}},
+		{"blank action", map[string]string{"actions": `["view_host", ""]`}, blank(`actions[Value("")]`)},
+		{"blank resource system", map[string]string{"resources": `[{ system = " ", type = "host", instances = { "1" = "x" } }]`}, blank("resources[0].system")},
+		{"blank resource type", map[string]string{"resources": `[{ system = "bk_cmdb", type = "", instances = { "1" = "x" } }]`}, blank("resources[0].type")},
+		{"empty instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {} }]`}, instanceCount(0)},
+		{"over 10000 instances", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = {` + tooMany.String() + `} }]`}, instanceCount(10001)},
+		{"blank instance name", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "1" = " " } }]`}, blank(`resources[0].instances["1"]`)},
+		{"blank instance id", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "" = "x" } }]`},
+			[]string{"Blank value", `The instance IDs (keys) of resources[0].instances must not be empty or blank, got "".`}},
+		{"expiry not RFC 3339", map[string]string{"expires_at": `"next tuesday"`},
+			[]string{"Invalid RFC 3339 time", `expires_at must be an RFC 3339 time such as "2027-06-30T00:00:00Z", got "next tuesday".`}},
+		{"expiry in the past", map[string]string{"expires_at": `"2020-01-01T00:00:00Z"`},
+			[]string{"Expiry in the past", "expires_at is 2020-01-01T00:00:00Z, which has passed; IAM refuses expiries that are not in the future. " +
+				"Set a later time or remove it for a permanent grant."}},
+		{"expiry past 2100", map[string]string{"expires_at": `"2100-01-01T00:00:01Z"`},
+			[]string{"Expiry too late", `expires_at must be no later than 2100-01-01T00:00:00Z, IAM's "permanent", got 2100-01-01T00:00:01Z. ` +
+				"Remove it for a permanent grant."}},
+		{"expiry for a group", map[string]string{"subject": `{ type = "group", id = "1" }`, "expires_at": `"2099-01-01T00:00:00Z"`},
+			[]string{"Group grants do not expire", "IAM keeps group policies forever and ignores an expiry. Remove expires_at, or grant to users instead."}},
+		{"create timeout not a duration", map[string]string{"timeouts": `{ create = "soon" }`}, timeout("create", "soon")},
+		{"zero update timeout", map[string]string{"timeouts": `{ update = "0s" }`}, timeout("update", "0s")},
+		{"negative delete timeout", map[string]string{"timeouts": `{ delete = "-1m" }`}, timeout("delete", "-1m")},
+		{"import ID of the wrong shape", map[string]string{"import": "bk_cmdb/robot/r2"},
+			[]string{"Invalid import ID", `Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice; got "bk_cmdb/robot/r2".`}},
+		{"import ID of a non-numeric group", map[string]string{"import": "bk_cmdb/group/ops", "subject": `{ type = "group", id = "1" }`},
+			[]string{"Group IDs are numeric", `subject.id must be the numeric ID of an IAM user group when subject.type is "group", got "ops".`}},
 	}
-	var steps []resource.TestStep
-	for _, tc := range cases {
-		steps = append(steps, resource.TestStep{
-			Config:      with(tc.changes),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)` + strings.ReplaceAll(tc.want, " ", `\s+`)),
-		})
+	out := make([]planTimeCase, len(cases))
+	for i, tc := range cases {
+		out[i] = planTimeCase{name: tc.name, config: instanceGrantHCL(tc.changes), want: tc.want}
 	}
+	return out
+}
+
+// creatorGrantValidationCases are bkiam_creator_grant's plan-time errors
+// (TestAccCreatorGrant_planTimeValidation). They live here, beside the
+// instance grant's, so that TestEveryValidationHasAnAcceptanceCase reads
+// both resources' cases from one place.
+func creatorGrantValidationCases() []planTimeCase {
+	// grant renders a bkiam_creator_grant; extra is added inside the block,
+	// importID, unless empty, imports it.
+	grant := func(system, typ, creator, instances, extra, importID string) string {
+		imp := ""
+		if importID != "" {
+			imp = fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n", creatorAddr, importID)
+		}
+		return imp + fmt.Sprintf(`
+resource "bkiam_creator_grant" "test" {
+  system    = %q
+  type      = %q
+  creator   = %q
+  instances = %s
+%s}
+`, system, typ, creator, instances, extra)
+	}
+	var tooMany strings.Builder
+	tooMany.WriteString("{")
+	for i := 0; i <= maxPolicyInstances; i++ {
+		fmt.Fprintf(&tooMany, "%q = { name = \"j\" }, ", fmt.Sprint(i))
+	}
+	tooMany.WriteString("}")
+	one := `{ "job1" = { name = "first job" } }`
+	ancestor := func(system, typ, id string) string {
+		return fmt.Sprintf(`{ "m1" = { name = "m", ancestors = [{ system = %q, type = %q, id = %q }] } }`, system, typ, id)
+	}
+	blank := func(path string) []string { return []string{"Blank value", path + " must not be empty or blank."} }
+	instanceCount := func(n int) []string {
+		return []string{"Invalid number of instances", fmt.Sprintf("instances map must contain at least 1 element and at most 10000 elements, got: %d. ", n) +
+			"An empty map would mean every instance to IAM; split larger sets across resources with different actions or subjects."}
+	}
+	return []planTimeCase{
+		{name: "blank system", config: grant("", "job", "alice", one, "", ""), want: blank("system")},
+		{name: "blank type", config: grant("bk_job", " ", "alice", one, "", ""), want: blank("type")},
+		{name: "blank creator", config: grant("bk_job", "job", "", one, "", ""), want: blank("creator")},
+		{name: "no instances", config: grant("bk_job", "job", "alice", `{}`, "", ""), want: instanceCount(0)},
+		{name: "over 10000 instances", config: grant("bk_job", "job", "alice", tooMany.String(), "", ""), want: instanceCount(10001)},
+		{name: "blank name", config: grant("bk_job", "job", "alice", `{ "job1" = { name = "" } }`, "", ""), want: blank(`instances["job1"].name`)},
+		{name: "blank instance id", config: grant("bk_job", "job", "alice", `{ " " = { name = "j" } }`, "", ""),
+			want: []string{"Blank value", `The instance IDs (keys) of instances must not be empty or blank, got " ".`}},
+		{name: "blank ancestor system", config: grant("bk_sops", "mini_app", "alice", ancestor(" ", "project", "p1"), "", ""),
+			want: blank(`instances["m1"].ancestors[0].system`)},
+		{name: "blank ancestor type", config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "", "p1"), "", ""),
+			want: blank(`instances["m1"].ancestors[0].type`)},
+		{name: "blank ancestor id", config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", ""), "", ""),
+			want: blank(`instances["m1"].ancestors[0].id`)},
+		{name: "no actions", config: grant("bk_job", "job", "alice", one, "  actions = []\n", ""),
+			want: []string{"No actions", "actions set must contain at least 1 action, got: 0."}},
+		{name: "blank action", config: grant("bk_job", "job", "alice", one, "  actions = [\"view\", \" \"]\n", ""), want: blank(`actions[Value(" ")]`)},
+		{name: "timeout not a duration", config: grant("bk_job", "job", "alice", one, "  timeouts = { update = \"0s\" }\n", ""),
+			want: []string{"Invalid duration", `timeouts.update must be a positive duration such as "30m" or "1h", got "0s".`}},
+		{name: "import ID of the wrong shape", config: grant("bk_job", "job", "alice", one, "", "bk_job/alice"),
+			want: []string{"Invalid import ID", `Expected SYSTEM/TYPE/CREATOR, e.g. bk_sops/mini_app/alice; got "bk_job/alice".`}},
+	}
+}
+
+// TestAccInstanceGrant_planTimeValidation: every configuration mistake is
+// refused at plan time, before any call, with the attribute and the fix.
+// The one warning, for a grant to admin, fails nothing, so ExpectError
+// cannot see it: TestInstanceGrantWarnsAboutAdmin covers it.
+func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
+	sb, provider := target(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps:                    steps,
+		Steps:                    planTimeSteps(t, provider, instanceGrantValidationCases()),
 		CheckDestroy: func(*terraform.State) error {
 			if sb == nil {
 				return nil
@@ -166,6 +259,38 @@ func TestInstanceGrantWarnsAboutAdmin(t *testing.T) {
 	want := tftypes.NewAttributePath().WithAttributeName("subject").WithAttributeName("id")
 	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != tfprotov6.DiagnosticSeverityWarning ||
 		!resp.Diagnostics[0].Attribute.Equal(want) || !strings.Contains(resp.Diagnostics[0].Summary, "IAM ignores grants to admin") {
+		t.Fatalf("diagnostics:\n%s", renderDiags(resp.Diagnostics))
+	}
+}
+
+// TestCreatorGrantWarnsAboutAdmin: IAM ignores creator grants to admin;
+// the plan says so on creator.
+func TestCreatorGrantWarnsAboutAdmin(t *testing.T) {
+	ctx := context.Background()
+	objType := resourceTypes().creatorGrant
+	instancesType := objType.AttributeTypes["instances"].(tftypes.Map)
+	instanceType := instancesType.ElementType.(tftypes.Object)
+	values := map[string]tftypes.Value{}
+	for name, typ := range objType.AttributeTypes {
+		values[name] = tftypes.NewValue(typ, nil)
+	}
+	values["system"] = tftypes.NewValue(tftypes.String, "bk_job")
+	values["type"] = tftypes.NewValue(tftypes.String, "job")
+	values["creator"] = tftypes.NewValue(tftypes.String, "ADMIN")
+	values["instances"] = tftypes.NewValue(instancesType, map[string]tftypes.Value{"job1": tftypes.NewValue(instanceType, map[string]tftypes.Value{
+		"name":      tftypes.NewValue(tftypes.String, "first job"),
+		"ancestors": tftypes.NewValue(instanceType.AttributeTypes["ancestors"], nil),
+	})})
+	dv, err := tfprotov6.NewDynamicValue(objType, tftypes.NewValue(objType, values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := protoServer(t).ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: "bkiam_creator_grant", Config: &dv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != tfprotov6.DiagnosticSeverityWarning ||
+		!resp.Diagnostics[0].Attribute.Equal(root("creator")) || resp.Diagnostics[0].Summary != "IAM ignores creator grants to admin" {
 		t.Fatalf("diagnostics:\n%s", renderDiags(resp.Diagnostics))
 	}
 }

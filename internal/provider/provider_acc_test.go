@@ -1,22 +1,95 @@
 package provider
 
 import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
-// TestAccProviderConfigErrors: configuration mistakes, as users see them
-// from the real Terraform CLI, each naming the attribute and the fix.
-func TestAccProviderConfigErrors(t *testing.T) {
-	notPEM := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
-		t.Fatal(err)
+// planTimeCase is a configuration that the plan must refuse, and what the
+// user reads then.
+type planTimeCase struct {
+	name string
+	// config is the configuration: for the resources' cases, the resource
+	// block alone (the test adds the provider block).
+	config string
+	// env, unless nil, is the provider's environment during the plan:
+	// every other variable the provider reads is unset. The resources'
+	// cases leave it nil, as their provider block may rely on the
+	// environment (against a real site, the app secret is there).
+	env map[string]string
+	// want are pieces of the message, each literal and in the order
+	// Terraform prints them: the summary, then the detail. Together they
+	// name the attribute and the fix.
+	want []string
+}
+
+// planErrorPattern is the ExpectError pattern of a message made of
+// fragments: each literally, in order. Terraform wraps long lines, so a
+// space matches any run of white space.
+func planErrorPattern(fragments ...string) *regexp.Regexp {
+	parts := make([]string, len(fragments))
+	for i, f := range fragments {
+		words := strings.Fields(f)
+		for j, w := range words {
+			words[j] = regexp.QuoteMeta(w)
+		}
+		parts[i] = strings.Join(words, `\s+`)
 	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, `.*`))
+}
+
+// planTimeSteps turns cases into plan-only steps after the provider block.
+func planTimeSteps(t *testing.T, provider string, cases []planTimeCase) []resource.TestStep {
+	t.Helper()
+	steps := make([]resource.TestStep, 0, len(cases))
+	for _, tc := range cases {
+		steps = append(steps, resource.TestStep{
+			PreConfig: func() {
+				if tc.env != nil {
+					isolateEnv(t, tc.env)
+				}
+			},
+			Config:      provider + tc.config,
+			PlanOnly:    true,
+			ExpectError: planErrorPattern(tc.want...),
+		})
+	}
+	return steps
+}
+
+// unknownValueOf is an expression of typ that Terraform cannot know
+// before the apply: the id of a terraform_data resource not created yet.
+func unknownValueOf(typ string) string {
+	switch typ {
+	case "int64":
+		return "length(terraform_data.later.id)"
+	case "bool":
+		return `terraform_data.later.id != ""`
+	}
+	return "terraform_data.later.id"
+}
+
+// providerConfigErrorCases are the provider's plan-time errors: those of
+// the schema's validators (ValidateProviderConfig) and those Configure
+// finds once the environment fallbacks are applied, which Terraform
+// reports during the plan too. dir holds the CA files the cases name.
+func providerConfigErrorCases(dir string) []planTimeCase {
+	notPEM := filepath.Join(dir, "not.pem")
+	missing := filepath.Join(dir, "missing.pem")
 	// A resource makes Terraform configure the provider during the plan.
 	const grant = `
 resource "bkiam_instance_grant" "test" {
@@ -26,47 +99,427 @@ resource "bkiam_instance_grant" "test" {
   resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
 }
 `
-	provider := func(body string) string { return "provider \"bkiam\" {\n" + body + "\n}\n" + grant }
-	cases := []struct{ body, want string }{
-		{`app_code = "a"
-app_secret = "b"`, `No IAM endpoint configured.*BKIAM_APIGW_URL.*BK_IAM_APIGATEWAY_URL.*BKIAM_ESB_URL`},
-		{`apigw_url = "https://gw.example.com/prod"
-esb_url = "https://paas.example.com"
-app_code = "a"
-app_secret = "b"`, `esb_url.*apigw_url`},
-		{`apigw_url = "https://gw.example.com/prod"
-app_secret = "b"`, `Missing app_code.*BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID`},
-		{`apigw_url = "https://gw.example.com/prod"
-app_code = "a"`, `Missing app_secret.*BKIAM_APP_SECRET, BK_APP_SECRET or BKPAAS_APP_SECRET`},
-		{`esb_url = "https://paas.example.com"
-app_code = "a"
-app_secret = "b"`, `ESB needs a user.*BKIAM_USERNAME.*BKIAM_BK_TOKEN`},
-		{`apigw_url = "gw.example.com/prod"
-app_code = "a"
-app_secret = "b"`, `apigw_url.*https://`},
-		{`apigw_url = "https://gw.example.com/prod"
-app_code = "a"
-app_secret = "b"
-grant_batch_size = 5000`, `grant_batch_size.*between 1 and 1000`},
-		{`apigw_url = "https://gw.example.com/prod"
-app_code = "a"
-app_secret = "b"
-request_timeout = "soon"`, `request_timeout.*Go duration`},
-		{`apigw_url = "https://gw.example.com/prod"
-app_code = "a"
-app_secret = "b"
-ca_cert_file = "` + notPEM + `"`, `ca_cert_file.*no PEM-encoded certificate`},
-		{`apigw_url = "https://gw.example.com/prod"
-app_code = "a"
-app_secret = ""`, `app_secret.*at least 1`},
+	// block renders the provider block from attributes: the valid gateway
+	// configuration, changed by changes ("" removes an attribute).
+	block := func(changes map[string]string) string {
+		attrs := map[string]string{
+			"apigw_url":  `"https://gw.example.com/prod"`,
+			"app_code":   `"a"`,
+			"app_secret": `"b"`,
+		}
+		for k, v := range changes {
+			attrs[k] = v
+		}
+		var b strings.Builder
+		b.WriteString("provider \"bkiam\" {\n")
+		for _, k := range sortedKeys(attrs) {
+			if attrs[k] != "" {
+				fmt.Fprintf(&b, "  %s = %s\n", k, attrs[k])
+			}
+		}
+		b.WriteString("}\n")
+		return b.String() + grant
 	}
-	var steps []resource.TestStep
-	for _, tc := range cases {
-		steps = append(steps, resource.TestStep{
-			Config:      provider(tc.body),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)` + strings.ReplaceAll(tc.want, " ", `\s+`)),
+	esb := func(changes map[string]string) map[string]string {
+		out := map[string]string{"apigw_url": "", "esb_url": `"https://paas.example.com"`, "username": `"alice"`}
+		for k, v := range changes {
+			out[k] = v
+		}
+		return out
+	}
+
+	cases := []planTimeCase{
+		// Schema validators: an empty string is never useful; the user who
+		// means "use the environment" omits the attribute.
+		{name: "empty apigw_url", config: block(map[string]string{"apigw_url": `""`}),
+			want: []string{"Invalid Attribute Value Length", "Attribute apigw_url string length must be at least 1, got: 0"}},
+		{name: "empty esb_url", config: block(esb(map[string]string{"esb_url": `""`})),
+			want: []string{"Invalid Attribute Value Length", "Attribute esb_url string length must be at least 1, got: 0"}},
+		{name: "empty app_code", config: block(map[string]string{"app_code": `""`}),
+			want: []string{"Invalid Attribute Value Length", "Attribute app_code string length must be at least 1, got: 0"}},
+		{name: "empty app_secret", config: block(map[string]string{"app_secret": `""`}),
+			want: []string{"Invalid Attribute Value Length", "Attribute app_secret string length must be at least 1, got: 0"}},
+		{name: "empty username", config: block(esb(map[string]string{"username": `""`})),
+			want: []string{"Invalid Attribute Value Length", "Attribute username string length must be at least 1, got: 0"}},
+		{name: "empty bk_token", config: block(esb(map[string]string{"bk_token": `""`})),
+			want: []string{"Invalid Attribute Value Length", "Attribute bk_token string length must be at least 1, got: 0"}},
+		{name: "empty tenant_id", config: block(map[string]string{"tenant_id": `""`}),
+			want: []string{"Invalid Attribute Value Length", "Attribute tenant_id string length must be at least 1, got: 0"}},
+		{name: "empty ca_cert_file", config: block(map[string]string{"ca_cert_file": `""`}),
+			want: []string{"Invalid Attribute Value Length", "Attribute ca_cert_file string length must be at least 1, got: 0"}},
+		{name: "both urls in the configuration", config: block(map[string]string{"esb_url": `"https://paas.example.com"`}),
+			want: []string{"Invalid Attribute Combination", `Attribute "esb_url" cannot be specified when "apigw_url" is specified`}},
+
+		// Schema validators: the URLs, one case per way a base URL is wrong.
+		{name: "url without scheme", config: block(map[string]string{"apigw_url": `"gw.example.com/prod"`}),
+			want: []string{"Invalid URL", `apigw_url must start with https:// (or http:// for a local sandbox), got "gw.example.com/prod".`}},
+		{name: "url with another scheme", config: block(esb(map[string]string{"esb_url": `"ftp://paas.example.com"`})),
+			want: []string{"Invalid URL", `esb_url must start with https:// (or http:// for a local sandbox), got "ftp://paas.example.com".`}},
+		{name: "url with credentials", config: block(map[string]string{"apigw_url": `"https://alice:hunter2@gw.example.com/prod"`}),
+			want: []string{"Invalid URL", "apigw_url must not carry credentials; set app_code and app_secret instead."}},
+		{name: "url without host", config: block(map[string]string{"apigw_url": `"https:///prod"`}),
+			want: []string{"Invalid URL", `apigw_url has no host: "https:///prod".`}},
+		{name: "url with query", config: block(map[string]string{"apigw_url": `"https://gw.example.com/prod?stage=1"`}),
+			want: []string{"Invalid URL", `apigw_url must not carry a query or fragment: "https://gw.example.com/prod?stage=1".`}},
+		{name: "url with fragment", config: block(esb(map[string]string{"esb_url": `"https://paas.example.com/#top"`})),
+			want: []string{"Invalid URL", `esb_url must not carry a query or fragment: "https://paas.example.com/#top".`}},
+		{name: "url that does not parse", config: block(map[string]string{"apigw_url": `"https://gw.example.com/%zz"`}),
+			want: []string{"Invalid URL", `apigw_url is not a valid URL: invalid URL escape "%zz".`}},
+		// The parser's error is given without the URL, which may carry a
+		// password that the credentials check never got to see.
+		{name: "unparsable url with credentials", config: block(map[string]string{"apigw_url": `" https://alice:hunter2@gw.example.com/prod"`}),
+			want: []string{"Invalid URL", "apigw_url is not a valid URL: first path segment in URL cannot contain colon."}},
+
+		// Schema validators: numbers and durations.
+		{name: "grant batch too big", config: block(map[string]string{"grant_batch_size": "5000"}),
+			want: []string{"Invalid Attribute Value", "Attribute grant_batch_size value must be between 1 and 1000, got: 5000"}},
+		{name: "grant batch zero", config: block(map[string]string{"grant_batch_size": "0"}),
+			want: []string{"Invalid Attribute Value", "Attribute grant_batch_size value must be between 1 and 1000, got: 0"}},
+		{name: "revoke batch zero", config: block(map[string]string{"revoke_batch_size": "0"}),
+			want: []string{"Invalid Attribute Value", "Attribute revoke_batch_size value must be between 1 and 1000, got: 0"}},
+		{name: "revoke batch too big", config: block(map[string]string{"revoke_batch_size": "1001"}),
+			want: []string{"Invalid Attribute Value", "Attribute revoke_batch_size value must be between 1 and 1000, got: 1001"}},
+		{name: "negative retries", config: block(map[string]string{"max_retries": "-1"}),
+			want: []string{"Invalid Attribute Value", "Attribute max_retries value must be between 0 and 20, got: -1"}},
+		{name: "too many retries", config: block(map[string]string{"max_retries": "21"}),
+			want: []string{"Invalid Attribute Value", "Attribute max_retries value must be between 0 and 20, got: 21"}},
+		{name: "timeout not a duration", config: block(map[string]string{"request_timeout": `"soon"`}),
+			want: []string{"Invalid duration", `request_timeout: value must be a positive Go duration such as "30s" or "2m", got "soon".`}},
+		{name: "zero timeout", config: block(map[string]string{"request_timeout": `"0s"`}),
+			want: []string{"Invalid duration", `request_timeout: value must be a positive Go duration such as "30s" or "2m", got "0s".`}},
+		{name: "negative timeout", config: block(map[string]string{"request_timeout": `"-1s"`}),
+			want: []string{"Invalid duration", `request_timeout: value must be a positive Go duration such as "30s" or "2m", got "-1s".`}},
+		{name: "batch window not a duration", config: block(map[string]string{"batch_window": `"often"`}),
+			want: []string{"Invalid duration", `batch_window: value must be a Go duration such as "10ms" or "0s", got "often".`}},
+		{name: "negative batch window", config: block(map[string]string{"batch_window": `"-5ms"`}),
+			want: []string{"Invalid duration", `batch_window: value must be a Go duration such as "10ms" or "0s", got "-5ms".`}},
+
+		// Configure, after the environment fallbacks.
+		{name: "no endpoint", config: block(map[string]string{"apigw_url": ""}),
+			want: []string{"No IAM endpoint configured",
+				"Set apigw_url (or BKIAM_APIGW_URL or BK_IAM_APIGATEWAY_URL) to the IAM API gateway, e.g. https://bkapi.example.com/api/bk-iam/prod, " +
+					"or esb_url (or BKIAM_ESB_URL or BK_COMPONENT_API_URL) to the BlueKing ESB, e.g. https://paas.example.com."}},
+		{name: "esb_url from the environment beside apigw_url", config: block(nil),
+			env: map[string]string{"BK_COMPONENT_API_URL": "https://paas.example.com"},
+			want: []string{"Both apigw_url and esb_url are set",
+				"The provider talks to IAM through exactly one of the API gateway and the ESB, but apigw_url is set by the provider block " +
+					"and esb_url by the environment variable BK_COMPONENT_API_URL. Remove one of them."}},
+		{name: "apigw_url from the environment beside esb_url", config: block(esb(nil)),
+			env: map[string]string{"BKIAM_APIGW_URL": "https://gw.example.com/prod"},
+			want: []string{"Both apigw_url and esb_url are set",
+				"apigw_url is set by the environment variable BKIAM_APIGW_URL and esb_url by the provider block. Remove one of them."}},
+		{name: "apigw_url from the environment without scheme", config: block(map[string]string{"apigw_url": ""}),
+			env: map[string]string{"BKIAM_APIGW_URL": "gw.example.com/prod"},
+			want: []string{"Invalid apigw_url",
+				`apigw_url (set by the environment variable BKIAM_APIGW_URL) must start with https:// (or http:// for a local sandbox), got "gw.example.com/prod".`}},
+		{name: "esb_url from the environment with credentials", config: block(esb(map[string]string{"esb_url": ""})),
+			env: map[string]string{"BK_COMPONENT_API_URL": "https://alice:hunter2@paas.example.com"},
+			want: []string{"Invalid esb_url",
+				"esb_url (set by the environment variable BK_COMPONENT_API_URL) must not carry credentials; set app_code and app_secret instead."}},
+		{name: "apigw_url from the environment with query", config: block(map[string]string{"apigw_url": ""}),
+			env: map[string]string{"BK_IAM_APIGATEWAY_URL": "https://gw.example.com/prod?stage=1"},
+			want: []string{"Invalid apigw_url",
+				`apigw_url (set by the environment variable BK_IAM_APIGATEWAY_URL) must not carry a query or fragment: "https://gw.example.com/prod?stage=1".`}},
+		{name: "missing app_code", config: block(map[string]string{"app_code": ""}),
+			want: []string{"Missing app_code",
+				"IAM authenticates every call by app code and secret. Set app_code in the provider block or the environment variable " +
+					"BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID."}},
+		{name: "missing app_secret", config: block(map[string]string{"app_secret": ""}),
+			want: []string{"Missing app_secret",
+				"Set app_secret in the provider block or the environment variable BKIAM_APP_SECRET, BK_APP_SECRET or BKPAAS_APP_SECRET."}},
+		{name: "esb without a user", config: block(esb(map[string]string{"username": ""})),
+			want: []string{"ESB needs a user",
+				"ESB demands a user on every call. Set username (or BKIAM_USERNAME) when the app is on ESB's skip-login whitelist, " +
+					"or bk_token (or BKIAM_BK_TOKEN) to a user's login token; or use apigw_url, which needs no user."}},
+		{name: "esb from the environment without a user", config: block(map[string]string{"apigw_url": ""}),
+			env:  map[string]string{"BKIAM_ESB_URL": "https://paas.example.com"},
+			want: []string{"ESB needs a user", "Set username (or BKIAM_USERNAME)"}},
+		{name: "missing ca_cert_file", config: block(map[string]string{"ca_cert_file": fmt.Sprintf("%q", missing)}),
+			want: []string{"Cannot use ca_cert_file", "reading ca_cert_file: open " + missing + ": no such file or directory"}},
+		{name: "ca_cert_file without a certificate", config: block(map[string]string{"ca_cert_file": fmt.Sprintf("%q", notPEM)}),
+			want: []string{"Cannot use ca_cert_file", "ca_cert_file " + notPEM + " holds no PEM-encoded certificate"}},
+		// White space passes resolveConfig, which only checks for "", and
+		// is refused by the client, whose message names no attribute.
+		{name: "blank app_code", config: block(map[string]string{"app_code": `" "`}),
+			want: []string{"Cannot create the IAM client", "bkiam: the app code must not be empty"}},
+		{name: "blank username with esb", config: block(esb(map[string]string{"username": `" "`})),
+			want: []string{"Cannot create the IAM client", "bkiam: ESB needs a user: set the username"}},
+
+		// Configure: a value not known until the apply. The string settings
+		// point at their environment variables.
+		{name: "unknown apigw_url", config: `resource "terraform_data" "later" {}` + "\n" +
+			block(map[string]string{"apigw_url": unknownValueOf("string")}),
+			want: []string{"Unknown value for apigw_url",
+				"apigw_url depends on a value that is not known until apply, but the provider must be configured before it can plan. " +
+					"Set it to a value known at plan time or leave it unset and use BKIAM_APIGW_URL or BK_IAM_APIGATEWAY_URL, " +
+					"or apply what it depends on first (terraform apply -target=…)."}},
+	}
+
+	// Every other attribute, unknown, is refused as well: a new attribute
+	// gets its case here without anyone having to remember it.
+	for _, attr := range sortedKeys(providerSchema().Attributes) {
+		if attr == "apigw_url" {
+			continue
+		}
+		typ := "string"
+		switch t := providerSchema().Attributes[attr].GetType(); {
+		case t.Equal(types.Int64Type):
+			typ = "int64"
+		case t.Equal(types.BoolType):
+			typ = "bool"
+		}
+		changes := map[string]string{attr: unknownValueOf(typ)}
+		if attr == "esb_url" {
+			changes = esb(changes)
+		}
+		cases = append(cases, planTimeCase{
+			name:   "unknown " + attr,
+			config: `resource "terraform_data" "later" {}` + "\n" + block(changes),
+			want: []string{"Unknown value for " + attr,
+				attr + " depends on a value that is not known until apply", "Set it to a value known at plan time"},
 		})
 	}
-	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories, Steps: steps})
+	// The provider's own settings alone, whatever the environment of the
+	// test run (against a real site it holds the app secret).
+	for i := range cases {
+		if cases[i].env == nil {
+			cases[i].env = map[string]string{}
+		}
+	}
+	return cases
+}
+
+// TestAccProviderConfigErrors: every provider configuration mistake, as
+// users see it from the real Terraform CLI, naming the attribute and the
+// fix. The warnings (plain http to a remote host, insecure_skip_verify,
+// username or bk_token with apigw_url) fail nothing, so ExpectError cannot
+// see them: TestConfigureProvider covers them.
+func TestAccProviderConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "not.pem"), []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps:                    planTimeSteps(t, "", providerConfigErrorCases(dir)),
+	})
+}
+
+// notAtPlanTime are the error messages of the provider's source that no
+// configuration can bring about at plan time, by the function that gives
+// them and the longest fixed part of their summary, with the reason.
+// TestEveryValidationHasAnAcceptanceCase lets them go without a case.
+var notAtPlanTime = map[string]string{
+	"resolveConfig: Invalid request_timeout":                      "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
+	"resolveConfig: Invalid batch_window":                         "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
+	"checkRange: Invalid":                                         "the schema's int64validator.Between refuses the same value first, and the attributes have no environment fallback",
+	"newHTTPClient: Cannot create the HTTP client":                "only if http.DefaultTransport was replaced: a bug",
+	"protocolServer.ApplyResourceChange: Provider not configured": "apply time, and a bug",
+	"decode: Cannot decode the":                                   "Terraform sent a value that does not fit the schema: a bug",
+	"encode: Cannot encode the resource's state":                  "a bug",
+	"readPrivateState: Cannot read the resource's private state":  "private state Terraform kept, not configuration",
+	"privateState.get: Cannot read the resource's private state":  "private state Terraform kept, not configuration",
+	"privateState.bytes: Cannot record what the resource holds":   "apply time, and a bug",
+	"privateState.set: Cannot record what the resource holds":     "apply time, and a bug",
+	"instanceGrantProtocol.apply: Unknown grant at apply":         "apply time, and a bug",
+	"creatorGrantProtocol.apply: Unknown instances at apply":      "apply time, and a bug",
+	"planAndRun: Cannot plan the IAM calls":                       "apply time; the validation refuses every grant the planner would",
+	"creatorRunner.record: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
+		"depends on the creator actions the system configured in IAM",
+}
+
+// TestEveryValidationHasAnAcceptanceCase keeps the acceptance cases
+// complete, so that a new validation cannot slip in untested. It needs no
+// Terraform: it reads the provider's source and schema, and the cases.
+//
+//   - Every error message of the source (the summary and the detail given
+//     to a diagnostic, and every fmt.Errorf, as those end up in details)
+//     has its longest fixed part, between the values filled in, in some
+//     case's expected message, unless notAtPlanTime explains why not.
+//   - Every validator of the provider schema has a case whose message is
+//     that validator's, on that attribute.
+func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
+	var cases []planTimeCase
+	cases = append(cases, providerConfigErrorCases(t.TempDir())...)
+	cases = append(cases, instanceGrantValidationCases()...)
+	cases = append(cases, creatorGrantValidationCases()...)
+	expected := func(match func(want []string, fragment string) bool) bool {
+		for _, c := range cases {
+			for _, f := range c.want {
+				if match(c.want, f) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	excused := map[string]bool{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range file.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				parts := errorMessageParts(call)
+				if len(parts) == 0 {
+					return true
+				}
+				key := funcName(fn) + ": " + parts[0]
+				if _, ok := notAtPlanTime[key]; ok {
+					excused[key] = true
+					return true
+				}
+				for _, part := range parts {
+					if !expected(func(_ []string, f string) bool { return strings.Contains(f, part) }) {
+						t.Errorf("%s: no acceptance case expects %q (%s); add one that provokes it at plan time, or explain in notAtPlanTime why none can",
+							fset.Position(call.Pos()), part, key)
+					}
+				}
+				return true
+			})
+		}
+	}
+	for key := range notAtPlanTime {
+		if !excused[key] {
+			t.Errorf("notAtPlanTime names %q, which the source no longer gives", key)
+		}
+	}
+
+	ctx := context.Background()
+	for attrName, attr := range providerSchema().Attributes {
+		var descriptions []string
+		switch a := attr.(type) {
+		case interface{ StringValidators() []validator.String }:
+			for _, v := range a.StringValidators() {
+				if _, ok := v.(urlValidator); ok {
+					// Its messages are checkBaseURL's, checked above; here
+					// only that some case shows one on this attribute.
+					if !expected(func(want []string, f string) bool {
+						return want[0] == "Invalid URL" && strings.HasPrefix(f, attrName+" ")
+					}) {
+						t.Errorf("no acceptance case expects an invalid URL in %s", attrName)
+					}
+					continue
+				}
+				descriptions = append(descriptions, v.Description(ctx))
+			}
+		case interface{ Int64Validators() []validator.Int64 }:
+			for _, v := range a.Int64Validators() {
+				descriptions = append(descriptions, v.Description(ctx))
+			}
+		case interface{ BoolValidators() []validator.Bool }:
+			for _, v := range a.BoolValidators() {
+				descriptions = append(descriptions, v.Description(ctx))
+			}
+		default:
+			t.Errorf("provider attribute %s is of a kind (%T) this test does not read validators of", attrName, attr)
+		}
+		for _, d := range descriptions {
+			// The framework's validators say "Attribute <attr> <description>,
+			// got: …"; durationValidator "<attr>: <description>, got …";
+			// ConflictsWith has a message of its own.
+			forms := []string{"Attribute " + attrName + " " + d, attrName + ": " + d}
+			if strings.HasPrefix(d, "Ensure that if an attribute is set, these are not set:") {
+				forms = []string{`cannot be specified when "` + attrName + `" is specified`}
+			}
+			if !expected(func(_ []string, f string) bool {
+				return slices.ContainsFunc(forms, func(form string) bool { return strings.Contains(f, form) })
+			}) {
+				t.Errorf("no acceptance case expects the message of %s's validator %q", attrName, d)
+			}
+		}
+	}
+}
+
+// messageHole stands, in a message's template, for a value filled in.
+const messageHole = "\x00"
+
+var formatVerb = regexp.MustCompile(`%[-+# 0-9.*]*[a-zA-Z%]`)
+
+// errorMessageParts returns, for a call that makes an error message (a
+// diagnostic's error or fmt.Errorf), the longest fixed part of each of its
+// texts: the summary and the detail, or the format. Nil for other calls.
+func errorMessageParts(call *ast.CallExpr) []string {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	var texts []string
+	switch pkg, _ := sel.X.(*ast.Ident); {
+	case sel.Sel.Name == "Errorf" && pkg != nil && pkg.Name == "fmt" && len(call.Args) > 0:
+		texts = []string{formatVerb.ReplaceAllString(messageTemplate(call.Args[0]), messageHole)}
+	case (sel.Sel.Name == "AddError" || sel.Sel.Name == "addError") && len(call.Args) == 2:
+		texts = []string{messageTemplate(call.Args[0]), messageTemplate(call.Args[1])}
+	case (sel.Sel.Name == "AddAttributeError" || sel.Sel.Name == "addAttributeError") && len(call.Args) == 3:
+		texts = []string{messageTemplate(call.Args[1]), messageTemplate(call.Args[2])}
+	}
+	var parts []string
+	for _, text := range texts {
+		longest := ""
+		for _, part := range strings.Split(text, messageHole) {
+			if part = strings.Trim(part, ` .,;:()"`); len(part) > len(longest) {
+				longest = part
+			}
+		}
+		// Shorter pieces ("got", "of") say nothing about the message.
+		if len(longest) >= 6 {
+			parts = append(parts, longest)
+		}
+	}
+	return parts
+}
+
+// messageTemplate is the text of a message expression, with messageHole
+// for every value computed at run time.
+func messageTemplate(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if s, err := strconv.Unquote(e.Value); err == nil && e.Kind == token.STRING {
+			return s
+		}
+	case *ast.ParenExpr:
+		return messageTemplate(e.X)
+	case *ast.BinaryExpr:
+		if e.Op == token.ADD {
+			return messageTemplate(e.X) + messageTemplate(e.Y)
+		}
+	case *ast.CallExpr:
+		if sel, ok := e.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sprintf" && len(e.Args) > 0 {
+			return formatVerb.ReplaceAllString(messageTemplate(e.Args[0]), messageHole)
+		}
+	}
+	return messageHole
+}
+
+// funcName names a function as notAtPlanTime does: "recv.name" for a method.
+func funcName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	typ := fn.Recv.List[0].Type
+	if star, ok := typ.(*ast.StarExpr); ok {
+		typ = star.X
+	}
+	if id, ok := typ.(*ast.Ident); ok {
+		return id.Name + "." + fn.Name.Name
+	}
+	return fn.Name.Name
 }

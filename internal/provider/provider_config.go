@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -236,7 +237,9 @@ func checkBaseURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return fmt.Errorf("is not a valid URL: %w", err)
+		// The parser's reason alone: its error repeats the URL, whose user
+		// part, not yet recognised as such, may be a password.
+		return fmt.Errorf("is not a valid URL: %w", errors.Unwrap(err))
 	case u.User != nil:
 		// Never echo such a URL: its user part is a secret.
 		return fmt.Errorf("must not carry credentials; set app_code and app_secret instead")
