@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // stateFile is the on-disk form of the store (--state). Version guards against reading a file written
@@ -102,6 +103,7 @@ func (st *store) restoreLocked(sf stateFile) error {
 // the empty state is written at once so that an unusable location fails at startup rather than on the
 // first grant; any other read or parse failure is an error, never an empty store.
 func (st *store) loadState(path string) error {
+	removeStaleTemps(path)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		st.mu.Lock()
@@ -134,6 +136,25 @@ func (st *store) saveLocked(path string) error {
 		return fmt.Errorf("encode state: %w", err)
 	}
 	return writeFileAtomic(path, append(data, '\n'))
+}
+
+// removeStaleTemps deletes the temp files that saves interrupted by a crash (kill -9, power loss) left
+// next to the state file. They are never read, but each such crash would leave one more, as large as
+// the state. Only names of writeFileAtomic's own pattern are touched, so a sandbox must not share its
+// state file with another running sandbox (which would be wrong anyway: each rewrites the whole file).
+// Best effort: a leftover is harmless.
+func removeStaleTemps(path string) {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func writeFileAtomic(path string, data []byte) error {
