@@ -47,11 +47,13 @@ func (r *creatorRunner) run(ctx context.Context, calls []grantplan.CreatorCall) 
 			err = r.revoke(callCtx, call)
 		}
 		if err != nil {
-			doubt := bkiam.OutcomeUnknown(err) && call.Operation == grantplan.OperationGrant
+			unknown := bkiam.OutcomeUnknown(err)
+			doubt := unknown && call.Operation == grantplan.OperationGrant
 			if doubt {
 				r.held.ApplyUncertain(r.target, call)
 			}
-			return &runError{done: i, total: len(calls), what: r.describe(call), err: err, doubt: doubt}
+			return &runError{done: i, total: len(calls), what: r.describe(call), err: err, doubt: doubt,
+				revokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
 		}
 	}
 	return nil

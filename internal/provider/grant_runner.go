@@ -51,8 +51,11 @@ func (r *grantRunner) run(ctx context.Context, calls []grantplan.Call) error {
 			if bkiam.OutcomeUnknown(err) {
 				r.held.ApplyUncertain(call)
 			}
-			return &runError{done: i, total: len(calls), what: describeCall(call), err: err,
-				doubt: bkiam.OutcomeUnknown(err) && call.Operation == grantplan.OperationGrant}
+			e := &runError{done: i, total: len(calls), what: describeCall(call), err: err}
+			if bkiam.OutcomeUnknown(err) {
+				e.doubt, e.revokeInDoubt = call.Operation == grantplan.OperationGrant, call.Operation == grantplan.OperationRevoke
+			}
+			return e
 		}
 		r.held.Apply(call)
 		r.record(call, results)
@@ -110,9 +113,12 @@ type runError struct {
 	what    string
 	err     error
 	stopped error
-	// doubt says the failed call may have been carried out and is
+	// doubt says the failed grant may have been carried out and is
 	// recorded as held.
 	doubt bool
+	// revokeInDoubt says the failed revoke may have been carried out; its
+	// instances are still recorded as held.
+	revokeInDoubt bool
 }
 
 func (e *runError) Error() string {
@@ -128,8 +134,11 @@ func (e *runError) Error() string {
 			e.done+1, e.total, e.stopped, recorded)
 	}
 	doubt := ""
-	if e.doubt {
+	switch {
+	case e.doubt:
 		doubt = " IAM may or may not have carried out this call: state counts it as held, so that a destroy revokes it, and the next apply sends it again."
+	case e.revokeInDoubt:
+		doubt = " IAM may or may not have carried out this call: state still counts its instances as held, and the next apply revokes them again."
 	}
 	return fmt.Sprintf("Call %d of %d failed, %s: %v. %s%s Fix the cause and run terraform apply again to finish.",
 		e.done+1, e.total, e.what, e.err, recorded, doubt)

@@ -66,7 +66,10 @@ func TestDropFault(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = resp.Body.Close()
-		_, err = post(context.Background(), srv.URL, hostGrant("alice", "2"))
+		resp, err = post(context.Background(), srv.URL, hostGrant("alice", "2"))
+		if err == nil {
+			_ = resp.Body.Close()
+		}
 		if !errors.Is(err, syscall.ECONNRESET) {
 			t.Fatalf("served=%v: the dropped call got %v, want a connection reset", served, err)
 		}
@@ -79,7 +82,7 @@ func TestDropFault(t *testing.T) {
 		}
 		// The fault is spent: the next call is answered.
 		resp, err = post(context.Background(), srv.URL, hostGrant("alice", "3"))
-		if err != nil || resp.StatusCode != 200 {
+		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("after the drop: %v %v", resp, err)
 		}
 		_ = resp.Body.Close()
@@ -97,7 +100,11 @@ func TestSlowFault(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := post(ctx, srv.URL, hostGrant("alice", "1")); !errors.Is(err, context.DeadlineExceeded) {
+	resp, err := post(ctx, srv.URL, hostGrant("alice", "1"))
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the slow call answered within its timeout: %v", err)
 	}
 	wantPolicies(t, s, all, noPolicies)
@@ -109,7 +116,7 @@ func TestSlowFault(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	start := time.Now()
-	resp, err := post(context.Background(), srv.URL, hostGrant("alice", "2"))
+	resp, err = post(context.Background(), srv.URL, hostGrant("alice", "2"))
 	if err != nil {
 		t.Fatal(err)
 	}

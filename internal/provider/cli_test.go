@@ -1,0 +1,223 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// cliWorkspace drives the real Terraform CLI over the built provider
+// binary, outside terraform-plugin-testing, for the tests that need what
+// it cannot do: read the state a failed apply leaves (including the
+// provider's private record of what is held), interrupt a running apply
+// as Ctrl-C does, and run long sequences of applies.
+type cliWorkspace struct {
+	t         *testing.T
+	terraform string
+	dir       string
+	env       []string
+}
+
+// newCLIWorkspace makes an empty working directory whose Terraform uses
+// the provider built into providerDir (testutil.BuildProvider).
+func newCLIWorkspace(t *testing.T, providerDir string) *cliWorkspace {
+	t.Helper()
+	dir := t.TempDir()
+	rc := filepath.Join(dir, "terraform.tfrc")
+	if err := os.WriteFile(rc, fmt.Appendf(nil, "provider_installation {\n  dev_overrides {\n    \"bkiam/bkiam\" = %q\n  }\n  direct {}\n}\n", providerDir), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := &cliWorkspace{t: t, terraform: testutil.Terraform(t), dir: dir}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "BKIAM_") || strings.HasPrefix(name, "BK_") || strings.HasPrefix(name, "BKPAAS_") || strings.HasPrefix(name, "TF_") {
+			continue // the test's configuration says everything
+		}
+		w.env = append(w.env, kv)
+	}
+	w.env = append(w.env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	return w
+}
+
+// configure writes main.tf: the provider block and the resources.
+func (w *cliWorkspace) configure(provider, resources string) {
+	w.t.Helper()
+	config := "terraform {\n  required_providers {\n    bkiam = { source = \"bkiam/bkiam\" }\n  }\n}\n" + provider + resources
+	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(config), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// command prepares a Terraform command with -no-color and -input=false.
+func (w *cliWorkspace) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	full := append([]string{args[0], "-no-color", "-input=false"}, args[1:]...)
+	cmd := exec.CommandContext(ctx, w.terraform, full...)
+	cmd.Dir, cmd.Env = w.dir, w.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+// run runs a command to its end and returns its output and exit code.
+func (w *cliWorkspace) run(args ...string) (string, int) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd, out := w.command(ctx, args...)
+	err := cmd.Run()
+	if err != nil && cmd.ProcessState == nil {
+		w.t.Fatalf("terraform %s: %v", args[0], err)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// mustRun runs a command that has to succeed.
+func (w *cliWorkspace) mustRun(args ...string) string {
+	w.t.Helper()
+	out, code := w.run(args...)
+	if code != 0 {
+		w.t.Fatalf("terraform %s exited %d:\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// planIsEmpty runs terraform plan -detailed-exitcode.
+func (w *cliWorkspace) planIsEmpty() bool {
+	w.t.Helper()
+	out, code := w.run("plan", "-detailed-exitcode")
+	switch code {
+	case 0:
+		return true
+	case 2:
+		return false
+	}
+	w.t.Fatalf("terraform plan exited %d:\n%s", code, out)
+	return false
+}
+
+// recorded is what the state file says one subject's grants hold: for
+// every bkiam_instance_grant, its private record of holdings when it has
+// one, else its actions over its instances. Paths are rendered like
+// heldPaths; partial lists the actions recorded as an upper bound only
+// (a call whose outcome is unknown).
+type recorded struct {
+	held    map[string][]string
+	partial map[string]bool
+	tainted bool
+}
+
+func (w *cliWorkspace) recorded() recorded {
+	w.t.Helper()
+	rec := recorded{held: map[string][]string{}, partial: map[string]bool{}}
+	raw, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	if os.IsNotExist(err) {
+		return rec
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Type      string `json:"type"`
+			Instances []struct {
+				Status     string `json:"status"`
+				Attributes struct {
+					Actions   []string `json:"actions"`
+					Resources []struct {
+						System    string            `json:"system"`
+						Type      string            `json:"type"`
+						Instances map[string]string `json:"instances"`
+					} `json:"resources"`
+				} `json:"attributes"`
+				Private []byte `json:"private"` // base64 in the file
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		w.t.Fatalf("the state file does not parse: %v", err)
+	}
+	paths := map[string]map[string]bool{}
+	add := func(action string, resources []grantplan.Resource) {
+		if paths[action] == nil {
+			paths[action] = map[string]bool{}
+		}
+		for _, r := range resources {
+			for id := range r.Instances {
+				paths[action][fmt.Sprintf("/%s,%s,%s/", r.System, r.Type, id)] = true
+			}
+		}
+	}
+	for _, r := range state.Resources {
+		if r.Type != "bkiam_instance_grant" {
+			continue
+		}
+		for _, in := range r.Instances {
+			rec.tainted = rec.tainted || in.Status == "tainted"
+			var diags diagnostics
+			if held := readHoldings(readPrivateState(in.Private, &diags), &diags); held != nil {
+				for action, h := range held {
+					add(action, h.Resources)
+					rec.partial[action] = rec.partial[action] || h.Partial
+				}
+				continue
+			}
+			if diags.hasError() {
+				w.t.Fatalf("the private state does not parse: %v", diags)
+			}
+			var resources []grantplan.Resource
+			for _, res := range in.Attributes.Resources {
+				resources = append(resources, grantplan.Resource{System: res.System, Type: res.Type, Instances: res.Instances})
+			}
+			for _, a := range in.Attributes.Actions {
+				add(a, resources)
+			}
+		}
+	}
+	for action, set := range paths {
+		rec.held[action] = slices.Sorted(maps.Keys(set))
+	}
+	return rec
+}
+
+// checkStateMatchesStore compares what the state records for alice with
+// what the sandbox holds for her: exactly, except for actions recorded as
+// an upper bound (or all of them, with upperBound, after a call whose
+// outcome is unknown), where the sandbox may hold less but never more.
+// More would be a grant Terraform has lost track of.
+func checkStateMatchesStore(w *cliWorkspace, sb *sandboxtest.Sandbox, upperBound bool) error {
+	rec := w.recorded()
+	store := heldPaths(sb, "bk_cmdb", "user", "alice")
+	for _, action := range slices.Sorted(maps.Keys(store)) {
+		if _, ok := rec.held[action]; !ok {
+			return fmt.Errorf("the sandbox holds %s %v that the state does not record", action, store[action])
+		}
+	}
+	for _, action := range slices.Sorted(maps.Keys(rec.held)) {
+		want, got := rec.held[action], store[action]
+		if rec.partial[action] || upperBound {
+			for _, p := range got {
+				if !slices.Contains(want, p) {
+					return fmt.Errorf("the sandbox holds %s on %s, beyond what the state records as possibly held", action, p)
+				}
+			}
+			continue
+		}
+		if !equalStrings(want, got) {
+			return fmt.Errorf("state and sandbox differ on %s:\nstate:\n%s\nsandbox:\n%s", action,
+				renderHeld(map[string][]string{action: want}), renderHeld(map[string][]string{action: got}))
+		}
+	}
+	return nil
+}
