@@ -3,6 +3,7 @@ package bkiam
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,7 +34,9 @@ func (f *flexCode) UnmarshalJSON(b []byte) error {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return fmt.Errorf("code %s is not a number", b)
+		// Not the value itself: a body may echo anything, secrets included,
+		// and this text reaches the error (the body's snippet, redacted, follows it).
+		return errors.New("the code is not a number")
 	}
 	f.set, f.v = true, n
 	return nil
@@ -41,12 +44,35 @@ func (f *flexCode) UnmarshalJSON(b []byte) error {
 
 // envelope is the union of the SaaS, ESB and gateway bodies.
 type envelope struct {
-	Result    *bool           `json:"result"`
-	Code      flexCode        `json:"code"`
-	CodeName  string          `json:"code_name"`
-	Message   string          `json:"message"`
-	Data      json.RawMessage `json:"data"`
-	RequestID string          `json:"request_id"`
+	Result    *bool
+	Code      flexCode
+	CodeName  string
+	Message   string
+	Data      json.RawMessage
+	RequestID string
+}
+
+// decodeEnvelope reads the envelope's keys by their exact names. Decoding
+// into a struct would match keys regardless of case, and then
+// {"code":1902412,"Code":0} would read as a success.
+func decodeEnvelope(raw []byte) (envelope, error) {
+	var env envelope
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return env, err
+	}
+	for _, f := range []struct {
+		key string
+		dst any
+	}{{"result", &env.Result}, {"code", &env.Code}, {"code_name", &env.CodeName}, {"message", &env.Message}, {"request_id", &env.RequestID}} {
+		if v, ok := members[f.key]; ok {
+			if err := json.Unmarshal(v, f.dst); err != nil {
+				return env, fmt.Errorf("%s: %w", f.key, err)
+			}
+		}
+	}
+	env.Data = members["data"]
+	return env, nil
 }
 
 // peekedBody replaces a response body once CheckRetry has read it, so the final decoding sees the
@@ -104,22 +130,22 @@ func (c *Client) interpret(op string, resp *http.Response, raw []byte) ([]Policy
 		Layer:            t.layer(),
 		HTTPStatus:       resp.StatusCode,
 		RequestID:        attemptRequestID(resp),
-		GatewayRequestID: resp.Header.Get(headerBkapiRequestID),
+		GatewayRequestID: c.cleanField(resp.Header.Get(headerBkapiRequestID)),
 	}
 	var env envelope
 	var jsonErr error
 	if looksLikeJSONObject(raw) {
-		jsonErr = json.Unmarshal(raw, &env)
+		env, jsonErr = decodeEnvelope(raw)
 	}
 	isJSON := looksLikeJSONObject(raw) && jsonErr == nil
 	if isJSON && e.GatewayRequestID == "" {
-		e.GatewayRequestID = env.RequestID
+		e.GatewayRequestID = c.cleanField(env.RequestID)
 	}
 
 	if hc := strings.TrimSpace(resp.Header.Get(headerBkapiErrorCode)); hc != "" && hc != "0" {
 		e.Layer, e.kind = LayerGateway, kindCode
 		e.Code, _ = strconv.Atoi(hc)
-		e.CodeName = env.CodeName
+		e.CodeName = c.cleanField(env.CodeName)
 		e.Message = env.Message
 		if e.Message == "" {
 			e.Message = headerMessage(resp.Header.Get(headerBkapiErrorMessage))
@@ -185,7 +211,7 @@ func (c *Client) interpret(op string, resp *http.Response, raw []byte) ([]Policy
 func (e *Error) fillCode(c *Client, env envelope) {
 	e.kind = kindCode
 	e.Code = env.Code.v
-	e.CodeName = env.CodeName
+	e.CodeName = c.cleanField(env.CodeName)
 	e.Layer = codeLayer(e.Code, e.Transport)
 	msg := env.Message
 	if e.Code == 1902412 {
@@ -220,6 +246,12 @@ func attemptRequestID(resp *http.Response) string {
 // cleanMessage makes a server message safe and readable for one error line.
 func (c *Client) cleanMessage(s string) string {
 	return truncate(foldSpace(c.redact(s)), 2000)
+}
+
+// cleanField makes a short server value (a code name, a request id) safe for one error line:
+// the body or a header may echo a secret, or carry a page of text where a word belongs.
+func (c *Client) cleanField(s string) string {
+	return truncate(foldSpace(c.redact(s)), 100)
 }
 
 // snippet is the start of an unexpected body, whitespace folded, secrets removed.
