@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -68,7 +69,8 @@ func decodeBody(body []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	// Not dec.More(): it reports false for a stray "]" or "}", and the server's json.loads rejects those too.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("extra data after the JSON value")
 	}
 	return v, nil
