@@ -104,6 +104,15 @@ func checkCreator(t *testing.T, old, next map[string]CreatorInstance, limits Lim
 		t.Fatalf("granted %d and revoked %d paths, want %d and %d", grants, revokes, newPaths, gonePaths)
 	}
 
+	// The whole plan, applied, leaves exactly next.
+	full := pathsOf(old)
+	for _, c := range calls {
+		full.apply(c)
+	}
+	if got, want := sortedKeysOf(full), sortedKeysOf(pathsOf(next)); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the plan leaves %v, want %v", got, want)
+	}
+
 	if len(calls) > 0 {
 		stopAfter %= len(calls)
 		for _, c := range calls[:stopAfter] {
@@ -165,12 +174,18 @@ func TestPlanCreatorProperties(t *testing.T) {
 	}
 }
 
+// FuzzPlanCreator checks the creator planner's properties (see
+// checkCreator) on cases drawn from the fuzzer's bytes, limits as small as
+// 1, with and without a per-policy bound.
 func FuzzPlanCreator(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{2, 7, 9, 1, 4, 3, 8, 2, 2, 5, 30, 1, 1, 17, 0, 2})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := &byteSource{data: data}
 		limits := Limits{Grant: 1 + src.intn(7), Revoke: 1 + src.intn(9)}
+		if src.intn(2) == 1 {
+			limits.Policy = 30 // each side fits, their union not always
+		}
 		var old, next map[string]CreatorInstance
 		if src.intn(4) > 0 {
 			old = genCreator(src)

@@ -338,16 +338,51 @@ func TestInterruptedPlanProperties(t *testing.T) {
 	}
 }
 
+// FuzzPlan draws (old, next, limits) from the fuzzer's bytes, limits as
+// small as 1, and checks every plan property: no call with an empty
+// instance list or over a limit, the store left holding exactly next, the
+// fewest calls, an interrupted run that the next plan completes, and no
+// empty or oversized call whatever a hand-edited state holds.
 func FuzzPlan(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{3, 5, 1, 0, 1, 1, 0, 1, 4, 7, 9, 200, 13, 1, 1, 0, 0, 1, 1, 8, 3, 4})
 	f.Add([]byte{1, 1, 7, 2, 0, 0, 0, 0, 0, 23, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	// Limits of 1 on a combined resource: every call is one instance per entry.
+	f.Add([]byte{0, 0, 1, 3, 7, 1, 1, 1, 1, 1, 7, 0, 1, 2, 3, 4, 5, 6, 7, 7, 0, 1, 2, 3, 4, 5, 6, 1, 1, 0, 1, 0, 3, 0, 3, 4, 5, 0, 4, 1, 2, 3, 4})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := &byteSource{data: data}
 		old, next, limits := genCase(src)
 		checkPlan(t, old, next, limits)
 		checkInterrupted(t, old, next, limits, src.intn(64), src.intn(3))
+		checkHandEdited(t, Held(old), next, limits, src)
 	})
+}
+
+// checkHandEdited: whatever the holdings say, as a state edited by hand
+// may (an entry emptied, an action in doubt, another expiry, other
+// resource types, no resources at all), the plan to next sends no empty
+// instance list and nothing over a limit.
+func checkHandEdited(t *testing.T, held Holdings, next *Grant, limits Limits, src source) {
+	t.Helper()
+	for _, action := range held.actions() {
+		h := held[action]
+		switch src.intn(6) {
+		case 0:
+			if len(h.Resources) > 0 {
+				h.Resources[src.intn(len(h.Resources))].Instances = map[string]string{}
+			}
+		case 1:
+			h.Partial = true
+		case 2:
+			h.ExpiresAt = int64(100 * src.intn(4))
+		case 3:
+			h.Resources = genGrant(src, src.intn(len(shapes))).Resources
+		case 4:
+			h.Resources = nil
+		}
+		held[action] = h
+	}
+	runPlan(t, held, next, limits)
 }
 
 func host(ids ...int) Resource {
