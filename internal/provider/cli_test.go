@@ -31,6 +31,12 @@ type cliWorkspace struct {
 	env       []string
 }
 
+// Indexes into transports.
+const (
+	gatewayTransport = 0
+	esbTransport     = 1
+)
+
 // newCLIWorkspace makes an empty working directory whose Terraform uses
 // the provider built into providerDir (testutil.BuildProvider).
 func newCLIWorkspace(t *testing.T, providerDir string) *cliWorkspace {
@@ -108,20 +114,20 @@ func (w *cliWorkspace) planIsEmpty() bool {
 	return false
 }
 
-// recorded is what the state file says one subject's grants hold: for
-// every bkiam_instance_grant, its private record of holdings when it has
-// one, else its actions over its instances. Paths are rendered like
-// heldPaths; partial lists the actions recorded as an upper bound only
-// (a call whose outcome is unknown).
+// recorded is what the state file says the bkiam_instance_grant resources
+// hold: for each, its private record of holdings when it has one, else its
+// actions over its instances. It is keyed by subject ("user/alice"), then
+// action, with paths rendered like heldPaths; partial lists the subject's
+// actions recorded as an upper bound only (a call whose outcome is
+// unknown).
 type recorded struct {
-	held    map[string][]string
-	partial map[string]bool
-	tainted bool
+	held    map[string]map[string][]string
+	partial map[string]map[string]bool
 }
 
 func (w *cliWorkspace) recorded() recorded {
 	w.t.Helper()
-	rec := recorded{held: map[string][]string{}, partial: map[string]bool{}}
+	rec := recorded{held: map[string]map[string][]string{}, partial: map[string]map[string]bool{}}
 	raw, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
 	if os.IsNotExist(err) {
 		return rec
@@ -132,8 +138,11 @@ func (w *cliWorkspace) recorded() recorded {
 		Resources []struct {
 			Type      string `json:"type"`
 			Instances []struct {
-				Status     string `json:"status"`
 				Attributes struct {
+					Subject struct {
+						Type string `json:"type"`
+						ID   string `json:"id"`
+					} `json:"subject"`
 					Actions   []string `json:"actions"`
 					Resources []struct {
 						System    string            `json:"system"`
@@ -148,14 +157,17 @@ func (w *cliWorkspace) recorded() recorded {
 	if err := json.Unmarshal(raw, &state); err != nil {
 		w.t.Fatalf("the state file does not parse: %v", err)
 	}
-	paths := map[string]map[string]bool{}
-	add := func(action string, resources []grantplan.Resource) {
-		if paths[action] == nil {
-			paths[action] = map[string]bool{}
+	paths := map[string]map[string]map[string]bool{}
+	add := func(subject, action string, resources []grantplan.Resource) {
+		if paths[subject] == nil {
+			paths[subject], rec.partial[subject] = map[string]map[string]bool{}, map[string]bool{}
+		}
+		if paths[subject][action] == nil {
+			paths[subject][action] = map[string]bool{}
 		}
 		for _, r := range resources {
 			for id := range r.Instances {
-				paths[action][fmt.Sprintf("/%s,%s,%s/", r.System, r.Type, id)] = true
+				paths[subject][action][fmt.Sprintf("/%s,%s,%s/", r.System, r.Type, id)] = true
 			}
 		}
 	}
@@ -164,12 +176,12 @@ func (w *cliWorkspace) recorded() recorded {
 			continue
 		}
 		for _, in := range r.Instances {
-			rec.tainted = rec.tainted || in.Status == "tainted"
+			subject := in.Attributes.Subject.Type + "/" + in.Attributes.Subject.ID
 			var diags diagnostics
 			if held := readHoldings(readPrivateState(in.Private, &diags), &diags); held != nil {
 				for action, h := range held {
-					add(action, h.Resources)
-					rec.partial[action] = rec.partial[action] || h.Partial
+					add(subject, action, h.Resources)
+					rec.partial[subject][action] = rec.partial[subject][action] || h.Partial
 				}
 				continue
 			}
@@ -181,42 +193,50 @@ func (w *cliWorkspace) recorded() recorded {
 				resources = append(resources, grantplan.Resource{System: res.System, Type: res.Type, Instances: res.Instances})
 			}
 			for _, a := range in.Attributes.Actions {
-				add(a, resources)
+				add(subject, a, resources)
 			}
 		}
 	}
-	for action, set := range paths {
-		rec.held[action] = slices.Sorted(maps.Keys(set))
+	for subject, actions := range paths {
+		rec.held[subject] = map[string][]string{}
+		for action, set := range actions {
+			rec.held[subject][action] = slices.Sorted(maps.Keys(set))
+		}
 	}
 	return rec
 }
 
-// checkStateMatchesStore compares what the state records for alice with
-// what the sandbox holds for her: exactly, except for actions recorded as
-// an upper bound (or all of them, with upperBound, after a call whose
-// outcome is unknown), where the sandbox may hold less but never more.
-// More would be a grant Terraform has lost track of.
-func checkStateMatchesStore(w *cliWorkspace, sb *sandboxtest.Sandbox, upperBound bool) error {
+// checkStateMatchesStore compares what the state records for each of the
+// subjects with what the sandbox holds for them in bk_cmdb: exactly,
+// except for actions recorded as an upper bound (or all of them, with
+// upperBound, after a call whose outcome is unknown), where the sandbox
+// may hold less but never more. More would be a grant Terraform has lost
+// track of.
+func checkStateMatchesStore(w *cliWorkspace, sb *sandboxtest.Sandbox, upperBound bool, subjects ...string) error {
 	rec := w.recorded()
-	store := heldPaths(sb, "bk_cmdb", "user", "alice")
-	for _, action := range slices.Sorted(maps.Keys(store)) {
-		if _, ok := rec.held[action]; !ok {
-			return fmt.Errorf("the sandbox holds %s %v that the state does not record", action, store[action])
-		}
-	}
-	for _, action := range slices.Sorted(maps.Keys(rec.held)) {
-		want, got := rec.held[action], store[action]
-		if rec.partial[action] || upperBound {
-			for _, p := range got {
-				if !slices.Contains(want, p) {
-					return fmt.Errorf("the sandbox holds %s on %s, beyond what the state records as possibly held", action, p)
-				}
+	for _, subject := range subjects {
+		typ, id, _ := strings.Cut(subject, "/")
+		store, state := heldPaths(sb, "bk_cmdb", typ, id), rec.held[subject]
+		for _, action := range slices.Sorted(maps.Keys(store)) {
+			if _, ok := state[action]; !ok {
+				return fmt.Errorf("the sandbox holds %s %s that the state does not record:\n%s", subject, action,
+					renderHeld(map[string][]string{action: store[action]}))
 			}
-			continue
 		}
-		if !equalStrings(want, got) {
-			return fmt.Errorf("state and sandbox differ on %s:\nstate:\n%s\nsandbox:\n%s", action,
-				renderHeld(map[string][]string{action: want}), renderHeld(map[string][]string{action: got}))
+		for _, action := range slices.Sorted(maps.Keys(state)) {
+			want, got := state[action], store[action]
+			if rec.partial[subject][action] || upperBound {
+				for _, p := range got {
+					if !slices.Contains(want, p) {
+						return fmt.Errorf("the sandbox holds %s %s on %s, beyond what the state records as possibly held", subject, action, p)
+					}
+				}
+				continue
+			}
+			if !equalStrings(want, got) {
+				return fmt.Errorf("state and sandbox differ on %s %s:\nstate:\n%s\nsandbox:\n%s", subject, action,
+					renderHeld(map[string][]string{action: want}), renderHeld(map[string][]string{action: got}))
+			}
 		}
 	}
 	return nil

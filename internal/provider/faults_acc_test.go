@@ -54,11 +54,6 @@ type faultClass struct {
 	cancel bool
 }
 
-const (
-	gatewayTransport = 0
-	esbTransport     = 1
-)
-
 // Every failed call's error names the call, what it did, and the request
 // id to give IAM's operators, and says what state records.
 var failedCall = []string{
@@ -181,14 +176,22 @@ func runFaultStep(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, provid
 			}
 		}
 	}
-	if err := checkStateMatchesStore(w, sb, fc.doubt); err != nil {
+	if err := checkStateMatchesStore(w, sb, fc.doubt, "user/alice"); err != nil {
 		t.Fatalf("%s, after the fault: %v\nterraform said:\n%s", step.name, err, out)
+	}
+	if !fc.recovers {
+		// A refresh keeps that record: Read must not drop what a failed
+		// run left, or the next apply would lose track of it.
+		w.mustRun("apply", "-refresh-only", "-auto-approve")
+		if err := checkStateMatchesStore(w, sb, fc.doubt, "user/alice"); err != nil {
+			t.Fatalf("%s, after a refresh: %v", step.name, err)
+		}
 	}
 
 	// Without the fault, the same command finishes the job.
 	if !fc.recovers {
 		w.mustRun(args...)
-		if err := checkStateMatchesStore(w, sb, false); err != nil {
+		if err := checkStateMatchesStore(w, sb, false, "user/alice"); err != nil {
 			t.Fatalf("%s, after the re-run: %v", step.name, err)
 		}
 	}

@@ -364,7 +364,8 @@ func (r instanceGrantProtocol) resourcesValue(resources []grantplan.Resource) tf
 // keeps the configuration's spelling, so that it shows no change.
 func (r instanceGrantProtocol) expiresValue(expiresAt int64, next *grantplan.Grant, configured tftypes.Value) tftypes.Value {
 	switch {
-	case next != nil && expiresAt == next.ExpiresAt:
+	case next != nil && expiresAt == next.ExpiresAt, expiresAt == 0:
+		// 0: no action is shown held, so there is no expiry to show.
 		return configured
 	case expiresAt == bkiam.PermanentExpiry:
 		return tftypes.NewValue(tftypes.String, nil)
@@ -375,14 +376,29 @@ func (r instanceGrantProtocol) expiresValue(expiresAt int64, next *grantplan.Gra
 
 // read trusts state, as IAM has no API that reads a grant back by the
 // ids a grant returns, except to notice that a user grant expired.
-func (r instanceGrantProtocol) read(_ context.Context, state tftypes.Value, diags *diagnostics) (tftypes.Value, bool) {
+func (r instanceGrantProtocol) read(_ context.Context, state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, bool) {
 	attrs := attrsOf(state)
 	expires, ok := stringOf(attrs["expires_at"])
 	subjectType, _ := stringOf(attrsOf(attrs["subject"])["type"])
 	if !ok || subjectType != subjectUser {
 		return state, false
 	}
-	if t, err := time.Parse(time.RFC3339, expires); err != nil || t.After(time.Now()) {
+	t, err := time.Parse(time.RFC3339, expires)
+	if err != nil || t.After(time.Now()) {
+		return state, false
+	}
+	// The public expiry is the earliest of the actions'; after a run that
+	// failed midway, the exact record may hold actions that expire later,
+	// or that the public state leaves out. Forgetting those would lose
+	// track of grants IAM still holds.
+	if held := readHoldings(private, diags); held != nil {
+		for _, h := range held {
+			if h.ExpiresAt == bkiam.PermanentExpiry || time.Unix(h.ExpiresAt, 0).After(time.Now()) {
+				return state, false
+			}
+		}
+	}
+	if diags.hasError() {
 		return state, false
 	}
 	g := decodeGrant(state)

@@ -70,7 +70,7 @@ type protocolResource interface {
 // state of the others is returned as it came, without decoding it.
 type stateReader interface {
 	// read returns the new state and whether it differs from state.
-	read(ctx context.Context, state tftypes.Value, diags *diagnostics) (tftypes.Value, bool)
+	read(ctx context.Context, state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, bool)
 }
 
 type planInput struct {
@@ -171,7 +171,8 @@ func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 	}
 	var diags diagnostics
 	if state, ok := decode(req.CurrentState, r.objectType(), "state", &diags); ok {
-		if newState, changed := reader.read(ctx, state, &diags); changed {
+		private := readPrivateState(req.Private, &diags)
+		if newState, changed := reader.read(ctx, state, private, &diags); changed && !diags.hasError() {
 			resp.NewState = encode(newState, r.objectType(), &diags)
 			if newState.IsNull() {
 				resp.Private = nil
