@@ -35,6 +35,7 @@ type chaosGrant struct {
 func TestAccChaos(t *testing.T) {
 	needsSandbox(t)
 	testutil.Terraform(t)
+	t.Parallel() // its own sandbox and working directory
 	seed := uint64(20261122)
 	if s := os.Getenv("BKIAM_CHAOS_SEED"); s != "" {
 		var err error

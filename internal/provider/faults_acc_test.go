@@ -115,6 +115,7 @@ var faultClasses = []faultClass{
 func TestAccFaultMatrix(t *testing.T) {
 	needsSandbox(t)
 	testutil.Terraform(t)
+	t.Parallel() // each class has its own sandbox and working directory
 	providerDir := testutil.BuildProvider(t)
 	for _, fc := range faultClasses {
 		t.Run(strings.ReplaceAll(fc.name, " ", "_"), func(t *testing.T) {
