@@ -106,7 +106,7 @@ func (r creatorGrantProtocol) validate(_ context.Context, config tftypes.Value, 
 			}
 		}
 	}
-	checkActions(root("actions"), attrs["actions"], diags)
+	checkActions(root("actions"), attrs["actions"], "Name the creator actions to expect, or omit actions to record every action IAM grants the creator.", diags)
 	checkTimeouts(attrs["timeouts"], diags)
 }
 

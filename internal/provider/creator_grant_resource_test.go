@@ -386,7 +386,7 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 // covers it.
 func TestAccCreatorGrant_planTimeValidation(t *testing.T) {
 	sb, provider := target(t)
-	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories, Steps: planTimeSteps(t, provider, creatorGrantValidationCases())})
+	resource.Test(t, planTimeTest(t, provider, creatorGrantValidationCases()))
 	if sb == nil {
 		return
 	}

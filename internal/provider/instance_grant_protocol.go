@@ -109,7 +109,7 @@ func (r instanceGrantProtocol) validate(_ context.Context, config tftypes.Value,
 		checkSubject(bkiam.Subject{Type: subjectType, ID: id}, idPath, diags)
 	}
 
-	checkActions(root("actions"), attrs["actions"], diags)
+	checkActions(root("actions"), attrs["actions"], "Name the actions to grant, or remove the resource.", diags)
 
 	entries, _ := elemsOf(attrs["resources"])
 	for i, e := range entries {

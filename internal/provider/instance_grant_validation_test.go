@@ -156,7 +156,8 @@ resource "bkiam_creator_grant" "test" {
 		{name: "blank ancestor id", config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", ""), "", ""),
 			want: blank(`instances["m1"].ancestors[0].id`)},
 		{name: "no actions", config: grant("bk_job", "job", "alice", one, "  actions = []\n", ""),
-			want: []string{"No actions", "actions set must contain at least 1 action, got: 0."}},
+			want: []string{"No actions", "actions set must contain at least 1 action, got: 0. " +
+				"Name the creator actions to expect, or omit actions to record every action IAM grants the creator."}},
 		{name: "blank action", config: grant("bk_job", "job", "alice", one, "  actions = [\"view\", \" \"]\n", ""), want: blank(`actions[Value(" ")]`)},
 		{name: "timeout not a duration", config: grant("bk_job", "job", "alice", one, "  timeouts = { update = \"0s\" }\n", ""),
 			want: []string{"Invalid duration", `timeouts.update must be a positive duration such as "30m" or "1h", got "0s".`}},
@@ -171,19 +172,17 @@ resource "bkiam_creator_grant" "test" {
 // cannot see it: TestInstanceGrantWarnsAboutAdmin covers it.
 func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 	sb, provider := target(t)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps:                    planTimeSteps(t, provider, instanceGrantValidationCases()),
-		CheckDestroy: func(*terraform.State) error {
-			if sb == nil {
-				return nil
-			}
-			if n := sb.Stats().Total; n != 0 {
-				return fmt.Errorf("refused configurations sent %d requests", n)
-			}
+	test := planTimeTest(t, provider, instanceGrantValidationCases())
+	test.CheckDestroy = func(*terraform.State) error {
+		if sb == nil {
 			return nil
-		},
-	})
+		}
+		if n := sb.Stats().Total; n != 0 {
+			return fmt.Errorf("refused configurations sent %d requests", n)
+		}
+		return nil
+	}
+	resource.Test(t, test)
 }
 
 // TestAccInstanceGrant_expiredGrantLeavesState: Read notices a user grant

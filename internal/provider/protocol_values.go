@@ -234,15 +234,17 @@ func checkNotBlank(at *tftypes.AttributePath, v tftypes.Value, diags *diagnostic
 	}
 }
 
-// checkActions checks an actions set: at least one, none blank.
-func checkActions(at *tftypes.AttributePath, v tftypes.Value, diags *diagnostics) {
+// checkActions checks an actions set: at least one, none blank. fix ends
+// the message of an empty set: what the user can do instead, which
+// depends on whether the resource can go without the attribute.
+func checkActions(at *tftypes.AttributePath, v tftypes.Value, fix string, diags *diagnostics) {
 	elems, ok := elemsOf(v)
 	if !ok {
 		return
 	}
 	if len(elems) == 0 {
 		diags.addAttributeError(at, "No actions",
-			pathString(at)+" set must contain at least 1 action, got: 0. Name the actions to grant, or remove the resource.")
+			pathString(at)+" set must contain at least 1 action, got: 0. "+fix)
 	}
 	for _, e := range elems {
 		checkNotBlank(at.WithElementKeyValue(e), e, diags)

@@ -35,6 +35,11 @@ type planTimeCase struct {
 	// Terraform prints them: the summary, then the detail. Together they
 	// name the attribute and the fix.
 	want []string
+	// absent are values the message must not repeat: secrets in the
+	// configuration or the environment. Terraform quotes the configuration
+	// line of the attribute in error, the user's own text, so a secret in
+	// the configuration may be there; the message must not add it.
+	absent []string
 }
 
 // planErrorPattern is the ExpectError pattern of a message made of
@@ -52,23 +57,25 @@ func planErrorPattern(fragments ...string) *regexp.Regexp {
 	return regexp.MustCompile(`(?s)` + strings.Join(parts, `.*`))
 }
 
-// planTimeSteps turns cases into plan-only steps after the provider block.
-func planTimeSteps(t *testing.T, provider string, cases []planTimeCase) []resource.TestStep {
+// planTimeTest is the test of cases: plan-only steps after the provider
+// block, each of which must fail with its message and repeat none of its
+// absent values (errorWatch stands in for ExpectError).
+func planTimeTest(t *testing.T, provider string, cases []planTimeCase) resource.TestCase {
 	t.Helper()
+	errs := newErrorWatch(t)
 	steps := make([]resource.TestStep, 0, len(cases))
 	for _, tc := range cases {
-		steps = append(steps, resource.TestStep{
+		steps = append(steps, errs.expect(resource.TestStep{
 			PreConfig: func() {
 				if tc.env != nil {
 					isolateEnv(t, tc.env)
 				}
 			},
-			Config:      provider + tc.config,
-			PlanOnly:    true,
-			ExpectError: planErrorPattern(tc.want...),
-		})
+			Config:   provider + tc.config,
+			PlanOnly: true,
+		}, planErrorPattern(tc.want...), tc.absent...))
 	}
-	return steps
+	return resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories, ErrorCheck: errs.check, Steps: steps}
 }
 
 // unknownValueOf is an expression of typ that Terraform cannot know
@@ -129,46 +136,75 @@ resource "bkiam_instance_grant" "test" {
 	}
 
 	cases := []planTimeCase{
-		// Schema validators: an empty string is never useful; the user who
-		// means "use the environment" omits the attribute.
+		// Schema validators: an empty or white-space string is never useful;
+		// the user who means "use the environment" omits the attribute, and
+		// the message says so. The value is never repeated: it may be a
+		// secret (secretFreeCases checks that).
 		{name: "empty apigw_url", config: block(map[string]string{"apigw_url": `""`}),
-			want: []string{"Invalid Attribute Value Length", "Attribute apigw_url string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "apigw_url: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_APIGW_URL or BK_IAM_APIGATEWAY_URL."}},
 		{name: "empty esb_url", config: block(esb(map[string]string{"esb_url": `""`})),
-			want: []string{"Invalid Attribute Value Length", "Attribute esb_url string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "esb_url: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_ESB_URL or BK_COMPONENT_API_URL."}},
 		{name: "empty app_code", config: block(map[string]string{"app_code": `""`}),
-			want: []string{"Invalid Attribute Value Length", "Attribute app_code string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "app_code: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID."}},
+		{name: "blank app_code", config: block(map[string]string{"app_code": `" "`}),
+			want: []string{"Blank value", "app_code: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID."}},
 		{name: "empty app_secret", config: block(map[string]string{"app_secret": `""`}),
-			want: []string{"Invalid Attribute Value Length", "Attribute app_secret string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "app_secret: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_APP_SECRET, BK_APP_SECRET or BKPAAS_APP_SECRET."}},
+		{name: "blank app_secret", config: block(esb(map[string]string{"app_secret": `" \t "`, "bk_token": `"hunter2-token"`})),
+			absent: []string{"hunter2"},
+			want:   []string{"Blank value", "app_secret: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_APP_SECRET, BK_APP_SECRET or BKPAAS_APP_SECRET."}},
 		{name: "empty username", config: block(esb(map[string]string{"username": `""`})),
-			want: []string{"Invalid Attribute Value Length", "Attribute username string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "username: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_USERNAME."}},
+		{name: "blank username with esb", config: block(esb(map[string]string{"username": `" "`})),
+			want: []string{"Blank value", "username: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_USERNAME."}},
 		{name: "empty bk_token", config: block(esb(map[string]string{"bk_token": `""`})),
-			want: []string{"Invalid Attribute Value Length", "Attribute bk_token string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "bk_token: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_BK_TOKEN."}},
 		{name: "empty tenant_id", config: block(map[string]string{"tenant_id": `""`}),
-			want: []string{"Invalid Attribute Value Length", "Attribute tenant_id string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "tenant_id: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_TENANT_ID."}},
 		{name: "empty ca_cert_file", config: block(map[string]string{"ca_cert_file": `""`}),
-			want: []string{"Invalid Attribute Value Length", "Attribute ca_cert_file string length must be at least 1, got: 0"}},
+			want: []string{"Blank value", "ca_cert_file: value must not be empty or white space; omit the attribute to trust the system's certificate authorities alone."}},
 		{name: "both urls in the configuration", config: block(map[string]string{"esb_url": `"https://paas.example.com"`}),
 			want: []string{"Invalid Attribute Combination", `Attribute "esb_url" cannot be specified when "apigw_url" is specified`}},
 
 		// Schema validators: the URLs, one case per way a base URL is wrong.
+		// A URL is repeated, if at all, without its user part, query and
+		// fragment, any of which may hold a secret.
 		{name: "url without scheme", config: block(map[string]string{"apigw_url": `"gw.example.com/prod"`}),
-			want: []string{"Invalid URL", `apigw_url must start with https:// (or http:// for a local sandbox), got "gw.example.com/prod".`}},
+			want: []string{"Invalid URL", `apigw_url must start with https:// (or http:// for a local sandbox).`}},
+		// url.Parse reads "alice:" as the scheme, not as a user: only the
+		// "//" after a scheme makes it one worth repeating.
+		{name: "url without scheme with credentials", config: block(map[string]string{"apigw_url": `"alice:hunter2@gw.example.com/prod"`}),
+			absent: []string{"hunter2", "alice"},
+			want:   []string{"Invalid URL", `apigw_url must start with https:// (or http:// for a local sandbox).`}},
 		{name: "url with another scheme", config: block(esb(map[string]string{"esb_url": `"ftp://paas.example.com"`})),
-			want: []string{"Invalid URL", `esb_url must start with https:// (or http:// for a local sandbox), got "ftp://paas.example.com".`}},
+			want: []string{"Invalid URL", `esb_url must start with https:// (or http:// for a local sandbox), not ftp://.`}},
 		{name: "url with credentials", config: block(map[string]string{"apigw_url": `"https://alice:hunter2@gw.example.com/prod"`}),
-			want: []string{"Invalid URL", "apigw_url must not carry credentials; set app_code and app_secret instead."}},
+			absent: []string{"hunter2", "alice"},
+			want:   []string{"Invalid URL", "apigw_url must not carry credentials; set app_code and app_secret instead."}},
 		{name: "url without host", config: block(map[string]string{"apigw_url": `"https:///prod"`}),
-			want: []string{"Invalid URL", `apigw_url has no host: "https:///prod".`}},
+			want: []string{"Invalid URL", `apigw_url has no host; write it as https://host/path.`}},
+		{name: "url without host with credentials", config: block(map[string]string{"apigw_url": `"https:alice:hunter2@gw.example.com"`}),
+			absent: []string{"hunter2", "alice"},
+			want:   []string{"Invalid URL", `apigw_url has no host; write it as https://host/path.`}},
 		{name: "url with query", config: block(map[string]string{"apigw_url": `"https://gw.example.com/prod?stage=1"`}),
-			want: []string{"Invalid URL", `apigw_url must not carry a query or fragment: "https://gw.example.com/prod?stage=1".`}},
+			want: []string{"Invalid URL", `apigw_url must not carry a query or fragment; set it to "https://gw.example.com/prod", without what follows the ? or #.`}},
+		{name: "url with a secret in the query", config: block(map[string]string{"apigw_url": `"https://gw.example.com/prod?bk_app_secret=hunter2"`}),
+			absent: []string{"hunter2"},
+			want:   []string{"Invalid URL", `apigw_url must not carry a query or fragment; set it to "https://gw.example.com/prod", without what follows the ? or #.`}},
 		{name: "url with fragment", config: block(esb(map[string]string{"esb_url": `"https://paas.example.com/#top"`})),
-			want: []string{"Invalid URL", `esb_url must not carry a query or fragment: "https://paas.example.com/#top".`}},
+			want: []string{"Invalid URL", `esb_url must not carry a query or fragment; set it to "https://paas.example.com/", without what follows the ? or #.`}},
 		{name: "url that does not parse", config: block(map[string]string{"apigw_url": `"https://gw.example.com/%zz"`}),
-			want: []string{"Invalid URL", `apigw_url is not a valid URL: invalid URL escape "%zz".`}},
+			want: []string{"Invalid URL", `apigw_url is not a valid URL: invalid URL escape.`}},
 		// The parser's error is given without the URL, which may carry a
-		// password that the credentials check never got to see.
+		// password that the credentials check never got to see, and
+		// without the piece of it the parser quotes: here ":hun", the
+		// start of a password with a slash in it.
 		{name: "unparsable url with credentials", config: block(map[string]string{"apigw_url": `" https://alice:hunter2@gw.example.com/prod"`}),
-			want: []string{"Invalid URL", "apigw_url is not a valid URL: first path segment in URL cannot contain colon."}},
+			absent: []string{"hunter2"},
+			want:   []string{"Invalid URL", "apigw_url is not a valid URL: first path segment in URL cannot contain colon."}},
+		{name: "unparsable url with a password the parser quotes", config: block(map[string]string{"apigw_url": `"https://alice:hun/ter2@gw.example.com/prod"`}),
+			absent: []string{":hun", "ter2"},
+			want:   []string{"Invalid URL", "apigw_url is not a valid URL: invalid port after host."}},
 
 		// Schema validators: numbers and durations.
 		{name: "grant batch too big", config: block(map[string]string{"grant_batch_size": "5000"}),
@@ -211,15 +247,25 @@ resource "bkiam_instance_grant" "test" {
 		{name: "apigw_url from the environment without scheme", config: block(map[string]string{"apigw_url": ""}),
 			env: map[string]string{"BKIAM_APIGW_URL": "gw.example.com/prod"},
 			want: []string{"Invalid apigw_url",
-				`apigw_url (set by the environment variable BKIAM_APIGW_URL) must start with https:// (or http:// for a local sandbox), got "gw.example.com/prod".`}},
+				`apigw_url (set by the environment variable BKIAM_APIGW_URL) must start with https:// (or http:// for a local sandbox).`}},
+		{name: "apigw_url from the environment without scheme with credentials", config: block(map[string]string{"apigw_url": ""}),
+			env: map[string]string{"BKIAM_APIGW_URL": "alice:hunter2@gw.example.com/prod"}, absent: []string{"hunter2", "alice"},
+			want: []string{"Invalid apigw_url",
+				`apigw_url (set by the environment variable BKIAM_APIGW_URL) must start with https:// (or http:// for a local sandbox).`}},
 		{name: "esb_url from the environment with credentials", config: block(esb(map[string]string{"esb_url": ""})),
-			env: map[string]string{"BK_COMPONENT_API_URL": "https://alice:hunter2@paas.example.com"},
+			env: map[string]string{"BK_COMPONENT_API_URL": "https://alice:hunter2@paas.example.com"}, absent: []string{"hunter2", "alice"},
 			want: []string{"Invalid esb_url",
 				"esb_url (set by the environment variable BK_COMPONENT_API_URL) must not carry credentials; set app_code and app_secret instead."}},
 		{name: "apigw_url from the environment with query", config: block(map[string]string{"apigw_url": ""}),
 			env: map[string]string{"BK_IAM_APIGATEWAY_URL": "https://gw.example.com/prod?stage=1"},
 			want: []string{"Invalid apigw_url",
-				`apigw_url (set by the environment variable BK_IAM_APIGATEWAY_URL) must not carry a query or fragment: "https://gw.example.com/prod?stage=1".`}},
+				`apigw_url (set by the environment variable BK_IAM_APIGATEWAY_URL) must not carry a query or fragment; ` +
+					`set it to "https://gw.example.com/prod", without what follows the ? or #.`}},
+		{name: "apigw_url from the environment with a secret in the query", config: block(map[string]string{"apigw_url": ""}),
+			env: map[string]string{"BKIAM_APIGW_URL": "https://gw.example.com/prod?bk_app_secret=hunter2"}, absent: []string{"hunter2"},
+			want: []string{"Invalid apigw_url",
+				`apigw_url (set by the environment variable BKIAM_APIGW_URL) must not carry a query or fragment; ` +
+					`set it to "https://gw.example.com/prod", without what follows the ? or #.`}},
 		{name: "missing app_code", config: block(map[string]string{"app_code": ""}),
 			want: []string{"Missing app_code",
 				"IAM authenticates every call by app code and secret. Set app_code in the provider block or the environment variable " +
@@ -238,12 +284,29 @@ resource "bkiam_instance_grant" "test" {
 			want: []string{"Cannot use ca_cert_file", "reading ca_cert_file: open " + missing + ": no such file or directory"}},
 		{name: "ca_cert_file without a certificate", config: block(map[string]string{"ca_cert_file": fmt.Sprintf("%q", notPEM)}),
 			want: []string{"Cannot use ca_cert_file", "ca_cert_file " + notPEM + " holds no PEM-encoded certificate"}},
-		// White space passes resolveConfig, which only checks for "", and
-		// is refused by the client, whose message names no attribute.
-		{name: "blank app_code", config: block(map[string]string{"app_code": `" "`}),
-			want: []string{"Cannot create the IAM client", "bkiam: the app code must not be empty"}},
-		{name: "blank username with esb", config: block(esb(map[string]string{"username": `" "`})),
-			want: []string{"Cannot create the IAM client", "bkiam: ESB needs a user: set the username"}},
+		// White space from the environment: the schema never sees it.
+		{name: "blank app_secret from the environment", config: block(map[string]string{"app_secret": ""}),
+			// The next variable's secret is no business of the message.
+			env: map[string]string{"BKIAM_APP_SECRET": "  ", "BK_APP_SECRET": "hunter2"}, absent: []string{"hunter2"},
+			want: []string{"Blank app_secret",
+				"app_secret, as set by the environment variable BKIAM_APP_SECRET, is only white space. IAM authenticates every call by " +
+					"app code and secret. Set app_secret in the provider block or the environment variable BKIAM_APP_SECRET, BK_APP_SECRET " +
+					"or BKPAAS_APP_SECRET to its real value."}},
+		{name: "blank app_code from the environment", config: block(map[string]string{"app_code": ""}),
+			env: map[string]string{"BKPAAS_APP_ID": "\t"},
+			want: []string{"Blank app_code", "app_code, as set by the environment variable BKPAAS_APP_ID, is only white space.",
+				"Set app_code in the provider block or the environment variable BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID to its real value."}},
+		{name: "blank username from the environment with esb", config: block(esb(map[string]string{"username": ""})),
+			env: map[string]string{"BKIAM_USERNAME": " "},
+			want: []string{"Blank username",
+				"username, as set by the environment variable BKIAM_USERNAME, is only white space. ESB sends it as the user of every call. " +
+					"Set username in the provider block or the environment variable BKIAM_USERNAME to its real value, or unset it and use bk_token."}},
+		{name: "blank bk_token from the environment with esb", config: block(esb(nil)),
+			env:  map[string]string{"BKIAM_BK_TOKEN": " "},
+			want: []string{"Blank bk_token", "ESB sends it as the user's login token.", "or unset it and use username."}},
+		{name: "blank tenant_id from the environment", config: block(nil),
+			env:  map[string]string{"BKIAM_TENANT_ID": " "},
+			want: []string{"Blank tenant_id", "It is sent as the tenant of every call.", "or unset it on a site with one tenant."}},
 
 		// Configure: a value not known until the apply. The string settings
 		// point at their environment variables.
@@ -299,10 +362,7 @@ func TestAccProviderConfigErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "not.pem"), []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps:                    planTimeSteps(t, "", providerConfigErrorCases(dir)),
-	})
+	resource.Test(t, planTimeTest(t, "", providerConfigErrorCases(dir)))
 }
 
 // notAtPlanTime are the error messages of the provider's source that no
@@ -313,6 +373,7 @@ var notAtPlanTime = map[string]string{
 	"resolveConfig: Invalid request_timeout":                      "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
 	"resolveConfig: Invalid batch_window":                         "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
 	"checkRange: Invalid":                                         "the schema's int64validator.Between refuses the same value first, and the attributes have no environment fallback",
+	"bkiamProvider.Configure: Cannot create the IAM client":       "resolveConfig refuses first, on the attribute, everything bkiam.New refuses: a bug",
 	"newHTTPClient: Cannot create the HTTP client":                "only if http.DefaultTransport was replaced: a bug",
 	"protocolServer.ApplyResourceChange: Provider not configured": "apply time, and a bug",
 	"decode: Cannot decode the":                                   "Terraform sent a value that does not fit the schema: a bug",

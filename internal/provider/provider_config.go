@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -100,6 +101,23 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		}
 	}
 
+	// White space is no value: the client would refuse it, in words that
+	// name no attribute. The schema refuses it in the provider block at
+	// validation; here it comes from the environment.
+	blankable := []resolvedString{appCode, appSecret, tenant}
+	if apigw.value == "" {
+		// The gateway ignores both: a blank one does no harm there.
+		blankable = append(blankable, username, token)
+	}
+	for _, s := range blankable {
+		if s.value != "" && strings.TrimSpace(s.value) == "" {
+			diags.AddAttributeError(s.setting.path(), "Blank "+s.setting.attr,
+				fmt.Sprintf("%s, as set by %s, is only white space. %s Set %s in the provider block or the environment "+
+					"variable %s to its real value%s.", s.setting.attr, s.source, blankWhy[s.setting.attr],
+					s.setting.attr, s.setting.envList(), blankOr[s.setting.attr]))
+		}
+	}
+
 	if esb.value != "" && apigw.value == "" && username.value == "" && token.value == "" {
 		diags.AddAttributeError(settingUsername.path(), "ESB needs a user",
 			fmt.Sprintf("ESB demands a user on every call. Set username (or %s) when the app is on ESB's skip-login "+
@@ -155,6 +173,23 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		insecureSkipVerify: insecure,
 	}, diags
 }
+
+// blankWhy and blankOr complete a blank setting's message: what the
+// setting is for, and the other fix where leaving it unset is one.
+var (
+	blankWhy = map[string]string{
+		settingAppCode.attr:   "IAM authenticates every call by app code and secret.",
+		settingAppSecret.attr: "IAM authenticates every call by app code and secret.",
+		settingUsername.attr:  "ESB sends it as the user of every call.",
+		settingBKToken.attr:   "ESB sends it as the user's login token.",
+		settingTenantID.attr:  "It is sent as the tenant of every call.",
+	}
+	blankOr = map[string]string{
+		settingUsername.attr: ", or unset it and use bk_token",
+		settingBKToken.attr:  ", or unset it and use username",
+		settingTenantID.attr: ", or unset it on a site with one tenant",
+	}
+)
 
 // resolvedString is a string setting's value and where it came from.
 type resolvedString struct {
@@ -233,24 +268,53 @@ func checkRange(diags *diag.Diagnostics, attr string, v, lowest, highest int64) 
 
 // checkBaseURL accepts an absolute http or https URL without query or
 // fragment; the error completes the sentence "apigw_url (set by …) ".
+//
+// The errors never repeat the URL as given: its user part, its query and
+// its fragment can hold a secret (a password, ?bk_app_secret=…), and a URL
+// without a scheme is not even known to have a user part ("alice:hunter2@gw"
+// parses as the scheme "alice"). They echo at most the scheme, and the
+// scheme, host and path of a URL whose host was recognised.
 func checkBaseURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		// The parser's reason alone: its error repeats the URL, whose user
-		// part, not yet recognised as such, may be a password.
-		return fmt.Errorf("is not a valid URL: %w", errors.Unwrap(err))
+		// The parser's reason alone, without the values it quotes: its
+		// error repeats the URL, and its reason a piece of it (invalid
+		// port ":hun" after host, of https://alice:hun/ter2@…), either of
+		// which may be part of a password.
+		return fmt.Errorf("is not a valid URL: %s", parserReason(err))
 	case u.User != nil:
 		// Never echo such a URL: its user part is a secret.
 		return fmt.Errorf("must not carry credentials; set app_code and app_secret instead")
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("must start with https:// (or http:// for a local sandbox), got %q", raw)
+		got := ""
+		// Only a scheme followed by "//" is one: in "alice:hunter2@gw"
+		// it is a user name, followed by the password.
+		if u.Scheme != "" && strings.HasPrefix(strings.ToLower(raw), u.Scheme+"://") {
+			got = ", not " + u.Scheme + "://"
+		}
+		return fmt.Errorf("must start with https:// (or http:// for a local sandbox)%s", got)
 	case u.Host == "":
-		return fmt.Errorf("has no host: %q", raw)
-	case u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("must not carry a query or fragment: %q", raw)
+		return fmt.Errorf("has no host; write it as %s://host/path", u.Scheme)
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		bare := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+		return fmt.Errorf("must not carry a query or fragment; set it to %q, without what follows the ? or #", bare.String())
 	}
 	return nil
+}
+
+// quoted matches the values a parser error quotes, with the white space
+// before them.
+var quoted = regexp.MustCompile(`\s*"(?:[^"\\]|\\.)*"`)
+
+// parserReason is url.Parse's reason for refusing a URL without the values
+// it quotes.
+func parserReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return quoted.ReplaceAllString(err.Error(), "")
 }
 
 // isLoopback reports whether a URL's host is this machine, where plain HTTP

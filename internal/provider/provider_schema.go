@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -85,11 +86,38 @@ func (s stringSetting) describe(text string) string {
 	return fmt.Sprintf("%s When unset, read from the environment variable %s (the first one set wins).", text, strings.Join(quoted, ", then "))
 }
 
-// nonEmpty rejects "" in the configuration: an empty string is never a
-// useful value, and users who mean "use the environment" should omit the
-// attribute or set it to null.
-var nonEmpty = []validator.String{
-	stringvalidator.LengthAtLeast(1),
+// notBlank refuses "" and white space in the configuration: neither is
+// ever a useful value, and users who mean "use the environment" should
+// omit the attribute or set it to null, which the message tells them.
+// Unknown and null values are left to Configure, which sees the
+// environment fallbacks too.
+type notBlank struct {
+	// unset says what omitting the attribute does: "to use …".
+	unset string
+}
+
+var _ validator.String = notBlank{}
+
+// notBlankOr is notBlank for a setting with environment fallbacks.
+func notBlankOr(s stringSetting) notBlank {
+	return notBlank{unset: "to use the environment variable " + s.envList()}
+}
+
+func (v notBlank) Description(context.Context) string {
+	return "value must not be empty or white space; omit the attribute " + v.unset
+}
+
+func (v notBlank) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v notBlank) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	// The value itself is never repeated: it may be a secret.
+	if strings.TrimSpace(req.ConfigValue.ValueString()) == "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Blank value",
+			fmt.Sprintf("%s: %s.", req.Path, v.Description(ctx)))
+	}
 }
 
 func providerSchema() schema.Schema {
@@ -101,46 +129,47 @@ func providerSchema() schema.Schema {
 				Optional: true,
 				MarkdownDescription: settingAPIGatewayURL.describe("Base URL of the IAM API gateway, stage included, " +
 					"e.g. `https://bkapi.example.com/api/bk-iam/prod`. Conflicts with `esb_url`."),
-				Validators: append([]validator.String{
+				Validators: []validator.String{
 					urlValidator{},
 					stringvalidator.ConflictsWith(path.MatchRoot(settingESBURL.attr)),
-				}, nonEmpty...),
+					notBlankOr(settingAPIGatewayURL),
+				},
 			},
 			settingESBURL.attr: schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: settingESBURL.describe("Base URL of the BlueKing ESB (legacy PaaS), " +
 					"e.g. `https://paas.example.com`. ESB also needs `username` or `bk_token`. Conflicts with `apigw_url`."),
-				Validators: append([]validator.String{urlValidator{}}, nonEmpty...),
+				Validators: []validator.String{urlValidator{}, notBlankOr(settingESBURL)},
 			},
 			settingAppCode.attr: schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: settingAppCode.describe("Code of the BlueKing app that calls IAM. " +
 					"Required: set it here or in the environment. The app must be a client of the target system."),
-				Validators: nonEmpty,
+				Validators: []validator.String{notBlankOr(settingAppCode)},
 			},
 			settingAppSecret.attr: schema.StringAttribute{
 				Optional:  true,
 				Sensitive: true,
 				MarkdownDescription: settingAppSecret.describe("Secret of the app. Required: set it here or, better, " +
 					"in the environment, so it stays out of configuration files."),
-				Validators: nonEmpty,
+				Validators: []validator.String{notBlankOr(settingAppSecret)},
 			},
 			settingUsername.attr: schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: settingUsername.describe("ESB only: the `bk_username` ESB asks for. " +
 					"Works when the app is on ESB's skip-login whitelist; otherwise use `bk_token`."),
-				Validators: nonEmpty,
+				Validators: []validator.String{notBlankOr(settingUsername)},
 			},
 			settingBKToken.attr: schema.StringAttribute{
 				Optional:            true,
 				Sensitive:           true,
 				MarkdownDescription: settingBKToken.describe("ESB only: a user's login token (`bk_token`)."),
-				Validators:          nonEmpty,
+				Validators:          []validator.String{notBlankOr(settingBKToken)},
 			},
 			settingTenantID.attr: schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: settingTenantID.describe("Tenant of a multi-tenant BlueKing site, sent as `X-Bk-Tenant-Id`."),
-				Validators:          nonEmpty,
+				Validators:          []validator.String{notBlankOr(settingTenantID)},
 			},
 			"grant_batch_size": schema.Int64Attribute{
 				Optional: true,
@@ -186,7 +215,7 @@ func providerSchema() schema.Schema {
 				Optional: true,
 				MarkdownDescription: "Path of a PEM file with CA certificates to trust in addition to the system's, " +
 					"for sites whose certificate comes from a private CA.",
-				Validators: nonEmpty,
+				Validators: []validator.String{notBlank{unset: "to trust the system's certificate authorities alone"}},
 			},
 			"insecure_skip_verify": schema.BoolAttribute{
 				Optional: true,

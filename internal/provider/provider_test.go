@@ -206,13 +206,28 @@ func TestValidateProviderConfig(t *testing.T) {
 		{"url without scheme", gateway(map[string]any{"apigw_url": "bkapi.example.com/api/bk-iam/prod"}),
 			[]wantDiag{errorOn("apigw_url", "apigw_url", "https://")}},
 		{"url with credentials is not echoed", map[string]any{"esb_url": "ftp://user:hunter2@paas.example.com"},
-			[]wantDiag{errorOn("esb_url", "must not carry credentials")}},
+			[]wantDiag{errorOn("esb_url", "esb_url must not carry credentials", "set app_code and app_secret")}},
+		// Without a scheme, url.Parse takes the user for the scheme and the
+		// password for the rest: neither is a URL's to repeat.
+		{"url with credentials but no scheme is not echoed", map[string]any{"apigw_url": "alice:hunter2@gw.example.com/prod"},
+			[]wantDiag{errorOn("apigw_url", "apigw_url must start with https://")}},
+		{"url with credentials the parser quotes is not echoed", map[string]any{"apigw_url": "https://alice:hunter2/x@gw.example.com"},
+			[]wantDiag{errorOn("apigw_url", "apigw_url is not a valid URL")}},
 		{"url with query", gateway(map[string]any{"apigw_url": "https://bkapi.example.com/prod?x=1"}),
-			[]wantDiag{errorOn("apigw_url", "query")}},
+			[]wantDiag{errorOn("apigw_url", "apigw_url must not carry a query", `"https://bkapi.example.com/prod"`)}},
+		{"url with a secret in the query is not echoed", gateway(map[string]any{"apigw_url": "https://bkapi.example.com/prod?bk_app_secret=hunter2"}),
+			[]wantDiag{errorOn("apigw_url", "apigw_url must not carry a query", `"https://bkapi.example.com/prod"`)}},
+		{"url with a secret in the fragment is not echoed", gateway(map[string]any{"apigw_url": "https://bkapi.example.com/prod#hunter2"}),
+			[]wantDiag{errorOn("apigw_url", "apigw_url must not carry a query or fragment", `"https://bkapi.example.com/prod"`)}},
 		{"empty app_code", gateway(map[string]any{"app_code": ""}),
-			[]wantDiag{errorOn("app_code", "at least 1")}},
+			[]wantDiag{errorOn("app_code", "app_code: value must not be empty or white space", "omit the attribute", "BKIAM_APP_CODE")}},
 		{"empty app_secret", gateway(map[string]any{"app_secret": ""}),
-			[]wantDiag{errorOn("app_secret", "at least 1")}},
+			[]wantDiag{errorOn("app_secret", "app_secret: value must not be empty or white space", "omit the attribute", "BKIAM_APP_SECRET")}},
+		{"blank app_secret", gateway(map[string]any{"app_secret": " \t "}),
+			[]wantDiag{errorOn("app_secret", "app_secret: value must not be empty or white space",
+				"omit the attribute to use the environment variable BKIAM_APP_SECRET, BK_APP_SECRET or BKPAAS_APP_SECRET")}},
+		{"blank username", map[string]any{"esb_url": "https://paas.example.com", "username": "\n", "bk_token": "hunter2"},
+			[]wantDiag{errorOn("username", "username: value must not be empty or white space", "BKIAM_USERNAME")}},
 		{"grant batch too big", gateway(map[string]any{"grant_batch_size": 1001}),
 			[]wantDiag{errorOn("grant_batch_size", "between 1 and 1000")}},
 		{"revoke batch zero", gateway(map[string]any{"revoke_batch_size": 0}),
@@ -232,12 +247,22 @@ func TestValidateProviderConfig(t *testing.T) {
 			isolateEnv(t, nil)
 			got := validateProvider(t, tc.attrs)
 			checkDiags(t, got, tc.want)
-			for _, d := range got {
-				if strings.Contains(d.Detail+d.Summary, "hunter2") || strings.Contains(d.Detail+d.Summary, "s3cret") {
-					t.Errorf("diagnostic leaks a secret: %s", d.Detail)
-				}
-			}
+			checkNoSecret(t, got, "hunter2", "s3cret", "alice", "\t", "\n")
 		})
+	}
+}
+
+// checkNoSecret fails when a diagnostic's summary or detail holds one of
+// secrets: the values of the secrets in the configuration and environment,
+// and whatever else a case must not repeat (a URL's user, white space).
+func checkNoSecret(t *testing.T, diags []*tfprotov6.Diagnostic, secrets ...string) {
+	t.Helper()
+	for _, d := range diags {
+		for _, secret := range secrets {
+			if strings.Contains(d.Summary+"\x00"+d.Detail, secret) {
+				t.Errorf("diagnostic leaks %q: %s: %s", secret, d.Summary, d.Detail)
+			}
+		}
 	}
 }
 
@@ -278,6 +303,33 @@ func TestConfigureProvider(t *testing.T) {
 		{"bad url from the environment", map[string]any{"app_code": "a", "app_secret": "b"},
 			map[string]string{"BKIAM_ESB_URL": "paas.example.com", "BKIAM_USERNAME": "u"},
 			[]wantDiag{errorOn("esb_url", "the environment variable BKIAM_ESB_URL", "https://")}},
+		{"url with credentials but no scheme from the environment", map[string]any{"app_code": "a", "app_secret": "b"},
+			map[string]string{"BK_IAM_APIGATEWAY_URL": "alice:hunter2@gw.example.com/prod"},
+			[]wantDiag{errorOn("apigw_url", "apigw_url (set by the environment variable BK_IAM_APIGATEWAY_URL) must start with https://")}},
+		{"url with a secret in the query from the environment", map[string]any{"app_code": "a", "app_secret": "b"},
+			map[string]string{"BKIAM_APIGW_URL": "https://gw.example.com/prod?bk_app_secret=hunter2"},
+			[]wantDiag{errorOn("apigw_url", "apigw_url (set by the environment variable BKIAM_APIGW_URL) must not carry a query",
+				`"https://gw.example.com/prod"`)}},
+		// White space from the environment: refused on the attribute, with
+		// the variable that holds it, not by the client in words that name
+		// no attribute. The next variable's value is no business of the
+		// message either.
+		{"blank app_secret from the environment", map[string]any{"apigw_url": "https://gw.example.com/prod", "app_code": "a"},
+			map[string]string{"BKIAM_APP_SECRET": " \t ", "BK_APP_SECRET": "s3cret"},
+			[]wantDiag{errorOn("app_secret", "Blank app_secret", "as set by the environment variable BKIAM_APP_SECRET, is only white space",
+				"Set app_secret in the provider block or the environment variable BKIAM_APP_SECRET, BK_APP_SECRET or BKPAAS_APP_SECRET")}},
+		{"blank app_code from the environment", map[string]any{"apigw_url": "https://gw.example.com/prod", "app_secret": "s3cret"},
+			map[string]string{"BK_APP_CODE": " "},
+			[]wantDiag{errorOn("app_code", "Blank app_code", "the environment variable BK_APP_CODE", "BKIAM_APP_CODE, BK_APP_CODE or BKPAAS_APP_ID")}},
+		{"blank username from the environment with esb", map[string]any{"esb_url": "https://paas.example.com", "app_code": "a", "app_secret": "s3cret"},
+			map[string]string{"BKIAM_USERNAME": "\t"},
+			[]wantDiag{errorOn("username", "Blank username", "the environment variable BKIAM_USERNAME", "or unset it and use bk_token")}},
+		{"blank username from the environment is ignored with the gateway", gateway(nil),
+			map[string]string{"BKIAM_USERNAME": " "}, nil},
+		// Configure without validation still refuses white space in the
+		// block, which the schema refuses first in Terraform.
+		{"blank app_secret in the block", gateway(map[string]any{"app_secret": " "}), nil,
+			[]wantDiag{errorOn("app_secret", "Blank app_secret", "as set by the provider block")}},
 		{"unknown url", gateway(map[string]any{"apigw_url": unknown}), nil,
 			[]wantDiag{errorOn("apigw_url", "not known until apply", "BKIAM_APIGW_URL")}},
 		{"unknown secret", gateway(map[string]any{"app_secret": unknown}), nil,
@@ -299,7 +351,9 @@ func TestConfigureProvider(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			isolateEnv(t, tc.env)
-			checkDiags(t, configureProvider(t, tc.attrs), tc.want)
+			got := configureProvider(t, tc.attrs)
+			checkDiags(t, got, tc.want)
+			checkNoSecret(t, got, "hunter2", "s3cret", "\t")
 		})
 	}
 }

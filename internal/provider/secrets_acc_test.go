@@ -2,42 +2,57 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
 // TestAccSecretsStayOutOfLogsAndPlans: with the provider and Terraform
-// logging at trace level, a create, an update, a failed call, its retry
-// and the destroy, over the gateway and over ESB with a bk_token, never
-// write app_secret or bk_token into the logs or the plan JSON. The
-// secrets come from the environment, as the docs recommend, so that any
-// copy of them in a plan or a log is the provider's doing.
+// logging at trace level, a create, an update, a failed call, a plan with
+// a wrong app secret, the retry and the destroy, over the gateway and over
+// ESB with a bk_token, never write app_secret or bk_token (nor the wrong
+// secret) into the logs, the plan JSON, the state (its JSON as Terraform
+// shows it and the raw file, the provider's private record included) or
+// the errors Terraform prints. The secrets come from the environment, as
+// the docs recommend, so that any copy of them in a plan, a state, a log
+// or an error is the provider's doing.
 func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 	needsSandbox(t)
 	const token = "token-alice" // the sandbox's ESB token of alice
+	// wrongSecret is an app secret IAM refuses: recognisable, and sharing
+	// no part with the real one that a search for either could confuse.
+	const wrongSecret = "WR0NG-app-s3cret-9d41"
 	for _, tc := range []struct {
 		name    string
 		block   func(url string) string
 		env     map[string]string
 		secrets []string
+		// refused is what Terraform prints when IAM refuses the app's
+		// credentials, over this transport.
+		refused *regexp.Regexp
 	}{
 		{"gateway", func(url string) string {
 			return fmt.Sprintf("provider \"bkiam\" {\n  apigw_url = %q\n  app_code = %q\n  max_retries = 0\n}\n", url, sandboxtest.AppCode)
-		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret}, []string{sandboxtest.AppSecret}},
+		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret}, []string{sandboxtest.AppSecret, wrongSecret},
+			planErrorPattern("bk_app_code or bk_app_secret is incorrect")},
 		{"esb with bk_token", func(url string) string {
 			return fmt.Sprintf("provider \"bkiam\" {\n  esb_url = %q\n  app_code = %q\n  max_retries = 0\n}\n", url, sandboxtest.AppCode)
-		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret, "BKIAM_BK_TOKEN": token}, []string{sandboxtest.AppSecret, token}},
+		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret, "BKIAM_BK_TOKEN": token}, []string{sandboxtest.AppSecret, token, wrongSecret},
+			planErrorPattern("APP Secret verification failed, please check bk_app_code and bk_app_secret")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "trace.log")
@@ -45,37 +60,55 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 			for _, name := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"} {
 				t.Setenv(name, "TRACE")
 			}
+			// The working directories, and so the state files, go where
+			// secretFreeState can find them.
+			workDirs := t.TempDir()
+			t.Setenv("TF_ACC_TEMP_DIR", workDirs)
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
 			sb := sandboxtest.Start(t)
 			provider := tc.block(sb.URL)
 			noSecretInPlan := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{secretFreePlan(tc.secrets)}}
+			noSecretInState := []statecheck.StateCheck{secretFreeState{dir: workDirs, secrets: tc.secrets}}
 			grant := func(ids ...string) string {
 				return hostGrant{actions: []string{"view_host"}, ids: ids}.config(provider)
 			}
+			errs := newErrorWatch(t, tc.secrets...)
+			// After a failed step too, the state must hold no secret.
+			errs.afterError = func() error { return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil) }
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				ErrorCheck:               errs.check,
+				CheckDestroy: func(*terraform.State) error {
+					return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil)
+				},
 				Steps: []resource.TestStep{
-					{Config: grant("1", "2"), ConfigPlanChecks: noSecretInPlan},
-					{Config: grant("2", "3"), ConfigPlanChecks: noSecretInPlan},
-					{
+					errs.pass(resource.TestStep{Config: grant("1", "2"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.pass(resource.TestStep{Config: grant("2", "3"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.expect(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{Count: 1, Status: 500, Code: 1902500}}); err != nil {
 								t.Fatal(err)
 							}
 						},
-						Config:      grant("3", "4"),
-						ExpectError: regexp.MustCompile(`(?s)Call 1 of \d+ failed`),
-					},
-					{
+						Config: grant("3", "4"),
+					}, regexp.MustCompile(`(?s)Call 1 of \d+ failed`)),
+					// IAM refuses the credentials: the apply fails, and
+					// says so without repeating either secret.
+					errs.expect(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{}); err != nil {
 								t.Fatal(err)
 							}
+							t.Setenv("BKIAM_APP_SECRET", wrongSecret)
 						},
-						Config: grant("3", "4"), ConfigPlanChecks: noSecretInPlan,
-					},
+						Config: grant("3", "4"),
+					}, tc.refused),
+					errs.pass(resource.TestStep{
+						PreConfig: func() { t.Setenv("BKIAM_APP_SECRET", sandboxtest.AppSecret) },
+						Config:    grant("3", "4"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState,
+					}),
 				},
 			})
 			raw, err := os.ReadFile(logFile)
@@ -99,6 +132,188 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 	}
 }
 
+// errorWatch is the ErrorCheck of a TestCase whose failing steps must not
+// repeat a secret. ExpectError only matches a pattern, and Go's regexp
+// cannot say "does not contain", so the failing steps leave ExpectError
+// unset and the watch, knowing which step runs (expect and pass set it in
+// PreConfig), takes its place: it accepts the step's error when it
+// matches the step's pattern and holds no secret, and fails the test when
+// an expected error never came.
+type errorWatch struct {
+	t *testing.T
+	// secrets are never in any error of the test.
+	secrets []string
+	// afterError, unless nil, checks more once a step failed as expected:
+	// the state the failed step left, say.
+	afterError func() error
+
+	// The running step's expectation: pending while its error has not
+	// come, want its pattern, absent what it must not repeat beside the
+	// secrets.
+	pending bool
+	want    *regexp.Regexp
+	absent  []string
+}
+
+func newErrorWatch(t *testing.T, secrets ...string) *errorWatch {
+	w := &errorWatch{t: t, secrets: secrets}
+	t.Cleanup(func() {
+		if w.pending && !t.Failed() {
+			t.Errorf("the last step succeeded, but an error matching %s was expected", w.want)
+		}
+	})
+	return w
+}
+
+// expect makes step one that must fail with an error matching want that
+// repeats neither the watch's secrets nor absent.
+func (w *errorWatch) expect(step resource.TestStep, want *regexp.Regexp, absent ...string) resource.TestStep {
+	return w.wrap(step, func() { w.pending, w.want, w.absent = true, want, absent })
+}
+
+// pass makes step one that must succeed.
+func (w *errorWatch) pass(step resource.TestStep) resource.TestStep {
+	return w.wrap(step, func() { w.pending, w.want, w.absent = false, nil, nil })
+}
+
+func (w *errorWatch) wrap(step resource.TestStep, start func()) resource.TestStep {
+	pre := step.PreConfig
+	step.PreConfig = func() {
+		w.t.Helper()
+		if w.pending {
+			w.t.Fatalf("the step before succeeded, but an error matching %s was expected", w.want)
+		}
+		start()
+		if pre != nil {
+			pre()
+		}
+	}
+	return step
+}
+
+// check is the TestCase's ErrorCheck: nil for the error the running step
+// expects, when it repeats no secret.
+func (w *errorWatch) check(err error) error {
+	text := err.Error()
+	// The lines of the configuration Terraform quotes are the user's own
+	// text: what they hold is not repeated by the provider.
+	said := configLine.ReplaceAllString(text, "")
+	for _, secret := range append(slices.Clone(w.secrets), w.absent...) {
+		if strings.Contains(said, secret) {
+			return fmt.Errorf("the error Terraform prints repeats %q:\n%w", secret, err)
+		}
+	}
+	if !w.pending || !w.want.MatchString(text) {
+		return err
+	}
+	w.pending = false
+	if w.afterError != nil {
+		return w.afterError()
+	}
+	return nil
+}
+
+// configLine matches a line of the configuration as Terraform quotes it
+// under an error: "  17:   apigw_url = …".
+var configLine = regexp.MustCompile(`(?m)^[\s│]*\d+:.*$`)
+
+// secretFreeState is a state check that fails when the state holds one of
+// its secrets: the state as Terraform shows it (terraform show -json), and
+// every state file under dir (TF_ACC_TEMP_DIR) as it is on disk, with
+// whatever it holds base64-encoded decoded: the resources' private state,
+// and the JSON documents inside that.
+type secretFreeState struct {
+	dir     string
+	secrets []string
+}
+
+func (s secretFreeState) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	resp.Error = s.check(req.State)
+}
+
+// check checks shown, the state as Terraform shows it (a *tfjson.State),
+// unless nil, and the state files.
+func (s secretFreeState) check(shown any) error {
+	if shown != nil {
+		raw, err := json.Marshal(shown)
+		if err != nil {
+			return err
+		}
+		if err := s.search("the state Terraform shows", raw, 0); err != nil {
+			return err
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(s.dir, "plugintest*", "work*", "terraform.tfstate*"))
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		found = found || strings.Contains(string(raw), `"type": "bkiam_instance_grant"`)
+		if err := s.search(file, raw, 0); err != nil {
+			return err
+		}
+	}
+	// After the destroy the grant is gone, but the file stays: only a
+	// missing file means this check looked in the wrong place.
+	if len(files) == 0 || (shown != nil && !found) {
+		return fmt.Errorf("no state file with a bkiam_instance_grant under %s (%d files): this check could not see a leak", s.dir, len(files))
+	}
+	return nil
+}
+
+// search looks for the secrets in raw and, when raw is JSON, in what its
+// strings hold base64-encoded, down to a few levels (the state file's
+// private state is base64-encoded JSON whose values are base64 again).
+// where says where raw is, for the error.
+func (s secretFreeState) search(where string, raw []byte, depth int) error {
+	for _, secret := range s.secrets {
+		if strings.Contains(string(raw), secret) {
+			return fmt.Errorf("%s holds the secret %s", where, secretName(secret))
+		}
+	}
+	var doc any
+	if depth == 3 || !json.Valid(raw) {
+		return nil // not JSON: no strings to decode
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return err
+	}
+	var walk func(at string, v any) error
+	walk = func(at string, v any) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if err := walk(at+"."+k, e); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, e := range v {
+				if err := walk(fmt.Sprintf("%s[%d]", at, i), e); err != nil {
+					return err
+				}
+			}
+		case string:
+			if decoded, err := base64.StdEncoding.DecodeString(v); err == nil && len(decoded) > 0 {
+				return s.search(where+", decoded from base64 at "+at, decoded, depth+1)
+			}
+		}
+		return nil
+	}
+	return walk("", doc)
+}
+
+// secretName names a secret in a failure message without repeating it,
+// lest the message trip the errorWatch, which sees the step's failure.
+func secretName(secret string) string {
+	return fmt.Sprintf("%q…", secret[:min(4, len(secret))])
+}
+
 // secretFreePlan is a plan check that fails when the plan JSON holds one
 // of its secrets.
 type secretFreePlan []string
@@ -111,7 +326,7 @@ func (s secretFreePlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 	}
 	for _, secret := range s {
 		if strings.Contains(string(raw), secret) {
-			resp.Error = fmt.Errorf("the plan JSON holds the secret %q", secret)
+			resp.Error = fmt.Errorf("the plan JSON holds the secret %s", secretName(secret))
 			return
 		}
 	}
