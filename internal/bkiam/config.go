@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 )
+
+// quotedPart is a quoted value in a URL parser's error.
+var quotedPart = regexp.MustCompile(`"[^"]*"`)
 
 // Transport names the channel through which the IAM open API is reached.
 type Transport string
@@ -91,17 +95,20 @@ func (cfg Config) normalize() (normalized, error) {
 		if errors.As(err, &ue) {
 			cause = ue.Err
 		}
-		return n, fmt.Errorf("bkiam: the %s URL is not a valid URL: %w", n.transport.label(), cause)
+		// The parser quotes the offending part, which can be a piece of a password.
+		return n, fmt.Errorf("bkiam: the %s URL is not a valid URL: %s", n.transport.label(), quotedPart.ReplaceAllString(cause.Error(), "…"))
 	}
 	// Credentials in a URL would end up in logs and error messages (url.Error prints the URL).
 	if u.User != nil {
 		return n, fmt.Errorf("bkiam: the %s URL must not contain user information; pass credentials as app code and secret", n.transport.label())
 	}
+	// A query can carry a secret too: it is never shown.
+	shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return n, fmt.Errorf("bkiam: the %s URL %q must be an absolute http:// or https:// URL", n.transport.label(), u.String())
+		return n, fmt.Errorf("bkiam: the %s URL %q must be an absolute http:// or https:// URL", n.transport.label(), shown.String())
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return n, fmt.Errorf("bkiam: the %s URL %q must not have a query or fragment", n.transport.label(), u.String())
+		return n, fmt.Errorf("bkiam: the %s URL %q must not have a query or fragment", n.transport.label(), shown.String())
 	}
 	n.base = strings.TrimRight(u.String(), "/")
 

@@ -22,6 +22,9 @@ func TestNewValidation(t *testing.T) {
 		{"ftp URL", func(c *Config) { c.APIGatewayURL = "ftp://bkapi.example.com" }, "absolute"},
 		{"user info", func(c *Config) { c.APIGatewayURL = "https://u:pw@bkapi.example.com" }, "user information"},
 		{"query", func(c *Config) { c.APIGatewayURL = "https://bkapi.example.com/?x=1" }, "query"},
+		{"secret in a query", func(c *Config) { c.APIGatewayURL = "https://bkapi.example.com/?bk_app_secret=hunter2" }, "query"},
+		{"secret in a query of a relative URL", func(c *Config) { c.APIGatewayURL = "bkapi.example.com/?bk_app_secret=hunter2" }, "absolute"},
+		{"password broken by a slash", func(c *Config) { c.APIGatewayURL = "https://alice:hun/ter2@bkapi.example.com" }, "not a valid URL"},
 		{"no app code", func(c *Config) { c.AppCode = " " }, "app code"},
 		{"no app secret", func(c *Config) { c.AppSecret = "" }, "app secret"},
 		{"esb without user", func(c *Config) { c.APIGatewayURL, c.ESBURL = "", "https://paas.example.com" }, "ESB needs a user"},
@@ -42,8 +45,10 @@ func TestNewValidation(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want it to mention %q", err, tt.wantErr)
 			}
-			if strings.Contains(err.Error(), "pw") && strings.Contains(err.Error(), "u:pw") {
-				t.Errorf("URL credentials in error: %v", err)
+			for _, secret := range []string{"u:pw", "hunter2", "hun"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("URL credentials in error: %v", err)
+				}
 			}
 		})
 	}
