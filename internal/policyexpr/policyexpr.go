@@ -581,3 +581,23 @@ func (n *node) toJSON() any {
 	}
 	return map[string]any{"field": n.field, "op": n.op, "value": value}
 }
+
+// Mentions reports whether any atom of the expression is about resource
+// type typ (its id or its path), or covers every type (an any on field
+// ""). A creator's policies for unrelated actions mention other types only,
+// which tells them apart from an action of typ whose grants were revoked.
+func (e *Expr) Mentions(typ string) bool {
+	var walk func(n *node) bool
+	walk = func(n *node) bool {
+		if len(n.content) > 0 {
+			for _, c := range n.content {
+				if walk(c) {
+					return true
+				}
+			}
+			return false
+		}
+		return n.field == "" || n.field == typ+".id" || n.field == typ+"._bk_iam_path_"
+	}
+	return walk(e.root)
+}
