@@ -72,7 +72,24 @@ func (c *Client) call(ctx context.Context, op, endpoint string, payload any) ([]
 	}
 	ctx = c.logContext(ctx)
 	st := &callState{op: op, url: c.endpointURL(endpoint), start: time.Now(), loggable: loggable}
+	resp, raw, e := c.roundTrip(ctx, st, http.MethodPost, wire)
+	if e != nil {
+		return nil, e
+	}
+	defer resp.Body.Close() // the replayable copy left by peekBody; closing it is a no-op
+	results, e := c.interpret(op, resp, raw)
+	if e != nil {
+		e.Attempts = st.attempts
+		st.logResult(ctx, c, 0, e)
+		return nil, e
+	}
+	st.logResult(ctx, c, len(results), nil)
+	return results, nil
+}
 
+// roundTrip sends one request (body nil for a GET) to st.url with retries and returns the last
+// answer with its body read, or a network *Error (already logged). ctx must carry logContext.
+func (c *Client) roundTrip(ctx context.Context, st *callState, method string, wire []byte) (*http.Response, []byte, *Error) {
 	// One retryablehttp.Client per call: it is a cheap struct and lets the hooks close over this
 	// call's state; the connection pool lives in the shared http.Client.
 	rc := &retryablehttp.Client{
@@ -101,9 +118,15 @@ func (c *Client) call(ctx context.Context, op, endpoint string, payload any) ([]
 		},
 	}
 
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, st.url, wire)
+	var body any // an untyped nil: a GET carries no body at all
+	if wire != nil {
+		body = wire
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, method, st.url, body)
 	if err != nil {
-		return nil, err
+		e := c.networkError(st.op, st, err)
+		st.logResult(ctx, c, 0, e)
+		return nil, nil, e
 	}
 	c.setHeaders(req.Header)
 
@@ -112,15 +135,14 @@ func (c *Client) call(ctx context.Context, op, endpoint string, payload any) ([]
 		if resp != nil && resp.Body != nil {
 			_ = resp.Body.Close()
 		}
-		e := c.networkError(op, st, err)
+		e := c.networkError(st.op, st, err)
 		st.logResult(ctx, c, 0, e)
-		return nil, e
+		return nil, nil, e
 	}
-	defer resp.Body.Close()
-
+	// peekBody closes the network body and leaves a replayable copy in its place.
 	raw, readErr := peekBody(resp)
 	if readErr != nil {
-		e := c.networkError(op, st, readErr)
+		e := c.networkError(st.op, st, readErr)
 		e.HTTPStatus = resp.StatusCode
 		e.RequestID = attemptRequestID(resp)
 		if errors.Is(readErr, errBodyTooLarge) {
@@ -128,14 +150,7 @@ func (c *Client) call(ctx context.Context, op, endpoint string, payload any) ([]
 			e.Message = readErr.Error()
 		}
 		st.logResult(ctx, c, 0, e)
-		return nil, e
+		return nil, nil, e
 	}
-	results, e := c.interpret(op, resp, raw)
-	if e != nil {
-		e.Attempts = st.attempts
-		st.logResult(ctx, c, 0, e)
-		return nil, e
-	}
-	st.logResult(ctx, c, len(results), nil)
-	return results, nil
+	return resp, raw, nil
 }

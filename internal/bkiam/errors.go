@@ -82,7 +82,8 @@ func (e *Error) Is(target error) bool {
 	case ErrValidation:
 		return e.isValidation()
 	case ErrForbidden:
-		return e.Code == 1902403 || e.Code == 1306403 || e.Code == 1640301 || e.HTTPStatus == http.StatusForbidden
+		// 1901401: the IAM backend's "app is not a client of the system" (read routes).
+		return e.Code == 1902403 || e.Code == 1306403 || e.Code == 1640301 || e.Code == 1901401 || e.HTTPStatus == http.StatusForbidden
 	case ErrUnauthorized:
 		return e.isUnauthorized()
 	case ErrRateLimited:
@@ -90,7 +91,7 @@ func (e *Error) Is(target error) bool {
 	case ErrTransient:
 		return e.isTransient()
 	case ErrNotFound:
-		return e.Code == 1640401 || e.Code == 1902404 || e.HTTPStatus == http.StatusNotFound
+		return e.Code == 1640401 || e.Code == 1902404 || e.Code == 1901404 || e.HTTPStatus == http.StatusNotFound
 	case ErrUnexpectedResponse:
 		return e.kind == kindNonJSON || e.kind == kindMalformed || e.kind == kindRedirect
 	}
@@ -99,7 +100,7 @@ func (e *Error) Is(target error) bool {
 
 func (e *Error) isValidation() bool {
 	switch e.Code {
-	case 1902412, 1902414, 1902416, 1902417:
+	case 1902412, 1902414, 1902416, 1902417, 1901400:
 		return true
 	case 1640001:
 		return !isCredentialMessage(e.Message)
@@ -195,7 +196,12 @@ func (e *Error) Error() string {
 		if loc == "" {
 			loc = "(no Location)"
 		}
-		return fmt.Sprintf("%s answered the %s with a redirect (HTTP %d) to %s, which is not followed%s: check the configured URL", who, op, e.HTTPStatus, loc, e.details(false))
+		// Message, when set, is advice specific to the route (see the policy-list reads).
+		advice := "check the configured URL"
+		if e.Message != "" {
+			advice = e.Message
+		}
+		return fmt.Sprintf("%s answered the %s with a redirect (HTTP %d) to %s, which is not followed%s: %s", who, op, e.HTTPStatus, loc, e.details(false), advice)
 	case kindHTTPStatus:
 		return fmt.Sprintf("%s answered the %s with HTTP %d%s: %s", who, op, e.HTTPStatus, e.details(false), e.Message)
 	}

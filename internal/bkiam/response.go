@@ -119,10 +119,27 @@ func codeLayer(code int, t Transport) Layer {
 	return LayerIAM
 }
 
-// interpret decodes one answer. The order follows the layers from the outside in: the gateway's
-// X-Bkapi-Error-Code header, then the HTTP status, then the body code (success is code 0 with
-// result not false). It returns all listed policies: IAM includes unrelated ones (server bug).
+// interpret decodes one grant or revoke answer. It returns all listed policies: IAM includes
+// unrelated ones (server bug).
 func (c *Client) interpret(op string, resp *http.Response, raw []byte) ([]PolicyResult, *Error) {
+	results := []PolicyResult{}
+	e := c.interpretInto(op, resp, raw, func(d []byte) error {
+		if err := json.Unmarshal(d, &results); err != nil {
+			return fmt.Errorf("data is not a list of policies (%w)", err)
+		}
+		return nil
+	})
+	if e != nil {
+		return nil, e
+	}
+	return results, nil
+}
+
+// interpretInto decodes one answer. The order follows the layers from the outside in: the gateway's
+// X-Bkapi-Error-Code header, then the HTTP status, then the body code (success is code 0 with
+// result not false). On success, decode (if not nil) gets data unless it is absent or null; its
+// error makes the answer malformed.
+func (c *Client) interpretInto(op string, resp *http.Response, raw []byte, decode func(data []byte) error) *Error {
 	t := c.cfg.transport
 	e := &Error{
 		Operation:        op,
@@ -151,13 +168,13 @@ func (c *Client) interpret(op string, resp *http.Response, raw []byte) ([]Policy
 			e.Message = headerMessage(resp.Header.Get(headerBkapiErrorMessage))
 		}
 		e.Message = c.cleanMessage(e.Message)
-		return nil, e
+		return e
 	}
 
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		e.kind = kindRedirect
 		e.Location = c.redact(resp.Header.Get("Location"))
-		return nil, e
+		return e
 	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -171,7 +188,7 @@ func (c *Client) interpret(op string, resp *http.Response, raw []byte) ([]Policy
 			e.kind = kindNonJSON
 			e.Message = c.snippet(raw)
 		}
-		return nil, e
+		return e
 	}
 
 	if !isJSON {
@@ -185,27 +202,26 @@ func (c *Client) interpret(op string, resp *http.Response, raw []byte) ([]Policy
 		default:
 			e.Message = "not a JSON object: " + c.snippet(raw)
 		}
-		return nil, e
+		return e
 	}
 	if (env.Code.set && env.Code.v != 0) || (env.Result != nil && !*env.Result) {
 		e.fillCode(c, env)
-		return nil, e
+		return e
 	}
 	if !env.Code.set {
 		e.kind = kindMalformed
 		e.Message = "no code in the answer: " + c.snippet(raw)
-		return nil, e
+		return e
 	}
-	results := []PolicyResult{}
-	if d := bytes.TrimSpace(env.Data); len(d) > 0 && !bytes.Equal(d, []byte("null")) {
-		if err := json.Unmarshal(d, &results); err != nil {
+	if d := bytes.TrimSpace(env.Data); decode != nil && len(d) > 0 && !bytes.Equal(d, []byte("null")) {
+		if err := decode(d); err != nil {
 			e.kind = kindMalformed
 			e.Err = err
-			e.Message = "data is not a list of policies (" + err.Error() + "): " + c.snippet(d)
-			return nil, e
+			e.Message = err.Error() + ": " + c.snippet(d)
+			return e
 		}
 	}
-	return results, nil
+	return nil
 }
 
 func (e *Error) fillCode(c *Client, env envelope) {

@@ -31,7 +31,9 @@ func (c *Client) checkRetry(st *callState) retryablehttp.CheckRetry {
 			// The answer broke off midway: as good as no answer, unless it is just too big.
 			return !errors.Is(readErr, errBodyTooLarge), nil
 		}
-		_, e := c.interpret(st.op, resp, raw)
+		// Only the envelope matters here: the data (a list of grants, or a page of a
+		// policy list) is decoded once, by the caller.
+		e := c.interpretInto(st.op, resp, raw, nil)
 		return e != nil && e.isTransient(), nil
 	}
 }

@@ -1,0 +1,167 @@
+package bkiam
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ScanCache shares policy-list scans: one scan per (system, action) however many callers ask.
+// A Terraform refresh reads every grant resource at once; each one's subject sits in the same
+// per-action list, so one scan of ceil(count/500) calls answers them all, where a scan per
+// resource would cost that many calls per resource.
+//
+// Concurrent callers wait for the scan in flight. Invalidate drops a result (this process wrote
+// to that action), so the next caller scans again; a scan in flight during Invalidate still
+// answers the callers already waiting for it (they asked before the write) but its result is not
+// kept. Errors are not cached. Safe for concurrent use.
+type ScanCache struct {
+	client *Client
+	route  PolicyRoute
+	now    func() time.Time
+
+	mu      sync.Mutex
+	results map[scanKey]map[Subject]Policy // finished scans still fresh
+	flights map[scanKey]*scanFlight        // the scan new callers join, per key
+	// gens counts the Invalidate calls per key: a scan keeps its result only if no Invalidate
+	// happened between its start and its end.
+	gens  map[scanKey]uint64
+	scans int
+}
+
+type scanKey struct{ system, action string }
+
+// scanFlight is one scan and the callers waiting for it.
+type scanFlight struct {
+	done    chan struct{} // closed when bySubj/err are set
+	bySubj  map[Subject]Policy
+	err     error
+	waiters int                // callers still waiting; guarded by ScanCache.mu
+	cancel  context.CancelFunc // stops the scan once nobody waits for it
+}
+
+// NewScanCache builds a cache reading through c on route. now tells which policies have expired
+// (nil means time.Now).
+func NewScanCache(c *Client, route PolicyRoute, now func() time.Time) *ScanCache {
+	if now == nil {
+		now = time.Now
+	}
+	return &ScanCache{client: c, route: route, now: now,
+		results: map[scanKey]map[Subject]Policy{}, flights: map[scanKey]*scanFlight{}, gens: map[scanKey]uint64{}}
+}
+
+// Lookup returns the subject's policy for the action from the shared scan, or (nil, nil) when the
+// subject has none or only an expired one (expired_at <= now counts as gone). If ctx ends while
+// the scan runs, Lookup returns at once; the scan goes on for the other callers, and stops only
+// when no caller waits for it any more.
+func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject Subject) (*Policy, error) {
+	k := scanKey{system, action}
+	s.mu.Lock()
+	if res, ok := s.results[k]; ok {
+		s.mu.Unlock()
+		return s.pick(res, subject), nil
+	}
+	f := s.flights[k]
+	if f == nil {
+		if err := ctx.Err(); err != nil { // no scan for a caller who has already gone
+			s.mu.Unlock()
+			return nil, fmt.Errorf("bkiam: policy list of action %s in system %s not read: %w", action, system, err)
+		}
+		f = s.start(ctx, k)
+	}
+	f.waiters++
+	s.mu.Unlock()
+
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		select {
+		case <-f.done: // finished meanwhile: the answer is there, use it
+			s.mu.Unlock()
+		default:
+			f.waiters--
+			if f.waiters == 0 {
+				// Nobody else waits: stop the calls, and let the next caller start afresh.
+				f.cancel()
+				if s.flights[k] == f {
+					delete(s.flights, k)
+				}
+			}
+			s.mu.Unlock()
+			return nil, fmt.Errorf("bkiam: stopped waiting for the policy list of action %s in system %s: %w", action, system, ctx.Err())
+		}
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return s.pick(f.bySubj, subject), nil
+}
+
+// start launches the scan of k; s.mu is held. The scan runs on a context detached from the
+// caller's cancellation (keeping its values, the log settings among them), so that one caller
+// giving up does not fail the others; each of its calls is still bounded by the client's
+// per-attempt timeout and retry limit, and the scan is cancelled when its last waiter leaves.
+func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f := &scanFlight{done: make(chan struct{}), cancel: cancel}
+	s.flights[k] = f
+	s.scans++
+	gen := s.gens[k]
+	go func() {
+		defer cancel()
+		pols, err := s.client.ScanPolicies(sctx, s.route, k.system, k.action)
+		var bySubj map[Subject]Policy
+		if err == nil {
+			bySubj = make(map[Subject]Policy, len(pols))
+			for _, p := range pols {
+				// IAM keeps one policy per (subject, action); should two rows name one
+				// subject, the newer policy (higher backend id) is the live one.
+				if old, ok := bySubj[p.Subject]; !ok || p.ID > old.ID {
+					bySubj[p.Subject] = p
+				}
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		f.bySubj, f.err = bySubj, err
+		close(f.done)
+		if s.flights[k] == f {
+			delete(s.flights, k)
+		}
+		// Kept only if fresh: an Invalidate while the scan ran means this process wrote to the
+		// action, and the scan may have read the list before the write.
+		if err == nil && s.gens[k] == gen {
+			s.results[k] = bySubj
+		}
+	}()
+	return f
+}
+
+// pick returns a copy of the subject's unexpired policy, or nil.
+func (s *ScanCache) pick(bySubj map[Subject]Policy, subject Subject) *Policy {
+	p, ok := bySubj[subject]
+	if !ok || p.ExpiredAt <= s.now().Unix() {
+		return nil
+	}
+	return &p
+}
+
+// Invalidate drops the scan result of (system, action), and detaches a scan in flight from new
+// callers, so that the next Lookup scans again and sees this process's own write.
+func (s *ScanCache) Invalidate(system, action string) {
+	k := scanKey{system, action}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gens[k]++
+	delete(s.results, k)
+	delete(s.flights, k)
+}
+
+// Scans returns how many list scans were started (for tests and logs).
+func (s *ScanCache) Scans() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scans
+}

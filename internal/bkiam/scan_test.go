@@ -1,0 +1,304 @@
+package bkiam
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+var scanNow = time.Unix(2_000_000_000, 0)
+
+func fixedNow() time.Time { return scanNow }
+
+// gateTimeout releases a gated handler that a failing test never opened: httptest's Close waits
+// for every handler, so a handler blocked for good would hang the test binary.
+const gateTimeout = 10 * time.Second
+
+// enter reports a request's arrival without ever blocking the handler.
+func enter(entered chan<- struct{}) {
+	select {
+	case entered <- struct{}{}:
+	default:
+	}
+}
+
+// gatedReply answers like reply, but only once gate is closed (or the request is cancelled), and
+// reports on entered that a request arrived.
+func gatedReply(entered chan<- struct{}, gate <-chan struct{}, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		enter(entered)
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		case <-time.After(gateTimeout):
+		}
+		reply(200, body)(w, r)
+	}
+}
+
+// waitWaiters waits until n callers wait for the scan in flight of key.
+func waitWaiters(t *testing.T, s *ScanCache, k scanKey, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		f := s.flights[k]
+		got := 0
+		if f != nil {
+			got = f.waiters
+		}
+		s.mu.Unlock()
+		if got == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("never saw %d waiters", n)
+}
+
+var editHost = scanKey{"bk_cmdb", "edit_host"}
+
+func user(id string) Subject { return Subject{Type: "user", ID: id} }
+
+type lookupResult struct {
+	p   *Policy
+	err error
+}
+
+func lookupAsync(s *ScanCache, ctx context.Context, subj Subject) <-chan lookupResult {
+	ch := make(chan lookupResult, 1)
+	go func() {
+		p, err := s.Lookup(ctx, "bk_cmdb", "edit_host", subj)
+		ch <- lookupResult{p, err}
+	}()
+	return ch
+}
+
+func TestScanCacheOneScanForConcurrentLookups(t *testing.T) {
+	const n = 20
+	entered, gate := make(chan struct{}, 100), make(chan struct{})
+	var list []string
+	for i := range n {
+		list = append(list, row(int64(100+i), fmt.Sprintf("u%d", i), PermanentExpiry))
+	}
+	fs := newFakeServer(t, gatedReply(entered, gate, pageBody(n, 1, list...)))
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteOpen, fixedNow)
+
+	var chans []<-chan lookupResult
+	for i := range n + 1 { // u0..u19 hold a policy; u20 holds none
+		chans = append(chans, lookupAsync(s, context.Background(), user(fmt.Sprintf("u%d", i))))
+	}
+	<-entered
+	waitWaiters(t, s, editHost, n+1) // everyone joined the one scan before it answers
+	close(gate)
+	for i, ch := range chans {
+		r := <-ch
+		switch {
+		case r.err != nil:
+			t.Errorf("u%d: %v", i, r.err)
+		case i < n && (r.p == nil || r.p.ID != int64(100+i) || r.p.Subject != user(fmt.Sprintf("u%d", i))):
+			t.Errorf("u%d: got %+v", i, r.p)
+		case i == n && r.p != nil:
+			t.Errorf("u%d holds nothing, got %+v", i, r.p)
+		}
+	}
+	// Later lookups are answered from the finished scan.
+	if p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user("u3")); err != nil || p == nil {
+		t.Errorf("cached lookup = %v, %v", p, err)
+	}
+	if s.Scans() != 1 || len(fs.requests()) != 1 {
+		t.Errorf("%d scans, %d requests; want 1 and 1", s.Scans(), len(fs.requests()))
+	}
+	// Another action is another scan.
+	if _, err := s.Lookup(context.Background(), "bk_cmdb", "view_host", user("u1")); err == nil {
+		t.Errorf("view_host: the scripted page is of edit_host, want an error")
+	}
+	if s.Scans() != 2 {
+		t.Errorf("%d scans, want 2", s.Scans())
+	}
+}
+
+func TestScanCacheInvalidate(t *testing.T) {
+	fs := newFakeServer(t,
+		reply(200, pageBody(1, 1, row(1, "alice", PermanentExpiry))),
+		reply(200, pageBody(1, 1, row(2, "alice", PermanentExpiry))))
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	ctx := context.Background()
+	ids := func() int64 {
+		p, err := s.Lookup(ctx, "bk_cmdb", "edit_host", user("alice"))
+		if err != nil || p == nil {
+			t.Fatalf("Lookup = %v, %v", p, err)
+		}
+		return p.ID
+	}
+	if a, b := ids(), ids(); a != 1 || b != 1 || s.Scans() != 1 {
+		t.Fatalf("ids %d, %d after %d scans; want 1, 1 after 1", a, b, s.Scans())
+	}
+	s.Invalidate("bk_cmdb", "view_host") // another action: no effect
+	if id := ids(); id != 1 || s.Scans() != 1 {
+		t.Fatalf("id %d after %d scans", id, s.Scans())
+	}
+	s.Invalidate("bk_cmdb", "edit_host")
+	if id := ids(); id != 2 || s.Scans() != 2 {
+		t.Fatalf("after Invalidate: id %d after %d scans; want 2 after 2", id, s.Scans())
+	}
+}
+
+// TestScanCacheInvalidateDuringScan: a scan that was running when this process wrote may have read
+// the list before the write; it answers the callers already waiting, but is neither joined by
+// later callers nor kept.
+func TestScanCacheInvalidateDuringScan(t *testing.T) {
+	entered, gate := make(chan struct{}, 100), make(chan struct{})
+	fs := newFakeServer(t,
+		gatedReply(entered, gate, pageBody(1, 1, row(1, "alice", PermanentExpiry))), // before the write
+		reply(200, pageBody(1, 1, row(2, "alice", PermanentExpiry))))                // after it
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	ctx := context.Background()
+
+	early := lookupAsync(s, ctx, user("alice"))
+	<-entered
+	s.Invalidate("bk_cmdb", "edit_host") // a write happened while the first scan runs
+	late, err := s.Lookup(ctx, "bk_cmdb", "edit_host", user("alice"))
+	if err != nil || late == nil || late.ID != 2 {
+		t.Fatalf("lookup after Invalidate = %+v, %v; want the new scan's policy 2", late, err)
+	}
+	close(gate)
+	if r := <-early; r.err != nil || r.p == nil || r.p.ID != 1 {
+		t.Fatalf("early lookup = %+v, %v; want the first scan's policy 1", r.p, r.err)
+	}
+	// The stale result finished last but must not have replaced the fresh one.
+	again, err := s.Lookup(ctx, "bk_cmdb", "edit_host", user("alice"))
+	if err != nil || again == nil || again.ID != 2 {
+		t.Fatalf("lookup after both = %+v, %v; want policy 2", again, err)
+	}
+	if s.Scans() != 2 || len(fs.requests()) != 2 {
+		t.Errorf("%d scans, %d requests; want 2 and 2", s.Scans(), len(fs.requests()))
+	}
+}
+
+func TestScanCacheExpiry(t *testing.T) {
+	now := scanNow.Unix()
+	fs := newFakeServer(t, reply(200, pageBody(3, 1,
+		row(1, "past", now-1), row(2, "now", now), row(3, "later", now+1))))
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	tests := []struct {
+		subject string
+		want    bool
+	}{
+		{"past", false},
+		{"now", false}, // expired_at <= now counts as gone
+		{"later", true},
+		{"nobody", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.subject, func(t *testing.T) {
+			p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user(tt.subject))
+			if err != nil || (p != nil) != tt.want {
+				t.Errorf("Lookup = %+v, %v; want found=%v", p, err, tt.want)
+			}
+		})
+	}
+	if s.Scans() != 1 {
+		t.Errorf("%d scans, want 1", s.Scans())
+	}
+}
+
+// TestScanCacheErrorNotCached: every waiter of a failed scan gets its error; the next caller scans
+// again.
+func TestScanCacheErrorNotCached(t *testing.T) {
+	entered, gate := make(chan struct{}, 100), make(chan struct{})
+	fs := newFakeServer(t,
+		gatedReply(entered, gate, `{"code":1901401,"message":"unauthorized:app(my-app) is not allowed to call system (bk_cmdb) api","data":{}}`),
+		reply(200, pageBody(1, 1, row(1, "alice", PermanentExpiry))))
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	a, b := lookupAsync(s, context.Background(), user("alice")), lookupAsync(s, context.Background(), user("bob"))
+	<-entered
+	waitWaiters(t, s, editHost, 2)
+	close(gate)
+	for _, ch := range []<-chan lookupResult{a, b} {
+		r := <-ch
+		var e *Error
+		if !errors.As(r.err, &e) || e.Code != 1901401 || r.p != nil {
+			t.Errorf("waiter got %+v, %v; want the 1901401 *Error", r.p, r.err)
+		}
+	}
+	p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user("alice"))
+	if err != nil || p == nil || p.ID != 1 {
+		t.Errorf("after the error: %+v, %v", p, err)
+	}
+	if s.Scans() != 2 {
+		t.Errorf("%d scans, want 2", s.Scans())
+	}
+}
+
+// TestScanCacheCancelledCaller: a caller whose context ends returns at once; the scan goes on for
+// the others. When the last waiter leaves, the scan itself stops.
+func TestScanCacheCancelledCaller(t *testing.T) {
+	entered, gate := make(chan struct{}, 100), make(chan struct{})
+	fs := newFakeServer(t, gatedReply(entered, gate, pageBody(2, 1, row(1, "alice", PermanentExpiry), row(2, "bob", PermanentExpiry))))
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	quitter := lookupAsync(s, ctx, user("alice")) // starts the scan: it must not own it
+	stayer := lookupAsync(s, context.Background(), user("bob"))
+	<-entered
+	waitWaiters(t, s, editHost, 2)
+	cancel()
+	select {
+	case r := <-quitter:
+		if !errors.Is(r.err, context.Canceled) || r.p != nil {
+			t.Errorf("cancelled caller got %+v, %v", r.p, r.err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a cancelled caller still waits for the scan")
+	}
+	waitWaiters(t, s, editHost, 1)
+	close(gate)
+	if r := <-stayer; r.err != nil || r.p == nil || r.p.ID != 2 {
+		t.Errorf("remaining caller got %+v, %v", r.p, r.err)
+	}
+	if s.Scans() != 1 || len(fs.requests()) != 1 {
+		t.Errorf("%d scans, %d requests; want 1 and 1", s.Scans(), len(fs.requests()))
+	}
+}
+
+func TestScanCacheLastWaiterStopsScan(t *testing.T) {
+	entered, gate := make(chan struct{}, 100), make(chan struct{})
+	stopped := make(chan struct{})
+	var once sync.Once
+	fs := newFakeServer(t,
+		func(w http.ResponseWriter, r *http.Request) {
+			enter(entered)
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				once.Do(func() { close(stopped) })
+			case <-time.After(gateTimeout):
+			}
+		},
+		reply(200, pageBody(1, 1, row(1, "alice", PermanentExpiry))))
+	defer close(gate)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := lookupAsync(s, ctx, user("alice"))
+	<-entered
+	cancel()
+	if r := <-ch; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("got %+v, %v", r.p, r.err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(2 * time.Second): // well before the client's 5s attempt timeout would end it
+		t.Fatal("the scan went on with nobody waiting")
+	}
+	// The abandoned scan is not joined: the next caller starts afresh.
+	p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user("alice"))
+	if err != nil || p == nil || p.ID != 1 || s.Scans() != 2 {
+		t.Errorf("next lookup = %+v, %v after %d scans", p, err, s.Scans())
+	}
+}
