@@ -72,6 +72,10 @@ type node struct {
 	field     string // leaves
 	typ, attr string // field split at its last dot; attr "" when the field has no dot
 	values    []string
+	// valueSet holds values when there are many: a policy of 10 000
+	// instances is asked about each of them, and a scan of the list for
+	// every one would be quadratic.
+	valueSet map[string]bool
 	list      bool            // the value was an array (in, any, starts_with with several prefixes)
 	raw       json.RawMessage // an opaque operator's value, kept for re-marshalling
 }
@@ -95,6 +99,7 @@ func Parse(raw []byte) (*Expr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy expression: %w", err)
 	}
+	n.index()
 	return &Expr{root: n}, nil
 }
 
@@ -337,7 +342,7 @@ func leafHolds(n *node, w want) bool {
 	case n.attr == attrID && n.op == opAny:
 		return true
 	case n.attr == attrID && (n.op == opEq || n.op == opIn):
-		return !w.all && subset(w.ids, n.values)
+		return !w.all && n.subset(w.ids)
 	case n.attr == attrPath && n.op == opStartsWith:
 		if w.path == "" {
 			return false // a path grant is not a plain instance grant
@@ -365,7 +370,31 @@ func coversPath(v, p string) bool {
 	return strings.HasSuffix(v, "/") && strings.HasPrefix(p, v)
 }
 
-func subset(ids, values []string) bool {
+// index builds the value sets of long leaves, once, at parse time, so
+// that an Expr is read-only afterwards and safe to share.
+func (n *node) index() {
+	for _, c := range n.content {
+		c.index()
+	}
+	if len(n.values) > 8 {
+		n.valueSet = make(map[string]bool, len(n.values))
+		for _, v := range n.values {
+			n.valueSet[v] = true
+		}
+	}
+}
+
+// subset reports whether every id is among the leaf's values.
+func (n *node) subset(ids []string) bool {
+	if n.valueSet != nil {
+		for _, id := range ids {
+			if !n.valueSet[id] {
+				return false
+			}
+		}
+		return true
+	}
+	values := n.values
 	for _, id := range ids {
 		found := false
 		for _, v := range values {
