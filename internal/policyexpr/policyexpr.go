@@ -76,8 +76,8 @@ type node struct {
 	// instances is asked about each of them, and a scan of the list for
 	// every one would be quadratic.
 	valueSet map[string]bool
-	list      bool            // the value was an array (in, any, starts_with with several prefixes)
-	raw       json.RawMessage // an opaque operator's value, kept for re-marshalling
+	list     bool            // the value was an array (in, any, starts_with with several prefixes)
+	raw      json.RawMessage // an opaque operator's value, kept for re-marshalling
 }
 
 // Node is one ancestor of a path: resource type and id (the expression drops the system).
