@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -207,6 +208,7 @@ func (r creatorGrantProtocol) apply(ctx context.Context, data *providerData, in 
 	ok := planAndRun(ctx, func() ([]grantplan.CreatorCall, error) {
 		return grantplan.PlanCreator(runner.target, runner.held, want, data.limits())
 	}, runner.run, diags)
+	data.invalidateScans(runner.target.System, slices.Concat(runner.actions(), result.granted))
 	switch {
 	case ok && next == nil:
 		return tftypes.NewValue(r.typ, nil), nil
@@ -237,6 +239,67 @@ func (r creatorGrantProtocol) apply(ctx context.Context, data *providerData, in 
 
 // holdings returns what the creator holds: from private state after a
 // failed run, else from the public state; nothing before a create.
+// needsRead reports whether read has anything to do: only detect_drift
+// changes a creator grant's state on refresh, so without it the state
+// goes back as it came, never decoded.
+func (r creatorGrantProtocol) needsRead(data *providerData) bool {
+	return data != nil && data.scans != nil
+}
+
+// read keeps, with detect_drift, only the paths IAM still holds for the
+// creator, so that the plan registers the others again.
+func (r creatorGrantProtocol) read(ctx context.Context, data *providerData, state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, privateState, bool) {
+	if !r.needsRead(data) {
+		return state, private, false
+	}
+	c := decodeCreator(state)
+	held := r.holdings(private, &c, diags)
+	if diags.hasError() || len(held) == 0 || len(c.granted) == 0 {
+		return state, private, false // nothing recorded to check
+	}
+	now, err := creatorStillHeld(ctx, data.scans, c, held)
+	if err != nil {
+		diags.addError("Cannot read grants back from IAM",
+			fmt.Sprintf("detect_drift could not read what creator %s holds in %s: %v. State is kept as it was; fix the cause, "+
+				"or turn detect_drift off.", c.creator, c.target.System, err))
+		return state, private, false
+	}
+	var lost []string
+	doubtCleared := false
+	for path, h := range held {
+		if _, ok := now[path]; !ok {
+			lost = append(lost, h.Instance.ID)
+		} else if h.Doubt {
+			doubtCleared = true
+		}
+	}
+	if len(lost) == 0 && !doubtCleared {
+		return state, private, false
+	}
+	if len(lost) > 0 {
+		slices.Sort(lost)
+		shown := lost
+		if len(shown) > 10 {
+			shown = append(shown[:10:10], "…")
+		}
+		diags.addWarning("Creator grants revoked outside Terraform",
+			fmt.Sprintf("IAM no longer holds the creator actions of %s on %d of the %s/%s instances this resource registered (%s). "+
+				"They are removed from state, so the plan registers them again.", c.creator, len(lost), c.target.System,
+				c.target.Type, strings.Join(shown, ", ")))
+	}
+	if len(now) == 0 {
+		return tftypes.NewValue(r.typ, nil), nil, true
+	}
+	view, exact := now.View(c.target, c.instances)
+	private = maps.Clone(private)
+	if exact {
+		writeCreatorHoldings(private, nil, diags)
+	} else {
+		writeCreatorHoldings(private, now, diags)
+	}
+	return withAttrs(r.typ, c.attrs, map[string]tftypes.Value{"instances": r.instancesValue(view)}), private, true
+}
+
 func (r creatorGrantProtocol) holdings(private privateState, state *creatorValue, diags *diagnostics) grantplan.CreatorHoldings {
 	if state == nil {
 		return grantplan.CreatorHoldings{}

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,6 +294,7 @@ func (r instanceGrantProtocol) apply(ctx context.Context, data *providerData, in
 		want = &next.grant
 	}
 	ok := planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, want, data.limits()) }, runner.run, diags)
+	data.invalidateScans(planned.system, slices.Concat(slices.Collect(maps.Keys(held)), planned.grant.Actions))
 	switch {
 	case ok && next == nil:
 		return tftypes.NewValue(r.typ, nil), nil // revoked: the resource is gone
@@ -376,7 +378,118 @@ func (r instanceGrantProtocol) expiresValue(expiresAt int64, next *grantplan.Gra
 
 // read trusts state, as IAM has no API that reads a grant back by the
 // ids a grant returns, except to notice that a user grant expired.
-func (r instanceGrantProtocol) read(_ context.Context, state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, bool) {
+// read removes a user grant that has expired, since IAM no longer holds
+// it; with detect_drift, it also keeps of the record only what IAM still
+// holds, and completes an import.
+func (r instanceGrantProtocol) read(ctx context.Context, data *providerData, state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, privateState, bool) {
+	if v, expired := r.readExpiry(state, private, diags); expired || diags.hasError() {
+		return v, nil, expired
+	}
+	g := decodeGrant(state)
+	actions, resource, importing := pendingImport(g)
+	switch {
+	case importing && (data == nil || data.scans == nil):
+		// Without detect_drift, import adopts the subject's grants and
+		// holds nothing known, as it always has.
+		diags.addWarning("Import without detect_drift",
+			"The import ID names actions and a resource type, but only detect_drift can read what the subject holds of them. "+
+				"The resource is adopted holding nothing known: the next apply grants what the configuration declares.")
+		return withAttrs(r.typ, g.attrs, map[string]tftypes.Value{
+			"actions":   tftypes.NewValue(r.typ.AttributeTypes["actions"], nil),
+			"resources": tftypes.NewValue(r.typ.AttributeTypes["resources"], nil),
+		}), private, true
+	case data == nil || data.scans == nil:
+		return state, private, false
+	case importing:
+		return r.readImport(ctx, data.scans, g, actions, resource, private, diags)
+	case !g.known:
+		return state, private, false // adopted by an import without detect_drift: nothing recorded
+	}
+	held := r.holdings(private, g, diags)
+	if diags.hasError() {
+		return state, private, false
+	}
+	now, err := stillHeld(ctx, data.scans, g.system, g.subject, held)
+	if err != nil {
+		diags.addError("Cannot read grants back from IAM",
+			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
+				"detect_drift off.", subjectName(g.subject), g.system, err))
+		return state, private, false
+	}
+	if now.Equal(held) {
+		return state, private, false
+	}
+	if loss := describeLoss(held, now); loss != "" {
+		diags.addWarning("Grants revoked outside Terraform",
+			fmt.Sprintf("IAM no longer holds what this resource granted %s in %s: %s. It is removed from state, so the plan "+
+				"grants it again.", subjectName(g.subject), g.system, loss))
+	}
+	if len(now) == 0 {
+		return tftypes.NewValue(r.typ, nil), nil, true
+	}
+	view := now.View(&g.grant, g.grant.Resources)
+	private = maps.Clone(private)
+	if grantplan.Held(&view).Equal(now) {
+		writeHoldings(private, nil, diags)
+	} else {
+		writeHoldings(private, now, diags)
+	}
+	return withAttrs(r.typ, g.attrs, map[string]tftypes.Value{
+		"actions":    stringSetValue(r.typ.AttributeTypes["actions"], view.Actions),
+		"resources":  r.resourcesValue(view.Resources),
+		"expires_at": r.expiresValue(view.ExpiresAt, &g.grant, g.attrs["expires_at"]),
+		"policies":   policiesValue(r.typ.AttributeTypes["policies"], view.Actions, g.policies),
+	}), private, true
+}
+
+// pendingImport recognises the state an import by
+// SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTIONS/RESOURCE_SYSTEM/TYPE leaves: the
+// actions and the resource type, with no instances yet.
+func pendingImport(g grantValue) ([]string, grantplan.Resource, bool) {
+	actions, ok := stringsOf(g.attrs["actions"])
+	entries, _ := elemsOf(g.attrs["resources"])
+	if !ok || len(entries) != 1 || !attrsOf(entries[0])["instances"].IsNull() {
+		return nil, grantplan.Resource{}, false
+	}
+	entry := attrsOf(entries[0])
+	var res grantplan.Resource
+	res.System, _ = stringOf(entry["system"])
+	res.Type, _ = stringOf(entry["type"])
+	slices.Sort(actions)
+	return actions, res, true
+}
+
+// readImport completes an import: what the subject holds of the actions,
+// read from IAM, with ids as names.
+func (r instanceGrantProtocol) readImport(ctx context.Context, scans *bkiam.ScanCache, g grantValue, actions []string, resource grantplan.Resource, private privateState, diags *diagnostics) (tftypes.Value, privateState, bool) {
+	held, err := importedHoldings(ctx, scans, g.system, g.subject, actions, resource)
+	if err != nil {
+		diags.addError("Cannot import the grant", err.Error()+".")
+		return tftypes.Value{}, private, false
+	}
+	if g.subject.Type == subjectGroup {
+		for action, h := range held {
+			h.ExpiresAt = bkiam.PermanentExpiry // group policies never expire
+			held[action] = h
+		}
+	}
+	view := held.View(nil, []grantplan.Resource{resource})
+	private = maps.Clone(private)
+	if grantplan.Held(&view).Equal(held) {
+		writeHoldings(private, nil, diags)
+	} else {
+		writeHoldings(private, held, diags)
+	}
+	return withAttrs(r.typ, g.attrs, map[string]tftypes.Value{
+		"id":         stringValue(grantID(g.system, g.subject)),
+		"actions":    stringSetValue(r.typ.AttributeTypes["actions"], view.Actions),
+		"resources":  r.resourcesValue(view.Resources),
+		"expires_at": r.expiresValue(view.ExpiresAt, nil, tftypes.NewValue(tftypes.String, nil)),
+		"policies":   policiesValue(r.typ.AttributeTypes["policies"], nil, nil),
+	}), private, true
+}
+
+func (r instanceGrantProtocol) readExpiry(state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, bool) {
 	attrs := attrsOf(state)
 	expires, ok := stringOf(attrs["expires_at"])
 	subjectType, _ := stringOf(attrsOf(attrs["subject"])["type"])

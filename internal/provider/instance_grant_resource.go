@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,16 +42,20 @@ func (r *instanceGrantResource) Schema(ctx context.Context, _ resource.SchemaReq
 	resp.Schema = instanceGrantSchema(ctx)
 }
 
-// ImportState adopts the grants of SYSTEM/SUBJECT_TYPE/SUBJECT_ID. IAM
-// cannot say what the subject holds, so the imported resource holds
-// nothing that is known; the next apply grants what the configuration
-// declares, which IAM treats as a no-op wherever it already holds.
+// ImportState takes SYSTEM/SUBJECT_TYPE/SUBJECT_ID, which adopts the
+// subject's grants holding nothing known (the next apply grants what the
+// configuration declares, which IAM treats as a no-op wherever it already
+// holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE,
+// whose actions and resource type the read that follows fills in from
+// IAM when detect_drift is on (see instanceGrantProtocol.read).
 func (r *instanceGrantResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	parts := strings.SplitN(req.ID, "/", 3)
-	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[2]) == "" ||
+	parts := strings.Split(req.ID, "/")
+	if (len(parts) != 3 && len(parts) != 6) || slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
 		(parts[1] != subjectUser && parts[1] != subjectGroup) {
 		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice; got %q.", req.ID))
+			fmt.Sprintf("Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, "+
+				"or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, "+
+				"e.g. bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host; got %q.", req.ID))
 		return
 	}
 	subject := bkiam.Subject{Type: parts[1], ID: parts[2]}
@@ -70,7 +75,26 @@ func (r *instanceGrantResource) ImportState(ctx context.Context, req resource.Im
 		"type": types.StringValue(subject.Type), "id": types.StringValue(subject.ID),
 	})
 	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), strings.Join(parts[:3], "/"))...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("system"), parts[0])...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("subject"), subjectValue)...)
+	if len(parts) == 3 {
+		return
+	}
+	actions := strings.Split(parts[3], ",")
+	if slices.ContainsFunc(actions, func(a string) bool { return strings.TrimSpace(a) == "" }) {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("The actions of import ID %q are a comma-separated list without blanks, e.g. view_host,edit_host.", req.ID))
+		return
+	}
+	entryType := map[string]attr.Type{"system": types.StringType, "type": types.StringType, "instances": types.MapType{ElemType: types.StringType}}
+	entry, d := types.ObjectValue(entryType, map[string]attr.Value{
+		"system": types.StringValue(parts[4]), "type": types.StringValue(parts[5]),
+		"instances": types.MapNull(types.StringType),
+	})
+	resp.Diagnostics.Append(d...)
+	resources, d := types.ListValue(types.ObjectType{AttrTypes: entryType}, []attr.Value{entry})
+	resp.Diagnostics.Append(d...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("actions"), actions)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("resources"), resources)...)
 }

@@ -93,7 +93,9 @@ func instanceGrantValidationCases() []planTimeCase {
 		{"zero update timeout", map[string]string{"timeouts": `{ update = "0s" }`}, timeout("update", "0s")},
 		{"negative delete timeout", map[string]string{"timeouts": `{ delete = "-1m" }`}, timeout("delete", "-1m")},
 		{"import ID of the wrong shape", map[string]string{"import": "bk_cmdb/robot/r2"},
-			[]string{"Invalid import ID", `Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice; got "bk_cmdb/robot/r2".`}},
+			[]string{"Invalid import ID", `Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, e.g. bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host; got "bk_cmdb/robot/r2".`}},
+		{"import ID with a blank action", map[string]string{"import": "bk_cmdb/user/alice/view_host,,edit_host/bk_cmdb/host"},
+			[]string{"Invalid import ID", `The actions of import ID "bk_cmdb/user/alice/view_host,,edit_host/bk_cmdb/host" are a comma-separated list without blanks, e.g. view_host,edit_host.`}},
 		{"import ID of a non-numeric group", map[string]string{"import": "bk_cmdb/group/ops", "subject": `{ type = "group", id = "1" }`},
 			[]string{"Group IDs are numeric", `subject.id must be the numeric ID of an IAM user group when subject.type is "group", got "ops".`}},
 	}

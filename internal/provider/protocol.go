@@ -69,8 +69,10 @@ type protocolResource interface {
 // stateReader is a protocolResource whose read may change state; the
 // state of the others is returned as it came, without decoding it.
 type stateReader interface {
-	// read returns the new state and whether it differs from state.
-	read(ctx context.Context, state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, bool)
+	// read returns the new state and private state, and whether they
+	// differ from what came in. data is nil when the provider is not
+	// configured.
+	read(ctx context.Context, data *providerData, state tftypes.Value, private privateState, diags *diagnostics) (tftypes.Value, privateState, bool)
 }
 
 type planInput struct {
@@ -169,11 +171,17 @@ func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 	if !ok {
 		return resp, nil
 	}
+	data := s.provider.data.Load()
+	if lazy, ok := reader.(interface{ needsRead(*providerData) bool }); ok && !lazy.needsRead(data) {
+		return resp, nil
+	}
 	var diags diagnostics
 	if state, ok := decode(req.CurrentState, r.objectType(), "state", &diags); ok {
 		private := readPrivateState(req.Private, &diags)
-		if newState, changed := reader.read(ctx, state, private, &diags); changed && !diags.hasError() {
+		newState, newPrivate, changed := reader.read(ctx, data, state, private, &diags)
+		if changed && !diags.hasError() {
 			resp.NewState = encode(newState, r.objectType(), &diags)
+			resp.Private = newPrivate.bytes(&diags)
 			if newState.IsNull() {
 				resp.Private = nil
 			}

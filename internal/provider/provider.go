@@ -8,6 +8,8 @@
 package provider
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -45,6 +47,21 @@ type providerData struct {
 	// one resource entry in one grant or revoke call.
 	grantBatchSize  int
 	revokeBatchSize int
+	// scans shares the policy-list scans of detect_drift; nil when it is
+	// off.
+	scans *bkiam.ScanCache
+}
+
+// invalidateScans forgets the policy-list scans of actions this process
+// has just written to, so that a later read in the same process sees the
+// write.
+func (d *providerData) invalidateScans(system string, actions []string) {
+	if d.scans == nil {
+		return
+	}
+	for _, a := range actions {
+		d.scans.Invalidate(system, a)
+	}
 }
 
 // limits are the batch limits the planners split calls by.
@@ -102,6 +119,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"request_timeout":   clientConfig.Timeout.String(),
 		"max_retries":       clientConfig.MaxRetries,
 		"batch_window":      settings.batchWindow.String(),
+		"detect_drift":      settings.detectDrift,
 	})
 
 	data := &providerData{
@@ -109,6 +127,9 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		instances:       bkiam.NewCoalescer(client, settings.batchWindow, settings.grantBatchSize, settings.revokeBatchSize),
 		grantBatchSize:  settings.grantBatchSize,
 		revokeBatchSize: settings.revokeBatchSize,
+	}
+	if settings.detectDrift {
+		data.scans = bkiam.NewScanCache(client, settings.policyRoute, time.Now)
 	}
 	p.data.Store(data)
 }

@@ -163,6 +163,14 @@ resource "bkiam_instance_grant" "test" {
 			want: []string{"Blank value", "tenant_id: value must not be empty or white space; omit the attribute to use the environment variable BKIAM_TENANT_ID."}},
 		{name: "empty ca_cert_file", config: block(map[string]string{"ca_cert_file": `""`}),
 			want: []string{"Blank value", "ca_cert_file: value must not be empty or white space; omit the attribute to trust the system's certificate authorities alone."}},
+		{name: "detect_drift with esb_url", config: block(esb(map[string]string{"detect_drift": "true"})),
+			want: []string{"detect_drift needs apigw_url", "detect_drift reads grants back through IAM's policy-list API, which IAM serves only " +
+				"through the API gateway; the ESB (esb_url, set by the provider block) has no such API. Set apigw_url (or BKIAM_APIGW_URL " +
+				"or BK_IAM_APIGATEWAY_URL) instead of esb_url, or turn detect_drift off."}},
+		{name: "detect_drift from the environment not a boolean", config: block(nil), env: map[string]string{"BKIAM_DETECT_DRIFT": "yes please"},
+			want: []string{"Invalid BKIAM_DETECT_DRIFT", `The environment variable BKIAM_DETECT_DRIFT sets detect_drift and must be true or false; got "yes please".`}},
+		{name: "policy_list_path not a route", config: block(map[string]string{"policy_list_path": `"v2"`}),
+			want: []string{"Invalid Attribute Value Match", `Attribute policy_list_path value must be one of: ["legacy" "open"], got: "v2"`}},
 		{name: "both urls in the configuration", config: block(map[string]string{"esb_url": `"https://paas.example.com"`}),
 			want: []string{"Invalid Attribute Combination", `Attribute "esb_url" cannot be specified when "apigw_url" is specified`}},
 
@@ -385,6 +393,14 @@ var notAtPlanTime = map[string]string{
 	"instanceGrantProtocol.apply: Unknown grant at apply":         "apply time, and a bug",
 	"creatorGrantProtocol.apply: Unknown instances at apply":      "apply time, and a bug",
 	"planAndRun: Cannot plan the IAM calls":                       "apply time; the validation refuses every grant the planner would",
+	"instanceGrantProtocol.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
+		"(TestAccDriftReadErrors provokes it)",
+	"creatorGrantProtocol.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
+	"heldPolicy: cannot read the expression of":                   "refresh time: an expression IAM sent that does not parse",
+	"instanceGrantProtocol.readImport: Cannot import the grant":   "import time: depends on what the subject holds in IAM",
+	"importedHoldings: instance (a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import time: " +
+		"depends on what the subject holds in IAM",
+	"importedHoldings: instances directly; there is nothing to import": "import time: depends on what the subject holds in IAM",
 	"creatorRunner.record: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
 		"depends on the creator actions the system configured in IAM",
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type providerSettings struct {
 	revokeBatchSize    int
 	caCertFile         string
 	insecureSkipVerify bool
+	// detectDrift reads grants back on refresh through policyRoute.
+	detectDrift bool
+	policyRoute bkiam.PolicyRoute
 }
 
 func (s providerSettings) baseURL() string {
@@ -60,6 +64,8 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	revokeBatch := r.int64("revoke_batch_size", m.RevokeBatchSize, defaultRevokeBatchSize)
 	maxRetries := r.int64("max_retries", m.MaxRetries, defaultMaxRetries)
 	insecure := r.bool("insecure_skip_verify", m.InsecureSkipVerify)
+	detectDrift := r.detectDrift(m.DetectDrift)
+	policyRoute := bkiam.PolicyRoute(r.plainString("policy_list_path", m.PolicyListPath, string(bkiam.PolicyRouteLegacy)))
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
@@ -125,6 +131,13 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 				settingUsername.envList(), settingBKToken.envList()))
 	}
 
+	if detectDrift && esb.value != "" && apigw.value == "" {
+		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
+			fmt.Sprintf("detect_drift reads grants back through IAM's policy-list API, which IAM serves only through "+
+				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
+				"or turn detect_drift off.", esb.source, settingAPIGatewayURL.envList()))
+	}
+
 	timeout, err := time.ParseDuration(timeoutText)
 	if err != nil || timeout <= 0 {
 		diags.AddAttributeError(path.Root("request_timeout"), "Invalid request_timeout",
@@ -171,6 +184,8 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		revokeBatchSize:    int(revokeBatch),
 		caCertFile:         caCertFile,
 		insecureSkipVerify: insecure,
+		detectDrift:        detectDrift,
+		policyRoute:        policyRoute,
 	}, diags
 }
 
@@ -257,6 +272,27 @@ func (r resolver) bool(attr string, v types.Bool) bool {
 		r.unknown(attr, "")
 	}
 	return v.ValueBool()
+}
+
+// detectDrift is detect_drift, or its environment variable when unset.
+func (r resolver) detectDrift(v types.Bool) bool {
+	switch {
+	case v.IsUnknown():
+		r.unknown("detect_drift", " or leave it unset and use "+envDetectDrift)
+		return false
+	case !v.IsNull():
+		return v.ValueBool()
+	}
+	text := strings.TrimSpace(r.getenv(envDetectDrift))
+	if text == "" {
+		return false
+	}
+	on, err := strconv.ParseBool(text)
+	if err != nil {
+		r.diags.AddAttributeError(path.Root("detect_drift"), "Invalid "+envDetectDrift,
+			fmt.Sprintf("The environment variable %s sets detect_drift and must be true or false; got %q.", envDetectDrift, text))
+	}
+	return on
 }
 
 func checkRange(diags *diag.Diagnostics, attr string, v, lowest, highest int64) {

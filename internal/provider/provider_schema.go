@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+
 	"context"
 	"fmt"
 	"strings"
@@ -29,6 +31,8 @@ type providerModel struct {
 	BatchWindow        types.String `tfsdk:"batch_window"`
 	CACertFile         types.String `tfsdk:"ca_cert_file"`
 	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
+	DetectDrift        types.Bool   `tfsdk:"detect_drift"`
+	PolicyListPath     types.String `tfsdk:"policy_list_path"`
 }
 
 // Defaults of the optional settings. The batch sizes are the real server's
@@ -62,6 +66,9 @@ var (
 	settingBKToken       = stringSetting{"bk_token", []string{"BKIAM_BK_TOKEN"}}
 	settingTenantID      = stringSetting{"tenant_id", []string{"BKIAM_TENANT_ID"}}
 )
+
+// envDetectDrift is detect_drift's environment fallback.
+const envDetectDrift = "BKIAM_DETECT_DRIFT"
 
 // path is the attribute's path, for diagnostics.
 func (s stringSetting) path() path.Path { return path.Root(s.attr) }
@@ -216,6 +223,24 @@ func providerSchema() schema.Schema {
 				MarkdownDescription: "Path of a PEM file with CA certificates to trust in addition to the system's, " +
 					"for sites whose certificate comes from a private CA.",
 				Validators: []validator.String{notBlank{unset: "to trust the system's certificate authorities alone"}},
+			},
+			"detect_drift": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Read grants back from IAM on refresh, so that a permission revoked outside Terraform " +
+					"(in the IAM web UI, by a script) shows in the plan as granted again. Defaults to `false`, or the " +
+					"environment variable `" + envDetectDrift + "` (`true`/`false`). Needs `apigw_url`: IAM serves its " +
+					"policy reads through the API gateway only. The cost is one scan of each action's policy list per " +
+					"Terraform run (pages of 500 policies, shared by every resource that grants the action), not a call " +
+					"per resource. It sees the subject's own direct grants, not what it holds through groups; a site " +
+					"whose IAM backend has several replicas can serve a change up to about five minutes late. With it, " +
+					"import reads what the subject holds (see the resources' import IDs).",
+			},
+			"policy_list_path": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The policy-list route `detect_drift` reads: `legacy` (the default) is " +
+					"`GET /api/v1/systems/{system}/policies`, the route the official SDKs use; `open` is " +
+					"`GET /api/v1/open/systems/{system}/policies/`, the newer one, for gateways that publish only it.",
+				Validators: []validator.String{stringvalidator.OneOf(string(bkiam.PolicyRouteLegacy), string(bkiam.PolicyRouteOpen))},
 			},
 			"insecure_skip_verify": schema.BoolAttribute{
 				Optional: true,

@@ -23,7 +23,7 @@ func allEnv() []string {
 		settingUsername, settingBKToken, settingTenantID} {
 		names = append(names, s.env...)
 	}
-	return names
+	return append(names, envDetectDrift)
 }
 
 // isolateEnv blanks every variable the provider reads (an empty variable

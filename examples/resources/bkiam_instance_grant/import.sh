@@ -2,3 +2,7 @@
 # The next apply grants what the configuration declares; IAM treats what it
 # already holds as a no-op.
 terraform import bkiam_instance_grant.alice_hosts bk_cmdb/user/alice
+
+# With detect_drift = true in the provider: read what alice holds of view_host
+# and edit_host on bk_cmdb hosts, and record exactly that.
+terraform import bkiam_instance_grant.alice_hosts bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host

@@ -1,0 +1,344 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// driftProvider is the gateway provider block with detect_drift on
+// (IAM serves policy reads through the gateway only).
+func driftProvider(sb *sandboxtest.Sandbox, extra string) string {
+	return strings.Replace(transports[gatewayTransport].block(sb.URL), "  max_retries = 2\n",
+		"  max_retries = 2\n  detect_drift = true\n"+extra, 1)
+}
+
+// changeOutside grants or revokes alice's actions on hosts as someone
+// using the IAM API directly would, expiring at expiresAt (grants).
+func changeOutside(t *testing.T, sb *sandboxtest.Sandbox, op bkiam.Operation, subject string, actions []string, ids []string, expiresAt int64) {
+	t.Helper()
+	req := bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: op, Subject: bkiam.Subject{Type: "user", ID: subject}}
+	if op == bkiam.OperationGrant {
+		req.ExpiredAt = expiresAt
+	}
+	for _, a := range actions {
+		req.Actions = append(req.Actions, bkiam.Action{ID: a})
+	}
+	var instances []bkiam.Instance
+	for _, id := range ids {
+		instances = append(instances, bkiam.Instance{ID: id, Name: hostName(id)})
+	}
+	req.Resources = []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: instances}}
+	if _, err := outsideClient(t, sb).BatchInstance(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAccInstanceGrant_driftDetection: with detect_drift, instances and a
+// whole action revoked behind Terraform's back show in the plan as
+// granted again, and the apply restores exactly them; a revoke of an
+// instance the configuration never had changes nothing; a grant that
+// expired in IAM shows as gone.
+func TestAccInstanceGrant_driftDetection(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	provider := driftProvider(sb, "")
+	calls := newCallCounter(sb)
+	ids := idRange(1, 6)
+	both := []string{"edit_host", "view_host"}
+	cfg := hostGrant{actions: both, ids: ids}.config(provider)
+	all := map[string][]string{"edit_host": hostPaths(ids...), "view_host": hostPaths(ids...)}
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					// A grant of the configuration's action on an instance
+					// it never had, made outside Terraform.
+					changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"99"}, bkiam.PermanentExpiry)
+				},
+				Config:           cfg,
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check: checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{
+					"edit_host": hostPaths(ids...), "view_host": hostPaths(append([]string{"99"}, ids...)...)}),
+			},
+			{
+				// Revoking what the configuration never had is not drift.
+				PreConfig: func() {
+					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"99"}, 0)
+					calls.reset()
+				},
+				Config:   cfg,
+				PlanOnly: true,
+			},
+			{
+				// Two instances of view_host and the whole of edit_host
+				// are revoked outside: the plan grants exactly those
+				// again, and the apply sends only them.
+				PreConfig: func() {
+					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"2", "3"}, 0)
+					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"edit_host"}, ids, 0)
+					calls.reset()
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkHeld(sb, "bk_cmdb", "user", "alice", all),
+					func(*terraform.State) error {
+						// Only what was lost: edit_host on 5 and view_host on 2.
+						got := calls.sinceLast()
+						if got["batch_instance:grant"] < 1 || got["batch_instance:grant"] > 2 || got["batch_instance:revoke"] != 0 {
+							return fmt.Errorf("calls %v, want one or two grants and no revoke", got)
+						}
+						if got["policy_get"] != 0 {
+							return fmt.Errorf("calls %v: a policy read per resource", got)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				// The grant is revoked whole and granted again outside,
+				// expiring in a moment: once expired, IAM holds nothing,
+				// and the plan grants it all again.
+				PreConfig: func() {
+					changeOutside(t, sb, bkiam.OperationRevoke, "alice", both, ids, 0)
+					changeOutside(t, sb, bkiam.OperationGrant, "alice", both, ids, time.Now().Add(2*time.Second).Unix())
+					time.Sleep(3 * time.Second)
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionCreate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkExpiry(sb, bkiam.PermanentExpiry),
+			},
+		},
+		CheckDestroy: checkHeld(sb, "bk_cmdb", "user", "alice", nil),
+	})
+}
+
+// TestAccInstanceGrant_driftImport: with detect_drift, an import by
+// actions and resource type reads what the subject holds, and the next
+// plan of a matching configuration (ids as names: IAM keeps none) is
+// empty.
+func TestAccInstanceGrant_driftImport(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	provider := driftProvider(sb, "")
+	ids := idRange(1, 4)
+	cfg := hostGrant{actions: []string{"edit_host", "view_host"}, ids: ids, name: func(id string) string { return id }}.config(provider)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"edit_host", "view_host"}, ids, bkiam.PermanentExpiry)
+				},
+				Config: cfg + `
+import {
+  to = bkiam_instance_grant.test
+  id = "bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host"
+}
+`,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionNoop)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+		},
+	})
+}
+
+// TestAccCreatorGrant_drift: a creator grant of a mini app under a
+// project, whose view action collapses user path grants to the id in
+// IAM, is still seen as held; a path revoked outside shows as registered
+// again.
+func TestAccCreatorGrant_drift(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	provider := driftProvider(sb, "")
+	cfg := provider + `
+resource "bkiam_creator_grant" "test" {
+  system  = "bk_sops"
+  type    = "mini_app"
+  creator = "alice"
+  actions = ["mini_app_edit", "mini_app_view"]
+  instances = {
+    "m1" = { name = "mini app 1", ancestors = [{ system = "bk_sops", type = "project", id = "project1" }] }
+    "m2" = { name = "mini app 2", ancestors = [{ system = "bk_sops", type = "project", id = "project1" }] }
+  }
+}
+`
+	revokePath := func(id string) {
+		_, err := outsideClient(t, sb).BatchPath(context.Background(), bkiam.BatchPathRequest{
+			System: "bk_sops", Operate: bkiam.OperationRevoke, Subject: bkiam.Subject{Type: "user", ID: "alice"},
+			Actions: []bkiam.Action{{ID: "mini_app_edit"}},
+			Resources: []bkiam.PathResource{{System: "bk_sops", Type: "mini_app", Paths: [][]bkiam.PathNode{{
+				{System: "bk_sops", Type: "project", ID: "project1", Name: "Project One"}, {System: "bk_sops", Type: "mini_app", ID: id, Name: id},
+			}}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+			{
+				PreConfig: func() { revokePath("m2") },
+				Config:    cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("bkiam_creator_grant.test", plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+		},
+	})
+}
+
+// TestAccDriftNeedsTheGateway: detect_drift with esb_url is refused, with
+// the reason.
+func TestAccDriftNeedsTheGateway(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	provider := strings.Replace(transports[esbTransport].block(sb.URL), "  max_retries = 2\n", "  max_retries = 2\n  detect_drift = true\n", 1)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      hostGrant{actions: []string{"view_host"}, ids: []string{"1"}}.config(provider),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)detect_drift needs apigw_url.*only\s+through\s+the\s+API\s+gateway`),
+		}},
+	})
+}
+
+// TestAccDriftCallCounts: a refresh of 200 resources of different
+// subjects on one action, among 1 400 policies of that action, reads the
+// action's policy list once, in ceil(1400/500) = 3 pages: never a call per
+// resource.
+func TestAccDriftCallCounts(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	raw, err := os.ReadFile(filepath.Join("..", "sandbox", "default_model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model map[string]any
+	if err := json.Unmarshal(raw, &model); err != nil {
+		t.Fatal(err)
+	}
+	users, _ := model["users"].([]any)
+	const managed, others = 200, 1200
+	for i := range managed + others {
+		users = append(users, fmt.Sprintf("u%d", i))
+	}
+	model["users"] = users
+	raw, _ = json.Marshal(model)
+	m, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := sandboxtest.Start(t, sandbox.WithModel(m))
+	// The other 1 200 subjects' policies, granted outside Terraform.
+	client := outsideClient(t, sb)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := managed; i < managed+others; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, err := client.BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
+				System: "bk_cmdb", Operate: bkiam.OperationGrant, ExpiredAt: bkiam.PermanentExpiry,
+				Subject: bkiam.Subject{Type: "user", ID: fmt.Sprintf("u%d", i)}, Actions: []bkiam.Action{{ID: "view_host"}},
+				Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: "1", Name: "host1"}}}},
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	w := newCLIWorkspace(t, testutil.BuildProvider(t))
+	w.configure(driftProvider(sb, ""), fmt.Sprintf(`
+resource "bkiam_instance_grant" "u" {
+  for_each = toset([for i in range(%d) : "u${i}"])
+  system   = "bk_cmdb"
+  subject  = { type = "user", id = each.key }
+  actions  = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "7" = "host7" } }]
+}
+`, managed))
+	w.mustRun("apply", "-auto-approve")
+	before := sb.Stats().Requests
+	if !w.planIsEmpty() {
+		t.Fatal("the plan after the apply is not empty")
+	}
+	after := sb.Stats().Requests
+	lists, gets := after["policy_list"]-before["policy_list"], after["policy_get"]-before["policy_get"]
+	t.Logf("a refresh of %d resources among %d policies: %d policy_list, %d policy_get calls", managed, managed+others, lists, gets)
+	if lists > 3 || gets != 0 || lists == 0 {
+		t.Fatalf("the refresh made %d policy_list and %d policy_get calls, want at most 3 list calls and no get", lists, gets)
+	}
+
+	// A revoke behind Terraform's back shows for that subject alone.
+	changeOutside(t, sb, bkiam.OperationRevoke, "u42", []string{"view_host"}, []string{"7"}, 0)
+	out, code := w.run("plan", "-detailed-exitcode")
+	if code != 2 || !strings.Contains(out, `bkiam_instance_grant.u["u42"] will be created`) || strings.Count(out, "will be created") != 1 {
+		t.Fatalf("the plan after u42's revoke (exit %d) does not re-grant u42 alone:\n%s", code, out)
+	}
+}
+
+// TestAccDriftReadErrors: a read that IAM refuses (here: an app that is
+// not a client of the system) is an error naming the route and the code,
+// and drops nothing from state.
+func TestAccDriftReadErrors(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	ids := idRange(1, 4)
+	good := hostGrant{actions: []string{"view_host"}, ids: ids}.config(driftProvider(sb, ""))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: good, ConfigPlanChecks: emptyPlanAfterApply},
+			{
+				Config:   hostGrant{actions: []string{"view_host"}, ids: ids}.config(outsiderProvider(driftProvider(sb, ""))),
+				PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)Cannot read grants back from IAM.*GET /api/v1/systems/bk_cmdb/policies.*` +
+					`code\s+1901401.*State\s+is\s+kept\s+as\s+it\s+was`),
+			},
+			{
+				// The state still records everything: nothing to do.
+				Config:   good,
+				PlanOnly: true,
+				Check:    checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths(ids...)}),
+			},
+		},
+	})
+}
