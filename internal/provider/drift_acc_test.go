@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -99,7 +100,11 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 				},
 				Config: cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionUpdate)},
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionUpdate),
+						// The refreshed state lacks exactly what was revoked.
+						refreshedGrant{actions: []string{"view_host"}, ids: []string{"1", "4", "5"}},
+					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -341,4 +346,35 @@ func TestAccDriftReadErrors(t *testing.T) {
 			},
 		},
 	})
+}
+
+// refreshedGrant is a plan check: the grant's refreshed state, the plan's
+// "before", holds these actions over these instances.
+type refreshedGrant struct{ actions, ids []string }
+
+func (c refreshedGrant) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != grantAddr {
+			continue
+		}
+		before, _ := rc.Change.Before.(map[string]any)
+		var actions, ids []string
+		for _, a := range before["actions"].([]any) { //nolint:forcetypeassert // the schema's set of strings
+			actions = append(actions, a.(string)) //nolint:forcetypeassert // the schema's set of strings
+		}
+		resources, _ := before["resources"].([]any)
+		for _, r := range resources {
+			instances, _ := r.(map[string]any)["instances"].(map[string]any) //nolint:forcetypeassert // the schema's object
+			for id := range instances {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(actions)
+		slices.Sort(ids)
+		if !slices.Equal(actions, c.actions) || !slices.Equal(ids, c.ids) {
+			resp.Error = fmt.Errorf("the refreshed grant holds %v on %v, want %v on %v", actions, ids, c.actions, c.ids)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("no change planned for %s", grantAddr)
 }
