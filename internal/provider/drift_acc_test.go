@@ -378,3 +378,70 @@ func (c refreshedGrant) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 	}
 	resp.Error = fmt.Errorf("no change planned for %s", grantAddr)
 }
+
+// TestAccDriftShapes: with detect_drift, a group's grant, a combined
+// resource and an action related to no resource type are seen as held
+// after their apply (an empty plan); a combination cut into outside
+// Terraform counts as gone whole, and the plan grants it again.
+func TestAccDriftShapes(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	cfg := driftProvider(sb, `  policy_list_path = "open"`+"\n") + `
+resource "bkiam_instance_grant" "group" {
+  system    = "bk_cmdb"
+  subject   = { type = "group", id = "1" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1", "2" = "host2" } }]
+}
+
+resource "bkiam_instance_grant" "combined" {
+  system  = "bk_cmdb"
+  subject = { type = "user", id = "bob" }
+  actions = ["edit_biz_host"]
+  resources = [
+    { system = "bk_cmdb", type = "biz", instances = { "1" = "biz1" } },
+    { system = "bk_cmdb", type = "host", instances = { "7" = "host7", "8" = "host8" } },
+  ]
+}
+
+resource "bkiam_instance_grant" "no_type" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "carol" }
+  actions   = ["create_biz"]
+  resources = []
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+			{
+				// Host 8 of bob's combination is revoked outside.
+				PreConfig: func() {
+					_, err := outsideClient(t, sb).BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
+						System: "bk_cmdb", Operate: bkiam.OperationRevoke, Subject: bkiam.Subject{Type: "user", ID: "bob"},
+						Actions: []bkiam.Action{{ID: "edit_biz_host"}},
+						Resources: []bkiam.InstanceResource{
+							{System: "bk_cmdb", Type: "biz", Instances: []bkiam.Instance{{ID: "1", Name: "biz1"}}},
+							{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: "8", Name: "host8"}}},
+						},
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("bkiam_instance_grant.combined", plancheck.ResourceActionCreate),
+						plancheck.ExpectResourceAction("bkiam_instance_grant.group", plancheck.ResourceActionNoop),
+						plancheck.ExpectResourceAction("bkiam_instance_grant.no_type", plancheck.ResourceActionNoop),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{
+					"edit_biz_host": {"/bk_cmdb,biz,1/ & " + strings.Join(hostPaths("7", "8"), " & ")}}),
+			},
+		},
+	})
+}
