@@ -48,7 +48,7 @@ func TestAccChaos(t *testing.T) {
 
 	sb := sandboxtest.Start(t)
 	provider := strings.Replace(transports[gatewayTransport].block(sb.URL), "  max_retries = 2\n",
-		"  max_retries = 2\n  revoke_batch_size = 200\n  request_timeout = \"500ms\"\n", 1)
+		"  max_retries = 2\n  revoke_batch_size = 200\n  request_timeout = \"1500ms\"\n", 1)
 	w := newCLIWorkspace(t, testutil.BuildProvider(t))
 	grants := map[string]chaosGrant{}
 	const steps = 14
@@ -202,7 +202,7 @@ func randomFault(rng *rand.Rand) (sandbox.Faults, string) {
 		return sandbox.Faults{Drop: &sandbox.DropFault{After: after, Count: count, Served: true}},
 			fmt.Sprintf("connection reset after serving ×%d after %d", count, after)
 	default:
-		return sandbox.Faults{Slow: &sandbox.SlowFault{After: after, Count: count, DelayMS: 700}},
+		return sandbox.Faults{Slow: &sandbox.SlowFault{After: after, Count: count, DelayMS: 2000}},
 			fmt.Sprintf("slow ×%d after %d", count, after)
 	}
 }

@@ -87,10 +87,10 @@ var faultClasses = []faultClass{
 	{name: "gateway 502 html absorbed", transport: gatewayTransport, recovers: true,
 		fault: sandbox.Faults{Fail: &sandbox.FailFault{After: 1, Count: 2, Status: 502, Code: 1, Body: "html"}}},
 	{name: "slower than request_timeout exhausted", transport: esbTransport, doubt: true,
-		fault:   sandbox.Faults{Slow: &sandbox.SlowFault{After: 1, Count: 3, DelayMS: 900}},
+		fault:   sandbox.Faults{Slow: &sandbox.SlowFault{After: 1, Count: 3, DelayMS: 2000}},
 		failure: []string{`ran out of time before the ESB answered`, `after 3 attempts`, inDoubt}},
 	{name: "slower than request_timeout absorbed", transport: gatewayTransport, recovers: true,
-		fault: sandbox.Faults{Slow: &sandbox.SlowFault{After: 1, Count: 1, DelayMS: 900}}},
+		fault: sandbox.Faults{Slow: &sandbox.SlowFault{After: 1, Count: 1, DelayMS: 2000}}},
 	{name: "connection reset exhausted", transport: gatewayTransport, doubt: true,
 		fault:   sandbox.Faults{Drop: &sandbox.DropFault{After: 1, Count: 3}},
 		failure: []string{`could not reach the API gateway`, `connection reset by peer`, `after 3 attempts`, inDoubt}},
@@ -122,7 +122,7 @@ func TestAccFaultMatrix(t *testing.T) {
 			t.Parallel()
 			sb := sandboxtest.Start(t)
 			provider := strings.Replace(transports[fc.transport].block(sb.URL), "  max_retries = 2\n",
-				"  max_retries = 2\n  revoke_batch_size = 200\n  request_timeout = \"500ms\"\n", 1)
+				"  max_retries = 2\n  revoke_batch_size = 200\n  request_timeout = \"1500ms\"\n", 1)
 			grantBobOutside(t, sb)
 			w := newCLIWorkspace(t, providerDir)
 			for _, step := range faultSteps {
