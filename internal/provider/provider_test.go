@@ -347,6 +347,9 @@ func TestConfigureProvider(t *testing.T) {
 		{"plain http to loopback is fine", gateway(map[string]any{"apigw_url": "http://127.0.0.1:8080"}), nil, nil},
 		{"username with the gateway warns", gateway(map[string]any{"username": "alice"}), nil,
 			[]wantDiag{warningOn("username", "ignored with apigw_url")}},
+		{"bk_token with the gateway warns", gateway(map[string]any{"bk_token": "t0ken"}), nil,
+			[]wantDiag{warningOn("bk_token", "ignored with apigw_url")}},
+		{"bk_token from the environment with the gateway is quiet", gateway(nil), map[string]string{"BKIAM_BK_TOKEN": "t0ken"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
