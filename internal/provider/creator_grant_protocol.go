@@ -277,15 +277,10 @@ func (r creatorGrantProtocol) read(ctx context.Context, data *providerData, stat
 		return state, private, false
 	}
 	if len(lost) > 0 {
-		slices.Sort(lost)
-		shown := lost
-		if len(shown) > 10 {
-			shown = append(shown[:10:10], "…")
-		}
 		diags.addWarning("Creator grants revoked outside Terraform",
 			fmt.Sprintf("IAM no longer holds the creator actions of %s on %d of the %s/%s instances this resource registered (%s). "+
 				"They are removed from state, so the plan registers them again.", c.creator, len(lost), c.target.System,
-				c.target.Type, strings.Join(shown, ", ")))
+				c.target.Type, someIDs(lost)))
 	}
 	if len(now) == 0 {
 		return tftypes.NewValue(r.typ, nil), nil, true

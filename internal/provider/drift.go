@@ -100,16 +100,20 @@ func describeLoss(held, now grantplan.Holdings) string {
 					lost = append(lost, id)
 				}
 			}
-			slices.Sort(lost)
-			shown := lost
-			if len(shown) > 10 {
-				shown = append(shown[:10:10], "…")
-			}
 			parts = append(parts, fmt.Sprintf("%s on %d of %d %s/%s instances (%s)", action, len(lost), len(r.Instances),
-				r.System, r.Type, strings.Join(shown, ", ")))
+				r.System, r.Type, someIDs(lost)))
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// someIDs lists ids sorted, the first ten of them, for a warning.
+func someIDs(ids []string) string {
+	slices.Sort(ids)
+	if len(ids) > 10 {
+		return strings.Join(ids[:10], ", ") + ", …"
+	}
+	return strings.Join(ids, ", ")
 }
 
 func subjectName(s bkiam.Subject) string { return s.Type + " " + s.ID }

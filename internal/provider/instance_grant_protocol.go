@@ -334,11 +334,7 @@ func (r instanceGrantProtocol) partial(m *grantValue, next *grantplan.Grant, run
 		shape = next.Resources
 	}
 	view := runner.held.View(next, shape)
-	if grantplan.Held(&view).Equal(runner.held) {
-		writeHoldings(private, nil, diags)
-	} else {
-		writeHoldings(private, runner.held, diags)
-	}
+	recordHoldings(private, runner.held, view, diags)
 	return withAttrs(r.typ, m.attrs, map[string]tftypes.Value{
 		"id":         stringValue(grantID(m.system, m.subject)),
 		"actions":    stringSetValue(r.typ.AttributeTypes["actions"], view.Actions),
@@ -429,11 +425,7 @@ func (r instanceGrantProtocol) read(ctx context.Context, data *providerData, sta
 	}
 	view := now.View(&g.grant, g.grant.Resources)
 	private = maps.Clone(private)
-	if grantplan.Held(&view).Equal(now) {
-		writeHoldings(private, nil, diags)
-	} else {
-		writeHoldings(private, now, diags)
-	}
+	recordHoldings(private, now, view, diags)
 	return withAttrs(r.typ, g.attrs, map[string]tftypes.Value{
 		"actions":    stringSetValue(r.typ.AttributeTypes["actions"], view.Actions),
 		"resources":  r.resourcesValue(view.Resources),
@@ -475,11 +467,7 @@ func (r instanceGrantProtocol) readImport(ctx context.Context, scans *bkiam.Scan
 	}
 	view := held.View(nil, []grantplan.Resource{resource})
 	private = maps.Clone(private)
-	if grantplan.Held(&view).Equal(held) {
-		writeHoldings(private, nil, diags)
-	} else {
-		writeHoldings(private, held, diags)
-	}
+	recordHoldings(private, held, view, diags)
 	return withAttrs(r.typ, g.attrs, map[string]tftypes.Value{
 		"id":         stringValue(grantID(g.system, g.subject)),
 		"actions":    stringSetValue(r.typ.AttributeTypes["actions"], view.Actions),

@@ -63,6 +63,15 @@ func writeHoldings(private privateState, h grantplan.Holdings, diags *diagnostic
 	private.set(privateHoldingsKey, stored, diags)
 }
 
+// recordHoldings keeps held in private state unless view, the grant the
+// public state shows, says exactly the same.
+func recordHoldings(private privateState, held grantplan.Holdings, view grantplan.Grant, diags *diagnostics) {
+	if grantplan.Held(&view).Equal(held) {
+		held = nil
+	}
+	writeHoldings(private, held, diags)
+}
+
 // privateCreatorKey is the private-state key of a creator grant's exact
 // holdings, kept only while its public state cannot describe them.
 const privateCreatorKey = "creator_paths"
