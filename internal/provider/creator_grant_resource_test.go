@@ -22,15 +22,15 @@ import (
 
 const creatorAddr = "bkiam_creator_grant.test"
 
-// creatorGrant renders a bkiam_creator_grant of alice.
-type creatorGrant struct {
+// creatorConfig renders a bkiam_creator_grant of alice.
+type creatorConfig struct {
 	system, typ string
 	// instances maps ids to their project ("" for none); names are "<id> app".
 	instances map[string]string
 	actions   []string
 }
 
-func (g creatorGrant) config(provider string) string {
+func (g creatorConfig) config(provider string) string {
 	var b strings.Builder
 	for _, id := range sortedKeys(g.instances) {
 		project := ""
@@ -81,8 +81,8 @@ func allFour(paths []string) map[string][]string {
 func TestAccCreatorGrant_jobs(t *testing.T) {
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
-		three := creatorGrant{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
-		changed := creatorGrant{system: "bk_job", typ: "job", instances: jobs("job2", "job3", "job4")}
+		three := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
+		changed := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job2", "job3", "job4")}
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
 			Steps: []resource.TestStep{
@@ -135,7 +135,7 @@ func TestAccCreatorGrant_scale(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:           creatorGrant{system: "bk_job", typ: "job", instances: jobs(ids...)}.config(provider),
+			Config:           creatorConfig{system: "bk_job", typ: "job", instances: jobs(ids...)}.config(provider),
 			ConfigPlanChecks: emptyPlanAfterApply,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))),
@@ -161,9 +161,9 @@ func TestAccCreatorGrant_miniApps(t *testing.T) {
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
 		actions := []string{"mini_app_view", "mini_app_edit"}
-		before := creatorGrant{system: "bk_sops", typ: "mini_app", actions: actions,
+		before := creatorConfig{system: "bk_sops", typ: "mini_app", actions: actions,
 			instances: map[string]string{"mini_app1": "project1", "mini_app2": "project2"}}
-		moved := creatorGrant{system: "bk_sops", typ: "mini_app", actions: actions,
+		moved := creatorConfig{system: "bk_sops", typ: "mini_app", actions: actions,
 			instances: map[string]string{"mini_app1": "project1", "mini_app2": "project1"}}
 		held := func(paths ...string) map[string][]string {
 			sort.Strings(paths)
@@ -245,7 +245,7 @@ func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				Steps: []resource.TestStep{{
 					PreConfig:         func() { grantOutsideTerraform(t, sb, []string{"1", "2"}) },
-					Config:            creatorGrant{system: "bk_cmdb", typ: "biz", actions: tc.actions, instances: jobs("biz1")}.config(provider),
+					Config:            creatorConfig{system: "bk_cmdb", typ: "biz", actions: tc.actions, instances: jobs("biz1")}.config(provider),
 					ConfigPlanChecks:  emptyPlanAfterApply,
 					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(creatorAddr, tfjsonpath.New("granted_actions"), knownvalue.SetExact(expect))},
 					Check: checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{
@@ -267,7 +267,7 @@ func TestAccCreatorGrant_errors(t *testing.T) {
 		steps := []resource.TestStep{}
 		if sb != nil { // the sandbox model's app that is a client of no system
 			steps = append(steps, resource.TestStep{
-				Config:      outsider + creatorGrant{system: "bk_job", typ: "job", instances: jobs("job1")}.config(""),
+				Config:      outsider + creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1")}.config(""),
 				ExpectError: errorResponse(1902403, `can not access system bk_job`),
 			})
 		}
@@ -275,11 +275,11 @@ func TestAccCreatorGrant_errors(t *testing.T) {
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
 			Steps: append(steps, []resource.TestStep{
 				{
-					Config:      creatorGrant{system: "bk_cmdb", typ: "host", instances: jobs("1")}.config(provider),
+					Config:      creatorConfig{system: "bk_cmdb", typ: "host", instances: jobs("1")}.config(provider),
 					ExpectError: errorResponse(1902412, `do not register actions for authorization of creator`),
 				},
 				{
-					Config:      creatorGrant{system: "bk_sops", typ: "mini_app", instances: map[string]string{"m1": "project9"}}.config(provider),
+					Config:      creatorConfig{system: "bk_sops", typ: "mini_app", instances: map[string]string{"m1": "project9"}}.config(provider),
 					ExpectError: errorResponse(1902416, `project9`),
 				},
 			}...),
@@ -299,7 +299,7 @@ func TestAccCreatorGrant_missingExpectedAction(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      creatorGrant{system: "bk_job", typ: "job", actions: []string{"view", "launch"}, instances: jobs("job1")}.config(provider),
+			Config:      creatorConfig{system: "bk_job", typ: "job", actions: []string{"view", "launch"}, instances: jobs("job1")}.config(provider),
 			ExpectError: regexp.MustCompile(`(?s)did\s+not\s+grant\s+launch`),
 		}},
 		CheckDestroy: checkHeld(sb, "bk_job", "user", "alice", map[string][]string{
@@ -315,12 +315,12 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 	needsSandbox(t)
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
-		few := creatorGrant{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
+		few := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
 		ids := []string{"job1", "job2", "job3"}
 		for i := 0; i < 447; i++ {
 			ids = append(ids, fmt.Sprintf("more%03d", i))
 		}
-		many := creatorGrant{system: "bk_job", typ: "job", instances: jobs(ids...)}
+		many := creatorConfig{system: "bk_job", typ: "job", instances: jobs(ids...)}
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
 			Steps: []resource.TestStep{

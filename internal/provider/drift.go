@@ -163,7 +163,7 @@ func importedHoldings(ctx context.Context, scans *bkiam.ScanCache, system string
 // unrelated actions (IAM's answer lists them), so an action counts only
 // when its policy mentions the type; a related action revoked whole is
 // then not seen, which setting actions avoids.
-func creatorStillHeld(ctx context.Context, scans *bkiam.ScanCache, c creatorValue, held grantplan.CreatorHoldings) (grantplan.CreatorHoldings, error) {
+func creatorStillHeld(ctx context.Context, scans *bkiam.ScanCache, c creatorView, held grantplan.CreatorHoldings) (grantplan.CreatorHoldings, error) {
 	subject := bkiam.Subject{Type: subjectUser, ID: c.creator}
 	var exprs []*policyexpr.Expr
 	for _, action := range c.granted {

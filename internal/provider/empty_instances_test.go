@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
@@ -19,32 +20,23 @@ import (
 // host 9 survives every case, and nothing becomes a grant of everything.
 func TestEmptyInstancesAreNeverSent(t *testing.T) {
 	ctx := context.Background()
-	typ := resourceTypes().instanceGrant
+	typ := objectTypeOf("bkiam_instance_grant")
 	value := func(ids ...string) tftypes.Value {
 		if ids == nil {
 			return tftypes.NewValue(typ, nil)
 		}
-		listType := typ.AttributeTypes["resources"].(tftypes.List) //nolint:forcetypeassert // fixed by the schema
-		entryType := listType.ElementType.(tftypes.Object)         //nolint:forcetypeassert // fixed by the schema
-		instances := map[string]tftypes.Value{}
+		instances := map[string]string{}
 		for _, id := range ids[1:] { // ids[0] is a marker, so that an empty map is expressible
-			instances[id] = tftypes.NewValue(tftypes.String, "host "+id)
+			instances[id] = "host " + id
 		}
-		attrs := map[string]tftypes.Value{}
-		for name, at := range typ.AttributeTypes {
-			attrs[name] = tftypes.NewValue(at, nil)
-		}
-		attrs["id"] = stringValue("bk_cmdb/user/alice")
-		attrs["system"] = stringValue("bk_cmdb")
-		attrs["subject"] = tftypes.NewValue(typ.AttributeTypes["subject"], map[string]tftypes.Value{
-			"type": stringValue("user"), "id": stringValue("alice")})
-		attrs["actions"] = stringSetValue(typ.AttributeTypes["actions"], []string{"view_host"})
-		attrs["resources"] = tftypes.NewValue(listType, []tftypes.Value{tftypes.NewValue(entryType, map[string]tftypes.Value{
-			"system": stringValue("bk_cmdb"), "type": stringValue("host"),
-			"instances": tftypes.NewValue(entryType.AttributeTypes["instances"], instances),
-		})})
-		attrs["policies"] = policiesValue(typ.AttributeTypes["policies"], []string{"view_host"}, map[string]int64{"view_host": 1})
-		return tftypes.NewValue(typ, attrs)
+		return instanceGrant{}.encode(typ, instanceGrantModel{
+			ID:        knownString("bk_cmdb/user/alice"),
+			System:    knownString("bk_cmdb"),
+			Subject:   known(subjectModel{Type: knownString("user"), ID: knownString("alice")}),
+			Actions:   knownStrings([]string{"view_host"}),
+			Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: instances}}),
+			Policies:  policiesValue([]string{"view_host"}, map[string]int64{"view_host": 1}),
+		})
 	}
 	const marker = "-"
 	for _, tc := range []struct {

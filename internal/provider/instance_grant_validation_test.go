@@ -227,10 +227,7 @@ func TestAccInstanceGrant_expiredGrantLeavesState(t *testing.T) {
 // says so on subject.id.
 func TestInstanceGrantWarnsAboutAdmin(t *testing.T) {
 	ctx := context.Background()
-	objType, ok := instanceGrantSchema(ctx).Type().TerraformType(ctx).(tftypes.Object)
-	if !ok {
-		t.Fatal("schema is not an object")
-	}
+	objType := objectTypeOf("bkiam_instance_grant")
 	subjectType := objType.AttributeTypes["subject"].(tftypes.Object)
 	resourcesType := objType.AttributeTypes["resources"].(tftypes.List)
 	entryType := resourcesType.ElementType.(tftypes.Object)
@@ -268,7 +265,7 @@ func TestInstanceGrantWarnsAboutAdmin(t *testing.T) {
 // the plan says so on creator.
 func TestCreatorGrantWarnsAboutAdmin(t *testing.T) {
 	ctx := context.Background()
-	objType := resourceTypes().creatorGrant
+	objType := objectTypeOf("bkiam_creator_grant")
 	instancesType := objType.AttributeTypes["instances"].(tftypes.Map)
 	instanceType := instancesType.ElementType.(tftypes.Object)
 	values := map[string]tftypes.Value{}

@@ -25,8 +25,7 @@ func BenchmarkPlanCreate(b *testing.B) {
 
 func benchPlanInstanceGrant(b *testing.B, n int) {
 	QuietUnrequestedLogs()
-	ctx := context.Background()
-	objType := instanceGrantSchema(ctx).Type().TerraformType(ctx).(tftypes.Object)
+	objType := objectTypeOf("bkiam_instance_grant")
 	resourcesType := objType.AttributeTypes["resources"].(tftypes.List)
 	entryType := resourcesType.ElementType.(tftypes.Object)
 	instances := map[string]tftypes.Value{}
@@ -131,8 +130,7 @@ func BenchmarkPlanCreatorCreate(b *testing.B) {
 
 func benchPlanCreatorGrant(b *testing.B, n int) {
 	QuietUnrequestedLogs()
-	ctx := context.Background()
-	objType := creatorGrantSchema(ctx).Type().TerraformType(ctx).(tftypes.Object)
+	objType := objectTypeOf("bkiam_creator_grant")
 	instancesType := objType.AttributeTypes["instances"].(tftypes.Map)
 	instanceType := instancesType.ElementType.(tftypes.Object)
 	instances := map[string]tftypes.Value{}

@@ -1,11 +1,92 @@
 package provider
 
 import (
+	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 )
+
+// privateState is a resource's private state: JSON documents by key, in
+// the framework's encoding, so that state written by either reads back.
+type privateState map[string][]byte
+
+func readPrivateState(raw []byte, diags *diagnostics) privateState {
+	p := privateState{}
+	if len(raw) == 0 {
+		return p
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		diags.addError("Cannot read the resource's private state",
+			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
+				"(terraform state rm) and import it again.", err))
+	}
+	return p
+}
+
+func (p privateState) bytes(diags *diagnostics) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(map[string][]byte(p))
+	if err != nil {
+		diags.addError("Cannot record what the resource holds", err.Error())
+	}
+	return raw
+}
+
+// get decodes the JSON kept under key, reporting whether there was any.
+func (p privateState) get(key string, into any, diags *diagnostics) bool {
+	raw := p[key]
+	if len(raw) == 0 {
+		return false
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		diags.addError("Cannot read the resource's private state",
+			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
+				"(terraform state rm) and import it again.", err))
+		return false
+	}
+	return true
+}
+
+// set keeps v as JSON under key, or removes the key when v is nil.
+func (p privateState) set(key string, v any, diags *diagnostics) {
+	if v == nil {
+		delete(p, key)
+		return
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		diags.addError("Cannot record what the resource holds", err.Error())
+		return
+	}
+	p[key] = raw
+}
+
+// privateImportKey is the private-state key of an import by actions and
+// resource type: import records what to read, and the read that follows
+// the import completes it and removes the key.
+const privateImportKey = "import"
+
+// importRequest is what an import asked to read.
+type importRequest struct {
+	Actions []string `json:"actions"`
+	System  string   `json:"system"`
+	Type    string   `json:"type"`
+}
+
+// readImportRequest returns the pending import kept in private state, or
+// nil when there is none.
+func readImportRequest(private privateState, diags *diagnostics) *importRequest {
+	var req importRequest
+	if !private.get(privateImportKey, &req, diags) {
+		return nil
+	}
+	return &req
+}
 
 // privateHoldingsKey is the private-state key under which a resource keeps
 // what it holds when its public state cannot say it exactly: after a run

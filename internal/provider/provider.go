@@ -1,18 +1,19 @@
 // Package provider implements the bkiam Terraform provider: its
-// configuration and schemas on terraform-plugin-framework, and the two
-// resources' validation, plan, apply and read directly on
-// terraform-plugin-go values (see protocol.go), as NewServer serves them.
+// configuration on terraform-plugin-framework, and the resources of
+// protocolResources served directly on terraform-plugin-go values
+// (resource.go), as NewServer serves them. DESIGN.md at the repository's
+// root is the map: the layers, why the hot path is below the framework,
+// and the checklist a new resource follows.
 //
 // It translates Terraform values into the plain Go types of
 // internal/bkiam and never speaks HTTP itself.
 package provider
 
 import (
-	"time"
-
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -33,8 +34,13 @@ var _ provider.Provider = (*bkiamProvider)(nil)
 type bkiamProvider struct {
 	version string
 	// data is what Configure made, for the resources that protocolServer
-	// serves; nil until then.
+	// serves; nil until then. Framework resources and data sources get the
+	// same value as their ProviderData.
 	data atomic.Pointer[providerData]
+	// frameworkResources and dataSources are served by the framework
+	// itself, beside protocolResources.
+	frameworkResources []func() resource.Resource
+	dataSources        []func() datasource.DataSource
 }
 
 // providerData is what Configure makes for the resources.
@@ -132,17 +138,22 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		data.scans = bkiam.NewScanCache(client, settings.policyRoute, time.Now)
 	}
 	p.data.Store(data)
+	resp.ResourceData = data
+	resp.DataSourceData = data
 }
 
+// Resources declares the protocol-level resources to the framework (for
+// their schemas), then the framework's own.
 func (p *bkiamProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{
-		NewInstanceGrantResource,
-		NewCreatorGrantResource,
+	var out []func() resource.Resource
+	for _, r := range protocolResources {
+		out = append(out, r.frameworkResource)
 	}
+	return append(out, p.frameworkResources...)
 }
 
 func (p *bkiamProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return p.dataSources
 }
 
 // userAgent names the provider and, when known, the Terraform version that

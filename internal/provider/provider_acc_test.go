@@ -378,30 +378,32 @@ func TestAccProviderConfigErrors(t *testing.T) {
 // them and the longest fixed part of their summary, with the reason.
 // TestEveryValidationHasAnAcceptanceCase lets them go without a case.
 var notAtPlanTime = map[string]string{
-	"resolveConfig: Invalid request_timeout":                      "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
-	"resolveConfig: Invalid batch_window":                         "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
-	"checkRange: Invalid":                                         "the schema's int64validator.Between refuses the same value first, and the attributes have no environment fallback",
-	"bkiamProvider.Configure: Cannot create the IAM client":       "resolveConfig refuses first, on the attribute, everything bkiam.New refuses: a bug",
-	"newHTTPClient: Cannot create the HTTP client":                "only if http.DefaultTransport was replaced: a bug",
-	"protocolServer.ApplyResourceChange: Provider not configured": "apply time, and a bug",
-	"decode: Cannot decode the":                                   "Terraform sent a value that does not fit the schema: a bug",
-	"encode: Cannot encode the resource's state":                  "a bug",
-	"readPrivateState: Cannot read the resource's private state":  "private state Terraform kept, not configuration",
-	"privateState.get: Cannot read the resource's private state":  "private state Terraform kept, not configuration",
-	"privateState.bytes: Cannot record what the resource holds":   "apply time, and a bug",
-	"privateState.set: Cannot record what the resource holds":     "apply time, and a bug",
-	"instanceGrantProtocol.apply: Unknown grant at apply":         "apply time, and a bug",
-	"creatorGrantProtocol.apply: Unknown instances at apply":      "apply time, and a bug",
-	"planAndRun: Cannot plan the IAM calls":                       "apply time; the validation refuses every grant the planner would",
-	"instanceGrantProtocol.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
+	"resolveConfig: Invalid request_timeout":                     "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
+	"resolveConfig: Invalid batch_window":                        "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
+	"checkRange: Invalid":                                        "the schema's int64validator.Between refuses the same value first, and the attributes have no environment fallback",
+	"bkiamProvider.Configure: Cannot create the IAM client":      "resolveConfig refuses first, on the attribute, everything bkiam.New refuses: a bug",
+	"newHTTPClient: Cannot create the HTTP client":               "only if http.DefaultTransport was replaced: a bug",
+	"applyChange: Provider not configured":                       "apply time, and a bug",
+	"unmarshal: Cannot decode the":                               "Terraform sent a value that does not fit the schema: a bug",
+	"decodeValue: Cannot decode the":                             "a codec that does not fit its schema: a bug (TestCodecsRoundTrip)",
+	"asInt64: is not a 64-bit integer":                           "a number in state the provider did not write: a bug",
+	"marshal: Cannot encode the resource's state":                "a bug",
+	"readPrivateState: Cannot read the resource's private state": "private state Terraform kept, not configuration",
+	"privateState.get: Cannot read the resource's private state": "private state Terraform kept, not configuration",
+	"privateState.bytes: Cannot record what the resource holds":  "apply time, and a bug",
+	"privateState.set: Cannot record what the resource holds":    "apply time, and a bug",
+	"instanceGrant.apply: Unknown grant at apply":                "apply time, and a bug",
+	"creatorGrant.apply: Unknown instances at apply":             "apply time, and a bug",
+	"planAndRun: Cannot plan the IAM calls":                      "apply time; the validation refuses every grant the planner would",
+	"instanceGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
-	"creatorGrantProtocol.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
-	"heldPolicy: cannot read the expression of":                   "refresh time: an expression IAM sent that does not parse",
-	"instanceGrantProtocol.readImport: Cannot import the grant":   "import time: depends on what the subject holds in IAM",
+	"creatorGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
+	"heldPolicy: cannot read the expression of":           "refresh time: an expression IAM sent that does not parse",
+	"instanceGrant.readImport: Cannot import the grant":   "import time: depends on what the subject holds in IAM",
 	"importedHoldings: instance (a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import time: " +
 		"depends on what the subject holds in IAM",
 	"importedHoldings: instances directly; there is nothing to import": "import time: depends on what the subject holds in IAM",
-	"creatorRunner.record: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
+	"creatorGrantRunner.record: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
 		"depends on the creator actions the system configured in IAM",
 }
 

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,11 +12,11 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 )
 
-// grantRunner sends planned batch_instance calls one by one and keeps an
+// instanceGrantRunner sends planned batch_instance calls one by one and keeps an
 // exact record of what the subject holds after each, so that a run that
 // stops midway — on an error or because Terraform was cancelled — leaves
 // state that says what IAM holds, and the next run completes the rest.
-type grantRunner struct {
+type instanceGrantRunner struct {
 	client  instanceCaller
 	system  string
 	subject bkiam.Subject
@@ -37,7 +36,7 @@ type instanceCaller interface {
 // flight when ctx is cancelled runs to its end — it is bounded by
 // request_timeout and max_retries — so that its outcome is known; the run
 // then stops before the next call.
-func (r *grantRunner) run(ctx context.Context, calls []grantplan.Call) error {
+func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) error {
 	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return &runError{done: i, total: len(calls), stopped: err}
@@ -63,7 +62,7 @@ func (r *grantRunner) run(ctx context.Context, calls []grantplan.Call) error {
 	return nil
 }
 
-func (r *grantRunner) request(call grantplan.Call) bkiam.BatchInstanceRequest {
+func (r *instanceGrantRunner) request(call grantplan.Call) bkiam.BatchInstanceRequest {
 	req := bkiam.BatchInstanceRequest{
 		System:    r.system,
 		Operate:   bkiam.OperationRevoke,
@@ -92,7 +91,7 @@ func (r *grantRunner) request(call grantplan.Call) bkiam.BatchInstanceRequest {
 // lists every policy the subject holds in the system, not just these
 // (a known server bug), so entries are picked by action id; an action the
 // call emptied has no policy any more.
-func (r *grantRunner) record(call grantplan.Call, results []bkiam.PolicyResult) {
+func (r *instanceGrantRunner) record(call grantplan.Call, results []bkiam.PolicyResult) {
 	for _, res := range results {
 		if _, ours := r.held[res.Action.ID]; ours && slices.Contains(call.Actions, res.Action.ID) {
 			r.policies[res.Action.ID] = res.PolicyID
@@ -103,52 +102,6 @@ func (r *grantRunner) record(call grantplan.Call, results []bkiam.PolicyResult) 
 			delete(r.policies, a)
 		}
 	}
-}
-
-// runError says which call failed (or where a cancelled run stopped) and
-// what is recorded, in words a user can act on.
-type runError struct {
-	done, total int
-	// what describes the failed call: "granting view_host on 200 …".
-	what    string
-	err     error
-	stopped error
-	// doubt says the failed grant may have been carried out and is
-	// recorded as held.
-	doubt bool
-	// revokeInDoubt says the failed revoke may have been carried out; its
-	// instances are still recorded as held.
-	revokeInDoubt bool
-}
-
-func (e *runError) Error() string {
-	recorded := "Nothing was changed."
-	switch {
-	case e.done == 1:
-		recorded = "The call before it succeeded and is recorded in state."
-	case e.done > 1:
-		recorded = fmt.Sprintf("The %d calls before it succeeded and are recorded in state.", e.done)
-	}
-	if e.stopped != nil {
-		return fmt.Sprintf("Stopped before call %d of %d (%v). %s Run terraform apply again to finish.",
-			e.done+1, e.total, e.stopped, recorded)
-	}
-	doubt := ""
-	switch {
-	case e.doubt:
-		doubt = " IAM may or may not have carried out this call: state counts it as held, so that a destroy revokes it, and the next apply sends it again."
-	case e.revokeInDoubt:
-		doubt = " IAM may or may not have carried out this call: state still counts its instances as held, and the next apply revokes them again."
-	}
-	return fmt.Sprintf("Call %d of %d failed, %s: %v. %s%s Fix the cause and run terraform apply again to finish.",
-		e.done+1, e.total, e.what, e.err, recorded, doubt)
-}
-
-func (e *runError) Unwrap() error {
-	if e.stopped != nil {
-		return e.stopped
-	}
-	return e.err
 }
 
 // describeCall renders "granting edit_host, view_host on 200 bk_cmdb/host instances".
@@ -166,30 +119,4 @@ func describeCall(c grantplan.Call) string {
 		target = strings.Join(on, " × ") + " instances"
 	}
 	return fmt.Sprintf("%s %s on %s", verb, strings.Join(c.Actions, ", "), target)
-}
-
-// planAndRun plans calls and runs them, turning a failure of either into
-// a diagnostic; it reports whether every call succeeded. Both resources
-// apply their changes through it.
-func planAndRun[C any](ctx context.Context, plan func() ([]C, error), run func(context.Context, []C) error, diags *diagnostics) bool {
-	calls, err := plan()
-	if err != nil {
-		diags.addError("Cannot plan the IAM calls", err.Error())
-		return false
-	}
-	if err := run(ctx, calls); err != nil {
-		summary := "IAM call failed"
-		if isStop(err) {
-			summary = "Stopped"
-		}
-		diags.addError(summary, err.Error())
-		return false
-	}
-	return true
-}
-
-// isStop reports whether a run ended because Terraform cancelled it.
-func isStop(err error) bool {
-	var re *runError
-	return errors.As(err, &re) && re.stopped != nil
 }

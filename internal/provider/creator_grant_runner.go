@@ -15,9 +15,9 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 )
 
-// creatorRunner sends planned creator grants and path revokes one by one,
+// creatorGrantRunner sends planned creator grants and path revokes one by one,
 // recording after each what the creator holds, like grantRunner.
-type creatorRunner struct {
+type creatorGrantRunner struct {
 	client  *bkiam.Client
 	target  grantplan.CreatorTarget
 	creator string
@@ -30,7 +30,7 @@ type creatorRunner struct {
 	policies map[string]int64
 }
 
-func (r *creatorRunner) run(ctx context.Context, calls []grantplan.CreatorCall) error {
+func (r *creatorGrantRunner) run(ctx context.Context, calls []grantplan.CreatorCall) error {
 	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return &runError{done: i, total: len(calls), stopped: err}
@@ -59,14 +59,14 @@ func (r *creatorRunner) run(ctx context.Context, calls []grantplan.CreatorCall) 
 	return nil
 }
 
-func (r *creatorRunner) describe(c grantplan.CreatorCall) string {
+func (r *creatorGrantRunner) describe(c grantplan.CreatorCall) string {
 	if c.Operation == grantplan.OperationGrant {
 		return fmt.Sprintf("registering %s as creator of %d %s/%s instances", r.creator, len(c.Instances), r.target.System, r.target.Type)
 	}
 	return fmt.Sprintf("revoking %s from %d %s/%s paths", strings.Join(r.actions(), ", "), len(c.Instances), r.target.System, r.target.Type)
 }
 
-func (r *creatorRunner) grant(ctx context.Context, call grantplan.CreatorCall) error {
+func (r *creatorGrantRunner) grant(ctx context.Context, call grantplan.CreatorCall) error {
 	req := bkiam.CreatorActionRequest{System: r.target.System, Type: r.target.Type, Creator: r.creator}
 	for _, in := range call.Instances {
 		ci := bkiam.CreatorInstance{ID: in.ID, Name: in.Name}
@@ -88,7 +88,7 @@ func (r *creatorRunner) grant(ctx context.Context, call grantplan.CreatorCall) e
 // server bug): with expected actions, exactly those are recorded and a
 // missing one is an error; without, all are recorded and revoke sorts
 // them out.
-func (r *creatorRunner) record(results []bkiam.PolicyResult) error {
+func (r *creatorGrantRunner) record(results []bkiam.PolicyResult) error {
 	reported := map[string]int64{}
 	for _, res := range results {
 		reported[res.Action.ID] = res.PolicyID
@@ -121,7 +121,7 @@ func (r *creatorRunner) record(results []bkiam.PolicyResult) error {
 
 // revoke undoes the creator grant of the call's paths with a batch_path
 // revoke of every recorded action.
-func (r *creatorRunner) revoke(ctx context.Context, call grantplan.CreatorCall) error {
+func (r *creatorGrantRunner) revoke(ctx context.Context, call grantplan.CreatorCall) error {
 	actions := r.actions()
 	if len(actions) == 0 {
 		r.held.Apply(r.target, call)
@@ -155,7 +155,7 @@ func (r *creatorRunner) revoke(ctx context.Context, call grantplan.CreatorCall) 
 	return nil
 }
 
-func (r *creatorRunner) pathRevoke(ctx context.Context, actions []string, instances []grantplan.CreatorInstance) error {
+func (r *creatorGrantRunner) pathRevoke(ctx context.Context, actions []string, instances []grantplan.CreatorInstance) error {
 	res := bkiam.PathResource{System: r.target.System, Type: r.target.Type}
 	for _, in := range instances {
 		var path []bkiam.PathNode
@@ -179,7 +179,7 @@ func (r *creatorRunner) pathRevoke(ctx context.Context, actions []string, instan
 	return err
 }
 
-func (r *creatorRunner) actions() []string {
+func (r *creatorGrantRunner) actions() []string {
 	return slices.Sorted(maps.Keys(r.granted))
 }
 

@@ -14,14 +14,14 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
-func testRunner(t *testing.T, sb *sandboxtest.Sandbox, timeout time.Duration) *grantRunner {
+func testRunner(t *testing.T, sb *sandboxtest.Sandbox, timeout time.Duration) *instanceGrantRunner {
 	t.Helper()
 	client, err := bkiam.New(bkiam.Config{APIGatewayURL: sb.URL, AppCode: sandboxtest.AppCode, AppSecret: sandboxtest.AppSecret,
 		Timeout: timeout, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &grantRunner{client: client, system: "bk_cmdb", subject: bkiam.Subject{Type: "user", ID: "alice"},
+	return &instanceGrantRunner{client: client, system: "bk_cmdb", subject: bkiam.Subject{Type: "user", ID: "alice"},
 		held: grantplan.Holdings{}, policies: map[string]int64{}}
 }
 

@@ -1,0 +1,60 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// Checks shared by the validations of the protocol-level resources. Each
+// passes over what is not known yet: at plan time any part of a
+// configuration can be unknown, and is checked again once it is known.
+
+// checkNotBlank refuses a known string that is empty or white space: IAM
+// trims ids and names and then requires them non-blank.
+func checkNotBlank(at *tftypes.AttributePath, v stringValue, diags *diagnostics) {
+	if s, ok := v.get(); ok && strings.TrimSpace(s) == "" {
+		diags.addAttributeError(at, "Blank value", pathString(at)+" must not be empty or blank.")
+	}
+}
+
+// checkActions checks an actions set: at least one, none blank. fix ends
+// the message of an empty set: what the user can do instead, which
+// depends on whether the resource can go without the attribute.
+func checkActions(at *tftypes.AttributePath, v stringsValue, fix string, diags *diagnostics) {
+	elems, ok := v.get()
+	if !ok {
+		return
+	}
+	if len(elems) == 0 {
+		diags.addAttributeError(at, "No actions",
+			pathString(at)+" set must contain at least 1 action, got: 0. "+fix)
+	}
+	for _, e := range elems {
+		if s, ok := e.get(); ok {
+			checkNotBlank(at.WithElementKeyValue(tftypes.NewValue(tftypes.String, s)), e, diags)
+		}
+	}
+}
+
+// checkInstanceCount enforces 1 to maxPolicyInstances instances: an empty
+// list means every instance to IAM.
+func checkInstanceCount(at *tftypes.AttributePath, n int, diags *diagnostics) {
+	if n < 1 || n > maxPolicyInstances {
+		diags.addAttributeError(at, "Invalid number of instances",
+			fmt.Sprintf("%s map must contain at least 1 element and at most %d elements, got: %d. "+
+				"An empty map would mean every instance to IAM; split larger sets across resources with different actions or subjects.",
+				pathString(at), maxPolicyInstances, n))
+	}
+}
+
+// checkInstanceIDs refuses blank instance ids, the keys of a map at at.
+func checkInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, diags *diagnostics) {
+	for id := range instances {
+		if strings.TrimSpace(id) == "" {
+			diags.addAttributeError(at, "Blank value",
+				fmt.Sprintf("The instance IDs (keys) of %s must not be empty or blank, got %q.", pathString(at), id))
+		}
+	}
+}

@@ -1,0 +1,428 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+)
+
+// creatorGrant is bkiam_creator_grant: a creator of instances, registered
+// with batch_resource_creator_action and revoked path by path with
+// batch_path. Its model and codec are in creator_grant_codec.go, the
+// calls it sends in creator_grant_runner.go.
+type creatorGrant struct{}
+
+func (creatorGrant) name() string { return "creator_grant" }
+
+func (creatorGrant) schema(context.Context) schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "Registers a user as the creator of resource instances in one BlueKing IAM system, through " +
+			"IAM's `batch_resource_creator_action` API, so that IAM grants the creator the actions the system " +
+			"configured for the resource type (its *resource creator actions*).\n\n" +
+			"IAM has no creator revoke: destroy revokes, with `batch_path`, each instance's path (its ancestors, " +
+			"then the instance) for the actions the grant recorded.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`SYSTEM/TYPE/CREATOR`, the form `terraform import` takes.",
+			},
+			"system": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "ID of the IAM system, e.g. `bk_sops`. Changing it replaces the grant.",
+			},
+			"type": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "ID of the resource type whose instances the creator created, e.g. `mini_app`. The system " +
+					"must have registered creator actions for it. Changing it replaces the grant.",
+			},
+			"creator": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "Username of the creator. IAM ignores creator grants to `admin`, who holds everything. " +
+					"Changing it replaces the grant.",
+			},
+			"instances": schema.MapNestedAttribute{
+				Required: true,
+				MarkdownDescription: fmt.Sprintf("The created instances, by instance ID: at least one, at most %d. "+
+					"Adding an instance grants it; removing one revokes its path; moving one (new ancestors) grants the "+
+					"new path, then revokes the old one.", maxPolicyInstances),
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"name": schema.StringAttribute{
+							Required: true,
+							MarkdownDescription: "Display name of the instance. IAM keeps the name it was first granted with, " +
+								"so a change of name alone sends nothing.",
+						},
+						"ancestors": schema.ListNestedAttribute{
+							Optional: true,
+							MarkdownDescription: "The instance's ancestors in the system's topology, outermost first, e.g. the " +
+								"project a mini app belongs to. IAM looks their names up itself, through the system's callback; " +
+								"an ancestor it cannot find fails the grant.",
+							NestedObject: schema.NestedAttributeObject{
+								Attributes: map[string]schema.Attribute{
+									"system": schema.StringAttribute{Required: true, MarkdownDescription: "System of the ancestor."},
+									"type":   schema.StringAttribute{Required: true, MarkdownDescription: "Resource type of the ancestor."},
+									"id":     schema.StringAttribute{Required: true, MarkdownDescription: "Instance ID of the ancestor."},
+								},
+							},
+						},
+					},
+				},
+			},
+			"actions": schema.SetAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "The creator actions to expect, e.g. `[\"mini_app_view\", \"mini_app_edit\"]`. When set, " +
+					"exactly these are recorded (and revoked on destroy), and the apply fails if IAM did not grant one of " +
+					"them. When unset, every action IAM reports is recorded; IAM's answer also lists the creator's " +
+					"unrelated policies in the system, so destroy then skips the recorded actions that turn out not to " +
+					"relate to this type. Changing it replaces the grant.",
+			},
+			"granted_actions": schema.SetAttribute{
+				Computed:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "The actions recorded as granted: revoked from every path on destroy.",
+			},
+			"policies": schema.MapAttribute{
+				Computed:            true,
+				ElementType:         types.Int64Type,
+				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID); `0` for `admin`.",
+			},
+			"timeouts": timeoutsAttribute(),
+		},
+	}
+}
+
+// creatorView is a bkiam_creator_grant model in the planner's terms.
+type creatorView struct {
+	model   creatorGrantModel
+	target  grantplan.CreatorTarget
+	creator string
+	// instances is nil when any part of it is unknown, or null as in an
+	// imported resource.
+	instances map[string]grantplan.CreatorInstance
+	// actions is the actions attribute, sorted; nil when unset.
+	actions  []string
+	granted  []string
+	policies map[string]int64
+}
+
+func viewCreator(m creatorGrantModel) creatorView {
+	c := creatorView{model: m}
+	c.target.System, _ = m.System.get()
+	c.target.Type, _ = m.Type.get()
+	c.creator, _ = m.Creator.get()
+	c.instances = creatorInstancesOf(m.Instances)
+	if actions, ok := stringsOf(m.Actions); ok {
+		slices.Sort(actions)
+		c.actions = actions
+	}
+	c.granted, _ = stringsOf(m.GrantedActions)
+	c.policies = int64MapOf(m.Policies)
+	return c
+}
+
+// creatorInstancesOf converts a fully known instances attribute.
+func creatorInstancesOf(x value[map[string]value[creatorInstanceModel]]) map[string]grantplan.CreatorInstance {
+	elems, ok := x.get()
+	if !ok {
+		return nil
+	}
+	out := make(map[string]grantplan.CreatorInstance, len(elems))
+	for id, e := range elems {
+		instance, okInstance := e.get()
+		name, okName := instance.Name.get()
+		ancestors, okAncestors := ancestorsOf(instance.Ancestors)
+		if !okInstance || !okName || !okAncestors {
+			return nil
+		}
+		out[id] = grantplan.CreatorInstance{ID: id, Name: name, Ancestors: ancestors}
+	}
+	return out
+}
+
+// ancestorsOf converts a fully known (or null) ancestors attribute.
+func ancestorsOf(x value[[]value[ancestorModel]]) ([]grantplan.Node, bool) {
+	if x.isNull() {
+		return nil, true
+	}
+	elems, ok := x.get()
+	if !ok {
+		return nil, false
+	}
+	var out []grantplan.Node
+	for _, e := range elems {
+		a, okNode := e.get()
+		system, okSystem := a.System.get()
+		typ, okType := a.Type.get()
+		id, okID := a.ID.get()
+		if !okNode || !okSystem || !okType || !okID {
+			return nil, false
+		}
+		out = append(out, grantplan.Node{System: system, Type: typ, ID: id})
+	}
+	return out, true
+}
+
+// importState adopts SYSTEM/TYPE/CREATOR: as for bkiam_instance_grant, the
+// next apply registers what the configuration declares, a no-op in IAM
+// wherever the creator already holds it.
+func (creatorGrant) importState(_ context.Context, id string, diags *diagnostics) (creatorGrantModel, privateState) {
+	var m creatorGrantModel
+	parts := strings.Split(id, "/")
+	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" || strings.TrimSpace(parts[2]) == "" {
+		diags.addError("Invalid import ID",
+			fmt.Sprintf("Expected SYSTEM/TYPE/CREATOR, e.g. bk_sops/mini_app/alice; got %q.", id))
+		return m, nil
+	}
+	m.ID, m.System, m.Type, m.Creator = known(id), known(parts[0]), known(parts[1]), known(parts[2])
+	return m, nil
+}
+
+func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags *diagnostics) {
+	checkNotBlank(root("system"), config.System, diags)
+	checkNotBlank(root("type"), config.Type, diags)
+	checkNotBlank(root("creator"), config.Creator, diags)
+	if creator, ok := config.Creator.get(); ok && strings.EqualFold(creator, "admin") {
+		diags.addAttributeWarning(root("creator"), "IAM ignores creator grants to admin",
+			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
+				"The resource records policy IDs of 0.")
+	}
+	if instances, ok := config.Instances.get(); ok {
+		checkInstanceCount(root("instances"), len(instances), diags)
+		checkInstanceIDs(root("instances"), instances, diags)
+		for id, e := range instances {
+			at := root("instances").WithElementKeyString(id)
+			instance, _ := e.get()
+			checkNotBlank(at.WithAttributeName("name"), instance.Name, diags)
+			ancestors, _ := instance.Ancestors.get()
+			for i, a := range ancestors {
+				node, _ := a.get()
+				ancestorPath := at.WithAttributeName("ancestors").WithElementKeyInt(i)
+				checkNotBlank(ancestorPath.WithAttributeName("system"), node.System, diags)
+				checkNotBlank(ancestorPath.WithAttributeName("type"), node.Type, diags)
+				checkNotBlank(ancestorPath.WithAttributeName("id"), node.ID, diags)
+			}
+		}
+	}
+	checkActions(root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record every action IAM grants the creator.", diags)
+	checkTimeouts(config.Timeouts, diags)
+}
+
+func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], diags *diagnostics) planResponse[creatorGrantModel] {
+	planned := req.proposed
+	planned.GrantedActions, planned.Policies = unknownValue[[]stringValue](), unknownValue[map[string]value[int64]]()
+	if req.prior == nil {
+		planned.ID = unknownValue[string]()
+		return planResponse[creatorGrantModel]{planned: planned}
+	}
+	prior := *req.prior
+	var out planResponse[creatorGrantModel]
+	for _, attr := range []struct {
+		name    string
+		changed bool
+	}{
+		{"system", planned.System != prior.System},
+		{"type", planned.Type != prior.Type},
+		{"creator", planned.Creator != prior.Creator},
+		{"actions", !sameStrings(planned.Actions, prior.Actions)},
+	} {
+		if attr.changed {
+			out.requiresReplace = append(out.requiresReplace, root(attr.name))
+		}
+	}
+	planned.ID = prior.ID
+	if planned.ID.isNull() {
+		planned.ID = unknownValue[string]()
+	}
+	// With actions set and unchanged, the recorded actions and the policy
+	// ids an update keeps are known in advance, unless a run failed midway.
+	plan, state := viewCreator(req.proposed), viewCreator(prior)
+	if plan.actions != nil && sameStrings(req.proposed.Actions, prior.Actions) && !prior.Policies.isNull() &&
+		readCreatorHoldings(req.private, state.target, diags) == nil {
+		planned.GrantedActions = req.proposed.Actions
+		planned.Policies = plannedPolicies(plan.actions, state.policies, func(string) bool { return true })
+	}
+	out.planned = planned
+	return out
+}
+
+func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRequest[creatorGrantModel], diags *diagnostics) (*creatorGrantModel, privateState) {
+	private := req.private
+	var operation string
+	var current, next *creatorView
+	switch {
+	case req.planned == nil:
+		operation = "delete"
+		state := viewCreator(*req.prior)
+		current = &state
+	case req.prior == nil:
+		operation = "create"
+		plan := viewCreator(*req.planned)
+		next = &plan
+	default:
+		operation = "update"
+		state, plan := viewCreator(*req.prior), viewCreator(*req.planned)
+		current, next = &state, &plan
+	}
+	if next != nil && next.instances == nil {
+		diags.addError("Unknown instances at apply", "Terraform asked to apply instances that are not fully known. This is a bug in Terraform or the provider.")
+		return req.prior, private
+	}
+	// The run starts from what state records (the plan's empty record on
+	// create) and expects the actions the plan names.
+	from := current
+	if from == nil {
+		from = &creatorView{model: next.model, target: next.target, creator: next.creator}
+	}
+	runner := &creatorGrantRunner{
+		client:   data.client,
+		target:   from.target,
+		creator:  from.creator,
+		held:     r.holdings(req.private, current, diags),
+		expected: from.actions,
+		granted:  map[string]bool{},
+		policies: from.policies,
+	}
+	if runner.policies == nil {
+		runner.policies = map[string]int64{}
+	}
+	for _, a := range from.granted {
+		runner.granted[a] = true
+	}
+	var want map[string]grantplan.CreatorInstance
+	result := from
+	if next != nil {
+		runner.expected = next.actions
+		want = next.instances
+		result = next
+	}
+	if diags.hasError() {
+		return req.prior, private
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeoutOf(result.model.Timeouts, operation))
+	defer cancel()
+
+	ok := planAndRun(ctx, func() ([]grantplan.CreatorCall, error) {
+		return grantplan.PlanCreator(runner.target, runner.held, want, data.limits())
+	}, runner.run, diags)
+	data.invalidateScans(runner.target.System, slices.Concat(runner.actions(), result.granted))
+	switch {
+	case ok && next == nil:
+		return nil, nil
+	case !ok && current == nil && len(runner.held) == 0:
+		return nil, nil // nothing granted: no resource to record
+	}
+	// On failure Terraform marks a created resource tainted; the next
+	// apply revokes what was granted and registers everything again.
+	granted := runner.actions()
+	m := result.model
+	m.ID = known(result.target.System + "/" + result.target.Type + "/" + result.creator)
+	m.GrantedActions = knownStrings(granted)
+	m.Policies = policiesValue(granted, runner.policies)
+	if ok {
+		writeCreatorHoldings(private, nil, diags)
+		return &m, private
+	}
+	view, exact := runner.held.View(runner.target, want)
+	m.Instances = creatorInstancesValue(view)
+	if exact {
+		writeCreatorHoldings(private, nil, diags)
+	} else {
+		writeCreatorHoldings(private, runner.held, diags)
+	}
+	return &m, private
+}
+
+// refreshes: only detect_drift changes a creator grant's state on
+// refresh (creator grants never expire), so without it the state goes
+// back as it came, never decoded.
+func (creatorGrant) refreshes(data *providerData) bool {
+	return data != nil && data.scans != nil
+}
+
+// read keeps, with detect_drift, only the paths IAM still holds for the
+// creator, so that the plan registers the others again.
+func (r creatorGrant) read(ctx context.Context, data *providerData, req readRequest[creatorGrantModel], diags *diagnostics) (*creatorGrantModel, privateState, bool) {
+	state, private := req.state, req.private
+	c := viewCreator(state)
+	held := r.holdings(private, &c, diags)
+	if diags.hasError() || len(held) == 0 || len(c.granted) == 0 {
+		return &state, private, false // nothing recorded to check
+	}
+	now, err := creatorStillHeld(ctx, data.scans, c, held)
+	if err != nil {
+		diags.addError("Cannot read grants back from IAM",
+			fmt.Sprintf("detect_drift could not read what creator %s holds in %s: %v. State is kept as it was; fix the cause, "+
+				"or turn detect_drift off.", c.creator, c.target.System, err))
+		return &state, private, false
+	}
+	var lost []string
+	doubtCleared := false
+	for path, h := range held {
+		if _, ok := now[path]; !ok {
+			lost = append(lost, h.Instance.ID)
+		} else if h.Doubt {
+			doubtCleared = true
+		}
+	}
+	if len(lost) == 0 && !doubtCleared {
+		return &state, private, false
+	}
+	if len(lost) > 0 {
+		diags.addWarning("Creator grants revoked outside Terraform",
+			fmt.Sprintf("IAM no longer holds the creator actions of %s on %d of the %s/%s instances this resource registered (%s). "+
+				"They are removed from state, so the plan registers them again.", c.creator, len(lost), c.target.System,
+				c.target.Type, someIDs(lost)))
+	}
+	if len(now) == 0 {
+		return nil, nil, true
+	}
+	view, exact := now.View(c.target, c.instances)
+	private = maps.Clone(private)
+	if exact {
+		writeCreatorHoldings(private, nil, diags)
+	} else {
+		writeCreatorHoldings(private, now, diags)
+	}
+	m := state
+	m.Instances = creatorInstancesValue(view)
+	return &m, private, true
+}
+
+// holdings returns what the creator holds: from private state after a
+// failed run, else from the public state; nothing before a create.
+func (creatorGrant) holdings(private privateState, state *creatorView, diags *diagnostics) grantplan.CreatorHoldings {
+	if state == nil {
+		return grantplan.CreatorHoldings{}
+	}
+	if held := readCreatorHoldings(private, state.target, diags); held != nil {
+		return held
+	}
+	if state.instances == nil {
+		return grantplan.CreatorHoldings{} // imported: nothing known
+	}
+	return grantplan.CreatorHeld(state.target, state.instances)
+}
+
+func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) value[map[string]value[creatorInstanceModel]] {
+	out := make(map[string]value[creatorInstanceModel], len(instances))
+	for id, in := range instances {
+		var ancestors value[[]value[ancestorModel]]
+		if len(in.Ancestors) > 0 {
+			nodes := make([]value[ancestorModel], len(in.Ancestors))
+			for i, a := range in.Ancestors {
+				nodes[i] = known(ancestorModel{System: known(a.System), Type: known(a.Type), ID: known(a.ID)})
+			}
+			ancestors = known(nodes)
+		}
+		out[id] = known(creatorInstanceModel{Name: known(in.Name), Ancestors: ancestors})
+	}
+	return known(out)
+}

@@ -1,0 +1,72 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// diagnostics collects what a protocol-level call tells the user.
+type diagnostics []*tfprotov6.Diagnostic
+
+func (d *diagnostics) add(severity tfprotov6.DiagnosticSeverity, at *tftypes.AttributePath, summary, detail string) {
+	*d = append(*d, &tfprotov6.Diagnostic{Severity: severity, Summary: summary, Detail: detail, Attribute: at})
+}
+
+func (d *diagnostics) addError(summary, detail string) {
+	d.add(tfprotov6.DiagnosticSeverityError, nil, summary, detail)
+}
+
+func (d *diagnostics) addWarning(summary, detail string) {
+	d.add(tfprotov6.DiagnosticSeverityWarning, nil, summary, detail)
+}
+
+func (d *diagnostics) addAttributeError(at *tftypes.AttributePath, summary, detail string) {
+	d.add(tfprotov6.DiagnosticSeverityError, at, summary, detail)
+}
+
+func (d *diagnostics) addAttributeWarning(at *tftypes.AttributePath, summary, detail string) {
+	d.add(tfprotov6.DiagnosticSeverityWarning, at, summary, detail)
+}
+
+func (d diagnostics) hasError() bool {
+	for _, x := range d {
+		if x.Severity == tfprotov6.DiagnosticSeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// root is the path of a top-level attribute.
+func root(name string) *tftypes.AttributePath {
+	return tftypes.NewAttributePath().WithAttributeName(name)
+}
+
+// pathString renders a path as users write it: resources[0].instances["7"].
+func pathString(p *tftypes.AttributePath) string {
+	var b strings.Builder
+	for _, step := range p.Steps() {
+		switch s := step.(type) {
+		case tftypes.AttributeName:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(s))
+		case tftypes.ElementKeyInt:
+			fmt.Fprintf(&b, "[%d]", int64(s))
+		case tftypes.ElementKeyString:
+			fmt.Fprintf(&b, "[%q]", string(s))
+		case tftypes.ElementKeyValue:
+			var v string
+			if err := tftypes.Value(s).As(&v); err == nil {
+				fmt.Fprintf(&b, "[Value(%q)]", v)
+			} else {
+				b.WriteString("[Value]")
+			}
+		}
+	}
+	return b.String()
+}

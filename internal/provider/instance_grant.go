@@ -1,0 +1,618 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+)
+
+// instanceGrant is bkiam_instance_grant: a subject's actions on resource
+// instances, granted and revoked with batch_instance. Its model and codec
+// are in instance_grant_codec.go, the calls it sends in
+// instance_grant_runner.go.
+type instanceGrant struct{}
+
+func (instanceGrant) name() string { return "instance_grant" }
+
+// maxPolicyInstances is IAM's limit of instances per (subject, action,
+// resource type) after merging; one resource entry over it can never be
+// granted.
+const maxPolicyInstances = 10000
+
+const (
+	subjectUser  = "user"
+	subjectGroup = "group"
+)
+
+func (instanceGrant) schema(context.Context) schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "Grants a subject (a user or a group) a set of actions on resource instances in one " +
+			"BlueKing IAM system, through IAM's `batch_instance` API.\n\n" +
+			"Create grants every action over every instance; destroy revokes them. A change sends only the " +
+			"difference, in the fewest calls the server's limits allow (`grant_batch_size`, `revoke_batch_size`), " +
+			"grants before revokes so that access both versions agree on is never interrupted.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`SYSTEM/SUBJECT_TYPE/SUBJECT_ID`, the form `terraform import` takes.",
+			},
+			"system": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "ID of the IAM system the actions belong to, e.g. `bk_cmdb`. Changing it replaces the grant.",
+			},
+			"subject": schema.SingleNestedAttribute{
+				Required: true,
+				MarkdownDescription: "Who receives the permissions. Changing it replaces the grant (revoking from the " +
+					"old subject, granting to the new one).",
+				Attributes: map[string]schema.Attribute{
+					"type": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "`user` or `group`.",
+					},
+					"id": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "The username, or the numeric ID of the group. IAM ignores grants to the user `admin`, who holds everything.",
+					},
+				},
+			},
+			"actions": schema.SetAttribute{
+				Required:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "IDs of the actions to grant, e.g. `[\"view_host\", \"edit_host\"]`. All of them must " +
+					"relate to the same resource types, given in `resources`. Adding an action grants it over every " +
+					"instance; removing one revokes it from every instance.",
+			},
+			"resources": schema.ListNestedAttribute{
+				Required: true,
+				MarkdownDescription: "One entry per resource type the actions relate to, in the order the actions " +
+					"declare them: one entry for most actions, several for a *combined resource* (an action on a " +
+					"business and a host together), `[]` for actions related to no resource type. Each action is " +
+					"granted on the combination of all entries.",
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"system": schema.StringAttribute{
+							Required:            true,
+							MarkdownDescription: "System of the resource type, usually the same as `system`.",
+						},
+						"type": schema.StringAttribute{
+							Required:            true,
+							MarkdownDescription: "ID of the resource type, e.g. `host`.",
+						},
+						"instances": schema.MapAttribute{
+							Required:    true,
+							ElementType: types.StringType,
+							MarkdownDescription: fmt.Sprintf("The instances: a map of instance ID to display name, with at least "+
+								"one and at most %d entries (IAM's limit per subject, action and type). IAM keeps the name an "+
+								"instance was first granted with, so a change of name alone sends nothing. An empty map is "+
+								"refused: to IAM an empty instance list means *every* instance.", maxPolicyInstances),
+						},
+					},
+				},
+			},
+			"expires_at": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "When the grant expires, as an RFC 3339 time such as `2027-06-30T00:00:00Z`, in the future " +
+					"and no later than `2100-01-01T00:00:00Z`. Unset means permanent: the provider then sends IAM's " +
+					"permanent expiry explicitly, as a user grant without one would expire after 365 days. Users only; " +
+					"group grants never expire. A later time re-grants everything with it. An earlier one, or a time " +
+					"after a permanent grant, revokes and grants again, because IAM only ever raises an expiry: access " +
+					"lapses for the moment between the two calls.",
+			},
+			"policies": schema.MapAttribute{
+				Computed:    true,
+				ElementType: types.Int64Type,
+				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID). IAM keeps one " +
+					"policy per subject and action, shared with other grants of the same action; `0` for grants to `admin`.",
+			},
+			"timeouts": timeoutsAttribute(),
+		},
+	}
+}
+
+// grantView is a bkiam_instance_grant model in the planner's terms.
+type grantView struct {
+	model   instanceGrantModel
+	system  string
+	subject bkiam.Subject
+	// grant is what the model declares; known is false when any part of
+	// it is unknown, or null as in an imported resource.
+	grant    grantplan.Grant
+	known    bool
+	policies map[string]int64
+}
+
+func viewGrant(m instanceGrantModel) grantView {
+	g := grantView{model: m}
+	g.system, _ = m.System.get()
+	subject, _ := m.Subject.get()
+	g.subject.Type, _ = subject.Type.get()
+	g.subject.ID, _ = subject.ID.get()
+	g.policies = int64MapOf(m.Policies)
+	g.grant, g.known = grantOf(m, g.subject.Type)
+	return g
+}
+
+// grantOf converts the grant's attributes; false when any is unknown.
+func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
+	var g grantplan.Grant
+	actions, ok := stringsOf(m.Actions)
+	if !ok {
+		return g, false
+	}
+	slices.Sort(actions)
+	g.Actions = actions
+	entries, ok := m.Resources.get()
+	if !ok {
+		return g, false
+	}
+	for _, e := range entries {
+		entry, okEntry := e.get()
+		system, okSystem := entry.System.get()
+		typ, okType := entry.Type.get()
+		instances, okInstances := stringMapOf(entry.Instances)
+		if !okEntry || !okSystem || !okType || !okInstances {
+			return g, false
+		}
+		g.Resources = append(g.Resources, grantplan.Resource{System: system, Type: typ, Instances: instances})
+	}
+	g.ExpiresAt, ok = expiresUnix(m.ExpiresAt, subjectType)
+	return g, ok
+}
+
+// expiresUnix is the expired_at to send. Unset is sent as IAM's permanent
+// value, never omitted: a user policy granted without one expires after a
+// year. Group policies never expire, whatever is sent.
+func expiresUnix(v stringValue, subjectType string) (int64, bool) {
+	if subjectType == subjectGroup || v.isNull() {
+		return bkiam.PermanentExpiry, true
+	}
+	s, ok := v.get()
+	if !ok {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return 0, false
+	}
+	return t.Unix(), true
+}
+
+// importState takes SYSTEM/SUBJECT_TYPE/SUBJECT_ID, which adopts the
+// subject's grants holding nothing known (the next apply grants what the
+// configuration declares, which IAM treats as a no-op wherever it already
+// holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE,
+// which asks the read that follows to fill in what the subject holds of
+// those actions, when detect_drift is on (see read).
+func (instanceGrant) importState(_ context.Context, id string, diags *diagnostics) (instanceGrantModel, privateState) {
+	var m instanceGrantModel
+	private := privateState{}
+	parts := strings.Split(id, "/")
+	if (len(parts) != 3 && len(parts) != 6) || slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
+		(parts[1] != subjectUser && parts[1] != subjectGroup) {
+		diags.addError("Invalid import ID",
+			fmt.Sprintf("Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, "+
+				"or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, "+
+				"e.g. bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host; got %q.", id))
+		return m, private
+	}
+	subject := bkiam.Subject{Type: parts[1], ID: parts[2]}
+	checkSubject(subject, root("id"), diags)
+	m.ID = known(strings.Join(parts[:3], "/"))
+	m.System = known(parts[0])
+	m.Subject = known(subjectModel{Type: known(subject.Type), ID: known(subject.ID)})
+	if len(parts) == 3 {
+		return m, private
+	}
+	actions := strings.Split(parts[3], ",")
+	if slices.ContainsFunc(actions, func(a string) bool { return strings.TrimSpace(a) == "" }) {
+		diags.addError("Invalid import ID",
+			fmt.Sprintf("The actions of import ID %q are a comma-separated list without blanks, e.g. view_host,edit_host.", id))
+		return m, private
+	}
+	private.set(privateImportKey, importRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
+	return m, private
+}
+
+func (instanceGrant) validate(_ context.Context, config instanceGrantModel, diags *diagnostics) {
+	checkNotBlank(root("system"), config.System, diags)
+
+	subject, _ := config.Subject.get()
+	subjectType, typeKnown := subject.Type.get()
+	if typeKnown && subjectType != subjectUser && subjectType != subjectGroup {
+		diags.addAttributeError(root("subject").WithAttributeName("type"), "Unknown subject type",
+			fmt.Sprintf(`subject.type value must be one of "user" or "group", got %s.`, strconv.Quote(subjectType)))
+		typeKnown = false
+	}
+	idPath := root("subject").WithAttributeName("id")
+	checkNotBlank(idPath, subject.ID, diags)
+	if id, ok := subject.ID.get(); ok && typeKnown {
+		checkSubject(bkiam.Subject{Type: subjectType, ID: id}, idPath, diags)
+	}
+
+	checkActions(root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+
+	entries, _ := config.Resources.get()
+	for i, e := range entries {
+		at := root("resources").WithElementKeyInt(i)
+		entry, _ := e.get()
+		checkNotBlank(at.WithAttributeName("system"), entry.System, diags)
+		checkNotBlank(at.WithAttributeName("type"), entry.Type, diags)
+		instancesPath := at.WithAttributeName("instances")
+		instances, ok := entry.Instances.get()
+		if !ok {
+			continue
+		}
+		checkInstanceCount(instancesPath, len(instances), diags)
+		checkInstanceIDs(instancesPath, instances, diags)
+		for id, name := range instances {
+			checkNotBlank(instancesPath.WithElementKeyString(id), name, diags)
+		}
+	}
+
+	checkExpiresAt(config.ExpiresAt, subjectType, typeKnown, diags)
+	checkTimeouts(config.Timeouts, diags)
+}
+
+// checkSubject reports a non-numeric group id and warns about admin.
+func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *diagnostics) {
+	switch {
+	case s.Type == subjectGroup:
+		if _, err := strconv.ParseUint(s.ID, 10, 63); err != nil {
+			diags.addAttributeError(at, "Group IDs are numeric",
+				fmt.Sprintf("subject.id must be the numeric ID of an IAM user group when subject.type is \"group\", got %q.", s.ID))
+		}
+	case strings.EqualFold(s.ID, "admin"):
+		diags.addAttributeWarning(at, "IAM ignores grants to admin",
+			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
+				"The resource records policy IDs of 0.")
+	}
+}
+
+// checkExpiresAt enforces IAM's rules for expired_at that hold whatever
+// the time: the expiry in the past is checked when a plan would send it
+// (checkExpiryAhead), so that an expired grant can still be refreshed and
+// destroyed.
+func checkExpiresAt(v stringValue, subjectType string, subjectKnown bool, diags *diagnostics) {
+	s, ok := v.get()
+	if !ok {
+		return
+	}
+	at := root("expires_at")
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		diags.addAttributeError(at, "Invalid RFC 3339 time",
+			fmt.Sprintf("expires_at must be an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", s))
+		return
+	}
+	if subjectKnown && subjectType == subjectGroup {
+		diags.addAttributeError(at, "Group grants do not expire",
+			"IAM keeps group policies forever and ignores an expiry. Remove expires_at, or grant to users instead.")
+		return
+	}
+	if t.Unix() > bkiam.PermanentExpiry {
+		diags.addAttributeError(at, "Expiry too late",
+			fmt.Sprintf("expires_at must be no later than 2100-01-01T00:00:00Z, IAM's \"permanent\", got %s. Remove it for a permanent grant.", s))
+	}
+}
+
+// checkExpiryAhead refuses to plan sending an expiry that has passed: IAM
+// would refuse it.
+func checkExpiryAhead(v stringValue, now time.Time, diags *diagnostics) {
+	s, ok := v.get()
+	if !ok {
+		return
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil && !t.After(now) {
+		diags.addAttributeError(root("expires_at"), "Expiry in the past",
+			fmt.Sprintf("expires_at is %s, which has passed; IAM refuses expiries that are not in the future. Set a later time or remove it for a permanent grant.", s))
+	}
+}
+
+func (r instanceGrant) plan(_ context.Context, req planRequest[instanceGrantModel], diags *diagnostics) planResponse[instanceGrantModel] {
+	planned := req.proposed
+	if req.prior == nil {
+		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
+		planned.ID, planned.Policies = unknownValue[string](), unknownValue[map[string]value[int64]]()
+		return planResponse[instanceGrantModel]{planned: planned}
+	}
+	prior := *req.prior
+	var out planResponse[instanceGrantModel]
+	if planned.System != prior.System {
+		out.requiresReplace = append(out.requiresReplace, root("system"))
+	}
+	if planned.Subject != prior.Subject {
+		out.requiresReplace = append(out.requiresReplace, root("subject"))
+	}
+	if planned.ExpiresAt != prior.ExpiresAt {
+		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
+	}
+	planned.ID = prior.ID
+	if planned.ID.isNull() {
+		planned.ID = unknownValue[string]()
+	}
+	planned.Policies = r.plannedPolicies(viewGrant(req.proposed), viewGrant(prior), req.private, diags)
+	out.planned = planned
+	return out
+}
+
+// plannedPolicies shows the policy ids that an update keeps, instead of
+// "known after apply" for all of them.
+func (instanceGrant) plannedPolicies(plan, state grantView, private privateState, diags *diagnostics) int64MapValue {
+	if readHoldings(private, diags) != nil || !plan.known || !state.known || state.model.Policies.isNull() {
+		return unknownValue[map[string]value[int64]]() // after a run that failed midway, any policy may be granted anew
+	}
+	next, old := plan.grant, state.grant
+	// Policy ids survive every change but those that revoke an action
+	// whole before granting it again.
+	if next.ExpiresAt < old.ExpiresAt || (len(next.Resources) > 1 && !sameGrantInstances(old, next)) {
+		return unknownValue[map[string]value[int64]]()
+	}
+	return plannedPolicies(next.Actions, state.policies, func(a string) bool { return slices.Contains(old.Actions, a) })
+}
+
+func sameGrantInstances(a, b grantplan.Grant) bool {
+	return grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: a.Resources}).
+		Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: b.Resources}))
+}
+
+func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyRequest[instanceGrantModel], diags *diagnostics) (*instanceGrantModel, privateState) {
+	private := req.private
+	var operation string
+	var current, next *grantView
+	switch {
+	case req.planned == nil:
+		operation = "delete"
+		state := viewGrant(*req.prior)
+		current = &state
+	case req.prior == nil:
+		operation = "create"
+		plan := viewGrant(*req.planned)
+		next = &plan
+	default:
+		operation = "update"
+		state, plan := viewGrant(*req.prior), viewGrant(*req.planned)
+		current, next = &state, &plan
+	}
+	if next != nil && !next.known {
+		diags.addError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
+		return req.prior, private
+	}
+	held := grantplan.Holdings{}
+	if current != nil {
+		held = r.holdings(private, *current, diags)
+	}
+	if diags.hasError() {
+		return req.prior, private
+	}
+	planned := next
+	if planned == nil {
+		planned = current
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeoutOf(planned.model.Timeouts, operation))
+	defer cancel()
+
+	runner := &instanceGrantRunner{client: data.instances, system: planned.system, subject: planned.subject, held: held, policies: map[string]int64{}}
+	if current != nil {
+		runner.policies = current.policies
+	}
+	var want *grantplan.Grant
+	if next != nil {
+		want = &next.grant
+	}
+	ok := planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, want, data.limits()) }, runner.run, diags)
+	data.invalidateScans(planned.system, slices.Concat(slices.Collect(maps.Keys(held)), planned.grant.Actions))
+	switch {
+	case ok && next == nil:
+		return nil, nil // revoked: the resource is gone
+	case ok:
+		writeHoldings(private, nil, diags)
+		m := next.model
+		m.ID = known(grantID(next.system, next.subject))
+		m.Policies = policiesValue(next.grant.Actions, runner.policies)
+		return &m, private
+	case current == nil && len(runner.held) == 0:
+		return nil, nil // nothing granted: no resource to record
+	}
+	// The run stopped midway: record what is held, so that it is not lost.
+	// A failed create is tainted by Terraform; the next apply revokes it
+	// and grants everything again.
+	m := r.partial(planned, want, runner, private, diags)
+	return &m, private
+}
+
+// holdings returns what the resource holds: from private state after a
+// failed run, else from its public state.
+func (instanceGrant) holdings(private privateState, state grantView, diags *diagnostics) grantplan.Holdings {
+	if held := readHoldings(private, diags); held != nil {
+		return held
+	}
+	if !state.known {
+		return grantplan.Holdings{} // imported: nothing known
+	}
+	return grantplan.Held(&state.grant)
+}
+
+// partial records a run that stopped midway: state shows the view of what
+// is held, and private state keeps the exact holdings when the view
+// cannot.
+func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, private privateState, diags *diagnostics) instanceGrantModel {
+	shape := g.grant.Resources
+	if next != nil {
+		shape = next.Resources
+	}
+	view := runner.held.View(next, shape)
+	recordHoldings(private, runner.held, view, diags)
+	m := g.model
+	m.ID = known(grantID(g.system, g.subject))
+	m.Actions = knownStrings(view.Actions)
+	m.Resources = resourcesValue(view.Resources)
+	m.ExpiresAt = expiresValue(view.ExpiresAt, next, g.model.ExpiresAt)
+	m.Policies = policiesValue(view.Actions, runner.policies)
+	return m
+}
+
+func resourcesValue(resources []grantplan.Resource) value[[]value[resourceModel]] {
+	entries := make([]value[resourceModel], len(resources))
+	for i, res := range resources {
+		entries[i] = known(resourceModel{System: known(res.System), Type: known(res.Type), Instances: knownStringMap(res.Instances)})
+	}
+	return known(entries)
+}
+
+// expiresValue is the expires_at of a view: an expiry equal to next's
+// keeps the configuration's spelling, so that it shows no change.
+func expiresValue(expiresAt int64, next *grantplan.Grant, configured stringValue) stringValue {
+	switch {
+	case next != nil && expiresAt == next.ExpiresAt, expiresAt == 0:
+		// 0: no action is shown held, so there is no expiry to show.
+		return configured
+	case expiresAt == bkiam.PermanentExpiry:
+		return stringValue{}
+	default:
+		return known(time.Unix(expiresAt, 0).UTC().Format(time.RFC3339))
+	}
+}
+
+// refreshes: a refresh always looks at the state, to notice that a user
+// grant expired.
+func (instanceGrant) refreshes(*providerData) bool { return true }
+
+// read removes a user grant that has expired, since IAM no longer holds
+// it; with detect_drift, it also keeps of the record only what IAM still
+// holds, and completes an import by actions and resource type.
+func (r instanceGrant) read(ctx context.Context, data *providerData, req readRequest[instanceGrantModel], diags *diagnostics) (*instanceGrantModel, privateState, bool) {
+	state, private := req.state, req.private
+	if r.expired(state, private, diags) {
+		return nil, nil, true
+	}
+	if diags.hasError() {
+		return &state, private, false
+	}
+	g := viewGrant(state)
+	driftOn := data != nil && data.scans != nil
+	if pending := readImportRequest(private, diags); pending != nil {
+		private = maps.Clone(private)
+		delete(private, privateImportKey)
+		if !driftOn {
+			// Without detect_drift, import adopts the subject's grants and
+			// holds nothing known, as the short import ID does.
+			diags.addWarning("Import without detect_drift",
+				"The import ID names actions and a resource type, but only detect_drift can read what the subject holds of them. "+
+					"The resource is adopted holding nothing known: the next apply grants what the configuration declares.")
+			return &state, private, true
+		}
+		return r.readImport(ctx, data.scans, g, *pending, private, diags)
+	}
+	if !driftOn || !g.known {
+		// Nothing to read back: detect_drift is off, or an import adopted
+		// the resource holding nothing recorded.
+		return &state, private, false
+	}
+	held := r.holdings(private, g, diags)
+	if diags.hasError() {
+		return &state, private, false
+	}
+	now, err := stillHeld(ctx, data.scans, g.system, g.subject, held)
+	if err != nil {
+		diags.addError("Cannot read grants back from IAM",
+			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
+				"detect_drift off.", subjectName(g.subject), g.system, err))
+		return &state, private, false
+	}
+	if now.Equal(held) {
+		return &state, private, false
+	}
+	if loss := describeLoss(held, now); loss != "" {
+		diags.addWarning("Grants revoked outside Terraform",
+			fmt.Sprintf("IAM no longer holds what this resource granted %s in %s: %s. It is removed from state, so the plan "+
+				"grants it again.", subjectName(g.subject), g.system, loss))
+	}
+	if len(now) == 0 {
+		return nil, nil, true
+	}
+	view := now.View(&g.grant, g.grant.Resources)
+	private = maps.Clone(private)
+	recordHoldings(private, now, view, diags)
+	m := state
+	m.Actions = knownStrings(view.Actions)
+	m.Resources = resourcesValue(view.Resources)
+	m.ExpiresAt = expiresValue(view.ExpiresAt, &g.grant, state.ExpiresAt)
+	m.Policies = policiesValue(view.Actions, g.policies)
+	return &m, private, true
+}
+
+// readImport completes an import: what the subject holds of the actions,
+// read from IAM, with ids as names.
+func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g grantView, pending importRequest, private privateState, diags *diagnostics) (*instanceGrantModel, privateState, bool) {
+	actions := slices.Sorted(slices.Values(pending.Actions))
+	resource := grantplan.Resource{System: pending.System, Type: pending.Type}
+	held, err := importedHoldings(ctx, scans, g.system, g.subject, actions, resource)
+	if err != nil {
+		diags.addError("Cannot import the grant", err.Error()+".")
+		return &g.model, private, false
+	}
+	if g.subject.Type == subjectGroup {
+		for action, h := range held {
+			h.ExpiresAt = bkiam.PermanentExpiry // group policies never expire
+			held[action] = h
+		}
+	}
+	view := held.View(nil, []grantplan.Resource{resource})
+	recordHoldings(private, held, view, diags)
+	m := g.model
+	m.ID = known(grantID(g.system, g.subject))
+	m.Actions = knownStrings(view.Actions)
+	m.Resources = resourcesValue(view.Resources)
+	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, stringValue{})
+	m.Policies = policiesValue(nil, nil)
+	return &m, private, true
+}
+
+// expired reports a user grant whose expiry has passed, which IAM no
+// longer holds, with a warning.
+func (instanceGrant) expired(state instanceGrantModel, private privateState, diags *diagnostics) bool {
+	expires, ok := state.ExpiresAt.get()
+	subject, _ := state.Subject.get()
+	if subjectType, _ := subject.Type.get(); !ok || subjectType != subjectUser {
+		return false
+	}
+	t, err := time.Parse(time.RFC3339, expires)
+	if err != nil || t.After(time.Now()) {
+		return false
+	}
+	// The public expiry is the earliest of the actions'; after a run that
+	// failed midway, the exact record may hold actions that expire later,
+	// or that the public state leaves out. Forgetting those would lose
+	// track of grants IAM still holds.
+	if held := readHoldings(private, diags); held != nil {
+		for _, h := range held {
+			if h.ExpiresAt == bkiam.PermanentExpiry || time.Unix(h.ExpiresAt, 0).After(time.Now()) {
+				return false
+			}
+		}
+	}
+	if diags.hasError() {
+		return false
+	}
+	g := viewGrant(state)
+	diags.addWarning("Grant expired",
+		fmt.Sprintf("The grant of %s to %s %s in %s expired at %s, so IAM no longer holds it. It is removed from state: "+
+			"set a later expires_at (or remove it) and apply to grant it again.",
+			strings.Join(g.grant.Actions, ", "), g.subject.Type, g.subject.ID, g.system, expires))
+	return true
+}
+
+func grantID(system string, subject bkiam.Subject) string {
+	return system + "/" + subject.Type + "/" + subject.ID
+}

@@ -1,0 +1,315 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// protocolResources are the resources served on terraform-plugin-go
+// values (see DESIGN.md, "Why the hot path is below the framework"). A
+// line here is all the registration a resource needs: the framework's
+// view of it (its schema, for Terraform and tfplugindocs), the server's
+// routing of its calls and its value type are all derived from this list.
+var protocolResources = []servedResource{
+	serve[instanceGrantModel](instanceGrant{}),
+	serve[creatorGrantModel](creatorGrant{}),
+}
+
+// resourceDef is a resource served on protocol values, written against
+// its model M: a Go struct of the resource's attributes, which the
+// resource's codec (decode, encode) converts to and from tftypes.Value.
+// serve adapts it to the protocol; it never sees a protocol message.
+type resourceDef[M any] interface {
+	// name is the type name after the provider's prefix: "instance_grant".
+	name() string
+	// schema is the resource's schema, as the framework declares it. Only
+	// what the protocol path honours may be used (TestProtocolSchemasUseNothingIgnored).
+	schema(ctx context.Context) schema.Schema
+
+	// decode converts a known, non-null value of the schema's type;
+	// encode converts back, with typ the schema's object type.
+	decode(v tftypes.Value) (M, error)
+	encode(typ tftypes.Object, m M) tftypes.Value
+
+	// importState turns an import ID into the state to read, and the
+	// private state read receives with it.
+	importState(ctx context.Context, id string, diags *diagnostics) (M, privateState)
+	// validate checks a configuration, in which any value may be unknown.
+	validate(ctx context.Context, config M, diags *diagnostics)
+	// plan plans a create (prior nil) or an update; serve answers a
+	// destroy and a change that changes nothing itself.
+	plan(ctx context.Context, req planRequest[M], diags *diagnostics) planResponse[M]
+	// apply carries out a create (prior nil), an update or a destroy
+	// (planned nil). It returns the new state, nil when the resource is
+	// gone, and the private state to keep.
+	apply(ctx context.Context, data *providerData, req applyRequest[M], diags *diagnostics) (*M, privateState)
+	// refreshes reports whether read can change state with these
+	// settings (data is nil when the provider is not configured); when
+	// it cannot, a refresh returns the state untouched, never decoded.
+	refreshes(data *providerData) bool
+	// read refreshes state: it returns the new state (nil when the
+	// resource is gone), the private state, and whether either changed.
+	read(ctx context.Context, data *providerData, req readRequest[M], diags *diagnostics) (*M, privateState, bool)
+}
+
+type planRequest[M any] struct {
+	prior    *M // nil on create
+	proposed M
+	private  privateState
+}
+
+type planResponse[M any] struct {
+	planned         M
+	requiresReplace []*tftypes.AttributePath
+}
+
+type applyRequest[M any] struct {
+	prior   *M // nil on create
+	planned *M // nil on destroy
+	private privateState
+}
+
+type readRequest[M any] struct {
+	state   M
+	private privateState
+}
+
+// servedResource is a resource as the server and the framework see it.
+type servedResource interface {
+	typeName() string
+	objectType() tftypes.Object
+	// frameworkResource is the framework's view: the type name and schema.
+	frameworkResource() resource.Resource
+	validateConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) *tfprotov6.ValidateResourceConfigResponse
+	planChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse
+	applyChange(ctx context.Context, data *providerData, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse
+	readResource(ctx context.Context, data *providerData, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse
+	importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse
+}
+
+// served adapts a resourceDef to the protocol: it unmarshals Terraform's
+// values with the schema's type, decodes them into the model, and
+// encodes the answers.
+type served[M any] struct {
+	def resourceDef[M]
+	typ func() tftypes.Object
+}
+
+func serve[M any](def resourceDef[M]) servedResource {
+	return served[M]{def: def, typ: sync.OnceValue(func() tftypes.Object {
+		ctx := context.Background()
+		return def.schema(ctx).Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // a schema is always an object
+	})}
+}
+
+func (s served[M]) typeName() string           { return typeName + "_" + s.def.name() }
+func (s served[M]) objectType() tftypes.Object { return s.typ() }
+
+func (s served[M]) validateConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) *tfprotov6.ValidateResourceConfigResponse {
+	var diags diagnostics
+	if config, ok := s.decode(req.Config, "configuration", &diags); ok && config != nil {
+		s.def.validate(ctx, *config, &diags)
+	}
+	return &tfprotov6.ValidateResourceConfigResponse{Diagnostics: diags}
+}
+
+func (s served[M]) planChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
+	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}
+	if sameValue(req.PriorState, req.ProposedNewState) {
+		// Nothing changed (refresh changes nothing either): the plan is the
+		// state, whatever its size, with no need to decode it.
+		return resp
+	}
+	var diags diagnostics
+	private := readPrivateState(req.PriorPrivate, &diags)
+	priorValue, okPrior := s.unmarshal(req.PriorState, "prior state", &diags)
+	proposedValue, okProposed := s.unmarshal(req.ProposedNewState, "proposed new state", &diags)
+	switch {
+	case !okPrior || !okProposed || diags.hasError():
+	case proposedValue.IsNull(), proposedValue.Equal(priorValue):
+		// A destroy, or a change Terraform proposes that changes nothing:
+		// planned as proposed.
+	default:
+		prior, okPrior := s.decodeValue(priorValue, "prior state", &diags)
+		proposed, okProposed := s.decodeValue(proposedValue, "proposed new state", &diags)
+		if okPrior && okProposed {
+			out := s.def.plan(ctx, planRequest[M]{prior: prior, proposed: *proposed, private: private}, &diags)
+			resp.PlannedState = s.marshal(&out.planned, &diags)
+			resp.RequiresReplace = out.requiresReplace
+		}
+	}
+	resp.Diagnostics = diags
+	return resp
+}
+
+func (s served[M]) applyChange(ctx context.Context, data *providerData, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse {
+	var diags diagnostics
+	// Until the change is carried out, the resource stays as it was.
+	resp := &tfprotov6.ApplyResourceChangeResponse{NewState: req.PriorState, Private: req.PlannedPrivate}
+	private := readPrivateState(req.PlannedPrivate, &diags)
+	prior, okPrior := s.decode(req.PriorState, "prior state", &diags)
+	planned, okPlanned := s.decode(req.PlannedState, "planned state", &diags)
+	if data == nil {
+		diags.addError("Provider not configured",
+			"The bkiam provider was not configured before this resource was applied. This is a bug in the provider or in Terraform.")
+	}
+	if okPrior && okPlanned && !diags.hasError() {
+		newState, newPrivate := s.def.apply(ctx, data, applyRequest[M]{prior: prior, planned: planned, private: private}, &diags)
+		resp.NewState = s.marshal(newState, &diags)
+		resp.Private = newPrivate.bytes(&diags)
+	}
+	resp.Diagnostics = diags
+	return resp
+}
+
+func (s served[M]) readResource(ctx context.Context, data *providerData, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse {
+	// Unchanged state goes back as Terraform sent it, not re-encoded.
+	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}
+	if !s.def.refreshes(data) {
+		return resp
+	}
+	var diags diagnostics
+	if state, ok := s.decode(req.CurrentState, "state", &diags); ok && state != nil {
+		private := readPrivateState(req.Private, &diags)
+		newState, newPrivate, changed := s.def.read(ctx, data, readRequest[M]{state: *state, private: private}, &diags)
+		if changed && !diags.hasError() {
+			resp.NewState = s.marshal(newState, &diags)
+			resp.Private = newPrivate.bytes(&diags)
+			if newState == nil {
+				resp.Private = nil
+			}
+		}
+	}
+	resp.Diagnostics = diags
+	return resp
+}
+
+func (s served[M]) importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse {
+	var diags diagnostics
+	resp := &tfprotov6.ImportResourceStateResponse{}
+	state, private := s.def.importState(ctx, req.ID, &diags)
+	if !diags.hasError() {
+		imported := &tfprotov6.ImportedResource{TypeName: s.typeName(), State: s.marshal(&state, &diags), Private: private.bytes(&diags)}
+		if !diags.hasError() {
+			resp.ImportedResources = []*tfprotov6.ImportedResource{imported}
+		}
+	}
+	resp.Diagnostics = diags
+	return resp
+}
+
+// decode unmarshals and decodes a value Terraform sent: nil when it is
+// null or absent; false when it cannot be read.
+func (s served[M]) decode(v *tfprotov6.DynamicValue, what string, diags *diagnostics) (*M, bool) {
+	value, ok := s.unmarshal(v, what, diags)
+	if !ok {
+		return nil, false
+	}
+	return s.decodeValue(value, what, diags)
+}
+
+func (s served[M]) decodeValue(v tftypes.Value, what string, diags *diagnostics) (*M, bool) {
+	if v.IsNull() {
+		return nil, true
+	}
+	m, err := s.def.decode(v)
+	if err != nil {
+		diags.addError("Cannot decode the "+what, fmt.Sprintf("The %s does not fit the resource's model: %v. This is a bug in the provider.", what, err))
+		return nil, false
+	}
+	return &m, true
+}
+
+// unmarshal reads a value Terraform sent; an absent value is null.
+func (s served[M]) unmarshal(v *tfprotov6.DynamicValue, what string, diags *diagnostics) (tftypes.Value, bool) {
+	if v == nil {
+		return tftypes.NewValue(s.typ(), nil), true
+	}
+	value, err := v.Unmarshal(s.typ())
+	if err != nil {
+		diags.addError("Cannot decode the "+what, "Terraform sent a value that does not fit the resource's schema: "+err.Error()+
+			". This is a bug in the provider or in Terraform.")
+		return tftypes.Value{}, false
+	}
+	return value, true
+}
+
+// marshal encodes m, or null when m is nil, for Terraform.
+func (s served[M]) marshal(m *M, diags *diagnostics) *tfprotov6.DynamicValue {
+	v := tftypes.NewValue(s.typ(), nil)
+	if m != nil {
+		v = s.def.encode(s.typ(), *m)
+	}
+	dv, err := tfprotov6.NewDynamicValue(s.typ(), v)
+	if err != nil {
+		diags.addError("Cannot encode the resource's state", err.Error()+". This is a bug in the provider.")
+		return nil
+	}
+	return &dv
+}
+
+// frameworkResource is the resource as the framework declares it: its
+// type name and schema, which the framework serves to Terraform (and
+// tfplugindocs) and uses to upgrade stored state. Every other call of
+// the resource is answered by the server before the framework sees it.
+func (s served[M]) frameworkResource() resource.Resource {
+	return frameworkShim{name: s.def.name(), schema: s.def.schema}
+}
+
+type frameworkShim struct {
+	name   string
+	schema func(context.Context) schema.Schema
+}
+
+func (f frameworkShim) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + f.name
+}
+
+func (f frameworkShim) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = f.schema(ctx)
+}
+
+// The framework's CRUD is never reached when the provider is served by
+// NewServer; serving the framework provider alone is a mistake these
+// methods report.
+
+func notServed() (string, string) {
+	return "Resource served by the wrong server",
+		"This resource is served at the protocol level by the provider's NewServer; the framework server alone cannot apply it. This is a bug in the provider."
+}
+
+func (frameworkShim) Create(_ context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
+
+func (frameworkShim) Read(_ context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
+
+func (frameworkShim) Update(_ context.Context, _ resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
+
+func (frameworkShim) Delete(_ context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
+	resp.Diagnostics.AddError(notServed())
+}
+
+// modelType and roundTrip let the tests hold each codec against its
+// schema (codec_test.go) through protocolResources, so that a new
+// resource is covered without a test naming it.
+func (s served[M]) modelType() reflect.Type { return reflect.TypeFor[M]() }
+
+func (s served[M]) roundTrip(v tftypes.Value) (tftypes.Value, error) {
+	m, err := s.def.decode(v)
+	if err != nil {
+		return tftypes.Value{}, err
+	}
+	return s.def.encode(s.typ(), m), nil
+}

@@ -1,0 +1,16 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// objectTypeOf is the value type of a protocol-level resource, by its
+// full type name.
+func objectTypeOf(typeName string) tftypes.Object {
+	for _, r := range protocolResources {
+		if r.typeName() == typeName {
+			return r.objectType()
+		}
+	}
+	panic("no protocol-level resource " + typeName)
+}

@@ -1,0 +1,83 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+)
+
+// NewServer returns the provider's protocol 6 server, as main and the
+// acceptance tests serve it: the framework's server, with the calls of
+// the protocol-level resources (protocolResources) answered by them.
+func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
+	return func() (tfprotov6.ProviderServer, error) {
+		return newServer(&bkiamProvider{version: version})
+	}
+}
+
+func newServer(p *bkiamProvider) (tfprotov6.ProviderServer, error) {
+	framework, err := providerserver.NewProtocol6WithError(p)()
+	if err != nil {
+		return nil, err
+	}
+	s := &protocolServer{ProviderServer: framework, provider: p, resources: map[string]servedResource{}}
+	for _, r := range protocolResources {
+		s.resources[r.typeName()] = r
+	}
+	return s, nil
+}
+
+// protocolServer is the framework's server with the calls of the
+// protocol-level resources routed to them. The framework serves
+// everything else: the provider's schema, configuration and
+// validation, the resources' schemas and state upgrades, and any plain
+// framework resource or data source.
+type protocolServer struct {
+	tfprotov6.ProviderServer
+	provider  *bkiamProvider
+	resources map[string]servedResource
+}
+
+func (s *protocolServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.validateConfig(ctx, req), nil
+	}
+	return s.ProviderServer.ValidateResourceConfig(ctx, req)
+}
+
+func (s *protocolServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.planChange(ctx, req), nil
+	}
+	return s.ProviderServer.PlanResourceChange(ctx, req)
+}
+
+func (s *protocolServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.applyChange(ctx, s.provider.data.Load(), req), nil
+	}
+	return s.ProviderServer.ApplyResourceChange(ctx, req)
+}
+
+func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.readResource(ctx, s.provider.data.Load(), req), nil
+	}
+	return s.ProviderServer.ReadResource(ctx, req)
+}
+
+func (s *protocolServer) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.importResource(ctx, req), nil
+	}
+	return s.ProviderServer.ImportResourceState(ctx, req)
+}
+
+// sameValue reports whether a and b are encoded alike, and so are the
+// same value: Terraform encodes values deterministically (map keys
+// sorted).
+func sameValue(a, b *tfprotov6.DynamicValue) bool {
+	return a != nil && b != nil && len(a.MsgPack) > 0 && len(a.JSON) == 0 && len(b.JSON) == 0 && bytes.Equal(a.MsgPack, b.MsgPack)
+}
