@@ -50,8 +50,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	var diags diag.Diagnostics
 	r := resolver{getenv: getenv, diags: &diags}
 
-	apigw := r.str(settingAPIGatewayURL, m.APIGatewayURL)
-	esb := r.str(settingESBURL, m.ESBURL)
+	ep := r.endpoint(m)
 	appCode := r.str(settingAppCode, m.AppCode)
 	appSecret := r.str(settingAppSecret, m.AppSecret)
 	username := r.str(settingUsername, m.Username)
@@ -71,33 +70,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		return providerSettings{}, diags
 	}
 
-	// Exactly one transport, after the fallbacks.
-	switch {
-	case apigw.value == "" && esb.value == "":
-		diags.AddAttributeError(settingAPIGatewayURL.path(), "No IAM endpoint configured",
-			fmt.Sprintf("Set apigw_url (or %s) to the IAM API gateway, e.g. https://bkapi.example.com/api/bk-iam/prod, "+
-				"or esb_url (or %s) to the BlueKing ESB, e.g. https://paas.example.com.",
-				settingAPIGatewayURL.envList(), settingESBURL.envList()))
-	case apigw.value != "" && esb.value != "":
-		// Blame the value that came from the environment: that is the one
-		// the user did not write down and may not know about.
-		blame := esb
-		if apigw.fromEnv() && !esb.fromEnv() {
-			blame = apigw
-		}
-		diags.AddAttributeError(blame.setting.path(), "Both apigw_url and esb_url are set",
-			fmt.Sprintf("The provider talks to IAM through exactly one of the API gateway and the ESB, but apigw_url is "+
-				"set by %s and esb_url by %s. Remove one of them.", apigw.source, esb.source))
-	}
-	for _, u := range []resolvedString{apigw, esb} {
-		if u.value == "" {
-			continue
-		}
-		if err := checkBaseURL(u.value); err != nil {
-			diags.AddAttributeError(u.setting.path(), "Invalid "+u.setting.attr,
-				fmt.Sprintf("%s (set by %s) %s.", u.setting.attr, u.source, err))
-		}
-	}
+	checkEndpoint(&diags, ep)
 
 	for _, required := range []resolvedString{appCode, appSecret} {
 		if required.value == "" {
@@ -111,7 +84,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	// name no attribute. The schema refuses it in the provider block at
 	// validation; here it comes from the environment.
 	blankable := []resolvedString{appCode, appSecret, tenant}
-	if apigw.value == "" {
+	if ep.apigw.value == "" {
 		// The gateway ignores both: a blank one does no harm there.
 		blankable = append(blankable, username, token)
 	}
@@ -124,18 +97,18 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		}
 	}
 
-	if esb.value != "" && apigw.value == "" && username.value == "" && token.value == "" {
+	if ep.esb.value != "" && ep.apigw.value == "" && username.value == "" && token.value == "" {
 		diags.AddAttributeError(settingUsername.path(), "ESB needs a user",
 			fmt.Sprintf("ESB demands a user on every call. Set username (or %s) when the app is on ESB's skip-login "+
 				"whitelist, or bk_token (or %s) to a user's login token; or use apigw_url, which needs no user.",
 				settingUsername.envList(), settingBKToken.envList()))
 	}
 
-	if detectDrift && esb.value != "" && apigw.value == "" {
+	if detectDrift && ep.esb.value != "" && ep.apigw.value == "" {
 		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
 			fmt.Sprintf("detect_drift reads grants back through IAM's policy-list API, which IAM serves only through "+
 				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
-				"or turn detect_drift off.", esb.source, settingAPIGatewayURL.envList()))
+				"or turn detect_drift off.", ep.esb.source, settingAPIGatewayURL.envList()))
 	}
 
 	timeout, err := time.ParseDuration(timeoutText)
@@ -158,7 +131,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		return providerSettings{}, diags
 	}
 
-	if apigw.value != "" {
+	if ep.apigw.value != "" {
 		for _, esbOnly := range []resolvedString{username, token} {
 			if esbOnly.value != "" && !esbOnly.fromEnv() {
 				diags.AddAttributeWarning(esbOnly.setting.path(), esbOnly.setting.attr+" is ignored with apigw_url",
@@ -169,8 +142,8 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 
 	return providerSettings{
 		client: bkiam.Config{
-			APIGatewayURL: apigw.value,
-			ESBURL:        esb.value,
+			APIGatewayURL: ep.apigw.value,
+			ESBURL:        ep.esb.value,
 			AppCode:       appCode.value,
 			AppSecret:     appSecret.value,
 			Username:      username.value,
@@ -187,6 +160,49 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		detectDrift:        detectDrift,
 		policyRoute:        policyRoute,
 	}, diags
+}
+
+// endpointConfig is apigw_url and esb_url after their environment
+// fallbacks: the transport the provider talks to IAM through.
+type endpointConfig struct{ apigw, esb resolvedString }
+
+// endpoint reads apigw_url and esb_url with their environment fallbacks.
+func (r resolver) endpoint(m providerModel) endpointConfig {
+	return endpointConfig{
+		apigw: r.str(settingAPIGatewayURL, m.APIGatewayURL),
+		esb:   r.str(settingESBURL, m.ESBURL),
+	}
+}
+
+// checkEndpoint requires exactly one of apigw_url and esb_url, and checks the URL of each that is set.
+func checkEndpoint(diags *diag.Diagnostics, e endpointConfig) {
+	// Exactly one transport, after the fallbacks.
+	switch {
+	case e.apigw.value == "" && e.esb.value == "":
+		diags.AddAttributeError(settingAPIGatewayURL.path(), "No IAM endpoint configured",
+			fmt.Sprintf("Set apigw_url (or %s) to the IAM API gateway, e.g. https://bkapi.example.com/api/bk-iam/prod, "+
+				"or esb_url (or %s) to the BlueKing ESB, e.g. https://paas.example.com.",
+				settingAPIGatewayURL.envList(), settingESBURL.envList()))
+	case e.apigw.value != "" && e.esb.value != "":
+		// Blame the value that came from the environment: that is the one
+		// the user did not write down and may not know about.
+		blame := e.esb
+		if e.apigw.fromEnv() && !e.esb.fromEnv() {
+			blame = e.apigw
+		}
+		diags.AddAttributeError(blame.setting.path(), "Both apigw_url and esb_url are set",
+			fmt.Sprintf("The provider talks to IAM through exactly one of the API gateway and the ESB, but apigw_url is "+
+				"set by %s and esb_url by %s. Remove one of them.", e.apigw.source, e.esb.source))
+	}
+	for _, u := range []resolvedString{e.apigw, e.esb} {
+		if u.value == "" {
+			continue
+		}
+		if err := checkBaseURL(u.value); err != nil {
+			diags.AddAttributeError(u.setting.path(), "Invalid "+u.setting.attr,
+				fmt.Sprintf("%s (set by %s) %s.", u.setting.attr, u.source, err))
+		}
+	}
 }
 
 // blankWhy and blankOr complete a blank setting's message: what the
