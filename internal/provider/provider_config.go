@@ -51,11 +51,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	r := resolver{getenv: getenv, diags: &diags}
 
 	ep := r.endpoint(m)
-	appCode := r.str(settingAppCode, m.AppCode)
-	appSecret := r.str(settingAppSecret, m.AppSecret)
-	username := r.str(settingUsername, m.Username)
-	token := r.str(settingBKToken, m.BKToken)
-	tenant := r.str(settingTenantID, m.TenantID)
+	cred := r.credentials(m)
 	caCertFile := r.plainString("ca_cert_file", m.CACertFile, "")
 	timeoutText := r.plainString("request_timeout", m.RequestTimeout, defaultRequestTimeout)
 	windowText := r.plainString("batch_window", m.BatchWindow, defaultBatchWindow)
@@ -72,37 +68,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 
 	checkEndpoint(&diags, ep)
 
-	for _, required := range []resolvedString{appCode, appSecret} {
-		if required.value == "" {
-			diags.AddAttributeError(required.setting.path(), "Missing "+required.setting.attr,
-				fmt.Sprintf("IAM authenticates every call by app code and secret. Set %s in the provider block or the "+
-					"environment variable %s.", required.setting.attr, required.setting.envList()))
-		}
-	}
-
-	// White space is no value: the client would refuse it, in words that
-	// name no attribute. The schema refuses it in the provider block at
-	// validation; here it comes from the environment.
-	blankable := []resolvedString{appCode, appSecret, tenant}
-	if ep.apigw.value == "" {
-		// The gateway ignores both: a blank one does no harm there.
-		blankable = append(blankable, username, token)
-	}
-	for _, s := range blankable {
-		if s.value != "" && strings.TrimSpace(s.value) == "" {
-			diags.AddAttributeError(s.setting.path(), "Blank "+s.setting.attr,
-				fmt.Sprintf("%s, as set by %s, is only white space. %s Set %s in the provider block or the environment "+
-					"variable %s to its real value%s.", s.setting.attr, s.source, blankWhy[s.setting.attr],
-					s.setting.attr, s.setting.envList(), blankOr[s.setting.attr]))
-		}
-	}
-
-	if ep.esb.value != "" && ep.apigw.value == "" && username.value == "" && token.value == "" {
-		diags.AddAttributeError(settingUsername.path(), "ESB needs a user",
-			fmt.Sprintf("ESB demands a user on every call. Set username (or %s) when the app is on ESB's skip-login "+
-				"whitelist, or bk_token (or %s) to a user's login token; or use apigw_url, which needs no user.",
-				settingUsername.envList(), settingBKToken.envList()))
-	}
+	checkCredentials(&diags, ep, cred)
 
 	if detectDrift && ep.esb.value != "" && ep.apigw.value == "" {
 		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
@@ -131,24 +97,17 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		return providerSettings{}, diags
 	}
 
-	if ep.apigw.value != "" {
-		for _, esbOnly := range []resolvedString{username, token} {
-			if esbOnly.value != "" && !esbOnly.fromEnv() {
-				diags.AddAttributeWarning(esbOnly.setting.path(), esbOnly.setting.attr+" is ignored with apigw_url",
-					"The API gateway authenticates the app alone; "+esbOnly.setting.attr+" is only sent to the ESB. Remove it.")
-			}
-		}
-	}
+	warnIgnoredWithGateway(&diags, ep, cred)
 
 	return providerSettings{
 		client: bkiam.Config{
 			APIGatewayURL: ep.apigw.value,
 			ESBURL:        ep.esb.value,
-			AppCode:       appCode.value,
-			AppSecret:     appSecret.value,
-			Username:      username.value,
-			BKToken:       token.value,
-			TenantID:      tenant.value,
+			AppCode:       cred.appCode.value,
+			AppSecret:     cred.appSecret.value,
+			Username:      cred.username.value,
+			BKToken:       cred.token.value,
+			TenantID:      cred.tenant.value,
 			Timeout:       timeout,
 			MaxRetries:    int(maxRetries),
 		},
@@ -201,6 +160,73 @@ func checkEndpoint(diags *diag.Diagnostics, e endpointConfig) {
 		if err := checkBaseURL(u.value); err != nil {
 			diags.AddAttributeError(u.setting.path(), "Invalid "+u.setting.attr,
 				fmt.Sprintf("%s (set by %s) %s.", u.setting.attr, u.source, err))
+		}
+	}
+}
+
+// credentialConfig is app_code, app_secret, username, bk_token and
+// tenant_id after their environment fallbacks: who the provider calls as.
+type credentialConfig struct{ appCode, appSecret, username, token, tenant resolvedString }
+
+// credentials reads the app, user and tenant settings with their environment fallbacks.
+func (r resolver) credentials(m providerModel) credentialConfig {
+	return credentialConfig{
+		appCode:   r.str(settingAppCode, m.AppCode),
+		appSecret: r.str(settingAppSecret, m.AppSecret),
+		username:  r.str(settingUsername, m.Username),
+		token:     r.str(settingBKToken, m.BKToken),
+		tenant:    r.str(settingTenantID, m.TenantID),
+	}
+}
+
+// checkCredentials requires the app's code and secret, refuses blank values, and requires a user on the ESB.
+func checkCredentials(diags *diag.Diagnostics, e endpointConfig, c credentialConfig) {
+	for _, required := range []resolvedString{c.appCode, c.appSecret} {
+		if required.value == "" {
+			diags.AddAttributeError(required.setting.path(), "Missing "+required.setting.attr,
+				fmt.Sprintf("IAM authenticates every call by app code and secret. Set %s in the provider block or the "+
+					"environment variable %s.", required.setting.attr, required.setting.envList()))
+		}
+	}
+
+	checkBlankCredentials(diags, e, c)
+
+	if e.esb.value != "" && e.apigw.value == "" && c.username.value == "" && c.token.value == "" {
+		diags.AddAttributeError(settingUsername.path(), "ESB needs a user",
+			fmt.Sprintf("ESB demands a user on every call. Set username (or %s) when the app is on ESB's skip-login "+
+				"whitelist, or bk_token (or %s) to a user's login token; or use apigw_url, which needs no user.",
+				settingUsername.envList(), settingBKToken.envList()))
+	}
+}
+
+// checkBlankCredentials refuses credentials that are only white space.
+func checkBlankCredentials(diags *diag.Diagnostics, e endpointConfig, c credentialConfig) {
+	// White space is no value: the client would refuse it, in words that
+	// name no attribute. The schema refuses it in the provider block at
+	// validation; here it comes from the environment.
+	blankable := []resolvedString{c.appCode, c.appSecret, c.tenant}
+	if e.apigw.value == "" {
+		// The gateway ignores both: a blank one does no harm there.
+		blankable = append(blankable, c.username, c.token)
+	}
+	for _, s := range blankable {
+		if s.value != "" && strings.TrimSpace(s.value) == "" {
+			diags.AddAttributeError(s.setting.path(), "Blank "+s.setting.attr,
+				fmt.Sprintf("%s, as set by %s, is only white space. %s Set %s in the provider block or the environment "+
+					"variable %s to its real value%s.", s.setting.attr, s.source, blankWhy[s.setting.attr],
+					s.setting.attr, s.setting.envList(), blankOr[s.setting.attr]))
+		}
+	}
+}
+
+// warnIgnoredWithGateway warns of a username or bk_token in the provider block that the API gateway ignores.
+func warnIgnoredWithGateway(diags *diag.Diagnostics, e endpointConfig, c credentialConfig) {
+	if e.apigw.value != "" {
+		for _, esbOnly := range []resolvedString{c.username, c.token} {
+			if esbOnly.value != "" && !esbOnly.fromEnv() {
+				diags.AddAttributeWarning(esbOnly.setting.path(), esbOnly.setting.attr+" is ignored with apigw_url",
+					"The API gateway authenticates the app alone; "+esbOnly.setting.attr+" is only sent to the ESB. Remove it.")
+			}
 		}
 	}
 }
