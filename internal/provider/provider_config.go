@@ -53,11 +53,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	ep := r.endpoint(m)
 	cred := r.credentials(m)
 	caCertFile := r.plainString("ca_cert_file", m.CACertFile, "")
-	timeoutText := r.plainString("request_timeout", m.RequestTimeout, defaultRequestTimeout)
-	windowText := r.plainString("batch_window", m.BatchWindow, defaultBatchWindow)
-	grantBatch := r.int64("grant_batch_size", m.GrantBatchSize, defaultGrantBatchSize)
-	revokeBatch := r.int64("revoke_batch_size", m.RevokeBatchSize, defaultRevokeBatchSize)
-	maxRetries := r.int64("max_retries", m.MaxRetries, defaultMaxRetries)
+	lim := r.limits(m)
 	insecure := r.bool("insecure_skip_verify", m.InsecureSkipVerify)
 	detectDrift := r.detectDrift(m.DetectDrift)
 	policyRoute := bkiam.PolicyRoute(r.plainString("policy_list_path", m.PolicyListPath, string(bkiam.PolicyRouteLegacy)))
@@ -77,21 +73,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 				"or turn detect_drift off.", ep.esb.source, settingAPIGatewayURL.envList()))
 	}
 
-	timeout, err := time.ParseDuration(timeoutText)
-	if err != nil || timeout <= 0 {
-		diags.AddAttributeError(path.Root("request_timeout"), "Invalid request_timeout",
-			fmt.Sprintf("request_timeout must be a positive Go duration such as \"30s\" or \"2m\", got %q.", timeoutText))
-	}
-	window, err := time.ParseDuration(windowText)
-	if err != nil || window < 0 {
-		diags.AddAttributeError(path.Root("batch_window"), "Invalid batch_window",
-			fmt.Sprintf("batch_window must be a Go duration such as \"10ms\", or \"0s\" to turn merging off, got %q.", windowText))
-	}
-	// The schema validators reject out-of-range numbers at plan time; these
-	// checks keep Configure safe when it is called without validation.
-	checkRange(&diags, "grant_batch_size", grantBatch, 1, maxBatchSize)
-	checkRange(&diags, "revoke_batch_size", revokeBatch, 1, maxBatchSize)
-	checkRange(&diags, "max_retries", maxRetries, 0, maxMaxRetries)
+	timeout, window := checkLimits(&diags, lim)
 
 	if diags.HasError() {
 		return providerSettings{}, diags
@@ -109,11 +91,11 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 			BKToken:       cred.token.value,
 			TenantID:      cred.tenant.value,
 			Timeout:       timeout,
-			MaxRetries:    int(maxRetries),
+			MaxRetries:    int(lim.maxRetries),
 		},
 		batchWindow:        window,
-		grantBatchSize:     int(grantBatch),
-		revokeBatchSize:    int(revokeBatch),
+		grantBatchSize:     int(lim.grantBatch),
+		revokeBatchSize:    int(lim.revokeBatch),
 		caCertFile:         caCertFile,
 		insecureSkipVerify: insecure,
 		detectDrift:        detectDrift,
@@ -229,6 +211,45 @@ func warnIgnoredWithGateway(diags *diag.Diagnostics, e endpointConfig, c credent
 			}
 		}
 	}
+}
+
+// limitConfig is request_timeout, batch_window, the batch sizes and
+// max_retries after their defaults, the durations not yet parsed.
+type limitConfig struct {
+	timeoutText, windowText             string
+	grantBatch, revokeBatch, maxRetries int64
+}
+
+// limits reads the timeout, the batch window, the batch sizes and the retries, or their defaults.
+func (r resolver) limits(m providerModel) limitConfig {
+	return limitConfig{
+		timeoutText: r.plainString("request_timeout", m.RequestTimeout, defaultRequestTimeout),
+		windowText:  r.plainString("batch_window", m.BatchWindow, defaultBatchWindow),
+		grantBatch:  r.int64("grant_batch_size", m.GrantBatchSize, defaultGrantBatchSize),
+		revokeBatch: r.int64("revoke_batch_size", m.RevokeBatchSize, defaultRevokeBatchSize),
+		maxRetries:  r.int64("max_retries", m.MaxRetries, defaultMaxRetries),
+	}
+}
+
+// checkLimits parses request_timeout and batch_window and checks the ranges of the numbers.
+func checkLimits(diags *diag.Diagnostics, l limitConfig) (timeout, window time.Duration) {
+	var err error
+	timeout, err = time.ParseDuration(l.timeoutText)
+	if err != nil || timeout <= 0 {
+		diags.AddAttributeError(path.Root("request_timeout"), "Invalid request_timeout",
+			fmt.Sprintf("request_timeout must be a positive Go duration such as \"30s\" or \"2m\", got %q.", l.timeoutText))
+	}
+	window, err = time.ParseDuration(l.windowText)
+	if err != nil || window < 0 {
+		diags.AddAttributeError(path.Root("batch_window"), "Invalid batch_window",
+			fmt.Sprintf("batch_window must be a Go duration such as \"10ms\", or \"0s\" to turn merging off, got %q.", l.windowText))
+	}
+	// The schema validators reject out-of-range numbers at plan time; these
+	// checks keep Configure safe when it is called without validation.
+	checkRange(diags, "grant_batch_size", l.grantBatch, 1, maxBatchSize)
+	checkRange(diags, "revoke_batch_size", l.revokeBatch, 1, maxBatchSize)
+	checkRange(diags, "max_retries", l.maxRetries, 0, maxMaxRetries)
+	return timeout, window
 }
 
 // blankWhy and blankOr complete a blank setting's message: what the
