@@ -55,8 +55,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	caCertFile := r.plainString("ca_cert_file", m.CACertFile, "")
 	lim := r.limits(m)
 	insecure := r.bool("insecure_skip_verify", m.InsecureSkipVerify)
-	detectDrift := r.detectDrift(m.DetectDrift)
-	policyRoute := bkiam.PolicyRoute(r.plainString("policy_list_path", m.PolicyListPath, string(bkiam.PolicyRouteLegacy)))
+	drift := r.drift(m)
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
@@ -66,12 +65,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 
 	checkCredentials(&diags, ep, cred)
 
-	if detectDrift && ep.esb.value != "" && ep.apigw.value == "" {
-		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
-			fmt.Sprintf("detect_drift reads grants back through IAM's policy-list API, which IAM serves only through "+
-				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
-				"or turn detect_drift off.", ep.esb.source, settingAPIGatewayURL.envList()))
-	}
+	checkDrift(&diags, ep, drift)
 
 	timeout, window := checkLimits(&diags, lim)
 
@@ -98,8 +92,8 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		revokeBatchSize:    int(lim.revokeBatch),
 		caCertFile:         caCertFile,
 		insecureSkipVerify: insecure,
-		detectDrift:        detectDrift,
-		policyRoute:        policyRoute,
+		detectDrift:        drift.on,
+		policyRoute:        drift.route,
 	}, diags
 }
 
@@ -250,6 +244,31 @@ func checkLimits(diags *diag.Diagnostics, l limitConfig) (timeout, window time.D
 	checkRange(diags, "revoke_batch_size", l.revokeBatch, 1, maxBatchSize)
 	checkRange(diags, "max_retries", l.maxRetries, 0, maxMaxRetries)
 	return timeout, window
+}
+
+// driftConfig is detect_drift, after its environment fallback, and the
+// route it reads grants back through (policy_list_path).
+type driftConfig struct {
+	on    bool
+	route bkiam.PolicyRoute
+}
+
+// drift reads detect_drift with its environment fallback, and policy_list_path or its default.
+func (r resolver) drift(m providerModel) driftConfig {
+	return driftConfig{
+		on:    r.detectDrift(m.DetectDrift),
+		route: bkiam.PolicyRoute(r.plainString("policy_list_path", m.PolicyListPath, string(bkiam.PolicyRouteLegacy))),
+	}
+}
+
+// checkDrift requires apigw_url for detect_drift: the ESB has no policy-list API.
+func checkDrift(diags *diag.Diagnostics, e endpointConfig, d driftConfig) {
+	if d.on && e.esb.value != "" && e.apigw.value == "" {
+		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
+			fmt.Sprintf("detect_drift reads grants back through IAM's policy-list API, which IAM serves only through "+
+				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
+				"or turn detect_drift off.", e.esb.source, settingAPIGatewayURL.envList()))
+	}
 }
 
 // blankWhy and blankOr complete a blank setting's message: what the
