@@ -50,6 +50,9 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	var diags diag.Diagnostics
 	r := resolver{getenv: getenv, diags: &diags}
 
+	// Everything is read before anything is checked. The TLS settings need
+	// no check here; they are read in their place among the others so the
+	// unknown-value errors keep their order.
 	ep := r.endpoint(m)
 	cred := r.credentials(m)
 	caCertFile := r.plainString("ca_cert_file", m.CACertFile, "")
@@ -62,13 +65,9 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	}
 
 	checkEndpoint(&diags, ep)
-
 	checkCredentials(&diags, ep, cred)
-
 	checkDrift(&diags, ep, drift)
-
 	timeout, window := checkLimits(&diags, lim)
-
 	if diags.HasError() {
 		return providerSettings{}, diags
 	}
