@@ -378,8 +378,8 @@ func TestAccProviderConfigErrors(t *testing.T) {
 // them and the longest fixed part of their summary, with the reason.
 // TestEveryValidationHasAnAcceptanceCase lets them go without a case.
 var notAtPlanTime = map[string]string{
-	"resolveConfig: Invalid request_timeout":                     "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
-	"resolveConfig: Invalid batch_window":                        "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
+	"checkLimits: Invalid request_timeout":                       "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
+	"checkLimits: Invalid batch_window":                          "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
 	"checkRange: Invalid":                                        "the schema's int64validator.Between refuses the same value first, and the attributes have no environment fallback",
 	"bkiamProvider.Configure: Cannot create the IAM client":      "resolveConfig refuses first, on the attribute, everything bkiam.New refuses: a bug",
 	"newHTTPClient: Cannot create the HTTP client":               "only if http.DefaultTransport was replaced: a bug",

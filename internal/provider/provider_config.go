@@ -50,46 +50,85 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	var diags diag.Diagnostics
 	r := resolver{getenv: getenv, diags: &diags}
 
-	apigw := r.str(settingAPIGatewayURL, m.APIGatewayURL)
-	esb := r.str(settingESBURL, m.ESBURL)
-	appCode := r.str(settingAppCode, m.AppCode)
-	appSecret := r.str(settingAppSecret, m.AppSecret)
-	username := r.str(settingUsername, m.Username)
-	token := r.str(settingBKToken, m.BKToken)
-	tenant := r.str(settingTenantID, m.TenantID)
+	// Everything is read before anything is checked. The TLS settings need
+	// no check here; they are read in their place among the others so the
+	// unknown-value errors keep their order.
+	ep := r.endpoint(m)
+	cred := r.credentials(m)
 	caCertFile := r.plainString("ca_cert_file", m.CACertFile, "")
-	timeoutText := r.plainString("request_timeout", m.RequestTimeout, defaultRequestTimeout)
-	windowText := r.plainString("batch_window", m.BatchWindow, defaultBatchWindow)
-	grantBatch := r.int64("grant_batch_size", m.GrantBatchSize, defaultGrantBatchSize)
-	revokeBatch := r.int64("revoke_batch_size", m.RevokeBatchSize, defaultRevokeBatchSize)
-	maxRetries := r.int64("max_retries", m.MaxRetries, defaultMaxRetries)
+	lim := r.limits(m)
 	insecure := r.bool("insecure_skip_verify", m.InsecureSkipVerify)
-	detectDrift := r.detectDrift(m.DetectDrift)
-	policyRoute := bkiam.PolicyRoute(r.plainString("policy_list_path", m.PolicyListPath, string(bkiam.PolicyRouteLegacy)))
+	drift := r.drift(m)
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
 	}
 
+	checkEndpoint(&diags, ep)
+	checkCredentials(&diags, ep, cred)
+	checkDrift(&diags, ep, drift)
+	timeout, window := checkLimits(&diags, lim)
+	if diags.HasError() {
+		return providerSettings{}, diags
+	}
+
+	warnIgnoredWithGateway(&diags, ep, cred)
+
+	return providerSettings{
+		client: bkiam.Config{
+			APIGatewayURL: ep.apigw.value,
+			ESBURL:        ep.esb.value,
+			AppCode:       cred.appCode.value,
+			AppSecret:     cred.appSecret.value,
+			Username:      cred.username.value,
+			BKToken:       cred.token.value,
+			TenantID:      cred.tenant.value,
+			Timeout:       timeout,
+			MaxRetries:    int(lim.maxRetries),
+		},
+		batchWindow:        window,
+		grantBatchSize:     int(lim.grantBatch),
+		revokeBatchSize:    int(lim.revokeBatch),
+		caCertFile:         caCertFile,
+		insecureSkipVerify: insecure,
+		detectDrift:        drift.on,
+		policyRoute:        drift.route,
+	}, diags
+}
+
+// endpointConfig is apigw_url and esb_url after their environment
+// fallbacks: the transport the provider talks to IAM through.
+type endpointConfig struct{ apigw, esb resolvedString }
+
+// endpoint reads apigw_url and esb_url with their environment fallbacks.
+func (r resolver) endpoint(m providerModel) endpointConfig {
+	return endpointConfig{
+		apigw: r.str(settingAPIGatewayURL, m.APIGatewayURL),
+		esb:   r.str(settingESBURL, m.ESBURL),
+	}
+}
+
+// checkEndpoint requires exactly one of apigw_url and esb_url, and checks the URL of each that is set.
+func checkEndpoint(diags *diag.Diagnostics, e endpointConfig) {
 	// Exactly one transport, after the fallbacks.
 	switch {
-	case apigw.value == "" && esb.value == "":
+	case e.apigw.value == "" && e.esb.value == "":
 		diags.AddAttributeError(settingAPIGatewayURL.path(), "No IAM endpoint configured",
 			fmt.Sprintf("Set apigw_url (or %s) to the IAM API gateway, e.g. https://bkapi.example.com/api/bk-iam/prod, "+
 				"or esb_url (or %s) to the BlueKing ESB, e.g. https://paas.example.com.",
 				settingAPIGatewayURL.envList(), settingESBURL.envList()))
-	case apigw.value != "" && esb.value != "":
+	case e.apigw.value != "" && e.esb.value != "":
 		// Blame the value that came from the environment: that is the one
 		// the user did not write down and may not know about.
-		blame := esb
-		if apigw.fromEnv() && !esb.fromEnv() {
-			blame = apigw
+		blame := e.esb
+		if e.apigw.fromEnv() && !e.esb.fromEnv() {
+			blame = e.apigw
 		}
 		diags.AddAttributeError(blame.setting.path(), "Both apigw_url and esb_url are set",
 			fmt.Sprintf("The provider talks to IAM through exactly one of the API gateway and the ESB, but apigw_url is "+
-				"set by %s and esb_url by %s. Remove one of them.", apigw.source, esb.source))
+				"set by %s and esb_url by %s. Remove one of them.", e.apigw.source, e.esb.source))
 	}
-	for _, u := range []resolvedString{apigw, esb} {
+	for _, u := range []resolvedString{e.apigw, e.esb} {
 		if u.value == "" {
 			continue
 		}
@@ -98,8 +137,26 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 				fmt.Sprintf("%s (set by %s) %s.", u.setting.attr, u.source, err))
 		}
 	}
+}
 
-	for _, required := range []resolvedString{appCode, appSecret} {
+// credentialConfig is app_code, app_secret, username, bk_token and
+// tenant_id after their environment fallbacks: who the provider calls as.
+type credentialConfig struct{ appCode, appSecret, username, token, tenant resolvedString }
+
+// credentials reads the app, user and tenant settings with their environment fallbacks.
+func (r resolver) credentials(m providerModel) credentialConfig {
+	return credentialConfig{
+		appCode:   r.str(settingAppCode, m.AppCode),
+		appSecret: r.str(settingAppSecret, m.AppSecret),
+		username:  r.str(settingUsername, m.Username),
+		token:     r.str(settingBKToken, m.BKToken),
+		tenant:    r.str(settingTenantID, m.TenantID),
+	}
+}
+
+// checkCredentials requires the app's code and secret, refuses blank values, and requires a user on the ESB.
+func checkCredentials(diags *diag.Diagnostics, e endpointConfig, c credentialConfig) {
+	for _, required := range []resolvedString{c.appCode, c.appSecret} {
 		if required.value == "" {
 			diags.AddAttributeError(required.setting.path(), "Missing "+required.setting.attr,
 				fmt.Sprintf("IAM authenticates every call by app code and secret. Set %s in the provider block or the "+
@@ -107,13 +164,25 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		}
 	}
 
+	checkBlankCredentials(diags, e, c)
+
+	if e.esb.value != "" && e.apigw.value == "" && c.username.value == "" && c.token.value == "" {
+		diags.AddAttributeError(settingUsername.path(), "ESB needs a user",
+			fmt.Sprintf("ESB demands a user on every call. Set username (or %s) when the app is on ESB's skip-login "+
+				"whitelist, or bk_token (or %s) to a user's login token; or use apigw_url, which needs no user.",
+				settingUsername.envList(), settingBKToken.envList()))
+	}
+}
+
+// checkBlankCredentials refuses credentials that are only white space.
+func checkBlankCredentials(diags *diag.Diagnostics, e endpointConfig, c credentialConfig) {
 	// White space is no value: the client would refuse it, in words that
 	// name no attribute. The schema refuses it in the provider block at
 	// validation; here it comes from the environment.
-	blankable := []resolvedString{appCode, appSecret, tenant}
-	if apigw.value == "" {
+	blankable := []resolvedString{c.appCode, c.appSecret, c.tenant}
+	if e.apigw.value == "" {
 		// The gateway ignores both: a blank one does no harm there.
-		blankable = append(blankable, username, token)
+		blankable = append(blankable, c.username, c.token)
 	}
 	for _, s := range blankable {
 		if s.value != "" && strings.TrimSpace(s.value) == "" {
@@ -123,70 +192,82 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 					s.setting.attr, s.setting.envList(), blankOr[s.setting.attr]))
 		}
 	}
+}
 
-	if esb.value != "" && apigw.value == "" && username.value == "" && token.value == "" {
-		diags.AddAttributeError(settingUsername.path(), "ESB needs a user",
-			fmt.Sprintf("ESB demands a user on every call. Set username (or %s) when the app is on ESB's skip-login "+
-				"whitelist, or bk_token (or %s) to a user's login token; or use apigw_url, which needs no user.",
-				settingUsername.envList(), settingBKToken.envList()))
-	}
-
-	if detectDrift && esb.value != "" && apigw.value == "" {
-		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
-			fmt.Sprintf("detect_drift reads grants back through IAM's policy-list API, which IAM serves only through "+
-				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
-				"or turn detect_drift off.", esb.source, settingAPIGatewayURL.envList()))
-	}
-
-	timeout, err := time.ParseDuration(timeoutText)
-	if err != nil || timeout <= 0 {
-		diags.AddAttributeError(path.Root("request_timeout"), "Invalid request_timeout",
-			fmt.Sprintf("request_timeout must be a positive Go duration such as \"30s\" or \"2m\", got %q.", timeoutText))
-	}
-	window, err := time.ParseDuration(windowText)
-	if err != nil || window < 0 {
-		diags.AddAttributeError(path.Root("batch_window"), "Invalid batch_window",
-			fmt.Sprintf("batch_window must be a Go duration such as \"10ms\", or \"0s\" to turn merging off, got %q.", windowText))
-	}
-	// The schema validators reject out-of-range numbers at plan time; these
-	// checks keep Configure safe when it is called without validation.
-	checkRange(&diags, "grant_batch_size", grantBatch, 1, maxBatchSize)
-	checkRange(&diags, "revoke_batch_size", revokeBatch, 1, maxBatchSize)
-	checkRange(&diags, "max_retries", maxRetries, 0, maxMaxRetries)
-
-	if diags.HasError() {
-		return providerSettings{}, diags
-	}
-
-	if apigw.value != "" {
-		for _, esbOnly := range []resolvedString{username, token} {
+// warnIgnoredWithGateway warns of a username or bk_token in the provider block that the API gateway ignores.
+func warnIgnoredWithGateway(diags *diag.Diagnostics, e endpointConfig, c credentialConfig) {
+	if e.apigw.value != "" {
+		for _, esbOnly := range []resolvedString{c.username, c.token} {
 			if esbOnly.value != "" && !esbOnly.fromEnv() {
 				diags.AddAttributeWarning(esbOnly.setting.path(), esbOnly.setting.attr+" is ignored with apigw_url",
 					"The API gateway authenticates the app alone; "+esbOnly.setting.attr+" is only sent to the ESB. Remove it.")
 			}
 		}
 	}
+}
 
-	return providerSettings{
-		client: bkiam.Config{
-			APIGatewayURL: apigw.value,
-			ESBURL:        esb.value,
-			AppCode:       appCode.value,
-			AppSecret:     appSecret.value,
-			Username:      username.value,
-			BKToken:       token.value,
-			TenantID:      tenant.value,
-			Timeout:       timeout,
-			MaxRetries:    int(maxRetries),
-		},
-		batchWindow:        window,
-		grantBatchSize:     int(grantBatch),
-		revokeBatchSize:    int(revokeBatch),
-		caCertFile:         caCertFile,
-		insecureSkipVerify: insecure,
-		detectDrift:        detectDrift,
-		policyRoute:        policyRoute,
-	}, diags
+// limitConfig is request_timeout, batch_window, the batch sizes and
+// max_retries after their defaults, the durations not yet parsed.
+type limitConfig struct {
+	timeoutText, windowText             string
+	grantBatch, revokeBatch, maxRetries int64
+}
+
+// limits reads the timeout, the batch window, the batch sizes and the retries, or their defaults.
+func (r resolver) limits(m providerModel) limitConfig {
+	return limitConfig{
+		timeoutText: r.plainString("request_timeout", m.RequestTimeout, defaultRequestTimeout),
+		windowText:  r.plainString("batch_window", m.BatchWindow, defaultBatchWindow),
+		grantBatch:  r.int64("grant_batch_size", m.GrantBatchSize, defaultGrantBatchSize),
+		revokeBatch: r.int64("revoke_batch_size", m.RevokeBatchSize, defaultRevokeBatchSize),
+		maxRetries:  r.int64("max_retries", m.MaxRetries, defaultMaxRetries),
+	}
+}
+
+// checkLimits parses request_timeout and batch_window and checks the ranges of the numbers.
+func checkLimits(diags *diag.Diagnostics, l limitConfig) (timeout, window time.Duration) {
+	var err error
+	timeout, err = time.ParseDuration(l.timeoutText)
+	if err != nil || timeout <= 0 {
+		diags.AddAttributeError(path.Root("request_timeout"), "Invalid request_timeout",
+			fmt.Sprintf("request_timeout must be a positive Go duration such as \"30s\" or \"2m\", got %q.", l.timeoutText))
+	}
+	window, err = time.ParseDuration(l.windowText)
+	if err != nil || window < 0 {
+		diags.AddAttributeError(path.Root("batch_window"), "Invalid batch_window",
+			fmt.Sprintf("batch_window must be a Go duration such as \"10ms\", or \"0s\" to turn merging off, got %q.", l.windowText))
+	}
+	// The schema validators reject out-of-range numbers at plan time; these
+	// checks keep Configure safe when it is called without validation.
+	checkRange(diags, "grant_batch_size", l.grantBatch, 1, maxBatchSize)
+	checkRange(diags, "revoke_batch_size", l.revokeBatch, 1, maxBatchSize)
+	checkRange(diags, "max_retries", l.maxRetries, 0, maxMaxRetries)
+	return timeout, window
+}
+
+// driftConfig is detect_drift, after its environment fallback, and the
+// route it reads grants back through (policy_list_path).
+type driftConfig struct {
+	on    bool
+	route bkiam.PolicyRoute
+}
+
+// drift reads detect_drift with its environment fallback, and policy_list_path or its default.
+func (r resolver) drift(m providerModel) driftConfig {
+	return driftConfig{
+		on:    r.detectDrift(m.DetectDrift),
+		route: bkiam.PolicyRoute(r.plainString("policy_list_path", m.PolicyListPath, string(bkiam.PolicyRouteLegacy))),
+	}
+}
+
+// checkDrift requires apigw_url for detect_drift: the ESB has no policy-list API.
+func checkDrift(diags *diag.Diagnostics, e endpointConfig, d driftConfig) {
+	if d.on && e.esb.value != "" && e.apigw.value == "" {
+		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
+			fmt.Sprintf("detect_drift reads grants back through IAM's policy-list API, which IAM serves only through "+
+				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
+				"or turn detect_drift off.", e.esb.source, settingAPIGatewayURL.envList()))
+	}
 }
 
 // blankWhy and blankOr complete a blank setting's message: what the
