@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
 
-// Reading grants back (bkiam-api.md §6). These routes belong to the IAM backend, reached through
+// Reading grants back (see the package doc, "Reading grants back"). These routes belong to the IAM backend, reached through
 // the API gateway only: ESB has none of them. They answer the backend envelope {code, message,
 // data} with HTTP 200 for errors too, and speak the backend's own policy ids, never the SaaS
 // policy_id that a grant returns.
