@@ -189,8 +189,9 @@
 //
 // The backend also serves one policy by backend id, GET {gw}/api/v1/systems/{system}/policies/{id}
 // ({version, id, system, subject, action: {id}, expression, expired_at}; 1901404 when gone; 1901403
-// for another system's policy). It cannot find a grant: no API maps the SaaS policy_id a grant
-// returned to a backend id.
+// for another system's policy). It cannot find a grant — no API maps the SaaS policy_id a grant
+// returned to a backend id — so this client has no call for it; the sandbox serves it, as the real
+// backend does.
 //
 // Writes are synchronous: an answered grant or revoke is in the list at once (a backend with
 // several replicas may serve an updated expression stale for up to about five minutes).
