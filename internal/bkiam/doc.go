@@ -139,8 +139,9 @@
 // The client reads them from the outside in: the gateway's error header, then the HTTP status, then
 // the body code (see interpretInto). Messages on these APIs are English, but some server texts stay
 // Chinese (the 10000-instance limit, for one), so error handling rests on codes, never on texts.
-// Error.Is maps codes onto the sentinels ErrValidation, ErrForbidden, ErrUnauthorized,
-// ErrRateLimited, ErrTransient, ErrNotFound and ErrUnexpectedResponse.
+// Error.Is maps codes onto the sentinels ErrValidation (and, for 1902417, ErrResourceMismatch),
+// ErrForbidden, ErrUnauthorized, ErrRateLimited, ErrTransient, ErrNotFound and
+// ErrUnexpectedResponse.
 //
 // Only safe, transient failures are retried: network errors, 429 (honouring Retry-After),
 // 502/503/504, 1306429, 164290x, 165xxxx, 1306201 and 1902000. Grant and revoke are idempotent, so
