@@ -1,14 +1,19 @@
 // Command bkiam-bench measures the provider (make bench): each scenario of
 // internal/bench with the real Terraform CLI against the IAM sandbox with
 // injected latency, beside the same scenario built from terraform_data,
-// printed as Markdown tables.
+// printed as Markdown tables. With -out it also writes the whole report
+// (internal/bench's fixed text, the tables and, with -gobench, the output of
+// the Go benchmarks) to a file, BENCHMARKS.md for make bench; the file is
+// written only once every scenario has run.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -30,7 +35,13 @@ func main() {
 	quick := flag.Bool("quick", false, "small sizes only (a smoke run)")
 	only := flag.String("only", "", "run only the scenarios whose name contains this")
 	flag.BoolVar(&opts.SkipBaseline, "no-baseline", false, "leave out the terraform_data runs (quick experiments; no ratios)")
+	outPath := flag.String("out", "", "also write the Markdown report to this file (make bench: BENCHMARKS.md)")
+	goBenchPath := flag.String("gobench", "", "a file holding the output of the Go benchmarks (go test -bench), copied into the report")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "bkiam-bench: unexpected arguments: %v\n", flag.Args())
+		os.Exit(2)
+	}
 	// Terraform runs in scratch directories: resolve its path first.
 	if abs, err := filepath.Abs(opts.Terraform); err == nil {
 		opts.Terraform = abs
@@ -52,18 +63,57 @@ func main() {
 			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000)}
 	}
 
-	fmt.Printf("## Benchmarks\n\n%s\n", machine(ctx, opts))
+	// The report goes to stdout as it is measured, and to -out once complete.
+	var report bytes.Buffer
+	out := io.MultiWriter(os.Stdout, &report)
+	bench.WriteHeader(out, machine(ctx, opts), partial(*quick, *only, opts.SkipBaseline))
 	for _, sc := range scenarios {
 		if !strings.Contains(sc.Name, *only) {
 			continue
 		}
 		results, err := bench.Run(ctx, opts, sc)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "bkiam-bench:", err)
-			os.Exit(1)
+			fail(err)
 		}
-		bench.Print(os.Stdout, sc, opts.LatencyMS, results)
+		bench.Print(out, sc, opts.LatencyMS, results)
 	}
+	var goBench io.Reader
+	if *goBenchPath != "" {
+		b, err := os.ReadFile(*goBenchPath)
+		if err != nil {
+			fail(err)
+		}
+		goBench = bytes.NewReader(b)
+	}
+	if err := bench.PrintGoBenchmarks(out, goBench); err != nil {
+		fail(err)
+	}
+	if *outPath != "" {
+		if err := os.WriteFile(*outPath, report.Bytes(), 0o644); err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "bkiam-bench: report written to %s\n", *outPath)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bkiam-bench:", err)
+	os.Exit(1)
+}
+
+// partial names the flags that make a run partial ("" for a full run).
+func partial(quick bool, only string, noBaseline bool) string {
+	var flags []string
+	if quick {
+		flags = append(flags, "`-quick`")
+	}
+	if only != "" {
+		flags = append(flags, fmt.Sprintf("`-only %s`", only))
+	}
+	if noBaseline {
+		flags = append(flags, "`-no-baseline`")
+	}
+	return strings.Join(flags, ", ")
 }
 
 // machine describes where the figures come from.

@@ -1,5 +1,3 @@
-// Package bkiam is a client for the BlueKing IAM authorization API (batch grant and revoke on
-// instances and paths, creator grants), through the API gateway or the legacy ESB.
 package bkiam
 
 import (

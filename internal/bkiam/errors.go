@@ -25,10 +25,14 @@ const (
 // Sentinels for errors.Is. An *Error matches them through its Is method; local request checks
 // wrap ErrValidation directly.
 var (
-	ErrValidation   = errors.New("bkiam: request rejected as invalid")
-	ErrForbidden    = errors.New("bkiam: forbidden")
-	ErrUnauthorized = errors.New("bkiam: unauthorized")
-	ErrRateLimited  = errors.New("bkiam: rate limited")
+	ErrValidation = errors.New("bkiam: request rejected as invalid")
+	// ErrResourceMismatch is IAM's 1902417: the resources of a request do not match the resource
+	// types the action relates to (count, order, system or type), or an action related to no type
+	// is mixed with related ones. It is also an ErrValidation.
+	ErrResourceMismatch = errors.New("bkiam: resources do not match the action's resource types")
+	ErrForbidden        = errors.New("bkiam: forbidden")
+	ErrUnauthorized     = errors.New("bkiam: unauthorized")
+	ErrRateLimited      = errors.New("bkiam: rate limited")
 	// ErrTransient marks errors that may go away on their own (network, 5xx gateway, rate limit).
 	ErrTransient = errors.New("bkiam: transient failure")
 	ErrNotFound  = errors.New("bkiam: not found")
@@ -81,6 +85,8 @@ func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrValidation:
 		return e.isValidation()
+	case ErrResourceMismatch:
+		return e.Code == 1902417
 	case ErrForbidden:
 		// 1901401: the IAM backend's "app is not a client of the system" (read routes).
 		return e.Code == 1902403 || e.Code == 1306403 || e.Code == 1640301 || e.Code == 1901401 || e.HTTPStatus == http.StatusForbidden

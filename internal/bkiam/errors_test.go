@@ -11,7 +11,7 @@ import (
 var allSentinels = map[string]error{
 	"ErrValidation": ErrValidation, "ErrForbidden": ErrForbidden, "ErrUnauthorized": ErrUnauthorized,
 	"ErrRateLimited": ErrRateLimited, "ErrTransient": ErrTransient, "ErrNotFound": ErrNotFound,
-	"ErrUnexpectedResponse": ErrUnexpectedResponse,
+	"ErrUnexpectedResponse": ErrUnexpectedResponse, "ErrResourceMismatch": ErrResourceMismatch,
 }
 
 func TestErrorClasses(t *testing.T) {
@@ -77,7 +77,7 @@ func TestErrorClasses(t *testing.T) {
 		{"IAM 1902401 with HTTP 401", gatewayConfig, iamErr(401, "1902401", `"unauthorized"`),
 			LayerIAM, 1902401, 401, []string{"ErrUnauthorized"}, 1, nil},
 		{"IAM 1902417 action/resource mismatch", gatewayConfig, iamErr(200, "1902417", `"resource type does not match action"`),
-			LayerIAM, 1902417, 200, []string{"ErrValidation"}, 1, nil},
+			LayerIAM, 1902417, 200, []string{"ErrValidation", "ErrResourceMismatch"}, 1, nil},
 		{"IAM 1902416 bad args", gatewayConfig, iamErr(200, "1902416", `"ancestor not found"`),
 			LayerIAM, 1902416, 200, []string{"ErrValidation"}, 1, nil},
 		{"IAM 1902000 upstream retried", gatewayConfig, iamErr(200, "1902000", `"request backend failed"`),
@@ -263,6 +263,28 @@ func assertNoSecrets(t *testing.T, s string) {
 	for _, secret := range []string{testAppSecret, testBKToken} {
 		if strings.Contains(s, secret) {
 			t.Errorf("secret %q leaked into %q", secret, s)
+		}
+	}
+}
+
+// TestErrResourceMismatch: IAM's 1902417 (resources that do not match the action) is told apart
+// from the other validation errors, and stays one of them.
+func TestErrResourceMismatch(t *testing.T) {
+	for _, tt := range []struct {
+		code               int
+		mismatch, validity bool
+	}{
+		{1902417, true, true},
+		{1902412, false, true},
+		{1902416, false, true},
+		{1902403, false, false},
+	} {
+		var err error = &Error{Layer: LayerIAM, Code: tt.code, HTTPStatus: http.StatusOK}
+		if got := errors.Is(err, ErrResourceMismatch); got != tt.mismatch {
+			t.Errorf("code %d: errors.Is(err, ErrResourceMismatch) = %v, want %v", tt.code, got, tt.mismatch)
+		}
+		if got := errors.Is(err, ErrValidation); got != tt.validity {
+			t.Errorf("code %d: errors.Is(err, ErrValidation) = %v, want %v", tt.code, got, tt.validity)
 		}
 	}
 }

@@ -92,7 +92,7 @@ func (fs *fuzzServer) answer(a fuzzAnswer) {
 // transports, to a server answering a fuzzed status, header set and body,
 // and checks what a caller relies on: no panic; a result or a typed error,
 // never both or neither; a success only when the answer says success the
-// way bkiam-api.md §5 defines it, with exactly the policies the answer
+// way the package doc ("Answers and errors") defines it, with exactly the policies the answer
 // lists; no secret in any error text, even when the answer echoes one; and
 // an error short enough to read.
 func FuzzResponseDecoding(f *testing.F) {
@@ -204,7 +204,8 @@ func FuzzResponseDecoding(f *testing.F) {
 }
 
 // checkDecoded is the oracle of FuzzResponseDecoding. It reads the answer
-// with its own token-level decoder and the rules of bkiam-api.md §5: the
+// with its own token-level decoder and the rules of the package doc,
+// "Answers and errors": the
 // gateway's error header first, then the HTTP status, then the body, where
 // success is code 0 with result true where present.
 func checkDecoded(t *testing.T, a fuzzAnswer, results []PolicyResult, err error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
 
-// Reading grants back (bkiam-api.md §6). These routes belong to the IAM backend, reached through
+// Reading grants back (see the package doc, "Reading grants back"). These routes belong to the IAM backend, reached through
 // the API gateway only: ESB has none of them. They answer the backend envelope {code, message,
 // data} with HTTP 200 for errors too, and speak the backend's own policy ids, never the SaaS
 // policy_id that a grant returns.
@@ -44,7 +44,7 @@ const ScanPageSize = 500
 // (policies granted while it runs are appended at the end) before it gives up as inconsistent.
 const scanSlackPages = 100
 
-// Policy is one row of a policy list, or one policy by backend id.
+// Policy is one row of a policy list.
 type Policy struct {
 	// ID is the backend id (never the SaaS policy_id): stable while the policy exists, new after
 	// it was emptied and granted again.
@@ -179,51 +179,6 @@ func pagesFor(count int) int {
 	return max(1, (count+ScanPageSize-1)/ScanPageSize)
 }
 
-// GetPolicy fetches one policy by backend id (never a SaaS policy_id). It returns (nil, nil) when
-// IAM answers 1901404: the policy is gone (or the system is unknown to IAM).
-func (c *Client) GetPolicy(ctx context.Context, system string, id int64) (*Policy, error) {
-	if c.cfg.transport != TransportGateway {
-		return nil, ErrReadNeedsGateway
-	}
-	switch {
-	case strings.TrimSpace(system) == "":
-		return nil, invalid("policy read", "system is empty")
-	case id <= 0:
-		return nil, invalid("policy read", "backend policy id is %d, want > 0", id)
-	}
-	path := "/api/v1/systems/" + url.PathEscape(system) + "/policies/" + strconv.FormatInt(id, 10)
-	op := "policy read GET " + path
-
-	var out *Policy
-	e := c.get(ctx, op, path, nil, func(d []byte) (int, error) {
-		var w wirePolicy
-		if err := json.Unmarshal(d, &w); err != nil {
-			return 0, fmt.Errorf("data is not a policy (%w)", err)
-		}
-		action := ""
-		if w.Action != nil {
-			action = w.Action.ID
-		}
-		p, err := w.policy(action)
-		if err != nil {
-			return 0, fmt.Errorf("data is not a policy (%w)", err)
-		}
-		if p.ID != id {
-			return 0, fmt.Errorf("data is policy %d, not the requested %d", p.ID, id)
-		}
-		out = &p
-		return 1, nil
-	})
-	if e != nil {
-		if e.kind == kindCode && e.Code == 1901404 {
-			return nil, nil
-		}
-		c.explainReadError(e, "", path, system)
-		return nil, e
-	}
-	return out, nil
-}
-
 // get sends one GET to the gateway through the shared machinery (retries, request ids, logging,
 // redirects not followed) and hands a successful answer's data to decode, which returns the
 // number of policies read (for the log). An answer without data is malformed.
@@ -284,7 +239,7 @@ func (c *Client) explainReadError(e *Error, route PolicyRoute, path, system stri
 	e.Message = c.cleanMessage(advice)
 }
 
-// wirePolicy is a policy row (list) or a policy (by id) as the backend sends it.
+// wirePolicy is a row of a policy list as the backend sends it; the action is the list's.
 type wirePolicy struct {
 	ID      *int64 `json:"id"`
 	Subject *struct {
@@ -292,9 +247,6 @@ type wirePolicy struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	} `json:"subject"`
-	Action *struct {
-		ID string `json:"id"`
-	} `json:"action"`
 	Expression json.RawMessage `json:"expression"`
 	ExpiredAt  *int64          `json:"expired_at"`
 }

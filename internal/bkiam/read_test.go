@@ -111,17 +111,10 @@ func TestReadSandboxBothRoutes(t *testing.T) {
 				t.Errorf("group row = %+v (%s)", g, g.Expression)
 			}
 
-			// The same through a scan; then by backend id, found and then gone.
+			// The same through a scan; after the revoke, the scan no longer lists alice.
 			all, err := c.ScanPolicies(ctx, rt.route, "bk_cmdb", "edit_host")
 			if err != nil || len(all) != 2 {
 				t.Fatalf("ScanPolicies = %d rows, %v", len(all), err)
-			}
-			one, err := c.GetPolicy(ctx, "bk_cmdb", a.ID)
-			if err != nil || one == nil {
-				t.Fatalf("GetPolicy(%d) = %v, %v", a.ID, one, err)
-			}
-			if one.ID != a.ID || one.Subject != alice || one.Action != "edit_host" || string(one.Expression) != string(a.Expression) {
-				t.Errorf("GetPolicy = %+v, want %+v", one, a)
 			}
 			_, err = c.BatchInstance(ctx, BatchInstanceRequest{System: "bk_cmdb", Operate: OperationRevoke, Subject: alice,
 				Actions:   []Action{{ID: "edit_host"}},
@@ -129,12 +122,13 @@ func TestReadSandboxBothRoutes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("revoke: %v", err)
 			}
-			if gone, err := c.GetPolicy(ctx, "bk_cmdb", a.ID); gone != nil || err != nil {
-				t.Errorf("GetPolicy after revoke = %+v, %v; want nil, nil", gone, err)
+			left, err := c.ScanPolicies(ctx, rt.route, "bk_cmdb", "edit_host")
+			if err != nil || len(left) != 1 || left[0].Subject != group {
+				t.Fatalf("ScanPolicies after revoke = %+v, %v; want the group's row only", left, err)
 			}
 			st := sandboxStats(t, sb.URL)
-			if st["policy_list"] != 2 || st["policy_get"] != 2 {
-				t.Errorf("stats = %v, want 2 policy_list and 2 policy_get", st)
+			if st["policy_list"] != 3 || st["policy_get"] != 0 {
+				t.Errorf("stats = %v, want 3 policy_list and no policy_get", st)
 			}
 		})
 	}
@@ -353,7 +347,6 @@ func TestReadErrors(t *testing.T) {
 	tests := []struct {
 		name     string
 		route    PolicyRoute
-		get      bool // GetPolicy instead of ListPolicies
 		handlers []http.HandlerFunc
 		wantIs   error
 		wantCode int
@@ -392,21 +385,12 @@ func TestReadErrors(t *testing.T) {
 		{name: "no data", route: PolicyRouteLegacy,
 			handlers: []http.HandlerFunc{reply(200, `{"code":0,"message":"ok","data":null}`)},
 			wantIs:   ErrUnexpectedResponse, wantReqs: 1, want: []string{"no data"}},
-		{name: "get: not a client", get: true,
-			handlers: []http.HandlerFunc{reply(200, `{"code":1901401,"message":"unauthorized:app(my-app) is not allowed to call system (bk_cmdb) api","data":{}}`)},
-			wantIs:   ErrForbidden, wantCode: 1901401, wantReqs: 1,
-			want: []string{"GET /api/v1/systems/bk_cmdb/policies/42", "registered as a client"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := newFakeServer(t, tt.handlers...)
 			c := mustClient(t, gatewayConfig(fs.URL))
-			var err error
-			if tt.get {
-				_, err = c.GetPolicy(context.Background(), "bk_cmdb", 42)
-			} else {
-				_, err = c.ListPolicies(context.Background(), tt.route, "bk_cmdb", "edit_host", 1, 500, 0)
-			}
+			_, err := c.ListPolicies(context.Background(), tt.route, "bk_cmdb", "edit_host", 1, 500, 0)
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("err = %v (%T), want an *Error", err, err)
@@ -459,15 +443,6 @@ func TestRead502RetriedThenServed(t *testing.T) {
 	}
 }
 
-func TestReadGetPolicyGone(t *testing.T) {
-	fs := newFakeServer(t, reply(200, `{"code":1901404,"message":"not found:policy(42) of system(bk_cmdb) not exists","data":{}}`))
-	c := mustClient(t, gatewayConfig(fs.URL))
-	p, err := c.GetPolicy(context.Background(), "bk_cmdb", 42)
-	if p != nil || err != nil {
-		t.Fatalf("GetPolicy = %+v, %v; want nil, nil", p, err)
-	}
-}
-
 func TestReadRefusedLocally(t *testing.T) {
 	fs := newFakeServer(t, reply(200, pageBody(0, 1)))
 	esb := mustClient(t, esbConfig(fs.URL))
@@ -484,7 +459,6 @@ func TestReadRefusedLocally(t *testing.T) {
 			return err
 		}, ErrReadNeedsGateway, "apigw_url"},
 		{"esb scan", func() error { _, err := esb.ScanPolicies(ctx, PolicyRouteOpen, "bk_cmdb", "edit_host"); return err }, ErrReadNeedsGateway, "drift detection"},
-		{"esb get", func() error { _, err := esb.GetPolicy(ctx, "bk_cmdb", 1); return err }, ErrReadNeedsGateway, "apigw_url"},
 		{"bad route", func() error { _, err := gw.ListPolicies(ctx, "v3", "bk_cmdb", "edit_host", 1, 100, 0); return err }, ErrValidation, "route"},
 		{"page size", func() error {
 			_, err := gw.ListPolicies(ctx, PolicyRouteLegacy, "bk_cmdb", "edit_host", 1, 501, 0)
@@ -495,7 +469,6 @@ func TestReadRefusedLocally(t *testing.T) {
 			return err
 		}, ErrValidation, "page"},
 		{"no action", func() error { _, err := gw.ListPolicies(ctx, PolicyRouteLegacy, "bk_cmdb", " ", 1, 100, 0); return err }, ErrValidation, "action"},
-		{"get id 0", func() error { _, err := gw.GetPolicy(ctx, "bk_cmdb", 0); return err }, ErrValidation, "id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

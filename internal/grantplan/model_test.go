@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// store models what IAM keeps for one subject in one system, as
-// ../../shared/bkiam-api.md describes it: one policy per action; a
+// store models what IAM keeps for one subject in one system, as the
+// sandbox (internal/sandbox) keeps it: one policy per action; a
 // single-type policy is a set of instances that grants merge into and
 // revokes subtract from; a combined-resource policy is a list of groups
 // (one per grant, identical groups not repeated), and a revoke removes the

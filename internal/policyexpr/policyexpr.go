@@ -1,5 +1,5 @@
-// Package policyexpr parses the backend expression of an IAM policy (bkiam-api.md §6, "Reading grants
-// back") and answers one question about it: does it still hold a grant the provider made?
+// Package policyexpr parses the backend expression of an IAM policy (see the package doc of
+// internal/bkiam, "Policy expressions") and answers one question about it: does it still hold a grant the provider made?
 //
 // The list API merges everything one subject holds for one action into one expression, so a grant can
 // never be found by comparing wholes; it is found by looking for its own atoms in a branch that stands
@@ -30,7 +30,8 @@ import (
 	"strings"
 )
 
-// Field attributes the translator writes (bkiam-api.md §6): "<type>.id" and "<type>._bk_iam_path_".
+// Field attributes the translator writes (internal/bkiam's package doc, "Policy expressions"):
+// "<type>.id" and "<type>._bk_iam_path_".
 const (
 	attrID   = "id"
 	attrPath = "_bk_iam_path_"

@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// Fixtures, named after the §6 table rows and the sandbox's typeExpr; most are verbatim sandbox output
+// Fixtures, named after the rows of the expression table in internal/bkiam's package doc ("Policy
+// expressions") and the sandbox's typeExpr; most are verbatim sandbox output
 // (internal/sandbox/read_test.go TestPolicyListExpressions).
 const (
 	eqHost        = `{"field":"host.id","op":"eq","value":"1"}`

@@ -1,11 +1,87 @@
 // Package sandbox emulates the BlueKing IAM authorization API (the bk-iam-saas open API behind ESB
 // and the API gateway, plus the bk-iam backend's policy read API) closely enough that a provider which
 // passes against it works against a real BlueKing site. Where the real server is odd, the sandbox is
-// odd the same way. The outside interface (routes, /_sandbox inspection and faults, the default model,
-// the command) is fixed by shared/sandbox-contract.md; the server facts come from shared/bkiam-api.md.
+// odd the same way. What the real server does is written down in the package doc of internal/bkiam;
+// where this comment and that one disagree, the real server (internal/bkiam) is right and the sandbox
+// should follow it.
 //
-// Use New to build a *Server (an http.Handler), cmd/bkiam-sandbox to run it, and the sandboxtest
-// package to start one inside a Go test.
+// The provider's acceptance tests, the demo and the benchmarks run against the sandbox, and so can a
+// user who wants to try a configuration before pointing it at a real site. Use New to build a *Server
+// (an http.Handler), cmd/bkiam-sandbox to run it, and the sandboxtest package to start one inside a Go
+// test.
+//
+// # Contract
+//
+// The command line, the routes, the inspection and control endpoints and the default model below are
+// a fixed interface: tests, scripts and users depend on them. Extend them freely; change none of them
+// without keeping the old form working.
+//
+// Command:
+//
+//	go run ./cmd/bkiam-sandbox [--listen 127.0.0.1:8080] [--model FILE.json] [--state FILE.json]
+//
+// Flags and signals:
+//   - --listen: the address (default 127.0.0.1:8080; port 0 picks a free port). Once it serves, the
+//     command prints one line to stdout: "bkiam-sandbox listening on http://HOST:PORT".
+//   - --model: a JSON permission model (see "Model format"), validated on load with an error naming
+//     the bad field; without it, the embedded default model.
+//   - --state: the file where policies persist across restarts (see "State file"); without it, memory
+//     only.
+//   - SIGINT or SIGTERM: in-flight requests finish, the state is saved, the command exits 0.
+//
+// Authorization routes, both transports serving one store, so that a provider configured with
+// apigw_url = "http://127.0.0.1:8080" or esb_url = "http://127.0.0.1:8080" talks to the sandbox:
+//   - ESB: POST /api/c/compapi/v2/iam/authorization/{batch_instance,batch_resource_creator_action,batch_path}/
+//     with credentials in the JSON body or in X-Bkapi-Authorization.
+//   - API gateway: POST /api/v1/open/authorization/{batch_instance,batch_resource_creator_action,batch_path}/
+//     with credentials only in X-Bkapi-Authorization.
+//
+// Read routes (gateway only): GET /api/v1/systems/{system}/policies?action_id=…,
+// GET /api/v1/open/systems/{system}/policies/?action_id=… and
+// GET /api/v1/systems/{system}/policies/{backend_id} (details under "Emulated behaviour").
+//
+// Inspection and control, without credentials, JSON in and out:
+//   - GET /_sandbox/policies[?system=S&subject_type=T&subject_id=ID&action=A] answers
+//     {"policies":[{"policy_id":3,"system":"bk_cmdb","subject":{"type":"user","id":"alice"},
+//     "action":"edit_host","expired_at":4102444800,"any":false,"paths":["/bk_cmdb,host,1/","/bk_cmdb,host,2/"]}]}:
+//     one entry per stored policy (PolicyView). A path is its nodes "system,type,id", joined and
+//     wrapped by "/"; paths are sorted. any is true for a policy granted with empty instances. A
+//     policy of an action related to several types (a combined resource) has
+//     "groups":[{"biz":["/bk_cmdb,biz,1/"],"host":["/bk_cmdb,host,7/"]}] instead of paths: one object
+//     per resource group, each type's paths sorted.
+//   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
+//     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
+//     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N},"max_instances_per_call":N}
+//     (Stats): the requests received since start or the last reset, errors included.
+//   - POST /_sandbox/reset clears policies, stats and faults, and keeps the model.
+//   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
+//     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
+//     authorization request waits latency_ms; after "after" further requests have succeeded, the next
+//     "count" fail with that HTTP status and body code; a rate_limit fault answers 429 with
+//     Retry-After and code 1642902 on the gateway, HTTP 200 and code 1306429 on ESB. {} clears every
+//     fault. A failed request changes nothing in the store. More faults are described under "Not
+//     emulated, and why".
+//
+// The embedded default model (default_model.json):
+//   - Apps: "bkiam-sandbox" with secret "sandbox-secret", a client of every system below,
+//     allow-listed for every action and creator type, on ESB's skip-login whitelist; "outsider" with
+//     secret "outsider-secret", a client of no system.
+//   - Users admin, alice, bob, carol, dave; groups 1, 2, 3; the ESB token "token-alice" stands for
+//     alice.
+//   - bk_cmdb: resource types biz and host. view_host, edit_host, delete_host relate to [host];
+//     view_biz, edit_biz to [biz]; edit_biz_host to [biz, host]; create_biz to nothing. Creator
+//     config: biz → view_biz, edit_biz.
+//   - bk_job: resource type job. view, edit, delete, list relate to [job]. Creator config: job →
+//     edit, list, delete, view.
+//   - bk_sops: resource types project and mini_app (a mini app lives under a project).
+//     project_view, project_edit relate to [project]; mini_app_view, mini_app_edit to [mini_app];
+//     mini_app_view sets ignore_iam_path (user path grants collapse to the id). Creator config:
+//     project → project_view, project_edit, with the sub resource type mini_app → mini_app_view,
+//     mini_app_edit. The callback knows the projects project1 ("Project One") and project2
+//     ("Project Two"); any other project id is unknown (1902416).
+//   - Limits: the real server's defaults — 200 per grant entry and per creator call, 1000 per
+//     revoke entry, instance ids of at most 36 characters, 10000 instances per policy — each
+//     settable in a model.
 //
 // # Emulated behaviour
 //
@@ -78,7 +154,8 @@
 //     never equal the SaaS policy_id of the same policy; an emptied-and-regranted policy gets a new one.
 //     Paging (page ≥ 1, page_size 10–500, default 100), timestamp (default today 00:00 of the clock's
 //     zone) drops policies that expired before it, "results" is null when empty. Expressions are built
-//     from the stored paths as in bkiam-api.md §6, including the collapse of user grants of actions
+//     from the stored paths as the package doc of internal/bkiam describes them ("Policy
+//     expressions"), including the collapse of user grants of actions
 //     whose model sets ignore_iam_path (on grant only; a revoke that changes the policy writes full
 //     paths again). Errors: 1901401 (not a client), 1901404 (unknown action or policy), 1901400.
 //
@@ -90,7 +167,9 @@
 //     name known resource types is accepted (the sandbox has no instance-selection model).
 //   - Creator config actions must relate to exactly the node's type (checked on model load); real
 //     systems could register creator actions on combined resources, which no known caller uses.
-//   - Revoking with empty instances deletes the policy (inferred; the source is not explicit).
+//   - Revoking with empty instances deletes the policy. The real server removes nothing from an
+//     instance policy that way (only the policy of an action without a resource type goes whole);
+//     the provider never sends empty instances, so the difference is not exercised.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
 //     (1306403), the effective-permission query APIs and group-management APIs are out of scope.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
@@ -106,6 +185,18 @@
 //     {after,count,served} resets the connection (TCP RST) instead of answering, after carrying the
 //     call out when served is true (the answer is lost, the change is not); "slow"
 //     {after,count,delay_ms} delays the call, then carries it out even if the client has given up.
+//
+// # Known differences from the real server
+//
+// Found by comparing this package with the package doc of internal/bkiam ("Where the real server
+// differs from a first reading"); not yet followed:
+//   - One policy per (subject, action): the read routes never list several rows for one subject
+//     (permission templates), and RBAC-stored group grants (listed only with ?type=rbac) do not exist.
+//   - A combined-resource revoke removes the requested paths from every group it overlaps in every
+//     type; the real server removes only groups fully contained in the revoked one.
+//   - An unknown action answers 1902416 here, 1902412 "x action not exists" on the real server; an
+//     unknown group answers 1902412 "group[x] not exists" here, while the real server fails a grant
+//     with 1902500 (HTTP 500) and answers a revoke OK with data [].
 //
 // # Model format
 //

@@ -9,8 +9,9 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
 
-// The request examples of the published API pages (shared/api-docs), with only their syntax fixed
-// (the missing "]" and the trailing commas; the Python comments dropped).
+// The request examples of IAM's published API pages for batch_instance and
+// batch_resource_creator_action (the creator examples with the Chinese edition's names), with only their syntax fixed: as printed they are not valid
+// JSON (a missing "]", trailing commas, Python comments), and that is all that was changed.
 
 const docBatchInstance = `{
   "asynchronous": false,

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// SaaS error codes (bk-iam-saas), see bkiam-api.md §5.
+// SaaS error codes (bk-iam-saas); see the package doc of internal/bkiam, "Answers and errors".
 const (
 	codeOK             = 0
 	codeUpstream       = 1902000

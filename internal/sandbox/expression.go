@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// The backend expression of a stored policy, built the way the SaaS translator builds it
-// (bkiam-api.md §6): field names drop the system ("host.id"), ids are strings, one type's conditions
+// The backend expression of a stored policy, built the way the SaaS translator builds it (see the
+// package doc of internal/bkiam, "Policy expressions"): field names drop the system ("host.id"), ids are strings, one type's conditions
 // are OR-ed, the types of a combined group AND-ed, several groups OR-ed.
 
 type expr = map[string]any

@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The report that make bench writes to BENCHMARKS.md: a fixed header (Header), the machine line
+// and the scenarios' tables (Print), then the Go benchmarks' output (PrintGoBenchmarks). The
+// prose lives here, not in BENCHMARKS.md, which every full run rewrites.
+
+// Header is the fixed text at the top of the report. TestBenchmarksFileHeader keeps the committed
+// BENCHMARKS.md in step with it.
+const Header = `# Benchmarks
+
+This file is written by ` + "`make bench`" + ` (` + "`bkiam-bench -out BENCHMARKS.md`" + `); change its text in
+` + "`internal/bench/report.go`" + `, not here.
+
+` + "`make bench`" + ` (about 8 minutes, plus the Terraform build on a fresh clone) builds the provider,
+starts the sandbox with 20 ms of latency per IAM call — spent, as on the real server, one call at a
+time per subject — and drives the real Terraform CLI through each scenario: a create plan, the
+create apply, a no-op plan, an apply that replaces 1% of the instances, and a destroy. Beside every
+figure it runs the same scenario with Terraform's built-in ` + "`terraform_data`" + ` carrying an equally
+sized input — Terraform's own cost, the floor (measured once for scenarios that differ only in the
+provider's settings) — and shows the ratio, the IAM calls by kind (from the sandbox) and the provider
+process's peak memory. Before that it runs the Go benchmarks of the provider's own share of a plan at
+5 000 and 10 000 instances and of the planner at 10⁴ and 10⁶ instances; their output is the last
+section of this file. ` + "`bkiam-bench -only NAME -no-baseline`" + ` runs one scenario quickly. The figures
+are from one run on the machine it names; the call counts are pinned by tests (` + "`internal/bench`" + `,
+` + "`TestAccInstanceGrant_coalescing`" + `), the timings are not. Timings vary by about ±10% from run to run
+on a two-core machine.
+
+## How the provider gets there
+
+Both resources are served directly on terraform-plugin-go values for validation, plan, apply and
+read (` + "`internal/provider/protocol.go`" + `); the framework keeps the provider configuration, the schemas,
+import and state upgrades. The framework's generic per-element walks, which cost 1.6 s of a 10 000-instance
+plan and made ` + "`bkiam_creator_grant`" + ` quadratic (a full copy of its map for every element), are
+gone: the provider's share of that plan is now about 25 ms for ` + "`bkiam_instance_grant`" + ` and 75 ms for
+` + "`bkiam_creator_grant`" + `, and a no-op plan is answered without decoding the state. The SDK's own trace
+logging is off unless ` + "`TF_LOG`/`TF_LOG_PROVIDER`" + ` asks. Calls are the lower bound everywhere; a
+no-op plan, apply or refresh makes none. Concurrent resources' calls are merged (` + "`batch_window`" + `): a
+lone call leaves at once, a stream of calls gathers up to half of Terraform's parallelism.
+
+## Where it stands against the targets
+
+This commentary is fixed text, written for the run on 2 × AMD EPYC with Terraform v1.5.7; after
+another run, the tables below are the figures to trust.
+
+- **One ` + "`bkiam_instance_grant`" + ` of 10 000 instances**: the create plan, no-op plan, 1% change and
+  destroy are within 1.5 × ` + "`terraform_data`" + ` + calls × latency; the create apply is at the line
+  (2.2–2.3 s in ` + "`make bench`" + ` against 2.1 s; 1.9 s when run by hand without the memory watcher).
+  Of a 1.9 s apply, 1.3 s is the provider's ` + "`ApplyResourceChange`" + `: 50 grants sent one after another,
+  as IAM serialises a subject's calls, each a little over the injected 20 ms; the rest is Terraform
+  starting, re-planning and writing state. Peak memory stays under 40 MiB.
+  At 1000 instances the ratios are higher because every Terraform command starts the provider
+  process (three times for a plan, about 0.2 s in all), a fixed cost ` + "`terraform_data`" + `, built into
+  Terraform, does not pay.
+- **1000 resources for one subject**: 175 grants and 181 revokes instead of 1000 each (5.7× and
+  5.5× fewer). Creating took 21 s against 24 s uncoalesced; destroying took 41 s against 39 s
+  (5–8% slower in two runs). Terraform 1.5.7
+  itself spends about 20 ms per resource (40 ms on destroy) at this size on bookkeeping it does one
+  resource at a time — ` + "`terraform_data`" + ` takes 50 s to create and 117 s to destroy 1000 resources —
+  so only a few resources are ever in flight together, and that bounds both the merging and the
+  time it can save. With 10 resources, merging takes 2 calls instead of 10 and is faster.
+- **One ` + "`bkiam_creator_grant`" + ` of 10 000 instances**: the provider's own work is linear and about
+  0.1 s per call (the Go benchmarks below: twice the instances, twice the time and exactly twice the
+  memory), but the figures are several times ` + "`terraform_data`" + `'s. That time is Terraform's: before it
+  calls the provider, Terraform converts the configuration's 10 000 objects to the attribute's
+  ` + "`map(object)`" + ` type, and go-cty's type unification (` + "`convert.sortTypes`" + `, which compares every pair
+  of element types) takes about 5 s of a 6.5 s plan in ` + "`perf record`" + ` of the Terraform process. The
+  same conversion happens with a typed variable; ` + "`terraform_data`" + `'s untyped ` + "`input`" + ` skips it. The
+  fixed schema keeps the map of objects; the cost falls on Terraform versions whose go-cty has this
+  unification.
+
+## Results
+`
+
+// WriteHeader writes Header, a note when the run is partial (partial names the flags that made it
+// so; "" for a full run), and the machine line.
+func WriteHeader(out io.Writer, machine, partial string) {
+	fmt.Fprint(out, Header)
+	if partial != "" {
+		fmt.Fprintf(out, "\n**A partial run** (%s): not comparable with a full run of `make bench`.\n", partial)
+	}
+	fmt.Fprintf(out, "\n%s\n", machine)
+}
+
+// goBenchCaptions introduce the Go benchmarks of a package, by the end of its import path.
+var goBenchCaptions = []struct{ suffix, caption string }{
+	{"/internal/provider", "The provider's share of a plan, through its protocol server (`go test -bench . ./internal/provider`):\n" +
+		"validation, the plan of a create, and a no-op (read and plan), at 5 000 and 10 000 instances:"},
+	{"/internal/grantplan", "The planner alone (`go test -bench . ./internal/grantplan`), two actions over n hosts:"},
+}
+
+// PrintGoBenchmarks writes the Benchmark lines of a `go test -bench` output, one code block per
+// package, each under its caption. goTest is nil when the Go benchmarks were not part of the run.
+func PrintGoBenchmarks(out io.Writer, goTest io.Reader) error {
+	fmt.Fprint(out, "\n## Go benchmarks\n\n")
+	if goTest == nil {
+		fmt.Fprintln(out, "The Go benchmarks (`go test -run '^$' -bench . -benchtime 3x -benchmem ./internal/provider ./internal/grantplan`)\nwere not part of this run.")
+		return nil
+	}
+	type block struct {
+		pkg   string
+		lines []string
+	}
+	var blocks []*block
+	s := bufio.NewScanner(goTest)
+	s.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if pkg, ok := strings.CutPrefix(line, "pkg: "); ok {
+			blocks = append(blocks, &block{pkg: strings.TrimSpace(pkg)})
+			continue
+		}
+		if strings.HasPrefix(line, "Benchmark") {
+			if len(blocks) == 0 {
+				blocks = append(blocks, &block{})
+			}
+			b := blocks[len(blocks)-1]
+			b.lines = append(b.lines, line)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("reading the Go benchmarks: %w", err)
+	}
+	first := true
+	for _, b := range blocks {
+		if len(b.lines) == 0 {
+			continue
+		}
+		if !first {
+			fmt.Fprintln(out)
+		}
+		first = false
+		caption := "`" + b.pkg + "`:"
+		for _, c := range goBenchCaptions {
+			if strings.HasSuffix(b.pkg, c.suffix) {
+				caption = c.caption
+			}
+		}
+		fmt.Fprintf(out, "%s\n\n```\n%s\n```\n", caption, strings.Join(b.lines, "\n"))
+	}
+	if first {
+		fmt.Fprintln(out, "The Go benchmarks' output held no benchmark results.")
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+// Package bkiam is a client for the BlueKing IAM authorization API (batch grant and revoke on
+// instances and paths, creator grants), through the API gateway or the legacy ESB, and for the IAM
+// backend's policy-list API that reads grants back.
+//
+// This comment is the project's reference for how the real IAM server behaves. It was worked out
+// from the server's public source (the bk-iam-saas SaaS, the bk-iam backend, the ESB channel
+// configuration) and the official SDKs, and checked against IAM's published API pages; where the
+// pages and the code disagree, the code is what servers do, and both are noted. The sandbox
+// (internal/sandbox) emulates what is written here. No official Go SDK can grant or revoke, so the
+// project has its own client.
+//
+// # Endpoints and transports
+//
+// Three authorization calls, each a POST with a JSON body, reachable two ways. Through ESB (the
+// legacy PaaS) and through the API gateway (gateway "bk-iam", with its stage):
+//
+//	POST {esb}/api/c/compapi/v2/iam/authorization/batch_instance/
+//	POST {esb}/api/c/compapi/v2/iam/authorization/batch_resource_creator_action/
+//	POST {esb}/api/c/compapi/v2/iam/authorization/batch_path/
+//	POST {gw}/api/v1/open/authorization/batch_instance/
+//	POST {gw}/api/v1/open/authorization/batch_resource_creator_action/
+//	POST {gw}/api/v1/open/authorization/batch_path/
+//
+// The ESB path becomes the gateway path by replacing the prefix /api/c/compapi/v2/iam/ with
+// /api/v1/open/. The trailing slash belongs to every path; without it a server may redirect. {gw}
+// is the gateway base with its stage, e.g. https://bkapi.example.com/api/bk-iam/prod.
+//
+// Credentials: the gateway takes X-Bkapi-Authorization, a JSON object as a string
+// ({"bk_app_code":"…","bk_app_secret":"…"}), and needs no user. ESB takes bk_app_code and
+// bk_app_secret in the body or in that same header, and also wants a user: bk_token, or bk_username
+// when the app is on ESB's skip-login whitelist. Whether a call may grant is decided by IAM, not by
+// the user: the app must be a registered client of the system, and the (system, action) — for
+// creator grants the (system, resource type) — must be on IAM's API allow-list; otherwise 1902403.
+// Multi-tenant sites also expect X-Bk-Tenant-Id (Config.TenantID).
+//
+// Every attempt carries a fresh 32-hex-character X-Request-Id (the backend ignores ids of any other
+// length); servers echo it, and gateways add X-Bkapi-Request-Id. Errors name both. The Python SDK
+// turns certificate checks off; this client verifies certificates with the caller's http.Client
+// (Config.HTTPClient).
+//
+// # batch_instance
+//
+// A grant or revoke of actions on resource instances:
+//
+//	{"system": "bk_cmdb", "operate": "grant", "asynchronous": false, "expired_at": 4102444800,
+//	 "subject": {"type": "user", "id": "alice"},
+//	 "actions": [{"id": "edit_host"}, {"id": "view_host"}],
+//	 "resources": [{"system": "bk_cmdb", "type": "host",
+//	                "instances": [{"id": "1", "name": "host1"}, {"id": "2", "name": "host2"}]}]}
+//
+// The fields:
+//   - operate is "grant" or "revoke". asynchronous is accepted and ignored: every call is
+//     synchronous. Unknown keys are ignored.
+//   - subject.type is "user" or "group" (the published pages say user only; the server accepts
+//     groups, whose ids are numeric).
+//   - actions is not empty, and the same resources apply to each action: one policy per action.
+//   - resources has one entry per resource type the action relates to, in the action's order (a
+//     "combined resource" when there are several). A wrong count, order or type fails with 1902417.
+//     An action related to no type takes resources [], and such actions cannot share a call with
+//     related ones.
+//   - An instance id has at most 36 characters (a server setting); a name must not be blank and is
+//     never verified.
+//   - An EMPTY instances list means ANY instance: unlimited permission. This client refuses to send
+//     one (ErrEmptyInstances), on revoke as well.
+//   - expired_at is optional unix seconds: 0, or after now and at most 4102444800
+//     (PermanentExpiry). A past value fails ("greater than now timestamp").
+//
+// # batch_path
+//
+// Like batch_instance, but each resource entry carries paths (lists of nodes, outermost first)
+// instead of instances:
+//
+//	"resources": [{"system": "bk_sops", "type": "mini_app", "paths": [[
+//	    {"system": "bk_sops", "type": "project", "id": "project1", "name": "p1"},
+//	    {"system": "bk_sops", "type": "mini_app", "id": "mini_app1", "name": "m1"}]]}]
+//
+// A node's name is required, and may be "" only when its id is "*"; its system may be left out
+// (the server fills it in). The answer has the same shape as batch_instance's.
+//
+// # batch_resource_creator_action
+//
+//	{"system": "bk_sops", "type": "mini_app", "creator": "alice",
+//	 "instances": [{"id": "mini_app1", "name": "first mini app",
+//	                "ancestors": [{"system": "bk_sops", "type": "project", "id": "project1"}]}]}
+//
+// It grants the creator every action the system registered for the type in its
+// resource-creator-actions configuration, a tree of {id, actions: [{id, required}],
+// sub_resource_types: [...]} ("required" is ignored). A system without that configuration, or
+// without a node for the type, fails with 1902412. instances is not empty. Ancestors carry no name:
+// IAM asks the system's callback, and an ancestor the callback does not know fails with 1902416.
+// Each instance becomes the path ancestors + instance. Creator policies are permanent and make an
+// existing policy permanent. There is no creator revoke: undoing one takes a batch_path revoke of
+// each path for each action the grant returned.
+//
+// # Semantics
+//
+// IAM keeps one policy per (subject, system, action) for direct grants.
+//   - A grant merges into the existing policy, which keeps its policy_id; granting what is already
+//     held changes nothing (grant is idempotent).
+//   - A revoke never fails for what is not held: actions without a policy are skipped (data may be
+//     []), instances not in the policy leave it as it is (it is still listed). A revoke that empties
+//     a policy deletes it and answers its old id; a later grant creates a new id.
+//   - A new user policy granted without expired_at (or with 0) expires 365 days later, not never:
+//     permanent grants send PermanentExpiry. Group policies never expire. A re-grant only ever
+//     raises an expiry, never lowers it.
+//   - Grants to the user "admin" (any case) are ignored: the request's actions are echoed back
+//     with policy_id 0.
+//   - Instances are stored as paths: a plain instance is the one-node path /host,1/. A revoke
+//     removes paths by string equality, so an instance granted with ancestors is not removed by a
+//     batch_instance revoke of its id; that takes batch_path with the full path.
+//   - IAM serialises the calls of one subject with a lock: parallel calls for one subject gain
+//     nothing.
+//   - The answer's policy_id is the SaaS's own row id. The read API below does not know it.
+//
+// # Answers and errors
+//
+// Success is {"result":true,"code":0,"message":"OK","data":[{"action":{"id":"edit_host"},
+// "policy_id":12,"statistics":{"instance_count":2}}]} (the published pages show "ok" and no result;
+// statistics is undocumented but always there). A known server bug: after a grant, data lists every
+// custom policy the subject holds in the system, not only the requested actions, so callers pick
+// entries by action id (PolicyResult).
+//
+// Three layers answer, each with its own envelope:
+//   - The IAM SaaS: {"result":false,"code":N,"message":"<text> (<NAME>)","data":…}, HTTP 200 except
+//     401, 403, 404 and 500. Codes: 1902401 unauthorized, 1902403 forbidden ("app_code X can not
+//     access system Y", "authorization_instance api don't support the [edit_host] of
+//     system[bk_cmdb]"), 1902404 not found, 1902412 validation (the message is the JSON of the
+//     field errors, e.g. {"non_field_errors": ["maximum number of instance grant 200"]}), 1902414
+//     bad JSON, 1902416 bad arguments, 1902417 the resources do not match the action's resource
+//     types, 1902000 upstream failed, 1902500 system error.
+//   - ESB: the same fields plus request_id, always HTTP 200. Its own codes: 1306000 app or user
+//     check failed, 1306403 no permission, 1306429 rate limited, 1306201 upstream error. SaaS
+//     bodies pass through inside the 200.
+//   - The API gateway: {"result":false,"code":16xxxxx,"code_name":"…","message":"…","data":null} with
+//     the headers X-Bkapi-Error-Code and X-Bkapi-Error-Message, and real 4xx/5xx statuses: 1640001
+//     bad arguments (also bad app credentials), 1640301 app without permission, 1640401 not found,
+//     1642902/1642903 rate limited (429), 1650200/1650201 bad gateway, 1650401 upstream timeout.
+//
+// The client reads them from the outside in: the gateway's error header, then the HTTP status, then
+// the body code (see interpretInto). Messages on these APIs are English, but some server texts stay
+// Chinese (the 10000-instance limit, for one), so error handling rests on codes, never on texts.
+// Error.Is maps codes onto the sentinels ErrValidation (and, for 1902417, ErrResourceMismatch),
+// ErrForbidden, ErrUnauthorized, ErrRateLimited, ErrTransient, ErrNotFound and
+// ErrUnexpectedResponse.
+//
+// Only safe, transient failures are retried: network errors, 429 (honouring Retry-After),
+// 502/503/504, 1306429, 164290x, 165xxxx, 1306201 and 1902000. Grant and revoke are idempotent, so
+// repeating them is safe; validation errors are never retried. The SDKs time out after 5–10 s; the
+// gateway waits up to 180 s for the SaaS.
+//
+// # Limits
+//
+//   - Per resource entry: at most 200 instances (or paths) on grant, 1000 on revoke; per creator
+//     call at most 200 instances. 200 is the server setting BKAPP_AUTHORIZATION_INSTANCE_LIMIT's
+//     default; the published pages say 20 or 1000. Over a limit the whole call fails with 1902412.
+//   - At most 10000 instances per (subject, action, resource type) after the merge; a grant past it
+//     fails.
+//   - Instance ids: at most 36 characters.
+//
+// # Reading grants back
+//
+// Only through the API gateway (ESB has no read API; ErrReadNeedsGateway). The routes belong to the
+// bk-iam backend and answer its envelope {"code":0,"message":"ok","data":…} — no result field, and
+// errors come with HTTP 200 and the code in the body.
+//
+// The policy list of one action, every subject's policy, users and groups alike:
+//
+//	GET {gw}/api/v1/systems/{system}/policies?action_id=A&page=P&page_size=S&timestamp=T        (legacy; the SDKs use it)
+//	GET {gw}/api/v1/open/systems/{system}/policies/?action_id=A&page=P&page_size=S&timestamp=T  (newer; note the slash)
+//
+// The app must be a client of the system, else 1901401 ("unauthorized:app(X) is not allowed to
+// call system (S) api"); an unknown system or action is 1901404; page ≥ 1, page_size 10–500
+// (default 100). timestamp defaults to today 00:00 server time and drops policies that expired at
+// or before it (the list keeps expired_at > timestamp); a timestamp more than one day before today
+// 00:00 is refused with 1901400. The system is checked (1901404) before the client (1901401).
+//
+// The answer's data:
+//
+//	{"metadata": {"system": "bk_cmdb", "action": {"id": "edit_host"}, "timestamp": 1593273600},
+//	 "count": 3,
+//	 "results": [{"version": "1", "id": 3, "subject": {"type": "user", "id": "alice", "name": "Alice"},
+//	              "expression": {…}, "expired_at": 4102444800}]}
+//
+// results is null, not [], when empty or past the end. Rows whose subject cannot be resolved are
+// skipped but still counted, so a page can be short before the end: the count says when the list
+// ends (ScanPolicies). id is the backend's own id — never the SaaS policy_id a grant returned —
+// stable while the policy exists and new after it was emptied and granted again. Callers still drop
+// rows with expired_at ≤ now. The route has no rate limit; a whole scan costs ceil(count/500) calls
+// per action, whatever the number of subjects of interest (ScanCache shares one scan among them).
+//
+// The backend also serves one policy by backend id, GET {gw}/api/v1/systems/{system}/policies/{id}
+// ({version, id, system, subject, action: {id}, expression, expired_at}; 1901404 when gone; 1901403
+// for another system's policy). It cannot find a grant — no API maps the SaaS policy_id a grant
+// returned to a backend id — so this client has no call for it; the sandbox serves it, as the real
+// backend does.
+//
+// Writes are synchronous: an answered grant or revoke is in the list at once (a backend with
+// several replicas may serve an updated expression stale for up to about five minutes).
+//
+// Other reads are not drift detection. The effective-permission queries (POST
+// /api/v1/policy/query, /api/v2/policy/systems/{s}/query/) merge a subject's own policies with its
+// groups' and answer "any" for admin and system managers: a missing id proves a grant is lost, a
+// present one proves nothing (and they are rate limited, 1901429). The management API's group
+// policy list is exact but only for groups whose grade manager the system created through the API.
+//
+// # Policy expressions
+//
+// A list row's expression is everything the subject holds for the action, merged into one tree, so
+// a caller tests for its own atoms and never compares wholes (internal/policyexpr does this). Field
+// names drop the system ("host.id"); ids are JSON strings.
+//
+//	granted                                        expression
+//	instance 1                                     {"field":"host.id","op":"eq","value":"1"}
+//	instances 1, 2                                 {"field":"host.id","op":"in","value":["1","2"]}
+//	path project p1 → mini_app m1                  {"op":"AND","content":[{"field":"mini_app.id","op":"eq","value":"m1"},
+//	                                                 {"field":"mini_app._bk_iam_path_","op":"starts_with","value":"/project,p1/"}]}
+//	the same, collapsed (see below)                {"field":"mini_app.id","op":"eq","value":"m1"}
+//	a path ending at an ancestor                   {"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/set,2/"}
+//	any instance (instances [])                    {"field":"host.id","op":"any","value":[]}; no resource type: field ""
+//	combined resource (two types)                  {"op":"AND","content":[{"field":"host.id",…},{"field":"script.id",…}]}
+//	several combined grants                        {"op":"OR","content":[AND…, AND…]}
+//	mixtures                                       {"op":"OR","content":[…]}, nested, never flattened
+//
+// The published pages also wrap a single condition in OR; both forms are accepted. An instance
+// (type, id) is held if an eq or in on "type.id" contains id, or an any on "type.id" (or on "")
+// covers it. A path grant (ancestors A, leaf id) is held if an AND of "type.id" ∋ id and
+// "type._bk_iam_path_" starts_with "/A…/" exists, or a bare "type.id" ∋ id (the collapse).
+//
+// The collapse: for a user subject and an action whose instance selection sets ignore_iam_path,
+// the SaaS stores a path grant as the bare id — only when the path's length equals the chain of the
+// first such selection and the leaf is not "*". Groups are never collapsed. It happens on every
+// grant that writes the policy, never on revoke: a later partial revoke writes full paths again, so
+// either form can appear.
+//
+// A path prefix ending in ",*/" (starts_with "/biz,1/set,*/", written for a path whose last node
+// is an ancestor type with id "*") means every set under biz 1: the backend and the SDKs strip the
+// trailing "*/" and prefix-match, so /biz,1/set,2/ and /biz,1/set,2/module,3/ are covered and
+// /biz,1/module,2/ is not.
+//
+// # Where the real server differs from a first reading
+//
+// Reading back:
+//   - A subject can have several rows for one action. The backend has no unique (subject, action)
+//     key: a group's custom policy and each permission template's policy for the same action are
+//     separate rows, each with its own backend id, and the subject holds their union. Taking the
+//     highest id as "the" policy can hide a custom grant behind a template row.
+//   - RBAC actions: for a group subject and an action whose auth_type is "rbac" or "all", a
+//     single-type instance grant is stored as RBAC relations, not as an expression. It is missing
+//     from the default list and listed only with ?type=rbac (ids offset by 500000000, same row
+//     shape). Any-policies and multi-type policies stay in the default (abac) list.
+//   - The open list route through a gateway: the gateway registers it without the trailing slash
+//     and forwards it so, while the backend serves only the slashed path and answers 301 with a
+//     backend-relative Location. Through a real gateway the open route most likely fails and the
+//     legacy route works (read from the gateway's and backend's code; not seen on a live site).
+//     Redirects are never followed (see Config): a 301 becomes an error with advice.
+//
+// Writing:
+//   - Ids are trimmed: system, type, instance, subject and action ids lose surrounding white space
+//     (names do not). An id sent as " 1" is stored as "1".
+//   - An unknown action is 1902412 ("x action not exists"), after the allow-list check, which answers
+//     1902403 first unless the app is allowed every action. Resources that do not match the action:
+//     1902417 (ACTION_VALIDATE_ERROR).
+//   - Combined resources: a grant appends a resource group unless an existing group already contains
+//     it (groups it contains are dropped). A revoke removes only the groups fully contained in the
+//     revoked one; a partial overlap is a silent no-op that still answers OK.
+//   - Expiry on re-grant: an existing policy's expiry changes only if the new expired_at is greater;
+//     0 or none changes nothing. The 365-day default applies to new user policies only.
+//   - A revoke with instances [] on an instance policy removes nothing (only policies of actions
+//     without a resource type are deleted whole by it). Never send it anyway.
+//   - batch_path checks only that the app is a client of the system; the per-action allow-list
+//     applies to batch_instance.
+//   - Group subjects: ids are not checked by the serializer. A grant to an unknown group fails with
+//     an unhandled error, 1902500 and HTTP 500; a revoke does not check at all (OK, data []). A
+//     group grant also widens the group's grade-manager authorization scope.
+//   - An unknown user is 1902412 "user[x] not exists".
+//   - A creator configuration may list actions related to no resource type: the creator gets them
+//     as unlimited (any) policies, which no batch_path revoke can undo. A creator action of another
+//     resource type fails at grant time with 1902417.
+//   - statistics is always present; an admin echo counts the requested instances; a revoke that
+//     empties a policy reports the old count.
+//   - The gateway marks batch_instance deprecated and non-public (it still works); batch_path is the
+//     public call and does the same with one-node paths.
+package bkiam
