@@ -128,7 +128,7 @@ func (r *creatorGrantRunner) revoke(ctx context.Context, call grantplan.CreatorC
 		return nil // nothing recorded, nothing to revoke
 	}
 	err := r.pathRevoke(ctx, actions, call.Instances)
-	if err != nil && r.expected == nil && isResourceMismatch(err) && len(actions) > 1 {
+	if err != nil && r.expected == nil && errors.Is(err, bkiam.ErrResourceMismatch) && len(actions) > 1 {
 		// Some recorded actions came from IAM's list of unrelated
 		// policies: revoke action by action and drop those IAM says do
 		// not relate to this type.
@@ -136,14 +136,14 @@ func (r *creatorGrantRunner) revoke(ctx context.Context, call grantplan.CreatorC
 		for _, a := range actions {
 			e := r.pathRevoke(ctx, []string{a}, call.Instances)
 			switch {
-			case isResourceMismatch(e):
+			case errors.Is(e, bkiam.ErrResourceMismatch):
 				delete(r.granted, a)
 				delete(r.policies, a)
 			case e != nil:
 				return e
 			}
 		}
-	} else if isResourceMismatch(err) && r.expected == nil {
+	} else if errors.Is(err, bkiam.ErrResourceMismatch) && r.expected == nil {
 		delete(r.granted, actions[0])
 		delete(r.policies, actions[0])
 		err = nil
@@ -181,11 +181,4 @@ func (r *creatorGrantRunner) pathRevoke(ctx context.Context, actions []string, i
 
 func (r *creatorGrantRunner) actions() []string {
 	return slices.Sorted(maps.Keys(r.granted))
-}
-
-// isResourceMismatch reports IAM's 1902417: the action does not relate to
-// the resource type of the request.
-func isResourceMismatch(err error) bool {
-	var e *bkiam.Error
-	return errors.As(err, &e) && e.Code == 1902417
 }
