@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -21,6 +22,15 @@ var protocolResources = []servedResource{
 	serve[instanceGrantModel](instanceGrant{}),
 	serve[creatorGrantModel](creatorGrant{}),
 }
+
+// frameworkResources and frameworkDataSources are served by the
+// framework itself, for values small enough that its machinery costs
+// nothing that matters (DESIGN.md, "Resources and data sources on the
+// framework"). They get the provider's *providerData from Configure.
+var (
+	frameworkResources   []func() resource.Resource
+	frameworkDataSources []func() datasource.DataSource
+)
 
 // resourceDef is a resource served on protocol values, written against
 // its model M: a Go struct of the resource's attributes, which the
