@@ -211,8 +211,15 @@ func (w *cliWorkspace) recorded() recorded {
 // except for actions recorded as an upper bound (or all of them, with
 // upperBound, after a call whose outcome is unknown), where the sandbox
 // may hold less but never more. More would be a grant Terraform has lost
-// track of.
+// track of. It first lets the calls Terraform gave up on land (a slow
+// fault's, or any call slower than request_timeout on a loaded machine):
+// IAM carries them out all the same.
 func checkStateMatchesStore(w *cliWorkspace, sb *sandboxtest.Sandbox, upperBound bool, subjects ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sb.WaitIdle(ctx); err != nil {
+		return err
+	}
 	rec := w.recorded()
 	for _, subject := range subjects {
 		typ, id, _ := strings.Cut(subject, "/")

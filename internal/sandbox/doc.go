@@ -53,6 +53,8 @@
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N},"max_instances_per_call":N}
 //     (Stats): the requests received since start or the last reset, errors included.
+//     In Go, Server.WaitIdle waits until no authorization call is being served: a call whose
+//     client gave up is still carried out, and tests let it land before comparing.
 //   - POST /_sandbox/reset clears policies, stats and faults, and keeps the model.
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every

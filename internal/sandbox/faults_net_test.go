@@ -126,3 +126,35 @@ func TestSlowFault(t *testing.T) {
 		t.Fatalf("the fault is spent, but the next call took %v", d)
 	}
 }
+
+// TestWaitIdleWaitsForAbandonedCalls: WaitIdle returns only once a slow
+// call whose client gave up has been carried out, and at once when
+// nothing is being served.
+func TestWaitIdleWaitsForAbandonedCalls(t *testing.T) {
+	s := newServer(t)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	if err := s.WaitIdle(context.Background()); err != nil {
+		t.Fatalf("WaitIdle with nothing served: %v", err)
+	}
+	if err := s.SetFaults(sandbox.Faults{Slow: &sandbox.SlowFault{Count: 1, DelayMS: 300}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if resp, err := post(ctx, srv.URL, hostGrant("alice", "1")); err == nil {
+		_ = resp.Body.Close()
+		t.Fatal("the slow call answered within its timeout")
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancelShort()
+	if err := s.WaitIdle(short); err == nil {
+		t.Fatal("WaitIdle returned while the abandoned call was still being served")
+	}
+	if err := s.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Policies(all).Policies) == 0 {
+		t.Fatal("WaitIdle returned before the abandoned call was carried out")
+	}
+}

@@ -15,6 +15,8 @@ import (
 // rate limit, failure, dropped connection, slow call), credentials (gateway or ESB), then the SaaS: body JSON, system client,
 // allow-list, field validation, model checks, admin, user lookup, apply.
 func (s *Server) serveAuthz(c *call, ep endpoint) {
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
 	raw, readErr := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, s.maxBody))
 	body, jsonErr := decodeBody(raw)
 	if readErr != nil {

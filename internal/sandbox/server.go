@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +27,10 @@ type Server struct {
 	// turns serialise the calls of each subject (see subjectTurn).
 	turnsMu sync.Mutex
 	turns   map[string]chan struct{}
+
+	// busy counts the authorization calls being served, a slow one
+	// whose client gave up included (see WaitIdle).
+	busy atomic.Int64
 }
 
 // Option configures a Server.
@@ -77,6 +83,24 @@ func (s *Server) Policies(f PolicyFilter) PolicyList { return s.store.view(f) }
 
 // Stats returns the request counters: the structure of GET /_sandbox/stats.
 func (s *Server) Stats() Stats { return s.stats.get() }
+
+// WaitIdle waits until no authorization call is being served: calls a
+// client gave up on (a slow fault, or a client's time-out under load) are
+// still carried out, and a test that compares state with the store after
+// a failed apply must let them land first. It returns ctx's error if ctx
+// ends first.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for s.busy.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox: %d calls still being served: %w", s.busy.Load(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return nil
+}
 
 // SetFaults replaces the injected faults; the zero Faults clears them.
 func (s *Server) SetFaults(f Faults) error {
