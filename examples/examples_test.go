@@ -1,5 +1,6 @@
 // Package examples checks that every example configuration is formatted
-// and valid against a fresh build of the provider, as users will run them.
+// and valid against a fresh build of the provider, as users will run them,
+// and that each resource's example applies against the IAM sandbox.
 package examples
 
 import (
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
@@ -53,11 +56,13 @@ func TestExamples(t *testing.T) {
 	for _, dir := range dirs {
 		rel, _ := filepath.Rel(work, dir)
 		t.Run(rel, func(t *testing.T) {
+			var env []string
 			run := func(args ...string) {
 				t.Helper()
 				cmd := exec.Command(terraform, args...)
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+				cmd.Env = append(cmd.Env, env...)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("terraform %s in examples/%s: %v\n%s", strings.Join(args, " "), rel, err, out)
 				}
@@ -70,6 +75,24 @@ func TestExamples(t *testing.T) {
 			}
 			run("get") // installs local modules; providers come from dev_overrides
 			run("validate", "-no-color")
+			if !strings.HasPrefix(filepath.ToSlash(rel), "resources/") {
+				return // the demo applies examples/demo; examples/provider names a real site
+			}
+			// A resource's example, as the docs show it, applies against the
+			// sandbox (configured through the environment, as the examples
+			// leave the provider block out), plans empty, and destroys
+			// everything it granted.
+			sb := sandboxtest.Start(t)
+			env = []string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret}
+			run("apply", "-auto-approve", "-no-color")
+			if len(sb.Policies(sandbox.PolicyFilter{}).Policies) == 0 {
+				t.Fatalf("applying examples/%s granted nothing", rel)
+			}
+			run("plan", "-detailed-exitcode", "-no-color") // exit 2 (a change) fails
+			run("destroy", "-auto-approve", "-no-color")
+			if left := sb.Policies(sandbox.PolicyFilter{}).Policies; len(left) != 0 {
+				t.Fatalf("destroying examples/%s left %d policies in IAM", rel, len(left))
+			}
 		})
 	}
 }
