@@ -430,3 +430,229 @@ func expectConfigPlanned(t *testing.T, planned, config *instanceGrantModel) {
 		t.Errorf("the plan changes the configuration:\n%v\nwant\n%v", a, b)
 	}
 }
+
+// TestProtocolInstanceGrantImport: an import by subject adopts it holding
+// nothing known; one by actions and resource type asks the read that
+// follows to fill in what IAM holds, which only detect_drift can; either
+// way the read clears the request, and with detect_drift a matching
+// configuration then plans no change.
+func TestProtocolInstanceGrantImport(t *testing.T) {
+	t.Run("by subject", func(t *testing.T) {
+		for _, tc := range []struct{ id, subjectType, subjectID string }{
+			{"bk_cmdb/user/alice", "user", "alice"},
+			{"bk_cmdb/group/1", "group", "1"},
+		} {
+			resp := instanceProto.importState(t, protoServer(t), tc.id)
+			expectDiags(t, resp.Diagnostics)
+			if len(resp.ImportedResources) != 1 || resp.ImportedResources[0].TypeName != "bkiam_instance_grant" {
+				t.Fatalf("imported %+v, want one bkiam_instance_grant", resp.ImportedResources)
+			}
+			imported := resp.ImportedResources[0]
+			want := &instanceGrantModel{ID: knownString(tc.id), System: knownString("bk_cmdb"),
+				Subject: known(subjectModel{Type: knownString(tc.subjectType), ID: knownString(tc.subjectID)})}
+			if got := instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
+				t.Errorf("import of %s gives %+v, want %+v (actions, resources and policies null)", tc.id, got, want)
+			}
+			if keys := privateKeys(t, imported.Private); len(keys) > 0 {
+				t.Errorf("import of %s keeps private state %v", tc.id, keys)
+			}
+		}
+	})
+
+	const longID = "bk_cmdb/user/alice/view_host/bk_cmdb/host"
+	importLong := func(t *testing.T, server tfprotov6.ProviderServer) *tfprotov6.ImportedResource {
+		t.Helper()
+		resp := instanceProto.importState(t, server, longID)
+		expectDiags(t, resp.Diagnostics)
+		if len(resp.ImportedResources) != 1 {
+			t.Fatalf("imported %d resources, want 1", len(resp.ImportedResources))
+		}
+		imported := resp.ImportedResources[0]
+		var diags diagnostics
+		pending := readImportRequest(privateOf(t, imported.Private), &diags)
+		if want := (&importRequest{Actions: []string{"view_host"}, System: "bk_cmdb", Type: "host"}); !reflect.DeepEqual(pending, want) || len(diags) > 0 {
+			t.Fatalf("the import leaves pending %+v, want %+v %s", pending, want, renderDiags(diags))
+		}
+		if _, ids := shownGrant(instanceProto.model(t, imported.State)); ids != nil {
+			t.Errorf("the import shows instances %v before the read", ids)
+		}
+		return imported
+	}
+
+	t.Run("completed by the read with detect_drift", func(t *testing.T) {
+		env := newProtoEnv(t, map[string]any{"detect_drift": true})
+		changeOutside(t, env.sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
+		changeOutside(t, env.sb, bkiam.OperationGrant, "alice", []string{"edit_host"}, []string{"3"}, bkiam.PermanentExpiry)
+		imported := importLong(t, env.server)
+		read := instanceProto.read(t, env.server, imported.State, imported.Private)
+		expectDiags(t, read.Diagnostics)
+		state := instanceProto.model(t, read.NewState)
+		expectShown(t, "the imported state", state, []string{"view_host"}, []string{"1", "2"})
+		if state.ExpiresAt.isKnown() {
+			t.Errorf("a permanent grant is imported with expires_at %+v", state.ExpiresAt)
+		}
+		if keys := privateKeys(t, read.Private); slices.Contains(keys, privateImportKey) {
+			t.Errorf("the read leaves the import pending: private state %v", keys)
+		}
+		// IAM keeps no names: a configuration naming the hosts by id
+		// plans no change.
+		config := hostsOf([]string{"view_host"}, "1", "2")
+		config.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "1", "2": "2"}}})
+		plan := instanceProto.plan(t, env.server, read.NewState, read.Private, config)
+		expectDiags(t, plan.Diagnostics)
+		planned, err := plan.PlannedState.Unmarshal(objectTypeOf("bkiam_instance_grant"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		afterRead, err := read.NewState.Unmarshal(objectTypeOf("bkiam_instance_grant"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !planned.Equal(afterRead) {
+			t.Errorf("after the import, the matching configuration plans a change:\n%+v", instanceProto.model(t, plan.PlannedState))
+		}
+	})
+
+	t.Run("without detect_drift", func(t *testing.T) {
+		env := newProtoEnv(t, nil)
+		changeOutside(t, env.sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
+		env.calls.reset()
+		imported := importLong(t, env.server)
+		read := instanceProto.read(t, env.server, imported.State, imported.Private)
+		expectDiags(t, read.Diagnostics, protoWarning("Import without detect_drift: ", nil))
+		if got, want := instanceProto.model(t, read.NewState), instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
+			t.Errorf("the read changed the imported state to %+v", got)
+		}
+		if keys := privateKeys(t, read.Private); len(keys) > 0 {
+			t.Errorf("the read leaves private state %v, want the import cleared", keys)
+		}
+		env.expectCalls(t, nil)
+	})
+}
+
+// TestProtocolInstanceGrantPartialFailure: when a call of an apply fails,
+// the apply reports it and state records what IAM holds, exactly (in
+// private state when one grant cannot show it); the next apply sends only
+// the rest and leaves IAM holding exactly the configuration.
+func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
+	view := []string{"view_host"}
+	both := []string{"edit_host", "view_host"}
+	for _, tc := range []struct {
+		name     string
+		settings map[string]any
+		from, to *instanceGrantModel // from nil: a create
+		wantErr  string
+		// What the failed apply leaves: IAM's holdings, the state shown,
+		// and the holdings kept in private state (nil: none, the state is
+		// exact).
+		held       map[string][]string
+		shown      []string
+		shownIDs   []string
+		holdings   map[string][]string
+		wantFinish []string // the calls of the next apply
+	}{
+		{
+			name: "create, the second of three grants fails", settings: map[string]any{"grant_batch_size": 1},
+			to: hostsOf(view, "1", "2", "3"), wantErr: "Call 2 of 3 failed",
+			held: map[string][]string{"view_host": hostPaths("1")}, shown: view, shownIDs: []string{"1"},
+			wantFinish: []string{"grant view_host: 2", "grant view_host: 3"},
+		},
+		{
+			name: "update, a new action half granted", settings: map[string]any{"grant_batch_size": 1},
+			from: hostsOf(view, "1", "2"), to: hostsOf(both, "1", "2", "3"), wantErr: "Call 2 of 4 failed",
+			held:  map[string][]string{"edit_host": hostPaths("1"), "view_host": hostPaths("1", "2")},
+			shown: both, shownIDs: []string{"1", "2"},
+			holdings:   map[string][]string{"edit_host": {"1"}, "view_host": {"1", "2"}},
+			wantFinish: []string{"grant edit_host: 2", "grant edit_host: 3", "grant view_host: 3"},
+		},
+		{
+			name: "update, the second of three revokes fails", settings: map[string]any{"revoke_batch_size": 1},
+			from: hostsOf(view, "1", "2", "3", "4"), to: hostsOf(view, "1"), wantErr: "Call 2 of 3 failed",
+			held: map[string][]string{"view_host": hostPaths("1", "3", "4")}, shown: view, shownIDs: []string{"1", "3", "4"},
+			wantFinish: []string{"revoke view_host: 3", "revoke view_host: 4"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, tc.settings)
+			var prior *tfprotov6.DynamicValue
+			var priorPrivate []byte
+			if tc.from != nil {
+				created := instanceProto.mustChange(t, env.server, nil, nil, tc.from)
+				prior, priorPrivate = created.NewState, created.Private
+			}
+			env.forgetSent() // the setup's calls
+
+			env.failCall(t, 2)
+			failed := instanceProto.change(t, env.server, prior, priorPrivate, tc.to)
+			expectDiags(t, failed.Diagnostics, protoError(tc.wantErr, nil))
+			env.expectHeld(t, "bk_cmdb", "user", "alice", tc.held)
+			state := instanceProto.model(t, failed.NewState)
+			expectShown(t, "state after the failure", state, tc.shown, tc.shownIDs)
+			if got, want := int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
+				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
+			}
+			var diags diagnostics
+			if got := holdingIDs(readHoldings(privateOf(t, failed.Private), &diags)); !reflect.DeepEqual(got, tc.holdings) {
+				t.Errorf("private state holds %v, want %v", got, tc.holdings)
+			}
+
+			// Terraform taints a failed create; an untaint (or the
+			// replacement's create) then sends only the rest.
+			env.clearFaults(t)
+			env.forgetSent()
+			done := instanceProto.mustChange(t, env.server, failed.NewState, failed.Private, tc.to)
+			env.expectSent(t, tc.wantFinish...)
+			actions, ids := shownGrant(tc.to)
+			want := map[string][]string{}
+			for _, a := range actions {
+				want[a] = hostPaths(ids...)
+			}
+			env.expectHeld(t, "bk_cmdb", "user", "alice", want)
+			expectShown(t, "state after the next apply", instanceProto.model(t, done.NewState), actions, ids)
+			if keys := privateKeys(t, done.Private); len(keys) > 0 {
+				t.Errorf("after the next apply, private state holds %v", keys)
+			}
+		})
+	}
+}
+
+// holdingIDs renders single-type holdings as action → instance ids; nil
+// for no holdings.
+func holdingIDs(h grantplan.Holdings) map[string][]string {
+	if h == nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for action, held := range h {
+		for _, r := range held.Resources {
+			out[action] = append(out[action], slices.Sorted(maps.Keys(r.Instances))...)
+		}
+	}
+	return out
+}
+
+// TestProtocolInstanceGrantValidation: a mistake in the configuration is
+// reported on the attribute that holds it, before any call.
+func TestProtocolInstanceGrantValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(m *instanceGrantModel)
+		want   protoDiag
+	}{
+		{"blank system", func(m *instanceGrantModel) { m.System = knownString(" ") },
+			protoError("Blank value", root("system"))},
+		{"unknown subject type", func(m *instanceGrantModel) {
+			m.Subject = known(subjectModel{Type: knownString("robot"), ID: knownString("r2")})
+		}, protoError("Unknown subject type", root("subject").WithAttributeName("type"))},
+		{"blank instance name", func(m *instanceGrantModel) {
+			m.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "host1", "2": ""}}})
+		}, protoError("Blank value", root("resources").WithElementKeyInt(0).WithAttributeName("instances").WithElementKeyString("2"))},
+		{"no actions", func(m *instanceGrantModel) { m.Actions = knownStrings(nil) }, protoError("No actions", root("actions"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := hostsOf([]string{"view_host"}, "1", "2")
+			tc.change(config)
+			expectDiags(t, instanceProto.validate(t, protoServer(t), *config), tc.want)
+		})
+	}
+}

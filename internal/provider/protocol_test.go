@@ -139,6 +139,13 @@ func (l *sentLog) add(path string, body []byte) {
 	l.lines = append(l.lines, line)
 }
 
+// forgetSent forgets the calls sent so far.
+func (e *protoEnv) forgetSent() {
+	e.log.mu.Lock()
+	defer e.log.mu.Unlock()
+	e.log.lines = nil
+}
+
 // expectSent fails unless the calls since the last check asked for
 // exactly want, in order.
 func (e *protoEnv) expectSent(t *testing.T, want ...string) {
