@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -80,7 +81,7 @@ func creatorPathsOf(system, typ string, shown ...string) []string {
 	var out []string
 	for _, s := range shown {
 		path := "/"
-		parts := splitSlash(s)
+		parts := strings.Split(s, "/")
 		for i, id := range parts {
 			nodeType := typ
 			if i < len(parts)-1 {
@@ -92,18 +93,6 @@ func creatorPathsOf(system, typ string, shown ...string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func splitSlash(s string) []string {
-	var out []string
-	start := 0
-	for i := range len(s) {
-		if s[i] == '/' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
 }
 
 // creatorHeld is what the sandbox holds after registering shown: every

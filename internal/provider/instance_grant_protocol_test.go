@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -188,23 +189,12 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 
 func joinActions(m *instanceGrantModel) string {
 	actions, _ := shownGrant(m)
-	return joinComma(actions)
+	return strings.Join(actions, ",")
 }
 
 func joinIDs(m *instanceGrantModel) string {
 	_, ids := shownGrant(m)
-	return joinComma(ids)
-}
-
-func joinComma(items []string) string {
-	var b bytes.Buffer
-	for i, s := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s)
-	}
-	return b.String()
+	return strings.Join(ids, ",")
 }
 
 // TestProtocolNoOpShortcut: a plan whose prior and proposed states are
