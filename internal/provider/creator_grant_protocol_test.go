@@ -1,0 +1,501 @@
+package provider
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+)
+
+var creatorProto = protoResource[creatorGrantModel]{
+	def: creatorGrant{},
+	proposed: func(config creatorGrantModel, prior *creatorGrantModel) creatorGrantModel {
+		if prior == nil {
+			config.ID, config.GrantedActions = unknownValue[string](), unknownValue[[]stringValue]()
+			config.Policies = unknownValue[map[string]value[int64]]()
+		} else {
+			config.ID, config.GrantedActions, config.Policies = prior.ID, prior.GrantedActions, prior.Policies
+		}
+		return config
+	},
+}
+
+// jobActions are the creator actions of a bk_job job, sorted.
+var jobActions = []string{"delete", "edit", "list", "view"}
+
+// jobsOf registers alice as the creator of the bk_job jobs ids, each
+// named "<id> app", expecting jobActions: a configuration.
+func jobsOf(ids ...string) *creatorGrantModel {
+	instances := map[string]value[creatorInstanceModel]{}
+	for _, id := range ids {
+		instances[id] = known(creatorInstanceModel{Name: knownString(id + " app")})
+	}
+	return &creatorGrantModel{
+		System: knownString("bk_job"), Type: knownString("job"), Creator: knownString("alice"),
+		Instances: known(instances), Actions: knownStrings(jobActions),
+	}
+}
+
+// appsOf registers alice as the creator of the bk_sops mini apps ids
+// under project, expecting both mini app actions: a configuration.
+func appsOf(project string, ids ...string) *creatorGrantModel {
+	instances := map[string]value[creatorInstanceModel]{}
+	for _, id := range ids {
+		instances[id] = known(creatorInstanceModel{Name: knownString("mini app " + id), Ancestors: known([]value[ancestorModel]{
+			known(ancestorModel{System: knownString("bk_sops"), Type: knownString("project"), ID: knownString(project)}),
+		})})
+	}
+	return &creatorGrantModel{
+		System: knownString("bk_sops"), Type: knownString("mini_app"), Creator: knownString("alice"),
+		Instances: known(instances), Actions: knownStrings([]string{"mini_app_edit", "mini_app_view"}),
+	}
+}
+
+// shownInstances is what a creator grant's state shows: each instance
+// as "id" or "ancestor/…/id", sorted; nil when unknown or null.
+func shownInstances(m *creatorGrantModel) []string {
+	instances := creatorInstancesOf(m.Instances)
+	if instances == nil {
+		return nil
+	}
+	var out []string
+	for _, in := range instances {
+		s := ""
+		for _, a := range in.Ancestors {
+			s += a.ID + "/"
+		}
+		out = append(out, s+in.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// creatorPathsOf renders shown instances ("project1/app1") as sandbox paths.
+func creatorPathsOf(system, typ string, shown ...string) []string {
+	var out []string
+	for _, s := range shown {
+		path := "/"
+		parts := strings.Split(s, "/")
+		for i, id := range parts {
+			nodeType := typ
+			if i < len(parts)-1 {
+				nodeType = "project"
+			}
+			path += system + "," + nodeType + "," + id + "/"
+		}
+		out = append(out, path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// creatorHeld is what the sandbox holds after registering shown: every
+// action on every path.
+func creatorHeld(system, typ string, actions []string, shown ...string) map[string][]string {
+	out := map[string][]string{}
+	for _, a := range actions {
+		out[a] = creatorPathsOf(system, typ, shown...)
+	}
+	return out
+}
+
+func expectCreatorState(t *testing.T, env *protoEnv, state *creatorGrantModel, wantID string, wantActions []string, wantShown ...string) {
+	t.Helper()
+	if state == nil {
+		t.Fatalf("state is null, want %v", wantShown)
+	}
+	if id, _ := state.ID.get(); id != wantID {
+		t.Errorf("id is %q, want %q", id, wantID)
+	}
+	if got := shownInstances(state); !slices.Equal(got, wantShown) {
+		t.Errorf("state shows instances %v, want %v", got, wantShown)
+	}
+	granted, _ := stringsOf(state.GrantedActions)
+	slices.Sort(granted)
+	if !slices.Equal(granted, wantActions) {
+		t.Errorf("state records granted actions %v, want %v", granted, wantActions)
+	}
+	system, _ := state.System.get()
+	ids := env.policyIDs(system, "user", "alice")
+	if got := int64MapOf(state.Policies); !reflect.DeepEqual(got, ids) || !slices.Equal(slices.Sorted(maps.Keys(got)), wantActions) {
+		t.Errorf("state records policies %v, the sandbox holds %v", got, ids)
+	}
+}
+
+var appActions = []string{"mini_app_edit", "mini_app_view"}
+
+// TestProtocolCreatorGrantCreate: the plan of a create leaves id, the
+// granted actions and the policies to the apply, and sends nothing; the
+// apply registers every instance in one call, and state records what IAM
+// granted.
+func TestProtocolCreatorGrantCreate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		config  *creatorGrantModel
+		wantID  string
+		actions []string
+		shown   []string
+		sent    string
+	}{
+		{"jobs", jobsOf("job1", "job2"), "bk_job/job/alice", jobActions, []string{"job1", "job2"}, "register: job1,job2"},
+		{"mini apps under a project", appsOf("project1", "app1"), "bk_sops/mini_app/alice", appActions,
+			[]string{"project1/app1"}, "register: project1/app1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, nil)
+			plan := creatorProto.plan(t, env.server, nil, nil, tc.config)
+			expectDiags(t, plan.Diagnostics)
+			planned := creatorProto.model(t, plan.PlannedState)
+			if !planned.ID.isUnknown() || !planned.GrantedActions.isUnknown() || !planned.Policies.isUnknown() {
+				t.Errorf("a create plans id %+v, granted_actions %+v, policies %+v, want all known after apply",
+					planned.ID, planned.GrantedActions, planned.Policies)
+			}
+			if got := shownInstances(planned); !slices.Equal(got, tc.shown) {
+				t.Errorf("the plan shows instances %v, want %v", got, tc.shown)
+			}
+			env.expectCalls(t, nil)
+
+			resp := creatorProto.apply(t, env.server, nil, plan, tc.config)
+			expectDiags(t, resp.Diagnostics)
+			system, _ := tc.config.System.get()
+			typ, _ := tc.config.Type.get()
+			expectCreatorState(t, env, creatorProto.model(t, resp.NewState), tc.wantID, tc.actions, tc.shown...)
+			if keys := privateKeys(t, resp.Private); len(keys) > 0 {
+				t.Errorf("after a complete create, private state holds %v", keys)
+			}
+			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, tc.actions, tc.shown...))
+			env.expectSent(t, tc.sent)
+		})
+	}
+}
+
+// TestProtocolCreatorGrantUpdateSendsTheDifference: an update registers
+// only the new paths and revokes only the old ones; IAM then holds exactly
+// the new instances, and the plan shows the granted actions and policy
+// ids in advance.
+func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
+	renamed := jobsOf("job1", "job2")
+	instances, _ := renamed.Instances.get()
+	instances["job1"] = known(creatorInstanceModel{Name: knownString("a new name")})
+	for _, tc := range []struct {
+		name     string
+		from, to *creatorGrantModel
+		actions  []string
+		shown    []string
+		want     []string
+	}{
+		{"instances added and removed", jobsOf("job1", "job2"), jobsOf("job2", "job3"), jobActions, []string{"job2", "job3"},
+			[]string{"register: job3", "revoke delete,edit,list,view: job1"}},
+		{"an instance moved to another project", appsOf("project1", "app1", "app2"),
+			func() *creatorGrantModel {
+				m := appsOf("project1", "app1", "app2")
+				moved, _ := appsOf("project2", "app2").Instances.get()
+				all, _ := m.Instances.get()
+				all["app2"] = moved["app2"]
+				return m
+			}(), appActions, []string{"project1/app1", "project2/app2"},
+			[]string{"register: project2/app2", "revoke mini_app_edit,mini_app_view: project1/app2"}},
+		{"a name changed alone", jobsOf("job1", "job2"), renamed, jobActions, []string{"job1", "job2"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, nil)
+			created := creatorProto.mustChange(t, env.server, nil, nil, tc.from)
+			before := env.policyIDs(must(tc.from.System.get()), "user", "alice")
+			env.forgetSent()
+
+			plan := creatorProto.plan(t, env.server, created.NewState, created.Private, tc.to)
+			expectDiags(t, plan.Diagnostics)
+			if len(plan.RequiresReplace) > 0 {
+				t.Errorf("the update requires replacing %s", renderPaths(plan.RequiresReplace))
+			}
+			planned := creatorProto.model(t, plan.PlannedState)
+			if granted, ok := stringsOf(planned.GrantedActions); !ok || !slices.Equal(slices.Sorted(slices.Values(granted)), tc.actions) {
+				t.Errorf("the plan shows granted_actions %+v, want %v", planned.GrantedActions, tc.actions)
+			}
+			if got := int64MapOf(planned.Policies); !reflect.DeepEqual(got, before) {
+				t.Errorf("the plan shows policies %v, want the ids kept: %v", got, before)
+			}
+
+			resp := creatorProto.apply(t, env.server, created.NewState, plan, tc.to)
+			expectDiags(t, resp.Diagnostics)
+			env.expectSent(t, tc.want...)
+			system, typ := must(tc.to.System.get()), must(tc.to.Type.get())
+			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, tc.actions, tc.shown...))
+			expectCreatorState(t, env, creatorProto.model(t, resp.NewState), must(creatorProto.model(t, created.NewState).ID.get()), tc.actions, tc.shown...)
+		})
+	}
+}
+
+// must drops the ok of a value's get, for values known to be known.
+func must[T any](v T, _ bool) T { return v }
+
+// TestProtocolCreatorGrantRequiresReplace: a change of system, type,
+// creator or expected actions replaces the grant; a change of instances
+// is an update, and so is the same set of actions in another order.
+func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
+	server := protoServer(t)
+	prior := jobsOf("job1")
+	prior.ID, prior.GrantedActions = knownString("bk_job/job/alice"), prior.Actions
+	prior.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
+	priorValue := creatorProto.value(t, prior)
+	for _, tc := range []struct {
+		name   string
+		change func(m *creatorGrantModel)
+		want   []*tftypes.AttributePath
+	}{
+		{"system", func(m *creatorGrantModel) { m.System = knownString("bk_sops") }, []*tftypes.AttributePath{root("system")}},
+		{"type", func(m *creatorGrantModel) { m.Type = knownString("project") }, []*tftypes.AttributePath{root("type")}},
+		{"creator", func(m *creatorGrantModel) { m.Creator = knownString("bob") }, []*tftypes.AttributePath{root("creator")}},
+		{"actions", func(m *creatorGrantModel) { m.Actions = knownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{root("actions")}},
+		{"actions unset", func(m *creatorGrantModel) { m.Actions = stringsValue{} }, []*tftypes.AttributePath{root("actions")}},
+		{"creator and actions", func(m *creatorGrantModel) {
+			m.Creator = knownString("bob")
+			m.Actions = knownStrings([]string{"view"})
+		}, []*tftypes.AttributePath{root("creator"), root("actions")}},
+		{"the same actions in another order", func(m *creatorGrantModel) {
+			m.Actions = knownStrings([]string{"view", "list", "edit", "delete"})
+		}, nil},
+		{"instances", func(m *creatorGrantModel) { m.Instances = jobsOf("job1", "job2").Instances }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := jobsOf("job1")
+			tc.change(config)
+			resp := creatorProto.plan(t, server, priorValue, nil, config)
+			expectDiags(t, resp.Diagnostics)
+			if !pathsEqual(resp.RequiresReplace, tc.want) {
+				t.Errorf("requires replacing %s, want %s", renderPaths(resp.RequiresReplace), renderPaths(tc.want))
+			}
+		})
+	}
+}
+
+// TestProtocolCreatorGrantUnknownValues: a configuration whose values are
+// unknown at any depth validates without a diagnostic, and plans without
+// one and without a call to IAM, keeping every unknown value.
+func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
+	unknownString := unknownValue[string]()
+	instance := func(in creatorInstanceModel) value[map[string]value[creatorInstanceModel]] {
+		return known(map[string]value[creatorInstanceModel]{"app1": known(in)})
+	}
+	ancestor := func(a value[ancestorModel]) value[[]value[ancestorModel]] { return known([]value[ancestorModel]{a}) }
+	project := ancestorModel{System: knownString("bk_sops"), Type: knownString("project"), ID: knownString("project1")}
+	for _, tc := range []struct {
+		name   string
+		change func(m *creatorGrantModel)
+	}{
+		{"system", func(m *creatorGrantModel) { m.System = unknownString }},
+		{"creator", func(m *creatorGrantModel) { m.Creator = unknownString }},
+		{"instances", func(m *creatorGrantModel) { m.Instances = unknownValue[map[string]value[creatorInstanceModel]]() }},
+		{"an instance", func(m *creatorGrantModel) {
+			m.Instances = known(map[string]value[creatorInstanceModel]{"app1": unknownValue[creatorInstanceModel]()})
+		}},
+		{"a name", func(m *creatorGrantModel) {
+			m.Instances = instance(creatorInstanceModel{Name: unknownString, Ancestors: ancestor(known(project))})
+		}},
+		{"ancestors", func(m *creatorGrantModel) {
+			m.Instances = instance(creatorInstanceModel{Name: knownString("app"), Ancestors: unknownValue[[]value[ancestorModel]]()})
+		}},
+		{"an ancestor", func(m *creatorGrantModel) {
+			m.Instances = instance(creatorInstanceModel{Name: knownString("app"), Ancestors: ancestor(unknownValue[ancestorModel]())})
+		}},
+		{"an ancestor's id", func(m *creatorGrantModel) {
+			p := project
+			p.ID = unknownString
+			m.Instances = instance(creatorInstanceModel{Name: knownString("app"), Ancestors: ancestor(known(p))})
+		}},
+		{"actions", func(m *creatorGrantModel) { m.Actions = unknownValue[[]stringValue]() }},
+		{"an action", func(m *creatorGrantModel) {
+			m.Actions = known([]stringValue{knownString("mini_app_view"), unknownString})
+		}},
+		{"timeouts", func(m *creatorGrantModel) { m.Timeouts = unknownValue[timeoutsModel]() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, nil)
+			config := appsOf("project1", "app1")
+			tc.change(config)
+			expectDiags(t, creatorProto.validate(t, env.server, *config))
+
+			create := creatorProto.plan(t, env.server, nil, nil, config)
+			expectDiags(t, create.Diagnostics)
+			expectCreatorConfigPlanned(t, creatorProto.model(t, create.PlannedState), config)
+
+			created := creatorProto.mustChange(t, env.server, nil, nil, appsOf("project1", "app1"))
+			env.calls.reset()
+			update := creatorProto.plan(t, env.server, created.NewState, created.Private, config)
+			expectDiags(t, update.Diagnostics)
+			env.expectCalls(t, nil)
+			expectCreatorConfigPlanned(t, creatorProto.model(t, update.PlannedState), config)
+		})
+	}
+}
+
+// expectCreatorConfigPlanned fails unless the plan keeps every configured
+// value as configured, unknown ones included.
+func expectCreatorConfigPlanned(t *testing.T, planned, config *creatorGrantModel) {
+	t.Helper()
+	typ := objectTypeOf("bkiam_creator_grant")
+	got := *planned
+	got.ID, got.GrantedActions, got.Policies = config.ID, config.GrantedActions, config.Policies
+	a, b := (creatorGrant{}).encode(typ, got), (creatorGrant{}).encode(typ, *config)
+	if !a.Equal(b) {
+		t.Errorf("the plan changes the configuration:\n%v\nwant\n%v", a, b)
+	}
+}
+
+// TestProtocolCreatorGrantImport: an import adopts SYSTEM/TYPE/CREATOR
+// holding nothing known; any other ID is refused.
+func TestProtocolCreatorGrantImport(t *testing.T) {
+	server := protoServer(t)
+	resp := creatorProto.importState(t, server, "bk_sops/mini_app/alice")
+	expectDiags(t, resp.Diagnostics)
+	if len(resp.ImportedResources) != 1 || resp.ImportedResources[0].TypeName != "bkiam_creator_grant" {
+		t.Fatalf("imported %+v, want one bkiam_creator_grant", resp.ImportedResources)
+	}
+	want := &creatorGrantModel{ID: knownString("bk_sops/mini_app/alice"), System: knownString("bk_sops"),
+		Type: knownString("mini_app"), Creator: knownString("alice")}
+	if got := creatorProto.model(t, resp.ImportedResources[0].State); !reflect.DeepEqual(got, want) {
+		t.Errorf("the import gives %+v, want %+v (instances, actions and policies null)", got, want)
+	}
+	if keys := privateKeys(t, resp.ImportedResources[0].Private); len(keys) > 0 {
+		t.Errorf("the import keeps private state %v", keys)
+	}
+	for _, id := range []string{"bk_sops/mini_app", "bk_sops/mini_app/alice/x", "bk_sops/ /alice"} {
+		resp := creatorProto.importState(t, server, id)
+		expectDiags(t, resp.Diagnostics, protoError("Invalid import ID", nil))
+		if len(resp.ImportedResources) > 0 {
+			t.Errorf("import of %q imported %+v", id, resp.ImportedResources)
+		}
+	}
+}
+
+// TestProtocolCreatorGrantPartialFailure: when a call of an apply fails,
+// the apply reports it and state records what IAM holds, in private state
+// when one instance per id cannot show it (a move halfway); the next
+// apply sends only the rest and leaves IAM holding exactly the
+// configuration.
+func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
+	target := func(m *creatorGrantModel) grantplan.CreatorTarget {
+		return grantplan.CreatorTarget{System: must(m.System.get()), Type: must(m.Type.get())}
+	}
+	for _, tc := range []struct {
+		name     string
+		settings map[string]any
+		from, to *creatorGrantModel
+		wantErr  string
+		// What the failed apply leaves: the instances IAM holds (every
+		// action on each), those state shows, and the paths kept in
+		// private state (nil: none, the state is exact).
+		held, shown, paths []string
+		wantFinish         []string
+	}{
+		{
+			name: "create, the second of three registrations fails", settings: map[string]any{"grant_batch_size": 1},
+			to: jobsOf("job1", "job2", "job3"), wantErr: "Call 2 of 3 failed",
+			held: []string{"job1"}, shown: []string{"job1"},
+			wantFinish: []string{"register: job2", "register: job3"},
+		},
+		{
+			name: "update, a move whose revoke of the old path fails",
+			from: appsOf("project1", "app1"), to: appsOf("project2", "app1"), wantErr: "Call 2 of 2 failed",
+			held: []string{"project1/app1", "project2/app1"}, shown: []string{"project1/app1"},
+			paths:      []string{"project1/app1", "project2/app1"},
+			wantFinish: []string{"revoke mini_app_edit,mini_app_view: project1/app1"},
+		},
+		{
+			name: "update, the second of three revokes fails", settings: map[string]any{"revoke_batch_size": 1},
+			from: jobsOf("job1", "job2", "job3", "job4"), to: jobsOf("job1"), wantErr: "Call 2 of 3 failed",
+			held: []string{"job1", "job3", "job4"}, shown: []string{"job1", "job3", "job4"},
+			wantFinish: []string{"revoke delete,edit,list,view: job3", "revoke delete,edit,list,view: job4"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, tc.settings)
+			system, typ := target(tc.to).System, target(tc.to).Type
+			actions := must(stringsOf(tc.to.Actions))
+			wantID := system + "/" + typ + "/alice"
+			var prior *tfprotov6.DynamicValue
+			var priorPrivate []byte
+			if tc.from != nil {
+				created := creatorProto.mustChange(t, env.server, nil, nil, tc.from)
+				prior, priorPrivate = created.NewState, created.Private
+			}
+			env.forgetSent()
+
+			env.failCall(t, 2)
+			failed := creatorProto.change(t, env.server, prior, priorPrivate, tc.to)
+			expectDiags(t, failed.Diagnostics, protoError(tc.wantErr, nil))
+			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, actions, tc.held...))
+			expectCreatorState(t, env, creatorProto.model(t, failed.NewState), wantID, actions, tc.shown...)
+			var diags diagnostics
+			held := readCreatorHoldings(privateOf(t, failed.Private), target(tc.to), &diags)
+			if got := creatorPaths(held); !slices.Equal(got, tc.paths) {
+				t.Errorf("private state holds paths %v, want %v", got, tc.paths)
+			}
+
+			env.clearFaults(t)
+			env.forgetSent()
+			done := creatorProto.mustChange(t, env.server, failed.NewState, failed.Private, tc.to)
+			env.expectSent(t, tc.wantFinish...)
+			shown := shownInstances(tc.to)
+			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, actions, shown...))
+			expectCreatorState(t, env, creatorProto.model(t, done.NewState), wantID, actions, shown...)
+			if keys := privateKeys(t, done.Private); len(keys) > 0 {
+				t.Errorf("after the next apply, private state holds %v", keys)
+			}
+		})
+	}
+}
+
+// creatorPaths renders creator holdings as "ancestor/…/id", sorted; nil
+// for none.
+func creatorPaths(h grantplan.CreatorHoldings) []string {
+	var out []string
+	for _, held := range h {
+		s := ""
+		for _, a := range held.Instance.Ancestors {
+			s += a.ID + "/"
+		}
+		out = append(out, s+held.Instance.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestProtocolCreatorGrantValidation: a mistake in the configuration is
+// reported on the attribute that holds it, before any call.
+func TestProtocolCreatorGrantValidation(t *testing.T) {
+	app := root("instances").WithElementKeyString("app1")
+	for _, tc := range []struct {
+		name   string
+		change func(m *creatorGrantModel)
+		want   protoDiag
+	}{
+		{"blank system", func(m *creatorGrantModel) { m.System = knownString("") }, protoError("Blank value", root("system"))},
+		{"blank creator", func(m *creatorGrantModel) { m.Creator = knownString(" ") }, protoError("Blank value", root("creator"))},
+		{"blank ancestor id", func(m *creatorGrantModel) {
+			instances, _ := m.Instances.get()
+			in, _ := instances["app1"].get()
+			in.Ancestors = known([]value[ancestorModel]{known(ancestorModel{System: knownString("bk_sops"), Type: knownString("project"), ID: knownString("")})})
+			instances["app1"] = known(in)
+		}, protoError("Blank value", app.WithAttributeName("ancestors").WithElementKeyInt(0).WithAttributeName("id"))},
+		{"blank name", func(m *creatorGrantModel) {
+			instances, _ := m.Instances.get()
+			in, _ := instances["app1"].get()
+			in.Name = knownString("\t")
+			instances["app1"] = known(in)
+		}, protoError("Blank value", app.WithAttributeName("name"))},
+		{"admin", func(m *creatorGrantModel) { m.Creator = knownString("Admin") }, protoWarning("IAM ignores creator grants to admin", root("creator"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := appsOf("project1", "app1")
+			tc.change(config)
+			expectDiags(t, creatorProto.validate(t, protoServer(t), *config), tc.want)
+		})
+	}
+}

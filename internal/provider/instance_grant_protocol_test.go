@@ -1,0 +1,648 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+)
+
+var instanceProto = protoResource[instanceGrantModel]{
+	def: instanceGrant{},
+	proposed: func(config instanceGrantModel, prior *instanceGrantModel) instanceGrantModel {
+		if prior == nil {
+			config.ID, config.Policies = unknownValue[string](), unknownValue[map[string]value[int64]]()
+		} else {
+			config.ID, config.Policies = prior.ID, prior.Policies
+		}
+		return config
+	},
+}
+
+// hostsOf grants subject (user alice unless given) actions on the
+// bk_cmdb hosts ids, each named "host<id>": a configuration, so with id
+// and policies null. Actions are given sorted.
+func hostsOf(actions []string, ids ...string) *instanceGrantModel {
+	return &instanceGrantModel{
+		System:    knownString("bk_cmdb"),
+		Subject:   known(subjectModel{Type: knownString("user"), ID: knownString("alice")}),
+		Actions:   knownStrings(actions),
+		Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames(ids...)}}),
+	}
+}
+
+func hostNames(ids ...string) map[string]string {
+	out := map[string]string{}
+	for _, id := range ids {
+		out[id] = hostName(id)
+	}
+	return out
+}
+
+// shownGrant is what a bkiam_instance_grant state shows: its actions and
+// the ids of its single resource entry, sorted; nil when unknown or null.
+func shownGrant(m *instanceGrantModel) (actions, ids []string) {
+	actions, _ = stringsOf(m.Actions)
+	slices.Sort(actions)
+	if entries, ok := m.Resources.get(); ok && len(entries) == 1 {
+		entry, _ := entries[0].get()
+		if instances, ok := stringMapOf(entry.Instances); ok {
+			ids = slices.Sorted(maps.Keys(instances))
+		}
+	}
+	return actions, ids
+}
+
+func expectShown(t *testing.T, what string, m *instanceGrantModel, wantActions, wantIDs []string) {
+	t.Helper()
+	if m == nil {
+		t.Fatalf("%s is null, want %v on hosts %v", what, wantActions, wantIDs)
+	}
+	if actions, ids := shownGrant(m); !slices.Equal(actions, wantActions) || !slices.Equal(ids, wantIDs) {
+		t.Errorf("%s shows %v on hosts %v, want %v on hosts %v", what, actions, ids, wantActions, wantIDs)
+	}
+}
+
+// TestProtocolInstanceGrantCreate: the plan of a create leaves id and
+// policies to the apply, and sends nothing; the apply grants exactly the
+// configuration in one call, and state records IAM's policy ids.
+func TestProtocolInstanceGrantCreate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		config  *instanceGrantModel
+		subject bkiam.Subject
+		wantID  string
+	}{
+		{"user", hostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice"},
+		{"group", func() *instanceGrantModel {
+			m := hostsOf([]string{"view_host"}, "7")
+			m.Subject = known(subjectModel{Type: knownString("group"), ID: knownString("1")})
+			return m
+		}(), bkiam.Subject{Type: "group", ID: "1"}, "bk_cmdb/group/1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, nil)
+			plan := instanceProto.plan(t, env.server, nil, nil, tc.config)
+			expectDiags(t, plan.Diagnostics)
+			planned := instanceProto.model(t, plan.PlannedState)
+			if !planned.ID.isUnknown() || !planned.Policies.isUnknown() {
+				t.Errorf("a create plans id %+v and policies %+v, want both known after apply", planned.ID, planned.Policies)
+			}
+			actions, _ := stringsOf(tc.config.Actions)
+			_, ids := shownGrant(tc.config)
+			expectShown(t, "the plan", planned, actions, ids)
+			if len(plan.RequiresReplace) > 0 {
+				t.Errorf("a create requires replacing %s", renderPaths(plan.RequiresReplace))
+			}
+			env.expectCalls(t, nil)
+
+			resp := instanceProto.apply(t, env.server, nil, plan, tc.config)
+			expectDiags(t, resp.Diagnostics)
+			state := instanceProto.model(t, resp.NewState)
+			if id, _ := state.ID.get(); id != tc.wantID {
+				t.Errorf("id is %q, want %q", id, tc.wantID)
+			}
+			expectShown(t, "state", state, actions, ids)
+			if got, want := int64MapOf(state.Policies), env.policyIDs("bk_cmdb", tc.subject.Type, tc.subject.ID); !reflect.DeepEqual(got, want) || len(got) != len(actions) {
+				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
+			}
+			if keys := privateKeys(t, resp.Private); len(keys) > 0 {
+				t.Errorf("after a complete create, private state holds %v", keys)
+			}
+			want := map[string][]string{}
+			for _, a := range actions {
+				want[a] = hostPaths(ids...)
+			}
+			env.expectHeld(t, "bk_cmdb", tc.subject.Type, tc.subject.ID, want)
+			env.expectCalls(t, map[string]int{"batch_instance:grant": 1})
+		})
+	}
+}
+
+// TestProtocolInstanceGrantUpdateSendsTheDifference: an update sends
+// only what changed, and IAM then holds exactly the new grant; the plan
+// shows the policy ids the update keeps.
+func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
+	both := []string{"edit_host", "view_host"}
+	view := []string{"view_host"}
+	renamed := hostsOf(view, "1", "2")
+	renamed.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "new name", "2": "host2"}}})
+	for _, tc := range []struct {
+		name     string
+		from, to *instanceGrantModel
+		want     []string // the calls sent
+		kept     []string // the actions whose policy ids the plan shows
+	}{
+		{"instances added and removed", hostsOf(view, "1", "2", "3"), hostsOf(view, "2", "3", "4", "5"),
+			[]string{"grant view_host: 4,5", "revoke view_host: 1"}, view},
+		{"an action added", hostsOf(view, "1", "2"), hostsOf(both, "1", "2"),
+			[]string{"grant edit_host: 1,2"}, view},
+		{"an action removed and an instance swapped", hostsOf(both, "1", "2"), hostsOf(view, "2", "3"),
+			[]string{"grant view_host: 3", "revoke edit_host: 1,2", "revoke view_host: 1"}, view},
+		{"a name changed alone", hostsOf(view, "1", "2"), renamed, nil, view},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, nil)
+			created := instanceProto.mustChange(t, env.server, nil, nil, tc.from)
+			before := env.policyIDs("bk_cmdb", "user", "alice")
+			env.expectSent(t, "grant "+joinActions(tc.from)+": "+joinIDs(tc.from))
+
+			plan := instanceProto.plan(t, env.server, created.NewState, created.Private, tc.to)
+			expectDiags(t, plan.Diagnostics)
+			planned := instanceProto.model(t, plan.PlannedState)
+			plannedPolicies, _ := planned.Policies.get()
+			for _, a := range tc.kept {
+				if id, ok := plannedPolicies[a].get(); !ok || id != before[a] {
+					t.Errorf("the plan shows policy %+v for %s, want its id %d kept", plannedPolicies[a], a, before[a])
+				}
+			}
+			if len(plan.RequiresReplace) > 0 {
+				t.Errorf("the update requires replacing %s", renderPaths(plan.RequiresReplace))
+			}
+
+			resp := instanceProto.apply(t, env.server, created.NewState, plan, tc.to)
+			expectDiags(t, resp.Diagnostics)
+			env.expectSent(t, tc.want...)
+			actions, ids := shownGrant(tc.to)
+			want := map[string][]string{}
+			for _, a := range actions {
+				want[a] = hostPaths(ids...)
+			}
+			env.expectHeld(t, "bk_cmdb", "user", "alice", want)
+			state := instanceProto.model(t, resp.NewState)
+			expectShown(t, "state", state, actions, ids)
+			if got, want := int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
+				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
+			}
+		})
+	}
+}
+
+func joinActions(m *instanceGrantModel) string {
+	actions, _ := shownGrant(m)
+	return strings.Join(actions, ",")
+}
+
+func joinIDs(m *instanceGrantModel) string {
+	_, ids := shownGrant(m)
+	return strings.Join(ids, ",")
+}
+
+// TestProtocolNoOpShortcut: a plan whose prior and proposed states are
+// the same bytes answers the proposed state itself and the private state
+// as it was, without decoding either (bytes no schema can read pass), so
+// that a plan of an unchanged grant of thousands of instances costs
+// nothing; and a refresh of a creator grant without detect_drift answers
+// the state Terraform sent, not a re-encoding of it.
+func TestProtocolNoOpShortcut(t *testing.T) {
+	var diags diagnostics
+	held := privateState{}
+	writeHoldings(held, grantplan.Holdings{"view_host": {
+		Resources: []grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}}, ExpiresAt: bkiam.PermanentExpiry,
+	}}, &diags)
+	holdings := held.bytes(&diags)
+	paths := privateState{}
+	writeCreatorHoldings(paths, grantplan.CreatorHeld(grantplan.CreatorTarget{System: "bk_job", Type: "job"},
+		map[string]grantplan.CreatorInstance{"job1": {ID: "job1", Name: "job1 app"}}), &diags)
+	creatorPaths := paths.bytes(&diags)
+	if len(diags) > 0 {
+		t.Fatal(renderDiags(diags))
+	}
+	undecodable := func() *tfprotov6.DynamicValue { return &tfprotov6.DynamicValue{MsgPack: []byte{0xc1}} }
+	instanceState := func() *tfprotov6.DynamicValue {
+		m := hostsOf([]string{"view_host"}, "1", "2")
+		m.ID, m.Policies = knownString("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
+		return instanceProto.value(t, m)
+	}
+	creatorState := func() *tfprotov6.DynamicValue {
+		m := jobsOf("job1")
+		m.ID, m.GrantedActions = knownString("bk_job/job/alice"), m.Actions
+		m.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
+		return creatorProto.value(t, m)
+	}
+	server := protoServer(t)
+	for _, tc := range []struct {
+		name     string
+		typeName string
+		state    func() *tfprotov6.DynamicValue
+		private  []byte
+	}{
+		{"instance grant", "bkiam_instance_grant", instanceState, nil},
+		{"instance grant with holdings in private state", "bkiam_instance_grant", instanceState, holdings},
+		{"instance grant not decoded", "bkiam_instance_grant", undecodable, nil},
+		{"creator grant", "bkiam_creator_grant", creatorState, nil},
+		{"creator grant not decoded", "bkiam_creator_grant", undecodable, creatorPaths},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Separate but byte-identical values, as Terraform sends them.
+			prior, proposed := tc.state(), tc.state()
+			resp, err := server.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+				TypeName: tc.typeName, PriorState: prior, ProposedNewState: proposed, Config: proposed, PriorPrivate: tc.private,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectDiags(t, resp.Diagnostics)
+			if resp.PlannedState != proposed {
+				t.Errorf("the plan is not the proposed state as sent")
+			}
+			if !bytes.Equal(resp.PlannedPrivate, tc.private) {
+				t.Errorf("the plan's private state is %q, want %q as it was", resp.PlannedPrivate, tc.private)
+			}
+			if len(resp.RequiresReplace) > 0 {
+				t.Errorf("a no-op requires replacing %s", renderPaths(resp.RequiresReplace))
+			}
+		})
+	}
+	// Refresh of a creator grant: configured without detect_drift, and
+	// not configured at all (terraform validate, import).
+	configured := newProtoEnv(t, nil)
+	for _, tc := range []struct {
+		name    string
+		server  tfprotov6.ProviderServer
+		state   func() *tfprotov6.DynamicValue
+		private []byte
+	}{
+		{"creator grant refreshed without detect_drift", configured.server, creatorState, creatorPaths},
+		{"creator grant refreshed not decoded", configured.server, undecodable, nil},
+		{"creator grant refreshed before configuration", server, creatorState, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := tc.state()
+			sent := bytes.Clone(state.MsgPack)
+			resp := creatorProto.read(t, tc.server, state, tc.private)
+			expectDiags(t, resp.Diagnostics)
+			if resp.NewState != state || !bytes.Equal(resp.NewState.MsgPack, sent) {
+				t.Errorf("the refresh answered another state than it was sent")
+			}
+			if !bytes.Equal(resp.Private, tc.private) {
+				t.Errorf("the refresh answered private state %q, want %q as it was", resp.Private, tc.private)
+			}
+		})
+	}
+	configured.expectCalls(t, nil)
+}
+
+// TestProtocolInstanceGrantRequiresReplace: a change of system or subject
+// replaces the grant (it is another policy in IAM); a change of actions or
+// instances is an update.
+func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
+	server := protoServer(t)
+	prior := hostsOf([]string{"view_host"}, "1")
+	prior.ID, prior.Policies = knownString("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
+	priorValue := instanceProto.value(t, prior)
+	for _, tc := range []struct {
+		name   string
+		change func(m *instanceGrantModel)
+		want   []*tftypes.AttributePath
+	}{
+		{"system", func(m *instanceGrantModel) { m.System = knownString("bk_job") }, []*tftypes.AttributePath{root("system")}},
+		{"subject id", func(m *instanceGrantModel) {
+			m.Subject = known(subjectModel{Type: knownString("user"), ID: knownString("bob")})
+		}, []*tftypes.AttributePath{root("subject")}},
+		{"subject type", func(m *instanceGrantModel) {
+			m.Subject = known(subjectModel{Type: knownString("group"), ID: knownString("1")})
+		}, []*tftypes.AttributePath{root("subject")}},
+		{"system and subject", func(m *instanceGrantModel) {
+			m.System = knownString("bk_job")
+			m.Subject = known(subjectModel{Type: knownString("user"), ID: knownString("bob")})
+		}, []*tftypes.AttributePath{root("system"), root("subject")}},
+		{"actions", func(m *instanceGrantModel) { m.Actions = knownStrings([]string{"edit_host", "view_host"}) }, nil},
+		{"instances", func(m *instanceGrantModel) { *m = *hostsOf([]string{"view_host"}, "1", "2") }, nil},
+		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = knownString("2099-01-01T00:00:00Z") }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := hostsOf([]string{"view_host"}, "1")
+			tc.change(config)
+			resp := instanceProto.plan(t, server, priorValue, nil, config)
+			expectDiags(t, resp.Diagnostics)
+			if !pathsEqual(resp.RequiresReplace, tc.want) {
+				t.Errorf("requires replacing %s, want %s", renderPaths(resp.RequiresReplace), renderPaths(tc.want))
+			}
+		})
+	}
+}
+
+// TestProtocolInstanceGrantUnknownValues: a configuration whose values
+// are unknown at any depth (known only after another resource's apply)
+// validates without a diagnostic, and plans without one and without a
+// call to IAM, keeping every unknown value as it is.
+func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
+	entry := func(change func(r *resourceModel)) value[[]value[resourceModel]] {
+		r := resourceModel{System: knownString("bk_cmdb"), Type: knownString("host"), Instances: knownStringMap(hostNames("1", "2"))}
+		change(&r)
+		return known([]value[resourceModel]{known(r)})
+	}
+	unknownString := unknownValue[string]()
+	for _, tc := range []struct {
+		name   string
+		change func(m *instanceGrantModel)
+		// grant: the grant itself is unknown, so that an update cannot
+		// show the policy ids it keeps.
+		grant bool
+	}{
+		{"system", func(m *instanceGrantModel) { m.System = unknownString }, false},
+		{"subject", func(m *instanceGrantModel) { m.Subject = unknownValue[subjectModel]() }, false},
+		{"subject type", func(m *instanceGrantModel) {
+			m.Subject = known(subjectModel{Type: unknownString, ID: knownString("1")})
+		}, false},
+		{"subject id of a group", func(m *instanceGrantModel) {
+			m.Subject = known(subjectModel{Type: knownString("group"), ID: unknownString})
+		}, false},
+		{"actions", func(m *instanceGrantModel) { m.Actions = unknownValue[[]stringValue]() }, true},
+		{"an action", func(m *instanceGrantModel) { m.Actions = known([]stringValue{knownString("view_host"), unknownString}) }, true},
+		{"resources", func(m *instanceGrantModel) { m.Resources = unknownValue[[]value[resourceModel]]() }, true},
+		{"a resource entry", func(m *instanceGrantModel) {
+			m.Resources = known([]value[resourceModel]{unknownValue[resourceModel]()})
+		}, true},
+		{"a resource entry's type", func(m *instanceGrantModel) { m.Resources = entry(func(r *resourceModel) { r.Type = unknownString }) }, true},
+		{"instances", func(m *instanceGrantModel) {
+			m.Resources = entry(func(r *resourceModel) { r.Instances = unknownValue[map[string]stringValue]() })
+		}, true},
+		{"an instance name", func(m *instanceGrantModel) {
+			m.Resources = entry(func(r *resourceModel) {
+				r.Instances = known(map[string]stringValue{"1": knownString("host1"), "2": unknownString})
+			})
+		}, true},
+		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = unknownString }, true},
+		{"timeouts", func(m *instanceGrantModel) { m.Timeouts = unknownValue[timeoutsModel]() }, false},
+		{"a timeout", func(m *instanceGrantModel) { m.Timeouts = known(timeoutsModel{Create: unknownString}) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, nil)
+			config := hostsOf([]string{"view_host"}, "1", "2")
+			tc.change(config)
+			expectDiags(t, instanceProto.validate(t, env.server, *config))
+
+			// A create plans without a call...
+			create := instanceProto.plan(t, env.server, nil, nil, config)
+			expectDiags(t, create.Diagnostics)
+			planned := instanceProto.model(t, create.PlannedState)
+			if !planned.ID.isUnknown() || !planned.Policies.isUnknown() {
+				t.Errorf("a create plans id %+v and policies %+v, want both known after apply", planned.ID, planned.Policies)
+			}
+			expectConfigPlanned(t, planned, config)
+
+			// ...and so does an update of a grant IAM holds.
+			created := instanceProto.mustChange(t, env.server, nil, nil, hostsOf([]string{"view_host"}, "1"))
+			env.calls.reset()
+			update := instanceProto.plan(t, env.server, created.NewState, created.Private, config)
+			expectDiags(t, update.Diagnostics)
+			env.expectCalls(t, nil)
+			planned = instanceProto.model(t, update.PlannedState)
+			expectConfigPlanned(t, planned, config)
+			if tc.grant && !planned.Policies.isUnknown() {
+				t.Errorf("an update to an unknown grant plans policies %+v, want known after apply", planned.Policies)
+			}
+		})
+	}
+}
+
+// expectConfigPlanned fails unless the plan keeps every configured value
+// as configured, unknown ones included: Terraform refuses a plan that
+// does not.
+func expectConfigPlanned(t *testing.T, planned, config *instanceGrantModel) {
+	t.Helper()
+	typ := objectTypeOf("bkiam_instance_grant")
+	got := *planned
+	got.ID, got.Policies = config.ID, config.Policies
+	a, b := (instanceGrant{}).encode(typ, got), (instanceGrant{}).encode(typ, *config)
+	if !a.Equal(b) {
+		t.Errorf("the plan changes the configuration:\n%v\nwant\n%v", a, b)
+	}
+}
+
+// TestProtocolInstanceGrantImport: an import by subject adopts it holding
+// nothing known; one by actions and resource type asks the read that
+// follows to fill in what IAM holds, which only detect_drift can; either
+// way the read clears the request, and with detect_drift a matching
+// configuration then plans no change.
+func TestProtocolInstanceGrantImport(t *testing.T) {
+	t.Run("by subject", func(t *testing.T) {
+		for _, tc := range []struct{ id, subjectType, subjectID string }{
+			{"bk_cmdb/user/alice", "user", "alice"},
+			{"bk_cmdb/group/1", "group", "1"},
+		} {
+			resp := instanceProto.importState(t, protoServer(t), tc.id)
+			expectDiags(t, resp.Diagnostics)
+			if len(resp.ImportedResources) != 1 || resp.ImportedResources[0].TypeName != "bkiam_instance_grant" {
+				t.Fatalf("imported %+v, want one bkiam_instance_grant", resp.ImportedResources)
+			}
+			imported := resp.ImportedResources[0]
+			want := &instanceGrantModel{ID: knownString(tc.id), System: knownString("bk_cmdb"),
+				Subject: known(subjectModel{Type: knownString(tc.subjectType), ID: knownString(tc.subjectID)})}
+			if got := instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
+				t.Errorf("import of %s gives %+v, want %+v (actions, resources and policies null)", tc.id, got, want)
+			}
+			if keys := privateKeys(t, imported.Private); len(keys) > 0 {
+				t.Errorf("import of %s keeps private state %v", tc.id, keys)
+			}
+		}
+	})
+
+	const longID = "bk_cmdb/user/alice/view_host/bk_cmdb/host"
+	importLong := func(t *testing.T, server tfprotov6.ProviderServer) *tfprotov6.ImportedResource {
+		t.Helper()
+		resp := instanceProto.importState(t, server, longID)
+		expectDiags(t, resp.Diagnostics)
+		if len(resp.ImportedResources) != 1 {
+			t.Fatalf("imported %d resources, want 1", len(resp.ImportedResources))
+		}
+		imported := resp.ImportedResources[0]
+		var diags diagnostics
+		pending := readImportRequest(privateOf(t, imported.Private), &diags)
+		if want := (&importRequest{Actions: []string{"view_host"}, System: "bk_cmdb", Type: "host"}); !reflect.DeepEqual(pending, want) || len(diags) > 0 {
+			t.Fatalf("the import leaves pending %+v, want %+v %s", pending, want, renderDiags(diags))
+		}
+		if _, ids := shownGrant(instanceProto.model(t, imported.State)); ids != nil {
+			t.Errorf("the import shows instances %v before the read", ids)
+		}
+		return imported
+	}
+
+	t.Run("completed by the read with detect_drift", func(t *testing.T) {
+		env := newProtoEnv(t, map[string]any{"detect_drift": true})
+		changeOutside(t, env.sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
+		changeOutside(t, env.sb, bkiam.OperationGrant, "alice", []string{"edit_host"}, []string{"3"}, bkiam.PermanentExpiry)
+		imported := importLong(t, env.server)
+		read := instanceProto.read(t, env.server, imported.State, imported.Private)
+		expectDiags(t, read.Diagnostics)
+		state := instanceProto.model(t, read.NewState)
+		expectShown(t, "the imported state", state, []string{"view_host"}, []string{"1", "2"})
+		if state.ExpiresAt.isKnown() {
+			t.Errorf("a permanent grant is imported with expires_at %+v", state.ExpiresAt)
+		}
+		if keys := privateKeys(t, read.Private); slices.Contains(keys, privateImportKey) {
+			t.Errorf("the read leaves the import pending: private state %v", keys)
+		}
+		// IAM keeps no names: a configuration naming the hosts by id
+		// plans no change.
+		config := hostsOf([]string{"view_host"}, "1", "2")
+		config.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "1", "2": "2"}}})
+		plan := instanceProto.plan(t, env.server, read.NewState, read.Private, config)
+		expectDiags(t, plan.Diagnostics)
+		planned, err := plan.PlannedState.Unmarshal(objectTypeOf("bkiam_instance_grant"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		afterRead, err := read.NewState.Unmarshal(objectTypeOf("bkiam_instance_grant"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !planned.Equal(afterRead) {
+			t.Errorf("after the import, the matching configuration plans a change:\n%+v", instanceProto.model(t, plan.PlannedState))
+		}
+	})
+
+	t.Run("without detect_drift", func(t *testing.T) {
+		env := newProtoEnv(t, nil)
+		changeOutside(t, env.sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
+		env.calls.reset()
+		imported := importLong(t, env.server)
+		read := instanceProto.read(t, env.server, imported.State, imported.Private)
+		expectDiags(t, read.Diagnostics, protoWarning("Import without detect_drift: ", nil))
+		if got, want := instanceProto.model(t, read.NewState), instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
+			t.Errorf("the read changed the imported state to %+v", got)
+		}
+		if keys := privateKeys(t, read.Private); len(keys) > 0 {
+			t.Errorf("the read leaves private state %v, want the import cleared", keys)
+		}
+		env.expectCalls(t, nil)
+	})
+}
+
+// TestProtocolInstanceGrantPartialFailure: when a call of an apply fails,
+// the apply reports it and state records what IAM holds, exactly (in
+// private state when one grant cannot show it); the next apply sends only
+// the rest and leaves IAM holding exactly the configuration.
+func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
+	view := []string{"view_host"}
+	both := []string{"edit_host", "view_host"}
+	for _, tc := range []struct {
+		name     string
+		settings map[string]any
+		from, to *instanceGrantModel // from nil: a create
+		wantErr  string
+		// What the failed apply leaves: IAM's holdings, the state shown,
+		// and the holdings kept in private state (nil: none, the state is
+		// exact).
+		held       map[string][]string
+		shown      []string
+		shownIDs   []string
+		holdings   map[string][]string
+		wantFinish []string // the calls of the next apply
+	}{
+		{
+			name: "create, the second of three grants fails", settings: map[string]any{"grant_batch_size": 1},
+			to: hostsOf(view, "1", "2", "3"), wantErr: "Call 2 of 3 failed",
+			held: map[string][]string{"view_host": hostPaths("1")}, shown: view, shownIDs: []string{"1"},
+			wantFinish: []string{"grant view_host: 2", "grant view_host: 3"},
+		},
+		{
+			name: "update, a new action half granted", settings: map[string]any{"grant_batch_size": 1},
+			from: hostsOf(view, "1", "2"), to: hostsOf(both, "1", "2", "3"), wantErr: "Call 2 of 4 failed",
+			held:  map[string][]string{"edit_host": hostPaths("1"), "view_host": hostPaths("1", "2")},
+			shown: both, shownIDs: []string{"1", "2"},
+			holdings:   map[string][]string{"edit_host": {"1"}, "view_host": {"1", "2"}},
+			wantFinish: []string{"grant edit_host: 2", "grant edit_host: 3", "grant view_host: 3"},
+		},
+		{
+			name: "update, the second of three revokes fails", settings: map[string]any{"revoke_batch_size": 1},
+			from: hostsOf(view, "1", "2", "3", "4"), to: hostsOf(view, "1"), wantErr: "Call 2 of 3 failed",
+			held: map[string][]string{"view_host": hostPaths("1", "3", "4")}, shown: view, shownIDs: []string{"1", "3", "4"},
+			wantFinish: []string{"revoke view_host: 3", "revoke view_host: 4"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newProtoEnv(t, tc.settings)
+			var prior *tfprotov6.DynamicValue
+			var priorPrivate []byte
+			if tc.from != nil {
+				created := instanceProto.mustChange(t, env.server, nil, nil, tc.from)
+				prior, priorPrivate = created.NewState, created.Private
+			}
+			env.forgetSent() // the setup's calls
+
+			env.failCall(t, 2)
+			failed := instanceProto.change(t, env.server, prior, priorPrivate, tc.to)
+			expectDiags(t, failed.Diagnostics, protoError(tc.wantErr, nil))
+			env.expectHeld(t, "bk_cmdb", "user", "alice", tc.held)
+			state := instanceProto.model(t, failed.NewState)
+			expectShown(t, "state after the failure", state, tc.shown, tc.shownIDs)
+			if got, want := int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
+				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
+			}
+			var diags diagnostics
+			if got := holdingIDs(readHoldings(privateOf(t, failed.Private), &diags)); !reflect.DeepEqual(got, tc.holdings) {
+				t.Errorf("private state holds %v, want %v", got, tc.holdings)
+			}
+
+			// Terraform taints a failed create; an untaint (or the
+			// replacement's create) then sends only the rest.
+			env.clearFaults(t)
+			env.forgetSent()
+			done := instanceProto.mustChange(t, env.server, failed.NewState, failed.Private, tc.to)
+			env.expectSent(t, tc.wantFinish...)
+			actions, ids := shownGrant(tc.to)
+			want := map[string][]string{}
+			for _, a := range actions {
+				want[a] = hostPaths(ids...)
+			}
+			env.expectHeld(t, "bk_cmdb", "user", "alice", want)
+			expectShown(t, "state after the next apply", instanceProto.model(t, done.NewState), actions, ids)
+			if keys := privateKeys(t, done.Private); len(keys) > 0 {
+				t.Errorf("after the next apply, private state holds %v", keys)
+			}
+		})
+	}
+}
+
+// holdingIDs renders single-type holdings as action → instance ids; nil
+// for no holdings.
+func holdingIDs(h grantplan.Holdings) map[string][]string {
+	if h == nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for action, held := range h {
+		for _, r := range held.Resources {
+			out[action] = append(out[action], slices.Sorted(maps.Keys(r.Instances))...)
+		}
+	}
+	return out
+}
+
+// TestProtocolInstanceGrantValidation: a mistake in the configuration is
+// reported on the attribute that holds it, before any call.
+func TestProtocolInstanceGrantValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(m *instanceGrantModel)
+		want   protoDiag
+	}{
+		{"blank system", func(m *instanceGrantModel) { m.System = knownString(" ") },
+			protoError("Blank value", root("system"))},
+		{"unknown subject type", func(m *instanceGrantModel) {
+			m.Subject = known(subjectModel{Type: knownString("robot"), ID: knownString("r2")})
+		}, protoError("Unknown subject type", root("subject").WithAttributeName("type"))},
+		{"blank instance name", func(m *instanceGrantModel) {
+			m.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "host1", "2": ""}}})
+		}, protoError("Blank value", root("resources").WithElementKeyInt(0).WithAttributeName("instances").WithElementKeyString("2"))},
+		{"no actions", func(m *instanceGrantModel) { m.Actions = knownStrings(nil) }, protoError("No actions", root("actions"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := hostsOf([]string{"view_host"}, "1", "2")
+			tc.change(config)
+			expectDiags(t, instanceProto.validate(t, protoServer(t), *config), tc.want)
+		})
+	}
+}
