@@ -55,7 +55,7 @@ func newProtoEnv(t *testing.T, settings map[string]any) *protoEnv {
 			log.add(r.URL.Path, body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		sb.Server.ServeHTTP(w, r)
+		sb.ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
 	attrs := map[string]any{

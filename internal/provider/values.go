@@ -27,7 +27,9 @@ func known[T any](v T) value[T] { return value[T]{v: v, state: stateKnown} }
 // unknownValue is a value known only after apply.
 func unknownValue[T any]() value[T] { return value[T]{state: stateUnknown} }
 
-func (x value[T]) isNull() bool { return x.state == stateNull }
+func (x value[T]) isNull() bool    { return x.state == stateNull }
+func (x value[T]) isUnknown() bool { return x.state == stateUnknown }
+func (x value[T]) isKnown() bool   { return x.state == stateKnown }
 
 // get returns the value and whether it is known.
 func (x value[T]) get() (T, bool) { return x.v, x.state == stateKnown }
