@@ -35,6 +35,18 @@ func decodeValue[T any](d *decoder, v tftypes.Value, knownAs func(*decoder, tfty
 	return known(knownAs(d, v))
 }
 
+// decodeCollection is decodeValue for a list, set or map: the value keeps
+// v, which encodeValue sends back as it is while the collection is not
+// replaced. A collection is never changed in place: code that changes
+// one builds a new value (knownStrings, knownStringMap and the like).
+func decodeCollection[T any](d *decoder, v tftypes.Value, knownAs func(*decoder, tftypes.Value) T) value[T] {
+	x := decodeValue(d, v, knownAs)
+	if x.state == stateKnown {
+		x.sent = &v
+	}
+	return x
+}
+
 func asString(d *decoder, v tftypes.Value) string {
 	var s string
 	if err := v.As(&s); err != nil {
@@ -100,15 +112,15 @@ func mapOf[T any](elem func(*decoder, tftypes.Value) T) func(*decoder, tftypes.V
 func decodeString(d *decoder, v tftypes.Value) stringValue { return decodeValue(d, v, asString) }
 
 func decodeStrings(d *decoder, v tftypes.Value) stringsValue {
-	return decodeValue(d, v, listOf(asString))
+	return decodeCollection(d, v, listOf(asString))
 }
 
 func decodeStringMap(d *decoder, v tftypes.Value) stringMapValue {
-	return decodeValue(d, v, mapOf(asString))
+	return decodeCollection(d, v, mapOf(asString))
 }
 
 func decodeInt64Map(d *decoder, v tftypes.Value) int64MapValue {
-	return decodeValue(d, v, mapOf(asInt64))
+	return decodeCollection(d, v, mapOf(asInt64))
 }
 
 // encodeValue encodes a value of type typ; fromKnown encodes a known one.
@@ -118,6 +130,9 @@ func encodeValue[T any](typ tftypes.Type, x value[T], fromKnown func(tftypes.Typ
 		return tftypes.NewValue(typ, tftypes.UnknownValue)
 	case stateNull:
 		return tftypes.NewValue(typ, nil)
+	}
+	if x.sent != nil {
+		return *x.sent
 	}
 	return fromKnown(typ, x.v)
 }

@@ -40,14 +40,14 @@ func (creatorGrant) decode(v tftypes.Value) (creatorGrantModel, error) {
 	}
 	decodeInstance := func(d *decoder, v tftypes.Value) creatorInstanceModel {
 		in := asAttributes(d, v)
-		return creatorInstanceModel{Name: decodeString(d, in["name"]), Ancestors: decodeValue(d, in["ancestors"], listOf(decodeAncestor))}
+		return creatorInstanceModel{Name: decodeString(d, in["name"]), Ancestors: decodeCollection(d, in["ancestors"], listOf(decodeAncestor))}
 	}
 	m := creatorGrantModel{
 		ID:             decodeString(&d, a["id"]),
 		System:         decodeString(&d, a["system"]),
 		Type:           decodeString(&d, a["type"]),
 		Creator:        decodeString(&d, a["creator"]),
-		Instances:      decodeValue(&d, a["instances"], mapOf(decodeInstance)),
+		Instances:      decodeCollection(&d, a["instances"], mapOf(decodeInstance)),
 		Actions:        decodeStrings(&d, a["actions"]),
 		GrantedActions: decodeStrings(&d, a["granted_actions"]),
 		Policies:       decodeInt64Map(&d, a["policies"]),

@@ -44,7 +44,7 @@ func (instanceGrant) decode(v tftypes.Value) (instanceGrantModel, error) {
 			return subjectModel{Type: decodeString(d, s["type"]), ID: decodeString(d, s["id"])}
 		}),
 		Actions: decodeStrings(&d, a["actions"]),
-		Resources: decodeValue(&d, a["resources"], listOf(func(d *decoder, v tftypes.Value) resourceModel {
+		Resources: decodeCollection(&d, a["resources"], listOf(func(d *decoder, v tftypes.Value) resourceModel {
 			r := asAttributes(d, v)
 			return resourceModel{System: decodeString(d, r["system"]), Type: decodeString(d, r["type"]),
 				Instances: decodeStringMap(d, r["instances"])}

@@ -1,5 +1,7 @@
 package provider
 
+import "github.com/hashicorp/terraform-plugin-go/tftypes"
+
 // value is an attribute's value as the resources' models hold it: a Go
 // value of type T, or null, or unknown. Every attribute of a model, and
 // every element of a collection in one, is a value, because Terraform can
@@ -11,6 +13,13 @@ package provider
 type value[T any] struct {
 	v     T
 	state valueState
+	// sent is the value as Terraform sent it, kept for collections only
+	// (decodeCollection), so that encoding a collection the provider did
+	// not change reuses it instead of building it again: a 10 000-entry
+	// map costs milliseconds each time. Values the provider builds have
+	// none. Strings and objects never keep it, so that == compares them
+	// by content.
+	sent *tftypes.Value
 }
 
 type valueState uint8
