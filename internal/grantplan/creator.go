@@ -125,10 +125,20 @@ func (h CreatorHoldings) Apply(t CreatorTarget, c CreatorCall) {
 }
 
 // ApplyUncertain records a call that got no answer: a grant's paths as
-// held in doubt (unless already held for sure); a revoke changes nothing,
-// so the paths stay held and the next plan revokes them again.
+// held in doubt (unless already held for sure); a revoke's paths stay
+// held, in doubt, as IAM may have revoked them: the next plan revokes
+// them again if unwanted, and grants them again if wanted. Left held for
+// sure, a revoke IAM carried out would hide from a configuration that
+// wants the paths back.
 func (h CreatorHoldings) ApplyUncertain(t CreatorTarget, c CreatorCall) {
 	if c.Operation != OperationGrant {
+		for _, in := range c.Instances {
+			path := in.Path(t.System, t.Type)
+			if old, ok := h[path]; ok {
+				old.Doubt = true
+				h[path] = old
+			}
+		}
 		return
 	}
 	for _, in := range c.Instances {
@@ -159,8 +169,10 @@ func (h CreatorHoldings) View(t CreatorTarget, next map[string]CreatorInstance) 
 		for i := range candidates {
 			c := &candidates[i]
 			switch {
-			case c.Doubt && wanted:
-				// Leave it out: the plan shows it being granted again.
+			case c.Doubt && wanted && c.Instance.Path(t.System, t.Type) == want.Path(t.System, t.Type):
+				// Leave it out: the plan shows it being granted again. (In
+				// doubt at another path, after a revoke that got no answer,
+				// it is shown like any other path that differs.)
 				continue
 			case pick == nil:
 				pick = c

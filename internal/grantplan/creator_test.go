@@ -48,7 +48,11 @@ func pathsOf(instances map[string]CreatorInstance) pathSet {
 	return s
 }
 
-func checkCreator(t *testing.T, old, next map[string]CreatorInstance, limits Limits, stopAfter, uncertain int) {
+// checkCreator: the plan from old to next, and, when it stops after
+// stopAfter calls (the next one's answer lost when uncertain > 0: 1, IAM
+// applied it; 2, it did not), a second plan from the record that reaches
+// next, or old when revert is set (a user taking the change back).
+func checkCreator(t *testing.T, old, next map[string]CreatorInstance, limits Limits, stopAfter, uncertain int, revert bool) {
 	t.Helper()
 	s := pathsOf(old)
 	held := CreatorHeld(sops, old)
@@ -134,13 +138,21 @@ func checkCreator(t *testing.T, old, next map[string]CreatorInstance, limits Lim
 		if next != nil && held.Equal(CreatorHeld(sops, next)) == pathsDiffer(view, next) {
 			t.Fatalf("the view %v must differ from next %v exactly when the holdings %v do", view, next, held)
 		}
-		again, err := PlanCreator(sops, held, next, limits)
+		then := next
+		if revert && old != nil {
+			then = old
+		}
+		again, err := PlanCreator(sops, held, then, limits)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range again {
 			s.apply(c)
 		}
+		if got, want := sortedKeysOf(s), sortedKeysOf(pathsOf(then)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after stopping at call %d (uncertain %d) and planning again, the store holds %v, want %v", stopAfter, uncertain, got, want)
+		}
+		return
 	}
 	if got, want := sortedKeysOf(s), sortedKeysOf(pathsOf(next)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("the store holds %v, want %v", got, want)
@@ -170,7 +182,7 @@ func TestPlanCreatorProperties(t *testing.T) {
 		default:
 			old, next = genCreator(src), genCreator(src)
 		}
-		checkCreator(t, old, next, limits, r.IntN(64), r.IntN(3))
+		checkCreator(t, old, next, limits, r.IntN(64), r.IntN(3), r.IntN(2) == 0)
 	}
 }
 
@@ -193,7 +205,7 @@ func FuzzPlanCreator(f *testing.F) {
 		if src.intn(4) > 0 {
 			next = genCreator(src)
 		}
-		checkCreator(t, old, next, limits, src.intn(64), src.intn(3))
+		checkCreator(t, old, next, limits, src.intn(64), src.intn(3), src.intn(2) == 0)
 	})
 }
 

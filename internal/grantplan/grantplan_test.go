@@ -149,11 +149,12 @@ func checkPlan(t *testing.T, old, next *Grant, limits Limits) {
 // server (exactly for single-type grants, as an upper bound for combined
 // ones); the state view of them differs from next whenever they do, so the
 // next plan is not empty; and that next plan, from the recorded holdings,
-// converges on next.
+// converges on next, or on old when revert is set: a user who takes the
+// change back (granting again what the run was revoking) must get it.
 //
 // uncertain makes the call after the prefix one whose answer was lost:
 // 1, IAM applied it; 2, it did not. The bookkeeping cannot know which.
-func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter, uncertain int) {
+func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter, uncertain int, revert bool) {
 	t.Helper()
 	policyLimit = limits.Policy
 	defer func() { policyLimit = 0 }()
@@ -193,11 +194,16 @@ func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter, 
 		t.Fatalf("holdings %+v\nnext %+v\nview %+v: the view must differ from next exactly when the holdings do", held, next, view)
 	}
 
-	for _, c := range runPlan(t, held, next, limits) {
+	then := next
+	if revert {
+		then = old
+	}
+	for _, c := range runPlan(t, held, then, limits) {
 		s.apply(c)
 	}
-	if got, want := s.holdings(), expected(next); !reflect.DeepEqual(got, want) {
-		t.Fatalf("after the interrupted run and a second one the store holds\n%v\nwant\n%v", got, want)
+	if got, want := s.holdings(), expected(then); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the interrupted run (stopped after %d calls, uncertain %d) and a second one towards %s, the store holds\n%v\nwant\n%v\nold %+v\nnext %+v",
+			stopAfter, uncertain, map[bool]string{false: "next", true: "old"}[revert], got, want, old, next)
 	}
 }
 
@@ -334,7 +340,7 @@ func TestInterruptedPlanProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 4000; i++ {
 		old, next, limits := genCase(randSource{r})
-		checkInterrupted(t, old, next, limits, r.IntN(64), r.IntN(3))
+		checkInterrupted(t, old, next, limits, r.IntN(64), r.IntN(3), r.IntN(2) == 0)
 	}
 }
 
@@ -353,7 +359,7 @@ func FuzzPlan(f *testing.F) {
 		src := &byteSource{data: data}
 		old, next, limits := genCase(src)
 		checkPlan(t, old, next, limits)
-		checkInterrupted(t, old, next, limits, src.intn(64), src.intn(3))
+		checkInterrupted(t, old, next, limits, src.intn(64), src.intn(3), src.intn(2) == 0)
 		checkHandEdited(t, Held(old), next, limits, src)
 	})
 }

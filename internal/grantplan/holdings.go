@@ -59,18 +59,23 @@ func (h Holdings) Apply(c Call) {
 	}
 }
 
-// ApplyUncertain records a grant whose outcome is unknown (the request was
-// sent but no answer came): as held, so that a destroy revokes it, and in
-// doubt, so that the next plan sends it again.
+// ApplyUncertain records a call whose outcome is unknown (the request was
+// sent but no answer came). A grant is recorded as held, so that a
+// destroy revokes it, and in doubt, so that the next plan sends it again.
+// A revoke leaves the holding as it was, and in doubt too: IAM may no
+// longer hold what it names, so the holding is only an upper bound, and
+// the next plan revokes again what is unwanted and grants again what is
+// wanted. Left exact, it would hide a revoke IAM carried out: a later
+// configuration that grants those instances again would send nothing.
 func (h Holdings) ApplyUncertain(c Call) {
-	if c.Operation != OperationGrant {
-		// An unanswered revoke leaves the holding as it was: still an
-		// upper bound, and the next plan revokes again.
-		return
+	if c.Operation == OperationGrant {
+		h.Apply(c)
 	}
-	h.Apply(c)
 	for _, action := range c.Actions {
-		held := h[action]
+		held, ok := h[action]
+		if !ok {
+			continue
+		}
 		held.Partial = true
 		h[action] = held
 	}
