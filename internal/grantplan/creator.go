@@ -191,6 +191,26 @@ func (h CreatorHoldings) View(t CreatorTarget, next map[string]CreatorInstance) 
 	return view, exact
 }
 
+// UpperBound is every path the holdings may hold, doubtful ones included,
+// by instance id, and whether that map describes the holdings exactly:
+// the state a failed create shows (see Holdings.UpperBound), so that the
+// destroy of the tainted resource revokes every path the create may have
+// registered.
+func (h CreatorHoldings) UpperBound() (map[string]CreatorInstance, bool) {
+	out := map[string]CreatorInstance{}
+	exact := true
+	for _, path := range sortedPaths(h) {
+		held := h[path]
+		if _, dup := out[held.Instance.ID]; dup || held.Doubt {
+			exact = false
+		}
+		if _, dup := out[held.Instance.ID]; !dup {
+			out[held.Instance.ID] = held.Instance
+		}
+	}
+	return out, exact
+}
+
 // Equal reports whether two holdings hold the same paths, with the same doubt.
 func (h CreatorHoldings) Equal(o CreatorHoldings) bool {
 	if len(h) != len(o) {

@@ -131,6 +131,23 @@ func checkCreator(t *testing.T, old, next map[string]CreatorInstance, limits Lim
 		} else if got := sortedKeysOf(s); !reflect.DeepEqual(got, sortedPaths(held)) {
 			t.Fatalf("the store holds %v, the record %v", got, sortedPaths(held))
 		}
+		if old == nil && len(held) > 0 {
+			// A stopped create is tainted and destroyed from its public
+			// state alone (see checkTaintedReplace): the upper bound it
+			// shows must revoke every path it may have registered.
+			shown, _ := held.UpperBound()
+			tainted := maps.Clone(s)
+			revokes, err := PlanCreator(sops, CreatorHeld(sops, shown), nil, limits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range revokes {
+				tainted.apply(c)
+			}
+			if len(tainted) != 0 {
+				t.Fatalf("a create stopped at call %d (uncertain %d) shows %v; destroying that leaves %v", stopAfter, uncertain, shown, sortedKeysOf(tainted))
+			}
+		}
 		view, exact := held.View(sops, next)
 		if exact != held.Equal(CreatorHeld(sops, view)) {
 			t.Fatalf("View says exact=%v for holdings %v and view %v", exact, held, view)

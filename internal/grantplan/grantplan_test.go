@@ -194,6 +194,9 @@ func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter, 
 		t.Fatalf("holdings %+v\nnext %+v\nview %+v: the view must differ from next exactly when the holdings do", held, next, view)
 	}
 
+	if old == nil {
+		checkTaintedReplace(t, next, limits, stopAfter, uncertain, held)
+	}
 	then := next
 	if revert {
 		then = old
@@ -204,6 +207,32 @@ func checkInterrupted(t *testing.T, old, next *Grant, limits Limits, stopAfter, 
 	if got, want := s.holdings(), expected(then); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the interrupted run (stopped after %d calls, uncertain %d) and a second one towards %s, the store holds\n%v\nwant\n%v\nold %+v\nnext %+v",
 			stopAfter, uncertain, map[bool]string{false: "next", true: "old"}[revert], got, want, old, next)
+	}
+}
+
+// checkTaintedReplace: a create that stopped is tainted, and Terraform
+// destroys it knowing only its public state (its private state does not
+// reach the destroy): the upper bound the state shows must make that
+// destroy revoke everything the create may have granted.
+func checkTaintedReplace(t *testing.T, next *Grant, limits Limits, stopAfter, uncertain int, held Holdings) {
+	t.Helper()
+	s := store{}
+	calls := runPlan(t, Holdings{}, next, limits)
+	for _, c := range calls[:stopAfter] {
+		s.apply(c)
+	}
+	if uncertain == 1 {
+		s.apply(calls[stopAfter])
+	}
+	if len(held) == 0 {
+		return // nothing recorded: the resource leaves no state, and nothing was granted
+	}
+	shown := held.UpperBound(next.Resources)
+	for _, c := range runPlan(t, Held(&shown), nil, limits) {
+		s.apply(c)
+	}
+	if got := s.holdings(); len(got) != 0 {
+		t.Fatalf("a create stopped after %d calls (uncertain %d) shows %+v; destroying that leaves\n%v", stopAfter, uncertain, shown, got)
 	}
 }
 

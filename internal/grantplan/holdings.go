@@ -162,6 +162,18 @@ func (h Holdings) View(next *Grant, shape []Resource) Grant {
 	return union
 }
 
+// UpperBound is the one grant that covers everything the holdings may
+// hold: every action, doubtful ones included, over the union of their
+// instances, entry by entry. It is the state a failed create shows:
+// Terraform replaces a tainted resource without handing its private state
+// to the destroy, which then revokes what the public state shows, and so
+// must see every grant the create may have made. For a create, every
+// holding is part of the wanted grant, so the bound revokes nothing the
+// configuration did not ask to grant.
+func (h Holdings) UpperBound(shape []Resource) Grant {
+	return h.combine(h.actions(), shape, true)
+}
+
 // combine describes the given actions' holdings as one grant: the union
 // (or the intersection) of their instances, entry by entry, and the
 // earliest expiry.

@@ -331,6 +331,12 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		return &m, private
 	}
 	view, exact := runner.held.View(runner.target, want)
+	if current == nil {
+		// A create that stopped is tainted and destroyed with its public
+		// state alone (see instanceGrant.partial): show every path it may
+		// have registered.
+		view, exact = runner.held.UpperBound()
+	}
 	m.Instances = creatorInstancesValue(view)
 	if exact {
 		writeCreatorHoldings(private, nil, diags)

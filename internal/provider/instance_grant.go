@@ -427,7 +427,7 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	// The run stopped midway: record what is held, so that it is not lost.
 	// A failed create is tainted by Terraform; the next apply revokes it
 	// and grants everything again.
-	m := r.partial(planned, want, runner, private, diags)
+	m := r.partial(planned, want, runner, current == nil, private, diags)
 	return &m, private
 }
 
@@ -445,13 +445,20 @@ func (instanceGrant) holdings(private privateState, state grantView, diags *diag
 
 // partial records a run that stopped midway: state shows the view of what
 // is held, and private state keeps the exact holdings when the view
-// cannot.
-func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, private privateState, diags *diagnostics) instanceGrantModel {
+// cannot. A create that stopped shows the upper bound of what it may have
+// granted instead: Terraform taints it and destroys it with its public
+// state alone (a tainted object's private state does not reach the
+// destroy of its replacement), so the view must name every grant in
+// doubt.
+func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, create bool, private privateState, diags *diagnostics) instanceGrantModel {
 	shape := g.grant.Resources
 	if next != nil {
 		shape = next.Resources
 	}
 	view := runner.held.View(next, shape)
+	if create {
+		view = runner.held.UpperBound(shape)
+	}
 	recordHoldings(private, runner.held, view, diags)
 	m := g.model
 	m.ID = known(grantID(g.system, g.subject))
