@@ -255,22 +255,8 @@ func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], 
 
 func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRequest[creatorGrantModel], diags *diagnostics) (*creatorGrantModel, privateState) {
 	private := req.private
-	var operation string
-	var current, next *creatorView
-	switch {
-	case req.planned == nil:
-		operation = "delete"
-		state := viewCreator(*req.prior)
-		current = &state
-	case req.prior == nil:
-		operation = "create"
-		plan := viewCreator(*req.planned)
-		next = &plan
-	default:
-		operation = "update"
-		state, plan := viewCreator(*req.prior), viewCreator(*req.planned)
-		current, next = &state, &plan
-	}
+	operation := req.operation()
+	current, next := viewsOf(req, viewCreator)
 	if next != nil && next.instances == nil {
 		diags.addError("Unknown instances at apply", "Terraform asked to apply instances that are not fully known. This is a bug in Terraform or the provider.")
 		return req.prior, private

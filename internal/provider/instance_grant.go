@@ -368,22 +368,8 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 
 func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyRequest[instanceGrantModel], diags *diagnostics) (*instanceGrantModel, privateState) {
 	private := req.private
-	var operation string
-	var current, next *grantView
-	switch {
-	case req.planned == nil:
-		operation = "delete"
-		state := viewGrant(*req.prior)
-		current = &state
-	case req.prior == nil:
-		operation = "create"
-		plan := viewGrant(*req.planned)
-		next = &plan
-	default:
-		operation = "update"
-		state, plan := viewGrant(*req.prior), viewGrant(*req.planned)
-		current, next = &state, &plan
-	}
+	operation := req.operation()
+	current, next := viewsOf(req, viewGrant)
 	if next != nil && !next.known {
 		diags.addError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
 		return req.prior, private

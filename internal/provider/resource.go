@@ -86,6 +86,32 @@ type applyRequest[M any] struct {
 	private privateState
 }
 
+// operation is what an apply carries out, in the words of the timeouts
+// attribute: "create", "update" or "delete".
+func (r applyRequest[M]) operation() string {
+	switch {
+	case r.planned == nil:
+		return "delete"
+	case r.prior == nil:
+		return "create"
+	}
+	return "update"
+}
+
+// viewsOf converts an apply's prior and planned models with view: current
+// is nil on create, next on destroy.
+func viewsOf[M, V any](r applyRequest[M], view func(M) V) (current, next *V) {
+	if r.prior != nil {
+		v := view(*r.prior)
+		current = &v
+	}
+	if r.planned != nil {
+		v := view(*r.planned)
+		next = &v
+	}
+	return current, next
+}
+
 type readRequest[M any] struct {
 	state   M
 	private privateState
