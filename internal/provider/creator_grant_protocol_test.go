@@ -34,10 +34,10 @@ var jobActions = []string{"delete", "edit", "list", "view"}
 func jobsOf(ids ...string) *creatorGrantModel {
 	instances := map[string]value[creatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = known(creatorInstanceModel{Name: knownString(id + " app")})
+		instances[id] = known(creatorInstanceModel{Name: known(id + " app")})
 	}
 	return &creatorGrantModel{
-		System: knownString("bk_job"), Type: knownString("job"), Creator: knownString("alice"),
+		System: known("bk_job"), Type: known("job"), Creator: known("alice"),
 		Instances: known(instances), Actions: knownStrings(jobActions),
 	}
 }
@@ -47,12 +47,12 @@ func jobsOf(ids ...string) *creatorGrantModel {
 func appsOf(project string, ids ...string) *creatorGrantModel {
 	instances := map[string]value[creatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = known(creatorInstanceModel{Name: knownString("mini app " + id), Ancestors: known([]value[ancestorModel]{
-			known(ancestorModel{System: knownString("bk_sops"), Type: knownString("project"), ID: knownString(project)}),
+		instances[id] = known(creatorInstanceModel{Name: known("mini app " + id), Ancestors: known([]value[ancestorModel]{
+			known(ancestorModel{System: known("bk_sops"), Type: known("project"), ID: known(project)}),
 		})})
 	}
 	return &creatorGrantModel{
-		System: knownString("bk_sops"), Type: knownString("mini_app"), Creator: knownString("alice"),
+		System: known("bk_sops"), Type: known("mini_app"), Creator: known("alice"),
 		Instances: known(instances), Actions: knownStrings([]string{"mini_app_edit", "mini_app_view"}),
 	}
 }
@@ -182,7 +182,7 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 	renamed := jobsOf("job1", "job2")
 	instances, _ := renamed.Instances.get()
-	instances["job1"] = known(creatorInstanceModel{Name: knownString("a new name")})
+	instances["job1"] = known(creatorInstanceModel{Name: known("a new name")})
 	for _, tc := range []struct {
 		name     string
 		from, to *creatorGrantModel
@@ -241,7 +241,7 @@ func must[T any](v T, _ bool) T { return v }
 func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := jobsOf("job1")
-	prior.ID, prior.GrantedActions = knownString("bk_job/job/alice"), prior.Actions
+	prior.ID, prior.GrantedActions = known("bk_job/job/alice"), prior.Actions
 	prior.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 	priorValue := creatorProto.value(t, prior)
 	for _, tc := range []struct {
@@ -249,13 +249,13 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 		change func(m *creatorGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *creatorGrantModel) { m.System = knownString("bk_sops") }, []*tftypes.AttributePath{root("system")}},
-		{"type", func(m *creatorGrantModel) { m.Type = knownString("project") }, []*tftypes.AttributePath{root("type")}},
-		{"creator", func(m *creatorGrantModel) { m.Creator = knownString("bob") }, []*tftypes.AttributePath{root("creator")}},
+		{"system", func(m *creatorGrantModel) { m.System = known("bk_sops") }, []*tftypes.AttributePath{root("system")}},
+		{"type", func(m *creatorGrantModel) { m.Type = known("project") }, []*tftypes.AttributePath{root("type")}},
+		{"creator", func(m *creatorGrantModel) { m.Creator = known("bob") }, []*tftypes.AttributePath{root("creator")}},
 		{"actions", func(m *creatorGrantModel) { m.Actions = knownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{root("actions")}},
 		{"actions unset", func(m *creatorGrantModel) { m.Actions = stringsValue{} }, []*tftypes.AttributePath{root("actions")}},
 		{"creator and actions", func(m *creatorGrantModel) {
-			m.Creator = knownString("bob")
+			m.Creator = known("bob")
 			m.Actions = knownStrings([]string{"view"})
 		}, []*tftypes.AttributePath{root("creator"), root("actions")}},
 		{"the same actions in another order", func(m *creatorGrantModel) {
@@ -284,7 +284,7 @@ func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
 		return known(map[string]value[creatorInstanceModel]{"app1": known(in)})
 	}
 	ancestor := func(a value[ancestorModel]) value[[]value[ancestorModel]] { return known([]value[ancestorModel]{a}) }
-	project := ancestorModel{System: knownString("bk_sops"), Type: knownString("project"), ID: knownString("project1")}
+	project := ancestorModel{System: known("bk_sops"), Type: known("project"), ID: known("project1")}
 	for _, tc := range []struct {
 		name   string
 		change func(m *creatorGrantModel)
@@ -299,19 +299,19 @@ func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
 			m.Instances = instance(creatorInstanceModel{Name: unknownString, Ancestors: ancestor(known(project))})
 		}},
 		{"ancestors", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: knownString("app"), Ancestors: unknownValue[[]value[ancestorModel]]()})
+			m.Instances = instance(creatorInstanceModel{Name: known("app"), Ancestors: unknownValue[[]value[ancestorModel]]()})
 		}},
 		{"an ancestor", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: knownString("app"), Ancestors: ancestor(unknownValue[ancestorModel]())})
+			m.Instances = instance(creatorInstanceModel{Name: known("app"), Ancestors: ancestor(unknownValue[ancestorModel]())})
 		}},
 		{"an ancestor's id", func(m *creatorGrantModel) {
 			p := project
 			p.ID = unknownString
-			m.Instances = instance(creatorInstanceModel{Name: knownString("app"), Ancestors: ancestor(known(p))})
+			m.Instances = instance(creatorInstanceModel{Name: known("app"), Ancestors: ancestor(known(p))})
 		}},
 		{"actions", func(m *creatorGrantModel) { m.Actions = unknownValue[[]stringValue]() }},
 		{"an action", func(m *creatorGrantModel) {
-			m.Actions = known([]stringValue{knownString("mini_app_view"), unknownString})
+			m.Actions = known([]stringValue{known("mini_app_view"), unknownString})
 		}},
 		{"timeouts", func(m *creatorGrantModel) { m.Timeouts = unknownValue[timeoutsModel]() }},
 	} {
@@ -357,8 +357,8 @@ func TestProtocolCreatorGrantImport(t *testing.T) {
 	if len(resp.ImportedResources) != 1 || resp.ImportedResources[0].TypeName != "bkiam_creator_grant" {
 		t.Fatalf("imported %+v, want one bkiam_creator_grant", resp.ImportedResources)
 	}
-	want := &creatorGrantModel{ID: knownString("bk_sops/mini_app/alice"), System: knownString("bk_sops"),
-		Type: knownString("mini_app"), Creator: knownString("alice")}
+	want := &creatorGrantModel{ID: known("bk_sops/mini_app/alice"), System: known("bk_sops"),
+		Type: known("mini_app"), Creator: known("alice")}
 	if got := creatorProto.model(t, resp.ImportedResources[0].State); !reflect.DeepEqual(got, want) {
 		t.Errorf("the import gives %+v, want %+v (instances, actions and policies null)", got, want)
 	}
@@ -476,21 +476,21 @@ func TestProtocolCreatorGrantValidation(t *testing.T) {
 		change func(m *creatorGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *creatorGrantModel) { m.System = knownString("") }, protoError("Blank value", root("system"))},
-		{"blank creator", func(m *creatorGrantModel) { m.Creator = knownString(" ") }, protoError("Blank value", root("creator"))},
+		{"blank system", func(m *creatorGrantModel) { m.System = known("") }, protoError("Blank value", root("system"))},
+		{"blank creator", func(m *creatorGrantModel) { m.Creator = known(" ") }, protoError("Blank value", root("creator"))},
 		{"blank ancestor id", func(m *creatorGrantModel) {
 			instances, _ := m.Instances.get()
 			in, _ := instances["app1"].get()
-			in.Ancestors = known([]value[ancestorModel]{known(ancestorModel{System: knownString("bk_sops"), Type: knownString("project"), ID: knownString("")})})
+			in.Ancestors = known([]value[ancestorModel]{known(ancestorModel{System: known("bk_sops"), Type: known("project"), ID: known("")})})
 			instances["app1"] = known(in)
 		}, protoError("Blank value", app.WithAttributeName("ancestors").WithElementKeyInt(0).WithAttributeName("id"))},
 		{"blank name", func(m *creatorGrantModel) {
 			instances, _ := m.Instances.get()
 			in, _ := instances["app1"].get()
-			in.Name = knownString("\t")
+			in.Name = known("\t")
 			instances["app1"] = known(in)
 		}, protoError("Blank value", app.WithAttributeName("name"))},
-		{"admin", func(m *creatorGrantModel) { m.Creator = knownString("Admin") }, protoWarning("IAM ignores creator grants to admin", root("creator"))},
+		{"admin", func(m *creatorGrantModel) { m.Creator = known("Admin") }, protoWarning("IAM ignores creator grants to admin", root("creator"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := appsOf("project1", "app1")

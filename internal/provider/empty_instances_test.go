@@ -30,9 +30,9 @@ func TestEmptyInstancesAreNeverSent(t *testing.T) {
 			instances[id] = "host " + id
 		}
 		return instanceGrant{}.encode(typ, instanceGrantModel{
-			ID:        knownString("bk_cmdb/user/alice"),
-			System:    knownString("bk_cmdb"),
-			Subject:   known(subjectModel{Type: knownString("user"), ID: knownString("alice")}),
+			ID:        known("bk_cmdb/user/alice"),
+			System:    known("bk_cmdb"),
+			Subject:   known(subjectModel{Type: known("user"), ID: known("alice")}),
 			Actions:   knownStrings([]string{"view_host"}),
 			Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: instances}}),
 			Policies:  policiesValue([]string{"view_host"}, map[string]int64{"view_host": 1}),

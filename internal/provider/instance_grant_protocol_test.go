@@ -33,8 +33,8 @@ var instanceProto = protoResource[instanceGrantModel]{
 // and policies null. Actions are given sorted.
 func hostsOf(actions []string, ids ...string) *instanceGrantModel {
 	return &instanceGrantModel{
-		System:    knownString("bk_cmdb"),
-		Subject:   known(subjectModel{Type: knownString("user"), ID: knownString("alice")}),
+		System:    known("bk_cmdb"),
+		Subject:   known(subjectModel{Type: known("user"), ID: known("alice")}),
 		Actions:   knownStrings(actions),
 		Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames(ids...)}}),
 	}
@@ -85,7 +85,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 		{"user", hostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice"},
 		{"group", func() *instanceGrantModel {
 			m := hostsOf([]string{"view_host"}, "7")
-			m.Subject = known(subjectModel{Type: knownString("group"), ID: knownString("1")})
+			m.Subject = known(subjectModel{Type: known("group"), ID: known("1")})
 			return m
 		}(), bkiam.Subject{Type: "group", ID: "1"}, "bk_cmdb/group/1"},
 	} {
@@ -220,12 +220,12 @@ func TestProtocolNoOpShortcut(t *testing.T) {
 	undecodable := func() *tfprotov6.DynamicValue { return &tfprotov6.DynamicValue{MsgPack: []byte{0xc1}} }
 	instanceState := func() *tfprotov6.DynamicValue {
 		m := hostsOf([]string{"view_host"}, "1", "2")
-		m.ID, m.Policies = knownString("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
+		m.ID, m.Policies = known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
 		return instanceProto.value(t, m)
 	}
 	creatorState := func() *tfprotov6.DynamicValue {
 		m := jobsOf("job1")
-		m.ID, m.GrantedActions = knownString("bk_job/job/alice"), m.Actions
+		m.ID, m.GrantedActions = known("bk_job/job/alice"), m.Actions
 		m.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 		return creatorProto.value(t, m)
 	}
@@ -298,27 +298,27 @@ func TestProtocolNoOpShortcut(t *testing.T) {
 func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := hostsOf([]string{"view_host"}, "1")
-	prior.ID, prior.Policies = knownString("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
+	prior.ID, prior.Policies = known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
 	priorValue := instanceProto.value(t, prior)
 	for _, tc := range []struct {
 		name   string
 		change func(m *instanceGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *instanceGrantModel) { m.System = knownString("bk_job") }, []*tftypes.AttributePath{root("system")}},
+		{"system", func(m *instanceGrantModel) { m.System = known("bk_job") }, []*tftypes.AttributePath{root("system")}},
 		{"subject id", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: knownString("user"), ID: knownString("bob")})
+			m.Subject = known(subjectModel{Type: known("user"), ID: known("bob")})
 		}, []*tftypes.AttributePath{root("subject")}},
 		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: knownString("group"), ID: knownString("1")})
+			m.Subject = known(subjectModel{Type: known("group"), ID: known("1")})
 		}, []*tftypes.AttributePath{root("subject")}},
 		{"system and subject", func(m *instanceGrantModel) {
-			m.System = knownString("bk_job")
-			m.Subject = known(subjectModel{Type: knownString("user"), ID: knownString("bob")})
+			m.System = known("bk_job")
+			m.Subject = known(subjectModel{Type: known("user"), ID: known("bob")})
 		}, []*tftypes.AttributePath{root("system"), root("subject")}},
 		{"actions", func(m *instanceGrantModel) { m.Actions = knownStrings([]string{"edit_host", "view_host"}) }, nil},
 		{"instances", func(m *instanceGrantModel) { *m = *hostsOf([]string{"view_host"}, "1", "2") }, nil},
-		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = knownString("2099-01-01T00:00:00Z") }, nil},
+		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = known("2099-01-01T00:00:00Z") }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := hostsOf([]string{"view_host"}, "1")
@@ -338,7 +338,7 @@ func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 // call to IAM, keeping every unknown value as it is.
 func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 	entry := func(change func(r *resourceModel)) value[[]value[resourceModel]] {
-		r := resourceModel{System: knownString("bk_cmdb"), Type: knownString("host"), Instances: knownStringMap(hostNames("1", "2"))}
+		r := resourceModel{System: known("bk_cmdb"), Type: known("host"), Instances: knownStringMap(hostNames("1", "2"))}
 		change(&r)
 		return known([]value[resourceModel]{known(r)})
 	}
@@ -353,13 +353,13 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 		{"system", func(m *instanceGrantModel) { m.System = unknownString }, false},
 		{"subject", func(m *instanceGrantModel) { m.Subject = unknownValue[subjectModel]() }, false},
 		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: unknownString, ID: knownString("1")})
+			m.Subject = known(subjectModel{Type: unknownString, ID: known("1")})
 		}, false},
 		{"subject id of a group", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: knownString("group"), ID: unknownString})
+			m.Subject = known(subjectModel{Type: known("group"), ID: unknownString})
 		}, false},
 		{"actions", func(m *instanceGrantModel) { m.Actions = unknownValue[[]stringValue]() }, true},
-		{"an action", func(m *instanceGrantModel) { m.Actions = known([]stringValue{knownString("view_host"), unknownString}) }, true},
+		{"an action", func(m *instanceGrantModel) { m.Actions = known([]stringValue{known("view_host"), unknownString}) }, true},
 		{"resources", func(m *instanceGrantModel) { m.Resources = unknownValue[[]value[resourceModel]]() }, true},
 		{"a resource entry", func(m *instanceGrantModel) {
 			m.Resources = known([]value[resourceModel]{unknownValue[resourceModel]()})
@@ -370,7 +370,7 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 		}, true},
 		{"an instance name", func(m *instanceGrantModel) {
 			m.Resources = entry(func(r *resourceModel) {
-				r.Instances = known(map[string]stringValue{"1": knownString("host1"), "2": unknownString})
+				r.Instances = known(map[string]stringValue{"1": known("host1"), "2": unknownString})
 			})
 		}, true},
 		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = unknownString }, true},
@@ -438,8 +438,8 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 				t.Fatalf("imported %+v, want one bkiam_instance_grant", resp.ImportedResources)
 			}
 			imported := resp.ImportedResources[0]
-			want := &instanceGrantModel{ID: knownString(tc.id), System: knownString("bk_cmdb"),
-				Subject: known(subjectModel{Type: knownString(tc.subjectType), ID: knownString(tc.subjectID)})}
+			want := &instanceGrantModel{ID: known(tc.id), System: known("bk_cmdb"),
+				Subject: known(subjectModel{Type: known(tc.subjectType), ID: known(tc.subjectID)})}
 			if got := instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
 				t.Errorf("import of %s gives %+v, want %+v (actions, resources and policies null)", tc.id, got, want)
 			}
@@ -629,10 +629,10 @@ func TestProtocolInstanceGrantValidation(t *testing.T) {
 		change func(m *instanceGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *instanceGrantModel) { m.System = knownString(" ") },
+		{"blank system", func(m *instanceGrantModel) { m.System = known(" ") },
 			protoError("Blank value", root("system"))},
 		{"unknown subject type", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: knownString("robot"), ID: knownString("r2")})
+			m.Subject = known(subjectModel{Type: known("robot"), ID: known("r2")})
 		}, protoError("Unknown subject type", root("subject").WithAttributeName("type"))},
 		{"blank instance name", func(m *instanceGrantModel) {
 			m.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "host1", "2": ""}}})

@@ -51,9 +51,6 @@ type (
 	int64MapValue  = value[map[string]value[int64]] // a map of numbers
 )
 
-// knownString is a known string.
-func knownString(s string) stringValue { return known(s) }
-
 // knownStrings is a known set or list of known strings.
 func knownStrings(items []string) stringsValue {
 	out := make([]stringValue, len(items))
