@@ -39,7 +39,7 @@ and import (` + "`internal/provider/resource.go`" + `, and DESIGN.md); the frame
 the schemas and state upgrades. The framework's generic per-element walks, which cost 1.6 s of a 10 000-instance
 plan and made ` + "`bkiam_creator_grant`" + ` quadratic (a full copy of its map for every element), are
 gone: the provider's share of that plan is now about 25 ms for ` + "`bkiam_instance_grant`" + ` and 75 ms for
-` + "`bkiam_creator_grant`" + `, and a no-op plan is answered without decoding the state. The SDK's own trace
+` + "`bkiam_creator_grant`" + `, and a no-op plan is decoded once, only to record its grants in the provider's ledger of shared grants. The SDK's own trace
 logging is off unless ` + "`TF_LOG`/`TF_LOG_PROVIDER`" + ` asks. Calls are the lower bound everywhere; a
 no-op plan, apply or refresh makes none. Concurrent resources' calls are merged (` + "`batch_window`" + `): a
 lone call leaves at once, a stream of calls gathers up to half of Terraform's parallelism.

@@ -10,7 +10,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 )
 
 // creatorGrant is bkiam_creator_grant: a creator of instances, registered
@@ -275,6 +277,7 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		expected: from.actions,
 		granted:  map[string]bool{},
 		policies: from.policies,
+		shared:   req.shared,
 	}
 	if runner.policies == nil {
 		runner.policies = map[string]int64{}
@@ -292,6 +295,21 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 	if diags.hasError() {
 		return req.prior, private
 	}
+	// Claim the planned paths before the first call (see
+	// instanceGrant.apply), and register again what another resource
+	// revoked before the claim.
+	if next != nil {
+		req.shared.claim(r.claims(next.model))
+		taken := req.shared.taken()
+		for path, h := range runner.held {
+			for _, paths := range taken {
+				if paths[path] {
+					h.Doubt = true
+					runner.held[path] = h
+				}
+			}
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeoutOf(result.model.Timeouts, operation))
 	defer cancel()
 
@@ -301,10 +319,13 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 	data.invalidateScans(runner.target.System, slices.Concat(runner.actions(), result.granted))
 	switch {
 	case ok && next == nil:
+		req.shared.release()
 		return nil, nil
 	case !ok && current == nil && len(runner.held) == 0:
+		req.shared.release()
 		return nil, nil // nothing granted: no resource to record
 	}
+	req.shared.claim(creatorClaims(runner.target, runner.creator, runner.actions(), runner.held))
 	// On failure Terraform marks a created resource tainted; the next
 	// apply revokes what was granted and registers everything again.
 	granted := runner.actions()
@@ -417,4 +438,52 @@ func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) value
 		out[id] = known(creatorInstanceModel{Name: known(in.Name), Ancestors: ancestors})
 	}
 	return known(out)
+}
+
+// claims are the creator's paths, for the actions it records: those IAM
+// reported, else those configured, else AnyAction (a create that records
+// what IAM grants: unknown until IAM answers).
+func (creatorGrant) claims(m creatorGrantModel) ledger.Claims {
+	c := viewCreator(m)
+	if c.instances == nil || c.target.System == "" || c.creator == "" {
+		return ledger.Claims{}
+	}
+	actions := c.granted
+	if !m.GrantedActions.isKnown() {
+		actions = c.actions
+		if actions == nil {
+			actions = []string{ledger.AnyAction}
+		}
+	}
+	return creatorClaims(c.target, c.creator, actions, grantplan.CreatorHeld(c.target, c.instances))
+}
+
+func creatorScope(t grantplan.CreatorTarget, creator string) ledger.Scope {
+	return ledger.Scope{System: t.System, SubjectType: subjectUser, SubjectID: creator}
+}
+
+// creatorClaims claims every held path for each action; creator grants
+// are permanent.
+func creatorClaims(t grantplan.CreatorTarget, creator string, actions []string, held grantplan.CreatorHoldings) ledger.Claims {
+	if len(actions) == 0 || len(held) == 0 {
+		return ledger.Claims{}
+	}
+	paths := slices.Collect(maps.Keys(held))
+	c := ledger.Claims{Scope: creatorScope(t, creator), Actions: map[string]ledger.Action{}}
+	for _, a := range actions {
+		c.Actions[a] = ledger.Action{Paths: paths, ExpiresAt: bkiam.PermanentExpiry}
+	}
+	return c
+}
+
+func (creatorGrant) label(m creatorGrantModel) string {
+	c := viewCreator(m)
+	return fmt.Sprintf("%q", c.target.System+"/"+c.target.Type+"/"+c.creator)
+}
+
+// reassert: an update that registers again shows what it records as
+// unknown.
+func (creatorGrant) reassert(planned creatorGrantModel) creatorGrantModel {
+	planned.GrantedActions, planned.Policies = unknownValue[[]stringValue](), unknownValue[map[string]value[int64]]()
+	return planned
 }

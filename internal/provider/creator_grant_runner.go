@@ -28,6 +28,9 @@ type creatorGrantRunner struct {
 	// every path that is revoked.
 	granted  map[string]bool
 	policies map[string]int64
+	// shared orders the calls with those of other resources of the
+	// command (shared.go); nil lets them through.
+	shared *sharedApply
 }
 
 func (r *creatorGrantRunner) run(ctx context.Context, calls []grantplan.CreatorCall) error {
@@ -67,6 +70,14 @@ func (r *creatorGrantRunner) describe(c grantplan.CreatorCall) string {
 }
 
 func (r *creatorGrantRunner) grant(ctx context.Context, call grantplan.CreatorCall) error {
+	scope := creatorScope(r.target, r.creator)
+	paths := make([]string, len(call.Instances))
+	for i, in := range call.Instances {
+		paths[i] = in.Path(r.target.System, r.target.Type)
+	}
+	if err := r.shared.grant(ctx, scope, paths); err != nil {
+		return err
+	}
 	req := bkiam.CreatorActionRequest{System: r.target.System, Type: r.target.Type, Creator: r.creator}
 	for _, in := range call.Instances {
 		ci := bkiam.CreatorInstance{ID: in.ID, Name: in.Name}
@@ -80,7 +91,10 @@ func (r *creatorGrantRunner) grant(ctx context.Context, call grantplan.CreatorCa
 		return err
 	}
 	r.held.Apply(r.target, call)
-	return r.record(results)
+	err = r.record(results)
+	// The claim names IAM's actions now, not AnyAction.
+	r.shared.claim(creatorClaims(r.target, r.creator, r.actions(), r.held))
+	return err
 }
 
 // record keeps the actions IAM reports. Its answer lists every policy the
@@ -127,14 +141,55 @@ func (r *creatorGrantRunner) revoke(ctx context.Context, call grantplan.CreatorC
 		r.held.Apply(r.target, call)
 		return nil // nothing recorded, nothing to revoke
 	}
-	err := r.pathRevoke(ctx, actions, call.Instances)
+	// Only what no other resource of the command keeps, grouping the
+	// actions that keep the same paths.
+	byPath := make(map[string]grantplan.CreatorInstance, len(call.Instances))
+	paths := make([]string, len(call.Instances))
+	for i, in := range call.Instances {
+		paths[i] = in.Path(r.target.System, r.target.Type)
+		byPath[paths[i]] = in
+	}
+	send, done, err := r.shared.revoke(ctx, creatorScope(r.target, r.creator), actions, paths)
+	defer done()
+	if err != nil {
+		return err
+	}
+	groups := map[string][]string{}
+	var keys []string
+	for _, a := range actions {
+		ps := slices.Sorted(slices.Values(send[a]))
+		if len(ps) == 0 {
+			continue
+		}
+		key := strings.Join(ps, "\x00")
+		if _, ok := groups[key]; !ok {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], a)
+	}
+	for _, key := range keys {
+		var instances []grantplan.CreatorInstance
+		for _, p := range strings.Split(key, "\x00") {
+			instances = append(instances, byPath[p])
+		}
+		if err := r.revokeActions(ctx, groups[key], instances); err != nil {
+			return err
+		}
+	}
+	r.held.Apply(r.target, call)
+	return nil
+}
+
+// revokeActions revokes actions from the paths of instances.
+func (r *creatorGrantRunner) revokeActions(ctx context.Context, actions []string, instances []grantplan.CreatorInstance) error {
+	err := r.pathRevoke(ctx, actions, instances)
 	if err != nil && r.expected == nil && errors.Is(err, bkiam.ErrResourceMismatch) && len(actions) > 1 {
 		// Some recorded actions came from IAM's list of unrelated
 		// policies: revoke action by action and drop those IAM says do
 		// not relate to this type.
 		err = nil
 		for _, a := range actions {
-			e := r.pathRevoke(ctx, []string{a}, call.Instances)
+			e := r.pathRevoke(ctx, []string{a}, instances)
 			switch {
 			case errors.Is(e, bkiam.ErrResourceMismatch):
 				delete(r.granted, a)
@@ -148,11 +203,7 @@ func (r *creatorGrantRunner) revoke(ctx context.Context, call grantplan.CreatorC
 		delete(r.policies, actions[0])
 		err = nil
 	}
-	if err != nil {
-		return err
-	}
-	r.held.Apply(r.target, call)
-	return nil
+	return err
 }
 
 func (r *creatorGrantRunner) pathRevoke(ctx context.Context, actions []string, instances []grantplan.CreatorInstance) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 )
 
 // instanceGrant is bkiam_instance_grant: a subject's actions on resource
@@ -381,6 +382,18 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	if diags.hasError() {
 		return req.prior, private
 	}
+	// Claim the planned paths before the first call, so that other
+	// resources' revokes leave them; grant again what another resource
+	// revoked before the claim.
+	if next != nil {
+		req.shared.claim(grantClaims(next.system, next.subject, grantplan.Held(&next.grant)))
+		for action, paths := range req.shared.taken() {
+			if h, ok := held[action]; ok && len(paths) > 0 {
+				h.Partial = true
+				held[action] = h
+			}
+		}
+	}
 	planned := next
 	if planned == nil {
 		planned = current
@@ -388,7 +401,8 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	ctx, cancel := context.WithTimeout(ctx, timeoutOf(planned.model.Timeouts, operation))
 	defer cancel()
 
-	runner := &instanceGrantRunner{client: data.instances, system: planned.system, subject: planned.subject, held: held, policies: map[string]int64{}}
+	runner := &instanceGrantRunner{client: data.instances, system: planned.system, subject: planned.subject, held: held,
+		policies: map[string]int64{}, shared: req.shared}
 	if current != nil {
 		runner.policies = current.policies
 	}
@@ -400,6 +414,7 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	data.invalidateScans(planned.system, slices.Concat(slices.Collect(maps.Keys(held)), planned.grant.Actions))
 	switch {
 	case ok && next == nil:
+		req.shared.release()
 		return nil, nil // revoked: the resource is gone
 	case ok:
 		writeHoldings(private, nil, diags)
@@ -408,8 +423,10 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 		m.Policies = policiesValue(next.grant.Actions, runner.policies)
 		return &m, private
 	case current == nil && len(runner.held) == 0:
+		req.shared.release()
 		return nil, nil // nothing granted: no resource to record
 	}
+	req.shared.claim(grantClaims(planned.system, planned.subject, runner.held))
 	// The run stopped midway: record what is held, so that it is not lost.
 	// A failed create is tainted by Terraform; the next apply revokes it
 	// and grants everything again.
@@ -608,4 +625,67 @@ func (instanceGrant) expired(state instanceGrantModel, private privateState, dia
 
 func grantID(system string, subject bkiam.Subject) string {
 	return system + "/" + subject.Type + "/" + subject.ID
+}
+
+// claims are the paths the grant holds: one per instance of a single
+// resource type; the whole combination for a combined resource, which
+// IAM stores as one group; "/" for actions related to no type.
+func (instanceGrant) claims(m instanceGrantModel) ledger.Claims {
+	g := viewGrant(m)
+	if !g.known || g.system == "" || g.subject.ID == "" {
+		return ledger.Claims{}
+	}
+	return grantClaims(g.system, g.subject, grantplan.Held(&g.grant))
+}
+
+// grantClaims are the claims of holdings.
+func grantClaims(system string, subject bkiam.Subject, held grantplan.Holdings) ledger.Claims {
+	c := ledger.Claims{Scope: grantScope(system, subject), Actions: map[string]ledger.Action{}}
+	for action, h := range held {
+		c.Actions[action] = ledger.Action{Paths: grantPaths(h.Resources), ExpiresAt: h.ExpiresAt}
+	}
+	if len(c.Actions) == 0 {
+		c.Actions = nil
+	}
+	return c
+}
+
+func grantScope(system string, subject bkiam.Subject) ledger.Scope {
+	return ledger.Scope{System: system, SubjectType: subject.Type, SubjectID: subject.ID}
+}
+
+func grantPaths(resources []grantplan.Resource) []string {
+	switch len(resources) {
+	case 0:
+		return []string{"/"}
+	case 1:
+		r := resources[0]
+		paths := make([]string, 0, len(r.Instances))
+		for id := range r.Instances {
+			paths = append(paths, instancePath(r.System, r.Type, id))
+		}
+		return paths
+	}
+	return []string{combinationPath(resources)}
+}
+
+// combinationPath names a combined resource's group: its types and
+// instance ids, in order.
+func combinationPath(resources []grantplan.Resource) string {
+	parts := make([]string, len(resources))
+	for i, r := range resources {
+		parts[i] = r.System + "," + r.Type + ":" + strings.Join(slices.Sorted(maps.Keys(r.Instances)), ",")
+	}
+	return "combination " + strings.Join(parts, " × ")
+}
+
+func (instanceGrant) label(m instanceGrantModel) string {
+	g := viewGrant(m)
+	return fmt.Sprintf("%q", grantID(g.system, g.subject))
+}
+
+// reassert: an update that grants again shows its policies as unknown.
+func (instanceGrant) reassert(planned instanceGrantModel) instanceGrantModel {
+	planned.Policies = unknownValue[map[string]value[int64]]()
+	return planned
 }

@@ -24,6 +24,9 @@ type instanceGrantRunner struct {
 	held grantplan.Holdings
 	// policies records the IAM policy id of each action, from the answers.
 	policies map[string]int64
+	// shared orders the calls with those of other resources of the
+	// command (shared.go); nil lets them through.
+	shared *sharedApply
 }
 
 // instanceCaller sends batch_instance calls: the client itself, or the
@@ -45,7 +48,7 @@ func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) e
 			"call": fmt.Sprintf("%d/%d", i+1, len(calls)), "operation": string(call.Operation),
 			"actions": call.Actions, "instances": call.InstanceCount(),
 		})
-		results, err := r.client.BatchInstance(context.WithoutCancel(ctx), r.request(call))
+		results, err := r.send(ctx, call)
 		if err != nil {
 			if bkiam.OutcomeUnknown(err) {
 				r.held.ApplyUncertain(call)
@@ -60,6 +63,118 @@ func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) e
 		r.record(call, results)
 	}
 	return nil
+}
+
+// send sends one planned call, in the ledger's order: a grant after the
+// revokes in flight on its paths; a revoke of only what no other
+// resource of the command keeps, split by action where they differ.
+func (r *instanceGrantRunner) send(ctx context.Context, call grantplan.Call) ([]bkiam.PolicyResult, error) {
+	scope := grantScope(r.system, r.subject)
+	if call.Operation == grantplan.OperationGrant {
+		if err := r.shared.grant(ctx, scope, callPaths(call)); err != nil {
+			return nil, err
+		}
+		return r.client.BatchInstance(context.WithoutCancel(ctx), r.request(call))
+	}
+	var calls []grantplan.Call
+	if len(call.Resources) > 1 {
+		// A combination is one group to IAM: each action's is the group
+		// the resource holds.
+		for _, a := range call.Actions {
+			send, done, err := r.shared.revoke(ctx, scope, []string{a}, []string{combinationPath(r.held[a].Resources)})
+			defer done()
+			if err != nil {
+				return nil, err
+			}
+			if len(send[a]) > 0 {
+				sub := call
+				sub.Actions = []string{a}
+				calls = append(calls, sub)
+			}
+		}
+		if len(calls) == len(call.Actions) {
+			calls = []grantplan.Call{call}
+		}
+	} else {
+		send, done, err := r.shared.revoke(ctx, scope, call.Actions, callPaths(call))
+		defer done()
+		if err != nil {
+			return nil, err
+		}
+		calls = splitRevoke(call, send)
+	}
+	var results []bkiam.PolicyResult
+	for _, c := range calls {
+		res, err := r.client.BatchInstance(context.WithoutCancel(ctx), r.request(c))
+		if err != nil {
+			return results, err
+		}
+		results = append(results, res...)
+	}
+	return results, nil
+}
+
+// callPaths are the paths a call names: one per instance of a single
+// type, the combination of several, "/" for none.
+func callPaths(call grantplan.Call) []string {
+	resources := make([]grantplan.Resource, len(call.Resources))
+	for i, res := range call.Resources {
+		instances := make(map[string]string, len(res.Instances))
+		for _, in := range res.Instances {
+			instances[in.ID] = in.Name
+		}
+		resources[i] = grantplan.Resource{System: res.System, Type: res.Type, Instances: instances}
+	}
+	return grantPaths(resources)
+}
+
+// splitRevoke returns the calls that revoke, of a single-type or typeless
+// revoke, only the paths send keeps, grouping the actions that keep the
+// same ones: the call itself when every path is kept.
+func splitRevoke(call grantplan.Call, send map[string][]string) []grantplan.Call {
+	all := len(callPaths(call))
+	whole := true
+	for _, a := range call.Actions {
+		if len(send[a]) != all {
+			whole = false
+		}
+	}
+	if whole {
+		return []grantplan.Call{call}
+	}
+	groups := map[string][]string{}
+	var keys []string
+	for _, a := range call.Actions {
+		paths := slices.Sorted(slices.Values(send[a]))
+		if len(paths) == 0 {
+			continue
+		}
+		key := strings.Join(paths, "\x00")
+		if _, ok := groups[key]; !ok {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], a)
+	}
+	var calls []grantplan.Call
+	for _, key := range keys {
+		sub := grantplan.Call{Operation: call.Operation, Actions: groups[key]}
+		if len(call.Resources) == 1 {
+			keep := map[string]bool{}
+			for _, p := range strings.Split(key, "\x00") {
+				keep[p] = true
+			}
+			res := call.Resources[0]
+			var instances []grantplan.Instance
+			for _, in := range res.Instances {
+				if keep[instancePath(res.System, res.Type, in.ID)] {
+					instances = append(instances, in)
+				}
+			}
+			sub.Resources = []grantplan.CallResource{{System: res.System, Type: res.Type, Instances: instances}}
+		}
+		calls = append(calls, sub)
+	}
+	return calls
 }
 
 func (r *instanceGrantRunner) request(call grantplan.Call) bkiam.BatchInstanceRequest {

@@ -265,9 +265,28 @@ func (r protoResource[M]) validate(t *testing.T, server tfprotov6.ProviderServer
 	return resp.Diagnostics
 }
 
+// newCommand gives server a fresh ledger, as the provider process of a
+// new Terraform command has: the helpers below each stand for one
+// command of one resource.
+func newCommand(server tfprotov6.ProviderServer) {
+	s := server.(*protocolServer) //nolint:forcetypeassert // the tests' servers are
+	s.provider.book.Store(newBook())
+	if data := s.provider.data.Load(); data != nil {
+		data.book = s.provider.book.Load()
+	}
+}
+
 // plan plans config (nil: a destroy) from prior, with the new state
-// Terraform would propose.
+// Terraform would propose, in a command of its own (newCommand).
 func (r protoResource[M]) plan(t *testing.T, server tfprotov6.ProviderServer, prior *tfprotov6.DynamicValue, priorPrivate []byte, config *M) *tfprotov6.PlanResourceChangeResponse {
+	t.Helper()
+	newCommand(server)
+	return r.planInCommand(t, server, prior, priorPrivate, config)
+}
+
+// planInCommand is plan in the command under way: its ledger holds what
+// the command's earlier plans registered.
+func (r protoResource[M]) planInCommand(t *testing.T, server tfprotov6.ProviderServer, prior *tfprotov6.DynamicValue, priorPrivate []byte, config *M) *tfprotov6.PlanResourceChangeResponse {
 	t.Helper()
 	if prior == nil {
 		prior = r.value(t, nil)

@@ -41,6 +41,9 @@ type bkiamProvider struct {
 	// itself, beside protocolResources.
 	frameworkResources []func() resource.Resource
 	dataSources        []func() datasource.DataSource
+	// book is the ledger of shared grants (shared.go) of the command
+	// walk under way: Configure, which starts every walk, starts a new one.
+	book atomic.Pointer[book]
 }
 
 // providerData is what Configure makes for the resources.
@@ -56,6 +59,8 @@ type providerData struct {
 	// scans shares the policy-list scans of detect_drift; nil when it is
 	// off.
 	scans *bkiam.ScanCache
+	// book is the process's ledger of shared grants (shared.go).
+	book *book
 }
 
 // invalidateScans forgets the policy-list scans of actions this process
@@ -133,7 +138,9 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		instances:       bkiam.NewCoalescer(client, settings.batchWindow, settings.grantBatchSize, settings.revokeBatchSize),
 		grantBatchSize:  settings.grantBatchSize,
 		revokeBatchSize: settings.revokeBatchSize,
+		book:            newBook(),
 	}
+	p.book.Store(data.book)
 	if settings.detectDrift {
 		data.scans = bkiam.NewScanCache(client, settings.policyRoute, time.Now)
 	}

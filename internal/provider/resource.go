@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 )
 
 // protocolResources are the resources served on terraform-plugin-go
@@ -67,6 +70,16 @@ type resourceDef[M any] interface {
 	// read refreshes state: it returns the new state (nil when the
 	// resource is gone), the private state, and whether either changed.
 	read(ctx context.Context, data *providerData, req readRequest[M], diags *diagnostics) (*M, privateState, bool)
+
+	// claims are the IAM paths m grants, for the process's ledger
+	// (shared.go): Actions nil when it grants none, or when any part is
+	// unknown. label names m in other resources' warnings.
+	claims(m M) ledger.Claims
+	label(m M) string
+	// reassert marks a planned update as granting again, at apply, what
+	// another resource of the command revokes: the update must show a
+	// change, or Terraform would not apply it.
+	reassert(planned M) M
 }
 
 type planRequest[M any] struct {
@@ -84,6 +97,8 @@ type applyRequest[M any] struct {
 	prior   *M // nil on create
 	planned *M // nil on destroy
 	private privateState
+	// shared is this apply's place in the process's ledger.
+	shared *sharedApply
 }
 
 // operation is what an apply carries out, in the words of the timeouts
@@ -124,7 +139,7 @@ type servedResource interface {
 	// frameworkResource is the framework's view: the type name and schema.
 	frameworkResource() resource.Resource
 	validateConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) *tfprotov6.ValidateResourceConfigResponse
-	planChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse
+	planChange(ctx context.Context, b *book, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse
 	applyChange(ctx context.Context, data *providerData, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse
 	readResource(ctx context.Context, data *providerData, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse
 	importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse
@@ -156,33 +171,133 @@ func (s served[M]) validateConfig(ctx context.Context, req *tfprotov6.ValidateRe
 	return &tfprotov6.ValidateResourceConfigResponse{Diagnostics: diags}
 }
 
-func (s served[M]) planChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
+func (s served[M]) planChange(ctx context.Context, b *book, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
 	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}
-	if sameValue(req.PriorState, req.ProposedNewState) {
-		// Nothing changed (refresh changes nothing either): the plan is the
-		// state, whatever its size, with no need to decode it.
+	var diags diagnostics
+	unchanged := sameValue(req.PriorState, req.ProposedNewState)
+	if unchanged && b == nil {
+		// Nothing changed (refresh changes nothing either), and no ledger
+		// to tell: the plan is the state, never decoded.
 		return resp
 	}
-	var diags diagnostics
 	private := readPrivateState(req.PriorPrivate, &diags)
 	priorValue, okPrior := s.unmarshal(req.PriorState, "prior state", &diags)
-	proposedValue, okProposed := s.unmarshal(req.ProposedNewState, "proposed new state", &diags)
+	proposedValue := priorValue
+	okProposed := true
+	if !unchanged {
+		proposedValue, okProposed = s.unmarshal(req.ProposedNewState, "proposed new state", &diags)
+	}
+	if !okPrior || !okProposed || diags.hasError() {
+		resp.Diagnostics = diags
+		return resp
+	}
+	prior, okPrior := s.decodeValue(priorValue, "prior state", &diags)
+	var planned *M
+	var out planResponse[M]
 	switch {
-	case !okPrior || !okProposed || diags.hasError():
-	case proposedValue.IsNull(), proposedValue.Equal(priorValue):
-		// A destroy, or a change Terraform proposes that changes nothing:
-		// planned as proposed.
+	case !okPrior:
+	case proposedValue.IsNull():
+		// A destroy: planned as proposed.
+	case unchanged, proposedValue.Equal(priorValue):
+		// A change Terraform proposes that changes nothing: planned as
+		// proposed.
+		planned = prior
 	default:
-		prior, okPrior := s.decodeValue(priorValue, "prior state", &diags)
 		proposed, okProposed := s.decodeValue(proposedValue, "proposed new state", &diags)
-		if okPrior && okProposed {
-			out := s.def.plan(ctx, planRequest[M]{prior: prior, proposed: *proposed, private: private}, &diags)
-			resp.PlannedState = s.marshal(&out.planned, &diags)
+		if okProposed {
+			out = s.def.plan(ctx, planRequest[M]{prior: prior, proposed: *proposed, private: private}, &diags)
+			planned = &out.planned
 			resp.RequiresReplace = out.requiresReplace
 		}
 	}
+	decided := planned
+	if b != nil && !diags.hasError() {
+		planned = s.account(b, prior, planned, len(out.requiresReplace) > 0, private, resp, &diags)
+	}
+	if planned != nil && (planned != prior || decided != planned) {
+		resp.PlannedState = s.marshal(planned, &diags)
+	}
 	resp.Diagnostics = diags
 	return resp
+}
+
+// account records a plan in the process's ledger and answers what it
+// finds (see shared.go): warnings about shared paths and expiries, the
+// paths a destroy must spare, and an update that grants again what
+// another resource revokes. It returns the planned model, changed when
+// it must grant again.
+func (s served[M]) account(b *book, prior, planned *M, replace bool, private privateState, resp *tfprotov6.PlanResourceChangeResponse, diags *diagnostics) *M {
+	var before, after ledger.Claims
+	if prior != nil {
+		before = s.def.claims(*prior)
+	}
+	if planned != nil && !replace {
+		// A replacement's new object is planned by the next call, with no
+		// prior state; this one only destroys.
+		after = s.def.claims(*planned)
+	}
+	revokes := minusClaims(before, after)
+	if after.Actions == nil && revokes.Actions == nil {
+		return planned
+	}
+	labelOf := prior
+	if planned != nil {
+		labelOf = planned
+	}
+	h, id := b.holder(s.typeName() + " " + s.def.label(*labelOf))
+	h.Changing = planned != prior || replace
+	report := b.ledger.Plan(h, after, revokes)
+	if len(report.Overlaps) > 0 {
+		diags.addWarning("Grants shared with another resource",
+			fmt.Sprintf("After this plan, %s; IAM keeps one policy per subject and action, so these paths are granted once for both. "+
+				"A revoke by one resource of this configuration leaves what the other still grants, but a resource in another "+
+				"state or workspace, a provider alias or an apply with -target cannot see this one: let one resource grant each path.",
+				describeShared(report.Overlaps)))
+	}
+	if len(report.Expiries) > 0 {
+		diags.addWarning("One expiry per subject and action",
+			fmt.Sprintf("Another resource grants the same subject and action with a different expiry (%s). IAM keeps one "+
+				"expiry per subject and action, the later, for every instance of the policy: the earlier one never applies.",
+				describeExpiries(report.Expiries)))
+	}
+	newPrivate := maps.Clone(private)
+	var unchanged []ledger.Shared
+	for _, sh := range report.Spare {
+		if !sh.Other.Changing {
+			unchanged = append(unchanged, sh)
+		}
+	}
+	if len(report.Spare) > 0 {
+		switch {
+		case planned == nil || replace:
+			newPrivate.set(privateSpareKey, spareOf(report.Spare), diags)
+		case len(unchanged) > 0:
+			report.Spare = unchanged
+			diags.addWarning("Revoke of a shared grant",
+				fmt.Sprintf("This update revokes paths that another resource still grants (%s). When that resource changes "+
+					"in this apply too, the revoke leaves them; when it does not, Terraform's apply cannot carry this note to "+
+					"the revoke, and the other resource loses them: apply again with -replace on that resource, or turn "+
+					"detect_drift on to have the next refresh restore them.", describeShared(report.Spare)))
+		}
+	}
+	// A resource that changes anyway grants again at apply what another
+	// revoked (sharedApply.taken); an unchanged one must plan a change to
+	// be applied at all.
+	if len(report.Reassert) > 0 && planned == prior && prior != nil {
+		re := s.def.reassert(*planned)
+		planned = &re
+		diags.addWarning("Grants again what another resource revokes",
+			fmt.Sprintf("Another resource of this configuration revokes paths that this one keeps (%s), and was planned "+
+				"first: this resource grants them again in the same apply, after that revoke.", describeShared(report.Reassert)))
+	}
+	if planned != nil && planned != prior && !replace {
+		// Only a change is applied; its apply finds its holder by this id.
+		newPrivate.set(privateHolderKey, id, diags)
+	}
+	if len(newPrivate) != len(private) || newPrivate[privateHolderKey] != nil || newPrivate[privateSpareKey] != nil {
+		resp.PlannedPrivate = newPrivate.bytes(diags)
+	}
+	return planned
 }
 
 func (s served[M]) applyChange(ctx context.Context, data *providerData, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse {
@@ -197,7 +312,8 @@ func (s served[M]) applyChange(ctx context.Context, data *providerData, req *tfp
 			"The bkiam provider was not configured before this resource was applied. This is a bug in the provider or in Terraform.")
 	}
 	if okPrior && okPlanned && !diags.hasError() {
-		newState, newPrivate := s.def.apply(ctx, data, applyRequest[M]{prior: prior, planned: planned, private: private}, &diags)
+		shared := s.sharedApply(data, prior, planned, private, &diags)
+		newState, newPrivate := s.def.apply(ctx, data, applyRequest[M]{prior: prior, planned: planned, private: private, shared: shared}, &diags)
 		resp.NewState = s.marshal(newState, &diags)
 		resp.Private = newPrivate.bytes(&diags)
 	}
@@ -239,6 +355,30 @@ func (s served[M]) importResource(ctx context.Context, req *tfprotov6.ImportReso
 	}
 	resp.Diagnostics = diags
 	return resp
+}
+
+// sharedApply finds the apply's holder in the process's ledger: the one
+// its apply-time plan registered, or a new one for a destroy. It takes
+// the ledger's keys out of private state, which keeps them only from
+// plan to apply.
+func (s served[M]) sharedApply(data *providerData, prior, planned *M, private privateState, diags *diagnostics) *sharedApply {
+	var id string
+	private.get(privateHolderKey, &id, diags)
+	spare := readSpare(private, diags)
+	delete(private, privateHolderKey)
+	delete(private, privateSpareKey)
+	if data == nil || data.book == nil {
+		return nil
+	}
+	m := planned
+	if m == nil {
+		m = prior
+	}
+	label := s.typeName()
+	if m != nil {
+		label += " " + s.def.label(*m)
+	}
+	return &sharedApply{book: data.book, holder: data.book.lookup(id, label), spare: spare}
 }
 
 // decode unmarshals and decodes a value Terraform sent: nil when it is

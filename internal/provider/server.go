@@ -18,6 +18,9 @@ func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 }
 
 func newServer(p *bkiamProvider) (tfprotov6.ProviderServer, error) {
+	if p.book.Load() == nil {
+		p.book.Store(newBook())
+	}
 	framework, err := providerserver.NewProtocol6WithError(p)()
 	if err != nil {
 		return nil, err
@@ -49,7 +52,7 @@ func (s *protocolServer) ValidateResourceConfig(ctx context.Context, req *tfprot
 
 func (s *protocolServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
-		return r.planChange(ctx, req), nil
+		return r.planChange(ctx, s.provider.book.Load(), req), nil
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
 }

@@ -1,0 +1,297 @@
+package provider
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+)
+
+// Shared grants: what the resources of one command claim, kept in the
+// provider process's ledger (internal/ledger), so that no resource's
+// revoke takes what another still grants. DESIGN.md, "Shared grants",
+// tells the whole story; in short:
+//
+//   - every plan records the resource's planned claims and revokes, and
+//     warns when it shares paths, or an action's expiry, with a resource
+//     planned before it;
+//   - a destroy planned after a resource that keeps some of its paths
+//     carries them, in its planned private state, as paths to spare: the
+//     only planned private state Terraform hands to the apply unchanged;
+//   - a resource planned after one that revokes its paths plans an update
+//     that grants them again (its policies become "known after apply");
+//   - at apply, a resource claims its planned paths before its first
+//     call; a revoke leaves every path another resource claims, and a
+//     grant waits for the revokes in flight on its paths, so the two
+//     cannot undo each other in either order.
+
+// Private state keys of the ledger. Both live only between a plan and
+// its apply: apply removes them.
+const (
+	// privateHolderKey links the apply to the holder its apply-time
+	// plan registered in this process.
+	privateHolderKey = "ledger_holder"
+	// privateSpareKey holds, by action, the paths a destroy must spare.
+	privateSpareKey = "ledger_spare"
+)
+
+// book is the ledger of one provider process, and the holders its plans
+// registered, by the id their planned private state carries.
+type book struct {
+	ledger *ledger.Ledger
+	// prefix makes holder ids unique across processes: an id in a
+	// plan file's private state never names a holder of the apply's
+	// process.
+	prefix string
+	next   atomic.Uint64
+
+	mu      sync.Mutex
+	holders map[string]*ledger.Holder
+}
+
+func newBook() *book {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}}
+}
+
+// holder returns a new holder and its id.
+func (b *book) holder(label string) (*ledger.Holder, string) {
+	h := ledger.NewHolder(label)
+	id := fmt.Sprintf("%s-%d", b.prefix, b.next.Add(1))
+	b.mu.Lock()
+	b.holders[id] = h
+	b.mu.Unlock()
+	return h, id
+}
+
+// lookup returns the holder an id names in this process, or a new one.
+func (b *book) lookup(id, label string) *ledger.Holder {
+	b.mu.Lock()
+	h := b.holders[id]
+	b.mu.Unlock()
+	if h == nil {
+		h, _ = b.holder(label)
+	}
+	return h
+}
+
+// instancePath is IAM's path of a plain instance: "/system,type,id/".
+func instancePath(system, typ, id string) string {
+	return "/" + system + "," + typ + "," + id + "/"
+}
+
+// minusClaims returns the paths of a that b does not name, by action.
+func minusClaims(a, b ledger.Claims) ledger.Claims {
+	out := ledger.Claims{Scope: a.Scope}
+	if a.Actions == nil {
+		return out
+	}
+	sameScope := b.Actions != nil && a.Scope == b.Scope
+	for action, claim := range a.Actions {
+		var keep map[string]bool
+		if sameScope {
+			if other, ok := b.Actions[action]; ok {
+				keep = make(map[string]bool, len(other.Paths))
+				for _, p := range other.Paths {
+					keep[p] = true
+				}
+			}
+		}
+		var left []string
+		for _, p := range claim.Paths {
+			if !keep[p] {
+				left = append(left, p)
+			}
+		}
+		if len(left) > 0 {
+			if out.Actions == nil {
+				out.Actions = map[string]ledger.Action{}
+			}
+			out.Actions[action] = ledger.Action{Paths: left}
+		}
+	}
+	return out
+}
+
+// spareSet is what a revoke must leave, by action and path.
+type spareSet map[string]map[string]bool
+
+func (s spareSet) has(action, path string) bool { return s[action][path] }
+
+func spareOf(shared []ledger.Shared) map[string][]string {
+	out := map[string][]string{}
+	for _, sh := range shared {
+		if !slices.Contains(out[sh.Action], sh.Path) {
+			out[sh.Action] = append(out[sh.Action], sh.Path)
+		}
+	}
+	return out
+}
+
+func readSpare(private privateState, diags *diagnostics) spareSet {
+	var raw map[string][]string
+	if !private.get(privateSpareKey, &raw, diags) {
+		return nil
+	}
+	out := spareSet{}
+	for action, paths := range raw {
+		out[action] = map[string]bool{}
+		for _, p := range paths {
+			out[action][p] = true
+		}
+	}
+	return out
+}
+
+// describeShared renders what a report names, grouped by the other
+// resource: `bkiam_instance_grant "bk_cmdb/user/alice" (view_host on 3
+// instances: /bk_cmdb,host,1/, …)`.
+func describeShared(shared []ledger.Shared) string {
+	type key struct {
+		other  *ledger.Holder
+		action string
+	}
+	paths := map[key][]string{}
+	var keys []key
+	for _, sh := range shared {
+		k := key{sh.Other, sh.Action}
+		if _, ok := paths[k]; !ok {
+			keys = append(keys, k)
+		}
+		if !slices.Contains(paths[k], sh.Path) {
+			paths[k] = append(paths[k], sh.Path)
+		}
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		if keys[i].other.Label != keys[j].other.Label {
+			return keys[i].other.Label < keys[j].other.Label
+		}
+		return keys[i].action < keys[j].action
+	})
+	var parts []string
+	for _, k := range keys {
+		ps := paths[k]
+		sort.Strings(ps)
+		noun := "paths"
+		if len(ps) == 1 {
+			noun = "path"
+		}
+		parts = append(parts, fmt.Sprintf("%s with %s (%s on %d %s: %s)", "shared", k.other.Label, k.action, len(ps), noun, someIDs(ps)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// describeExpiries renders expiry conflicts for a warning.
+func describeExpiries(expiries []ledger.Expiry) string {
+	seen := map[string]bool{}
+	var parts []string
+	for _, e := range expiries {
+		s := fmt.Sprintf("%s: %s here, %s in %s", e.Action, expiryText(e.Mine), expiryText(e.Theirs), e.Other.Label)
+		if !seen[s] {
+			seen[s] = true
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func expiryText(unix int64) string {
+	if unix >= bkiam.PermanentExpiry {
+		return "permanent"
+	}
+	return time.Unix(unix, 0).UTC().Format(time.RFC3339)
+}
+
+// sharedApply is one apply's place in the process's ledger. A nil
+// *sharedApply (no ledger) lets every call through unchanged.
+type sharedApply struct {
+	book   *book
+	holder *ledger.Holder
+	// spare is what the apply's plan found other resources keep: a
+	// destroy planned after them leaves it.
+	spare spareSet
+}
+
+// claim records what the resource holds after its apply; before its
+// first call, that is its planned state.
+func (s *sharedApply) claim(c ledger.Claims) {
+	if s != nil {
+		s.book.ledger.Claim(s.holder, c)
+	}
+}
+
+// release forgets the resource: it holds nothing any more.
+func (s *sharedApply) release() {
+	if s != nil {
+		s.book.ledger.Release(s.holder)
+	}
+}
+
+// taken returns, by action, the paths the resource claims that another
+// resource has revoked in this process: the apply grants them again.
+func (s *sharedApply) taken() map[string]map[string]bool {
+	if s == nil {
+		return nil
+	}
+	out := map[string]map[string]bool{}
+	for action, paths := range s.book.ledger.Taken(s.holder) {
+		for _, p := range paths {
+			if out[action] == nil {
+				out[action] = map[string]bool{}
+			}
+			out[action][p] = true
+		}
+	}
+	return out
+}
+
+// grant waits until no revoke of paths is in flight.
+func (s *sharedApply) grant(ctx context.Context, scope ledger.Scope, paths []string) error {
+	if s == nil {
+		return nil
+	}
+	return s.book.ledger.Grant(ctx, scope, paths)
+}
+
+// revoke returns, by action, the paths that no other resource keeps, and
+// a func to call once the revoke is answered.
+func (s *sharedApply) revoke(ctx context.Context, scope ledger.Scope, actions, paths []string) (map[string][]string, func(), error) {
+	if s == nil {
+		all := make(map[string][]string, len(actions))
+		for _, a := range actions {
+			all[a] = paths
+		}
+		return all, func() {}, nil
+	}
+	send, done, err := s.book.ledger.Revoke(ctx, s.holder, scope, actions, paths)
+	if err != nil {
+		return nil, done, err
+	}
+	for action, ps := range send {
+		if s.spare[action] == nil {
+			continue
+		}
+		kept := ps[:0:0]
+		for _, p := range ps {
+			if !s.spare.has(action, p) {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) == 0 {
+			delete(send, action)
+		} else {
+			send[action] = kept
+		}
+	}
+	return send, done, nil
+}

@@ -1,0 +1,187 @@
+package provider
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// The shared-grant tests drive the real Terraform CLI over the built
+// provider binary, as a user does: a plan and its apply then run in
+// separate provider processes, which is what the ledger (shared.go) is
+// built around. Each checks what IAM holds after every apply, and that
+// the next plan is empty.
+
+// sharedWorkspace is a CLI workspace over a fresh sandbox.
+func sharedWorkspace(t *testing.T) (*cliWorkspace, *sandboxtest.Sandbox, string) {
+	t.Helper()
+	needsSandbox(t)
+	testutil.Terraform(t)
+	sb := sandboxtest.Start(t)
+	return newCLIWorkspace(t, testutil.BuildProvider(t)), sb, transports[gatewayTransport].block(sb.URL)
+}
+
+// sharedHostGrant renders a bkiam_instance_grant of action to alice on hosts.
+func sharedHostGrant(name, action string, extra string, ids ...string) string {
+	return fmt.Sprintf(`
+resource "bkiam_instance_grant" %q {
+  system  = "bk_cmdb"
+  subject = { type = "user", id = "alice" }
+  actions = [%q]
+  resources = [{ system = "bk_cmdb", type = "host", instances = %s }]
+%s}
+`, name, action, instancesHCL(ids, hostName), extra)
+}
+
+// applyAndCheck applies, checks that alice holds want in bk_cmdb and that
+// the next plan is empty, and returns the apply's output.
+func applyAndCheck(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, system string, want map[string][]string) string {
+	t.Helper()
+	out := w.mustRun("apply", "-auto-approve")
+	if got := heldPaths(sb, system, "user", "alice"); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+		t.Fatalf("after the apply, alice holds\n%s\nwant\n%s\napply output:\n%s", renderHeld(got), renderHeld(want), out)
+	}
+	if !w.planIsEmpty() {
+		t.Fatalf("the plan after the apply is not empty")
+	}
+	return out
+}
+
+// TestAccShared_forEachRename renames the for_each key of a grant, without
+// a moved block, again and again: Terraform creates the new instance and
+// destroys the old one in the same apply, in parallel, and the subject
+// must hold the grant after every one.
+func TestAccShared_forEachRename(t *testing.T) {
+	t.Parallel()
+	w, sb, provider := sharedWorkspace(t)
+	want := map[string][]string{"view_host": hostPaths("1", "2", "3")}
+	for i := range 6 {
+		w.configure(provider, fmt.Sprintf(`
+resource "bkiam_instance_grant" "g" {
+  for_each = toset(["key%d"])
+  system   = "bk_cmdb"
+  subject  = { type = "user", id = "alice" }
+  actions  = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1", "2" = "host2", "3" = "host3" } }]
+}
+`, i))
+		applyAndCheck(t, w, sb, "bk_cmdb", want)
+	}
+	w.configure(provider, "")
+	applyAndCheck(t, w, sb, "bk_cmdb", nil)
+}
+
+// TestAccShared_overlap: two grants share an instance. The plan warns;
+// removing either leaves the other's instances, whichever is planned
+// first; removing both revokes everything.
+func TestAccShared_overlap(t *testing.T) {
+	t.Parallel()
+	w, sb, provider := sharedWorkspace(t)
+	both := sharedHostGrant("a", "view_host", "", "1", "2") + sharedHostGrant("b", "view_host", "", "2", "3")
+	for _, keep := range []string{"a", "b", "a", "b"} {
+		w.configure(provider, both)
+		out := applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+		if !strings.Contains(out, "Grants shared with another resource") || !strings.Contains(out, "/bk_cmdb,host,2/") {
+			t.Errorf("the plan of two grants sharing host 2 does not say so:\n%s", out)
+		}
+		ids := []string{"1", "2"}
+		if keep == "b" {
+			ids = []string{"2", "3"}
+		}
+		w.configure(provider, sharedHostGrant(keep, "view_host", "", ids...))
+		applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths(ids...)})
+	}
+	w.configure(provider, both)
+	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+	w.configure(provider, "")
+	applyAndCheck(t, w, sb, "bk_cmdb", nil)
+}
+
+// TestAccShared_move moves instances from one grant to another in one
+// apply, back and forth: the subject holds every instance throughout.
+func TestAccShared_move(t *testing.T) {
+	t.Parallel()
+	w, sb, provider := sharedWorkspace(t)
+	all := map[string][]string{"view_host": hostPaths("1", "2", "3", "4")}
+	for _, split := range [][2][]string{
+		{{"1", "2"}, {"3", "4"}},
+		{{"1"}, {"2", "3", "4"}},
+		{{"1", "2", "3"}, {"4"}},
+		{{"4"}, {"1", "2", "3"}},
+	} {
+		w.configure(provider, sharedHostGrant("a", "view_host", "", split[0]...)+sharedHostGrant("b", "view_host", "", split[1]...))
+		applyAndCheck(t, w, sb, "bk_cmdb", all)
+	}
+	w.configure(provider, "")
+	applyAndCheck(t, w, sb, "bk_cmdb", nil)
+}
+
+// TestAccShared_creatorAndInstance: a creator instance with no ancestors
+// is the same IAM path as an instance grant of it; destroying the creator
+// grant leaves the instance grant's action, and destroying everything
+// revokes everything.
+func TestAccShared_creatorAndInstance(t *testing.T) {
+	t.Parallel()
+	w, sb, provider := sharedWorkspace(t)
+	instance := `
+resource "bkiam_instance_grant" "view" {
+  system  = "bk_job"
+  subject = { type = "user", id = "alice" }
+  actions = ["view"]
+  resources = [{ system = "bk_job", type = "job", instances = { "job1" = "job1" } }]
+}
+`
+	creator := `
+resource "bkiam_creator_grant" "jobs" {
+  system    = "bk_job"
+  type      = "job"
+  creator   = "alice"
+  instances = { "job1" = { name = "job1" }, "job2" = { name = "job2" } }
+  actions   = ["delete", "edit", "list", "view"]
+}
+`
+	job := func(ids ...string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = "/bk_job,job," + id + "/"
+		}
+		return out
+	}
+	for range 2 {
+		w.configure(provider, instance+creator)
+		applyAndCheck(t, w, sb, "bk_job", map[string][]string{
+			"delete": job("job1", "job2"), "edit": job("job1", "job2"), "list": job("job1", "job2"), "view": job("job1", "job2"),
+		})
+		w.configure(provider, instance)
+		applyAndCheck(t, w, sb, "bk_job", map[string][]string{"view": job("job1")})
+	}
+	w.configure(provider, instance+creator)
+	applyAndCheck(t, w, sb, "bk_job", map[string][]string{
+		"delete": job("job1", "job2"), "edit": job("job1", "job2"), "list": job("job1", "job2"), "view": job("job1", "job2"),
+	})
+	w.configure(provider, creator)
+	applyAndCheck(t, w, sb, "bk_job", map[string][]string{
+		"delete": job("job1", "job2"), "edit": job("job1", "job2"), "list": job("job1", "job2"), "view": job("job1", "job2"),
+	})
+	w.configure(provider, "")
+	applyAndCheck(t, w, sb, "bk_job", nil)
+}
+
+// TestAccShared_expiry: two grants of one subject and action with
+// different expiries plan with a warning that IAM keeps the later.
+func TestAccShared_expiry(t *testing.T) {
+	t.Parallel()
+	w, sb, provider := sharedWorkspace(t)
+	w.configure(provider, sharedHostGrant("a", "view_host", `  expires_at = "2027-06-30T00:00:00Z"`+"\n", "1")+sharedHostGrant("b", "view_host", "", "2"))
+	out := w.mustRun("plan")
+	if !strings.Contains(out, "One expiry per subject and action") || !strings.Contains(out, "2027-06-30T00:00:00Z") {
+		t.Errorf("the plan does not warn that IAM keeps one expiry:\n%s", out)
+	}
+	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2")})
+	w.configure(provider, "")
+	applyAndCheck(t, w, sb, "bk_cmdb", nil)
+}
