@@ -59,16 +59,6 @@ type Action struct {
 	ExpiresAt int64
 }
 
-// Empty reports whether the claims name no path.
-func (c Claims) Empty() bool {
-	for _, a := range c.Actions {
-		if len(a.Paths) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // Holder is one resource instance's registration. Label names it in the
 // messages of other resources: "bkiam_instance_grant bk_cmdb/user/alice".
 type Holder struct {

@@ -154,25 +154,12 @@ func (r *creatorGrantRunner) revoke(ctx context.Context, call grantplan.CreatorC
 	if err != nil {
 		return err
 	}
-	groups := map[string][]string{}
-	var keys []string
-	for _, a := range actions {
-		ps := slices.Sorted(slices.Values(send[a]))
-		if len(ps) == 0 {
-			continue
+	for _, g := range groupRevokes(actions, send) {
+		instances := make([]grantplan.CreatorInstance, len(g.paths))
+		for i, p := range g.paths {
+			instances[i] = byPath[p]
 		}
-		key := strings.Join(ps, "\x00")
-		if _, ok := groups[key]; !ok {
-			keys = append(keys, key)
-		}
-		groups[key] = append(groups[key], a)
-	}
-	for _, key := range keys {
-		var instances []grantplan.CreatorInstance
-		for _, p := range strings.Split(key, "\x00") {
-			instances = append(instances, byPath[p])
-		}
-		if err := r.revokeActions(ctx, groups[key], instances); err != nil {
+		if err := r.revokeActions(ctx, g.actions, instances); err != nil {
 			return err
 		}
 	}

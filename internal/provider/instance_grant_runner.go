@@ -96,12 +96,13 @@ func (r *instanceGrantRunner) send(ctx context.Context, call grantplan.Call) ([]
 			calls = []grantplan.Call{call}
 		}
 	} else {
-		send, done, err := r.shared.revoke(ctx, scope, call.Actions, callPaths(call))
+		paths := callPaths(call)
+		send, done, err := r.shared.revoke(ctx, scope, call.Actions, paths)
 		defer done()
 		if err != nil {
 			return nil, err
 		}
-		calls = splitRevoke(call, send)
+		calls = splitRevoke(call, send, len(paths))
 	}
 	var results []bkiam.PolicyResult
 	for _, c := range calls {
@@ -130,9 +131,8 @@ func callPaths(call grantplan.Call) []string {
 
 // splitRevoke returns the calls that revoke, of a single-type or typeless
 // revoke, only the paths send keeps, grouping the actions that keep the
-// same ones: the call itself when every path is kept.
-func splitRevoke(call grantplan.Call, send map[string][]string) []grantplan.Call {
-	all := len(callPaths(call))
+// same ones: the call itself when every one of its all paths is kept.
+func splitRevoke(call grantplan.Call, send map[string][]string, all int) []grantplan.Call {
 	whole := true
 	for _, a := range call.Actions {
 		if len(send[a]) != all {
@@ -142,25 +142,12 @@ func splitRevoke(call grantplan.Call, send map[string][]string) []grantplan.Call
 	if whole {
 		return []grantplan.Call{call}
 	}
-	groups := map[string][]string{}
-	var keys []string
-	for _, a := range call.Actions {
-		paths := slices.Sorted(slices.Values(send[a]))
-		if len(paths) == 0 {
-			continue
-		}
-		key := strings.Join(paths, "\x00")
-		if _, ok := groups[key]; !ok {
-			keys = append(keys, key)
-		}
-		groups[key] = append(groups[key], a)
-	}
 	var calls []grantplan.Call
-	for _, key := range keys {
-		sub := grantplan.Call{Operation: call.Operation, Actions: groups[key]}
+	for _, g := range groupRevokes(call.Actions, send) {
+		sub := grantplan.Call{Operation: call.Operation, Actions: g.actions}
 		if len(call.Resources) == 1 {
-			keep := map[string]bool{}
-			for _, p := range strings.Split(key, "\x00") {
+			keep := make(map[string]bool, len(g.paths))
+			for _, p := range g.paths {
 				keep[p] = true
 			}
 			res := call.Resources[0]

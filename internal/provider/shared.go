@@ -295,3 +295,32 @@ func (s *sharedApply) revoke(ctx context.Context, scope ledger.Scope, actions, p
 	}
 	return send, done, nil
 }
+
+// revokeGroup is actions that revoke the same paths.
+type revokeGroup struct {
+	actions []string
+	paths   []string // sorted
+}
+
+// groupRevokes groups actions by the paths send keeps for each, in the
+// order of actions; an action with none left is left out. Both runners
+// split a revoke that the ledger narrowed this way.
+func groupRevokes(actions []string, send map[string][]string) []revokeGroup {
+	var groups []revokeGroup
+	index := map[string]int{}
+	for _, a := range actions {
+		paths := slices.Sorted(slices.Values(send[a]))
+		if len(paths) == 0 {
+			continue
+		}
+		key := strings.Join(paths, "\x00")
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, revokeGroup{paths: paths})
+		}
+		groups[i].actions = append(groups[i].actions, a)
+	}
+	return groups
+}
