@@ -151,22 +151,18 @@ resource "bkiam_creator_grant" "jobs" {
 		}
 		return out
 	}
+	// The creator grant registers every creator action on both jobs.
+	registered := map[string][]string{"delete": job("job1", "job2"), "edit": job("job1", "job2"), "list": job("job1", "job2"), "view": job("job1", "job2")}
 	for range 2 {
 		w.configure(provider, instance+creator)
-		applyAndCheck(t, w, sb, "bk_job", map[string][]string{
-			"delete": job("job1", "job2"), "edit": job("job1", "job2"), "list": job("job1", "job2"), "view": job("job1", "job2"),
-		})
+		applyAndCheck(t, w, sb, "bk_job", registered)
 		w.configure(provider, instance)
 		applyAndCheck(t, w, sb, "bk_job", map[string][]string{"view": job("job1")})
 	}
 	w.configure(provider, instance+creator)
-	applyAndCheck(t, w, sb, "bk_job", map[string][]string{
-		"delete": job("job1", "job2"), "edit": job("job1", "job2"), "list": job("job1", "job2"), "view": job("job1", "job2"),
-	})
+	applyAndCheck(t, w, sb, "bk_job", registered)
 	w.configure(provider, creator)
-	applyAndCheck(t, w, sb, "bk_job", map[string][]string{
-		"delete": job("job1", "job2"), "edit": job("job1", "job2"), "list": job("job1", "job2"), "view": job("job1", "job2"),
-	})
+	applyAndCheck(t, w, sb, "bk_job", registered)
 	w.configure(provider, "")
 	applyAndCheck(t, w, sb, "bk_job", nil)
 }
