@@ -92,21 +92,22 @@ func New() *Ledger { return &Ledger{scopes: map[Scope]*scope{}} }
 
 type holders map[*Holder]struct{}
 
-// index maps action → path → the holders that name it.
-type index map[string]map[string]holders
+// index maps action → path → the holders that name it: a slice, as a
+// path has one holder but where resources share it, and an index holds
+// one entry per instance of a resource (thousands).
+type index map[string]map[string][]*Holder
 
 func (x index) add(h *Holder, c Claims) {
 	for action, a := range c.Actions {
 		paths := x[action]
 		if paths == nil {
-			paths = map[string]holders{}
+			paths = make(map[string][]*Holder, len(a.Paths))
 			x[action] = paths
 		}
 		for _, p := range a.Paths {
-			if paths[p] == nil {
-				paths[p] = holders{}
+			if !slices.Contains(paths[p], h) {
+				paths[p] = append(paths[p], h)
 			}
-			paths[p][h] = struct{}{}
 		}
 	}
 }
@@ -115,8 +116,9 @@ func (x index) remove(h *Holder, c Claims) {
 	for action, a := range c.Actions {
 		paths := x[action]
 		for _, p := range a.Paths {
-			delete(paths[p], h)
-			if len(paths[p]) == 0 {
+			if left := slices.DeleteFunc(paths[p], func(o *Holder) bool { return o == h }); len(left) > 0 {
+				paths[p] = left
+			} else {
 				delete(paths, p)
 			}
 		}
@@ -130,13 +132,13 @@ func (x index) remove(h *Holder, c Claims) {
 // any, also those that name it for AnyAction.
 func (x index) others(h *Holder, action, path string, anyAction bool) []*Holder {
 	var out []*Holder
-	for o := range x[action][path] {
+	for _, o := range x[action][path] {
 		if o != h {
 			out = append(out, o)
 		}
 	}
 	if anyAction && action != AnyAction {
-		for o := range x[AnyAction][path] {
+		for _, o := range x[AnyAction][path] {
 			if o != h {
 				out = append(out, o)
 			}
@@ -151,6 +153,11 @@ type scope struct {
 	// revoked are the paths each holder has sent revokes for (apply walk):
 	// a holder that claims one of them after the revoke grants it again.
 	revoked index
+	// left are the paths each holder's revokes left because another
+	// holder claims them, or the caller said to (apply walk): a claimant
+	// whose own grant then fails must still record them, as IAM holds
+	// them.
+	left index
 	// expiries counts, per action, the holders granting with each expiry.
 	expiries map[string]map[int64]holders
 	// flights counts the revokes in flight per path, any action.
@@ -163,7 +170,7 @@ type scope struct {
 func (l *Ledger) scope(s Scope) *scope {
 	sc := l.scopes[s]
 	if sc == nil {
-		sc = &scope{claims: index{}, revokes: index{}, revoked: index{}, expiries: map[string]map[int64]holders{},
+		sc = &scope{claims: index{}, revokes: index{}, revoked: index{}, left: index{}, expiries: map[string]map[int64]holders{},
 			flights: map[string]int{}, changed: make(chan struct{})}
 		l.scopes[s] = sc
 	}
@@ -313,12 +320,13 @@ func (l *Ledger) Plan(h *Holder, after, revokes Claims) Report {
 }
 
 // Revoke decides what h may revoke of paths, per action, in scope s: what
-// no other holder claims. It waits while another holder claims one of the
-// paths for AnyAction. The returned send maps each action to the paths to
-// revoke (actions with none left are absent); done must be called once the
-// revoke has been answered, or has failed, and before that no grant of
-// those paths by another holder is sent.
-func (l *Ledger) Revoke(ctx context.Context, h *Holder, s Scope, actions []string, paths []string) (send map[string][]string, done func(), err error) {
+// no other holder claims and leave (when not nil) does not ask to keep.
+// It waits while another holder claims one of the paths for AnyAction.
+// The returned send maps each action to the paths to revoke (actions
+// with none left are absent); done must be called once the revoke has
+// been answered, or has failed, and before that no grant of those paths
+// by another holder is sent.
+func (l *Ledger) Revoke(ctx context.Context, h *Holder, s Scope, actions []string, paths []string, leave func(action, path string) bool) (send map[string][]string, done func(), err error) {
 	l.mu.Lock()
 	for {
 		sc := l.scope(s)
@@ -345,9 +353,13 @@ func (l *Ledger) Revoke(ctx context.Context, h *Holder, s Scope, actions []strin
 	sc := l.scope(s)
 	send = map[string][]string{}
 	inFlight := map[string]bool{}
+	left := Claims{Scope: s, Actions: map[string]Action{}}
 	for _, action := range actions {
 		for _, p := range paths {
-			if len(sc.claims.others(h, action, p, true)) > 0 {
+			if len(sc.claims.others(h, action, p, true)) > 0 || leave != nil && leave(action, p) {
+				a := left.Actions[action]
+				a.Paths = append(a.Paths, p)
+				left.Actions[action] = a
 				continue
 			}
 			send[action] = append(send[action], p)
@@ -362,6 +374,7 @@ func (l *Ledger) Revoke(ctx context.Context, h *Holder, s Scope, actions []strin
 		sent.Actions[action] = Action{Paths: ps}
 	}
 	sc.revoked.add(h, sent)
+	sc.left.add(h, left)
 	var once sync.Once
 	return send, func() {
 		once.Do(func() {
@@ -382,26 +395,38 @@ func (l *Ledger) Revoke(ctx context.Context, h *Holder, s Scope, actions []strin
 // for in this process, by action: h must grant them again. Call it after
 // Claim, which makes every later revoke leave h's paths.
 func (l *Ledger) Taken(h *Holder) map[string][]string {
+	return l.named(h, func(sc *scope) index { return sc.revoked })
+}
+
+// Handed returns the paths h claims that other holders' revokes left in
+// IAM, by action: paths h holds whether or not its own grant of them
+// succeeds, which h must record even when its apply fails.
+func (l *Ledger) Handed(h *Holder) map[string][]string {
+	return l.named(h, func(sc *scope) index { return sc.left })
+}
+
+// named returns the paths h claims that other holders name in the index
+// which, by action. For h's AnyAction claims, any action counts.
+func (l *Ledger) named(h *Holder, which func(*scope) index) map[string][]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if h.scope == nil {
 		return nil
 	}
-	sc := l.scopes[*h.scope]
+	x := which(l.scopes[*h.scope])
 	out := map[string][]string{}
 	for action, a := range h.after.Actions {
 		for _, p := range a.Paths {
-			if len(sc.revoked.others(h, action, p, action == AnyAction)) > 0 {
+			if len(x.others(h, action, p, false)) > 0 {
 				out[action] = append(out[action], p)
 			}
 		}
 	}
-	if action := AnyAction; h.after.Actions[action].Paths != nil {
-		// AnyAction: any action revoked on the path counts.
-		for a, paths := range sc.revoked {
-			for _, p := range h.after.Actions[action].Paths {
-				for o := range paths[p] {
-					if o != h {
+	if anyPaths := h.after.Actions[AnyAction].Paths; anyPaths != nil {
+		for a, paths := range x {
+			for _, p := range anyPaths {
+				for _, o := range paths[p] {
+					if o != h && !slices.Contains(out[a], p) {
 						out[a] = append(out[a], p)
 					}
 				}

@@ -60,7 +60,7 @@ func TestRevokeLeavesClaims(t *testing.T) {
 	l := New()
 	keeper, revoker := NewHolder("keeper"), NewHolder("revoker")
 	l.Claim(keeper, claims("view", 1, "/h,1/"))
-	send, done, err := l.Revoke(context.Background(), revoker, alice, []string{"view", "edit"}, []string{"/h,1/", "/h,2/"})
+	send, done, err := l.Revoke(context.Background(), revoker, alice, []string{"view", "edit"}, []string{"/h,1/", "/h,2/"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestRevokeLeavesClaims(t *testing.T) {
 		t.Errorf("keeper's path was spared, yet taken: %v", got)
 	}
 	l.Release(keeper)
-	send, done, _ = l.Revoke(context.Background(), revoker, alice, []string{"view"}, []string{"/h,1/"})
+	send, done, _ = l.Revoke(context.Background(), revoker, alice, []string{"view"}, []string{"/h,1/"}, nil)
 	done()
 	if fmt.Sprint(send) != "map[view:[/h,1/]]" {
 		t.Errorf("after release, send %v", send)
@@ -85,11 +85,45 @@ func TestRevokeLeavesClaims(t *testing.T) {
 	}
 }
 
+// TestRevokeHandsOverWhatItLeaves: the paths a revoke leaves, because
+// another holder claims them or the caller asks to keep them, are handed
+// to every holder that claims them, and only those; what it sends is not.
+func TestRevokeHandsOverWhatItLeaves(t *testing.T) {
+	l := New()
+	claimant, revoker, other := NewHolder("claimant"), NewHolder("revoker"), NewHolder("other")
+	l.Claim(claimant, claims("view", 1, "/h,1/", "/h,2/", "/h,3/"))
+	l.Claim(other, claims("view", 1, "/h,9/"))
+	keep := func(action, path string) bool { return action == "view" && path == "/h,2/" }
+	send, done, err := l.Revoke(context.Background(), revoker, alice, []string{"view"}, []string{"/h,1/", "/h,2/", "/h,4/"}, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if fmt.Sprint(send) != "map[view:[/h,4/]]" {
+		t.Errorf("send %v, want only the path nobody keeps", send)
+	}
+	if got := l.Handed(claimant); fmt.Sprint(got) != "map[view:[/h,1/ /h,2/]]" {
+		t.Errorf("handed to the claimant %v, want the paths the revoke left", got)
+	}
+	if got := l.Handed(other); len(got) != 0 {
+		t.Errorf("handed to a holder claiming none of them: %v", got)
+	}
+	if got := l.Handed(revoker); len(got) != 0 {
+		t.Errorf("handed to the revoker itself: %v", got)
+	}
+	// An AnyAction claim is handed a path left for any action.
+	anyone := NewHolder("any")
+	l.Claim(anyone, claims(AnyAction, 1, "/h,2/"))
+	if got := l.Handed(anyone); fmt.Sprint(got) != "map[view:[/h,2/]]" {
+		t.Errorf("handed to an AnyAction claim %v", got)
+	}
+}
+
 // TestGrantWaitsForRevokeInFlight and AnyAction claims hold revokes back.
 func TestGrantWaitsForRevokeInFlight(t *testing.T) {
 	l := New()
 	revoker, granter := NewHolder("revoker"), NewHolder("granter")
-	_, done, _ := l.Revoke(context.Background(), revoker, alice, []string{"view"}, []string{"/h,1/"})
+	_, done, _ := l.Revoke(context.Background(), revoker, alice, []string{"view"}, []string{"/h,1/"}, nil)
 	l.Claim(granter, claims("view", 1, "/h,1/"))
 	var granted atomic.Bool
 	go func() {
@@ -109,7 +143,7 @@ func TestGrantWaitsForRevokeInFlight(t *testing.T) {
 	l.Claim(creator, claims(AnyAction, 1, "/h,2/"))
 	var revoked atomic.Bool
 	go func() {
-		_, done, _ := l.Revoke(context.Background(), revoker, alice, []string{"edit"}, []string{"/h,2/"})
+		_, done, _ := l.Revoke(context.Background(), revoker, alice, []string{"edit"}, []string{"/h,2/"}, nil)
 		done()
 		revoked.Store(true)
 	}()
@@ -122,7 +156,7 @@ func TestGrantWaitsForRevokeInFlight(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, done, _ = l.Revoke(context.Background(), revoker, alice, []string{"edit"}, []string{"/h,3/"})
+	_, done, _ = l.Revoke(context.Background(), revoker, alice, []string{"edit"}, []string{"/h,3/"}, nil)
 	cancel()
 	if err := l.Grant(ctx, alice, []string{"/h,3/"}); err == nil {
 		t.Error("a cancelled wait returned no error")
@@ -148,7 +182,7 @@ func TestConcurrentRenames(t *testing.T) {
 		go func() { // the old resource's destroy
 			defer wg.Done()
 			h := NewHolder("old")
-			send, done, err := l.Revoke(context.Background(), h, alice, []string{"view"}, []string{path})
+			send, done, err := l.Revoke(context.Background(), h, alice, []string{"view"}, []string{path}, nil)
 			if err == nil && len(send["view"]) > 0 {
 				mu.Lock()
 				log = append(log, event{"revoke", path})

@@ -317,6 +317,9 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		return grantplan.PlanCreator(runner.target, runner.held, want, data.limits())
 	}, runner.run, diags)
 	data.invalidateScans(runner.target.System, slices.Concat(runner.actions(), result.granted))
+	if !ok && next != nil {
+		handOverCreator(runner.held, next, req.shared.handed())
+	}
 	switch {
 	case ok && next == nil:
 		req.shared.release()
@@ -351,6 +354,24 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		writeCreatorHoldings(private, runner.held, diags)
 	}
 	return &m, private
+}
+
+// handOverCreator records, after a failed run, the paths that other
+// resources' revokes left in IAM because this one claims them (see
+// handOver): held, in doubt.
+func handOverCreator(held grantplan.CreatorHoldings, next *creatorView, handed map[string]map[string]bool) {
+	for _, in := range next.instances {
+		path := in.Path(next.target.System, next.target.Type)
+		if _, ok := held[path]; ok {
+			continue
+		}
+		for _, paths := range handed {
+			if paths[path] {
+				held[path] = grantplan.CreatorHolding{Instance: in, Doubt: true}
+				break
+			}
+		}
+	}
 }
 
 // refreshes: only detect_drift changes a creator grant's state on

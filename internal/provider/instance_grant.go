@@ -412,6 +412,9 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	}
 	ok := planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, want, data.limits()) }, runner.run, diags)
 	data.invalidateScans(planned.system, slices.Concat(slices.Collect(maps.Keys(held)), planned.grant.Actions))
+	if !ok && next != nil {
+		handOver(runner.held, next, req.shared.handed())
+	}
 	switch {
 	case ok && next == nil:
 		req.shared.release()
@@ -432,6 +435,31 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	// and grants everything again.
 	m := r.partial(planned, want, runner, current == nil, private, diags)
 	return &m, private
+}
+
+// handOver records, after a failed run, the instances that other
+// resources' revokes left in IAM because this one claims them: IAM holds
+// them whether or not this resource's own grants went out, so they are
+// held, in doubt, and the next apply grants them again (or a destroy
+// revokes them). A combined grant is left as it is: its paths are whole
+// combinations, which no other resource leaves.
+func handOver(held grantplan.Holdings, next *grantView, handed map[string]map[string]bool) {
+	if len(handed) == 0 || len(next.grant.Resources) != 1 {
+		return
+	}
+	r := next.grant.Resources[0]
+	for _, action := range next.grant.Actions {
+		var instances []grantplan.Instance
+		for _, id := range slices.Sorted(maps.Keys(r.Instances)) {
+			if handed[action][instancePath(r.System, r.Type, id)] {
+				instances = append(instances, grantplan.Instance{ID: id, Name: r.Instances[id]})
+			}
+		}
+		if len(instances) > 0 {
+			held.ApplyUncertain(grantplan.Call{Operation: grantplan.OperationGrant, Actions: []string{action},
+				Resources: []grantplan.CallResource{{System: r.System, Type: r.Type, Instances: instances}}, ExpiresAt: next.grant.ExpiresAt})
+		}
+	}
 }
 
 // holdings returns what the resource holds: from private state after a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -227,16 +228,24 @@ func (s served[M]) planChange(ctx context.Context, b *book, req *tfprotov6.PlanR
 // another resource revokes. It returns the planned model, changed when
 // it must grant again.
 func (s served[M]) account(b *book, prior, planned *M, replace bool, private privateState, resp *tfprotov6.PlanResourceChangeResponse, diags *diagnostics) *M {
-	var before, after ledger.Claims
+	var before, next, after ledger.Claims
 	if prior != nil {
 		before = s.def.claims(*prior)
 	}
-	if planned != nil && !replace {
+	if planned != nil {
+		next = s.def.claims(*planned)
+	}
+	if !replace {
 		// A replacement's new object is planned by the next call, with no
 		// prior state; this one only destroys.
-		after = s.def.claims(*planned)
+		after = next
 	}
-	revokes := minusClaims(before, after)
+	// A replacement's destroy leaves what its new object keeps.
+	kept := keptClaims(before, next)
+	revokes := minusClaims(before, next)
+	if replace {
+		revokes = minusClaims(before, kept)
+	}
 	if after.Actions == nil && revokes.Actions == nil {
 		return planned
 	}
@@ -260,24 +269,46 @@ func (s served[M]) account(b *book, prior, planned *M, replace bool, private pri
 				"expiry per subject and action, the later, for every instance of the policy: the earlier one never applies.",
 				describeExpiries(report.Expiries)))
 	}
-	newPrivate := maps.Clone(private)
+	// An update that revokes paths an unchanged resource keeps cannot
+	// leave them by itself: the unchanged resource is not in the apply,
+	// and the update's plan-time private state does not reach it.
 	var unchanged []ledger.Shared
 	for _, sh := range report.Spare {
 		if !sh.Other.Changing {
 			unchanged = append(unchanged, sh)
 		}
 	}
-	if len(report.Spare) > 0 {
-		switch {
-		case planned == nil || replace:
-			newPrivate.set(privateSpareKey, spareOf(report.Spare), diags)
-		case len(unchanged) > 0:
-			report.Spare = unchanged
+	update := planned != nil && planned != prior && !replace
+	if update && len(unchanged) > 0 {
+		if b.refreshed.Load() {
+			// A plan walk: plan a replacement, whose destroy carries what to
+			// spare. Its new object claims the paths in the next call.
+			if paths := s.changedAttributes(prior, planned); len(paths) > 0 {
+				resp.RequiresReplace = paths
+				replace, update = true, false
+				report.Spare = b.ledger.Plan(h, ledger.Claims{}, minusClaims(before, kept)).Spare
+				diags.addWarning("Replaced to keep a shared grant",
+					fmt.Sprintf("This change revokes paths that another resource still grants and that does not change in this plan (%s). "+
+						"Terraform applies only what changes, so an update in place would take them from that resource. The change is "+
+						"planned as a replacement instead: the old object's destroy leaves these paths and those the new object keeps, "+
+						"and the new object grants its own.", describeShared(unchanged)))
+			}
+		} else {
 			diags.addWarning("Revoke of a shared grant",
-				fmt.Sprintf("This update revokes paths that another resource still grants (%s). When that resource changes "+
-					"in this apply too, the revoke leaves them; when it does not, Terraform's apply cannot carry this note to "+
-					"the revoke, and the other resource loses them: apply again with -replace on that resource, or turn "+
-					"detect_drift on to have the next refresh restore them.", describeShared(report.Spare)))
+				fmt.Sprintf("This update revokes paths that another resource still grants (%s). Within one process the revoke "+
+					"leaves them, but a plan's notes do not reach its apply, which runs in another: if this is a plan with "+
+					"-refresh=false and the other resource does not change, the apply will take the paths from it. A plan that "+
+					"refreshes state plans such an update as a replacement that leaves them: plan with refresh, or with -replace "+
+					"on this resource.", describeShared(unchanged)))
+		}
+	}
+	newPrivate := maps.Clone(private)
+	if planned == nil || replace || len(unchanged) > 0 {
+		// What a destroy (also a replacement's, and one -replace makes of
+		// this update) leaves: what others claim and what the new object
+		// keeps.
+		if spare := spareOf(report.Spare, kept); len(spare) > 0 {
+			newPrivate.set(privateSpareKey, spare, diags)
 		}
 	}
 	// A resource that changes anyway grants again at apply what another
@@ -286,11 +317,12 @@ func (s served[M]) account(b *book, prior, planned *M, replace bool, private pri
 	if len(report.Reassert) > 0 && planned == prior && prior != nil {
 		re := s.def.reassert(*planned)
 		planned = &re
+		update = true
 		diags.addWarning("Grants again what another resource revokes",
 			fmt.Sprintf("Another resource of this configuration revokes paths that this one keeps (%s), and was planned "+
 				"first: this resource grants them again in the same apply, after that revoke.", describeShared(report.Reassert)))
 	}
-	if planned != nil && planned != prior && !replace {
+	if update {
 		// Only a change is applied; its apply finds its holder by this id.
 		newPrivate.set(privateHolderKey, id, diags)
 	}
@@ -298,6 +330,22 @@ func (s served[M]) account(b *book, prior, planned *M, replace bool, private pri
 		resp.PlannedPrivate = newPrivate.bytes(diags)
 	}
 	return planned
+}
+
+// changedAttributes returns the attributes whose known values differ
+// between prior and planned: those a replacement shows as forcing it.
+func (s served[M]) changedAttributes(prior, planned *M) []*tftypes.AttributePath {
+	var was, will map[string]tftypes.Value
+	if s.def.encode(s.typ(), *prior).As(&was) != nil || s.def.encode(s.typ(), *planned).As(&will) != nil {
+		return nil
+	}
+	var out []*tftypes.AttributePath
+	for _, name := range slices.Sorted(maps.Keys(s.typ().AttributeTypes)) {
+		if will[name].IsFullyKnown() && !will[name].Equal(was[name]) {
+			out = append(out, tftypes.NewAttributePath().WithAttributeName(name))
+		}
+	}
+	return out
 }
 
 func (s served[M]) applyChange(ctx context.Context, data *providerData, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse {

@@ -65,6 +65,9 @@ func (s *protocolServer) ApplyResourceChange(ctx context.Context, req *tfprotov6
 }
 
 func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if b := s.provider.book.Load(); b != nil {
+		b.refreshed.Store(true) // a plan walk: see account
+	}
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.readResource(ctx, s.provider.data.Load(), req), nil
 	}

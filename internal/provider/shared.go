@@ -56,6 +56,11 @@ type book struct {
 
 	mu      sync.Mutex
 	holders map[string]*ledger.Holder
+
+	// refreshed says this process has refreshed a resource, which only a
+	// plan walk does (Terraform's apply never calls ReadResource): its
+	// updates are planned here, not re-planned by an apply.
+	refreshed atomic.Bool
 }
 
 func newBook() *book {
@@ -123,16 +128,43 @@ func minusClaims(a, b ledger.Claims) ledger.Claims {
 	return out
 }
 
+// keptClaims returns the paths that before and next both name, by
+// action: what a replacement's new object keeps of the old one's, which
+// the old one's destroy need not revoke. An action whose expiry next
+// lowers is left out: IAM only ever raises an expiry, so only a revoke
+// and a new grant lower it.
+func keptClaims(before, next ledger.Claims) ledger.Claims {
+	both := minusClaims(before, minusClaims(before, next)) // before ∩ next
+	for action := range both.Actions {
+		if next.Actions[action].ExpiresAt < before.Actions[action].ExpiresAt {
+			delete(both.Actions, action)
+		}
+	}
+	return both
+}
+
 // spareSet is what a revoke must leave, by action and path.
 type spareSet map[string]map[string]bool
 
 func (s spareSet) has(action, path string) bool { return s[action][path] }
 
-func spareOf(shared []ledger.Shared) map[string][]string {
+// spareOf returns, by action, the paths shared names and those kept
+// names: what a destroy must leave.
+func spareOf(shared []ledger.Shared, kept ledger.Claims) map[string][]string {
 	out := map[string][]string{}
+	seen := map[ledger.Shared]bool{}
+	add := func(action, path string) {
+		if k := (ledger.Shared{Action: action, Path: path}); !seen[k] {
+			seen[k] = true
+			out[action] = append(out[action], path)
+		}
+	}
 	for _, sh := range shared {
-		if !slices.Contains(out[sh.Action], sh.Path) {
-			out[sh.Action] = append(out[sh.Action], sh.Path)
+		add(sh.Action, sh.Path)
+	}
+	for action, a := range kept.Actions {
+		for _, p := range a.Paths {
+			add(action, p)
 		}
 	}
 	return out
@@ -162,13 +194,15 @@ func describeShared(shared []ledger.Shared) string {
 		action string
 	}
 	paths := map[key][]string{}
+	seen := map[ledger.Shared]bool{}
 	var keys []key
 	for _, sh := range shared {
 		k := key{sh.Other, sh.Action}
 		if _, ok := paths[k]; !ok {
 			keys = append(keys, k)
 		}
-		if !slices.Contains(paths[k], sh.Path) {
+		if !seen[sh] {
+			seen[sh] = true
 			paths[k] = append(paths[k], sh.Path)
 		}
 	}
@@ -243,8 +277,13 @@ func (s *sharedApply) taken() map[string]map[string]bool {
 	if s == nil {
 		return nil
 	}
+	return pathSets(s.book.ledger.Taken(s.holder))
+}
+
+// pathSets turns the ledger's paths by action into sets.
+func pathSets(byAction map[string][]string) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	for action, paths := range s.book.ledger.Taken(s.holder) {
+	for action, paths := range byAction {
 		for _, p := range paths {
 			if out[action] == nil {
 				out[action] = map[string]bool{}
@@ -273,27 +312,20 @@ func (s *sharedApply) revoke(ctx context.Context, scope ledger.Scope, actions, p
 		}
 		return all, func() {}, nil
 	}
-	send, done, err := s.book.ledger.Revoke(ctx, s.holder, scope, actions, paths)
-	if err != nil {
-		return nil, done, err
+	var leave func(action, path string) bool
+	if s.spare != nil {
+		leave = s.spare.has
 	}
-	for action, ps := range send {
-		if s.spare[action] == nil {
-			continue
-		}
-		kept := ps[:0:0]
-		for _, p := range ps {
-			if !s.spare.has(action, p) {
-				kept = append(kept, p)
-			}
-		}
-		if len(kept) == 0 {
-			delete(send, action)
-		} else {
-			send[action] = kept
-		}
+	return s.book.ledger.Revoke(ctx, s.holder, scope, actions, paths, leave)
+}
+
+// handed returns, by action, the paths the resource claims that other
+// resources' revokes left in IAM: a failed apply records them as held.
+func (s *sharedApply) handed() map[string]map[string]bool {
+	if s == nil {
+		return nil
 	}
-	return send, done, nil
+	return pathSets(s.book.ledger.Handed(s.holder))
 }
 
 // revokeGroup is actions that revoke the same paths.

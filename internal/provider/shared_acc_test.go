@@ -181,3 +181,90 @@ func TestAccShared_expiry(t *testing.T) {
 	w.configure(provider, "")
 	applyAndCheck(t, w, sb, "bk_cmdb", nil)
 }
+
+// TestAccShared_updateBesideUnchanged: an update drops a path that
+// another grant, unchanged, still grants. Terraform applies only what
+// changes, so an in-place update would revoke the path from under the
+// unchanged grant. Planned after it, the update becomes a replacement
+// whose destroy leaves the path; planned before it, the unchanged grant
+// plans to grant the path again. Either way alice keeps host 2. A plan
+// without refresh cannot tell itself from an apply and only warns.
+func TestAccShared_updateBesideUnchanged(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, first, second string
+		// wantWarning is what the plan says; noRefresh what it says
+		// without refresh.
+		wantWarning, noRefresh string
+	}{
+		{"unchanged planned first", "a", "b", "Replaced to keep a shared grant", "Revoke of a shared grant"},
+		{"unchanged planned second", "b", "a", "Grants again what another resource revokes", "Grants again what another resource revokes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w, sb, provider := sharedWorkspace(t)
+			// a keeps hosts 1 and 2; b drops host 2. depends_on orders the plans.
+			grants := func(bIDs ...string) string {
+				extra := map[string]string{tc.second: "  depends_on = [bkiam_instance_grant." + tc.first + "]\n"}
+				return sharedHostGrant("a", "view_host", extra["a"], "1", "2") + sharedHostGrant("b", "view_host", extra["b"], bIDs...)
+			}
+			for range 2 {
+				w.configure(provider, grants("2", "3"))
+				applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+				w.configure(provider, grants("3"))
+				if out := w.mustRun("plan", "-refresh=false"); !strings.Contains(out, tc.noRefresh) {
+					t.Errorf("a plan without refresh does not say %q:\n%s", tc.noRefresh, out)
+				}
+				out := applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+				if !strings.Contains(out, tc.wantWarning) {
+					t.Errorf("the apply does not say %q:\n%s", tc.wantWarning, out)
+				}
+			}
+			w.configure(provider, "")
+			applyAndCheck(t, w, sb, "bk_cmdb", nil)
+		})
+	}
+}
+
+// TestAccShared_creatorUpdateBesideInstance: a creator grant drops an
+// instance that an unchanged instance grant, planned first, also grants:
+// the update becomes a replacement, and alice keeps view on that instance.
+func TestAccShared_creatorUpdateBesideInstance(t *testing.T) {
+	t.Parallel()
+	w, sb, provider := sharedWorkspace(t)
+	instance := `
+resource "bkiam_instance_grant" "view" {
+  system  = "bk_job"
+  subject = { type = "user", id = "alice" }
+  actions = ["view"]
+  resources = [{ system = "bk_job", type = "job", instances = { "job1" = "job1" } }]
+}
+`
+	creator := func(ids ...string) string {
+		instances := make([]string, len(ids))
+		for i, id := range ids {
+			instances[i] = fmt.Sprintf("%q = { name = %q }", id, id)
+		}
+		return fmt.Sprintf(`
+resource "bkiam_creator_grant" "jobs" {
+  system     = "bk_job"
+  type       = "job"
+  creator    = "alice"
+  instances  = { %s }
+  actions    = ["delete", "edit", "list", "view"]
+  depends_on = [bkiam_instance_grant.view]
+}
+`, strings.Join(instances, ", "))
+	}
+	w.configure(provider, instance+creator("job1", "job2"))
+	both := []string{"/bk_job,job,job1/", "/bk_job,job,job2/"}
+	applyAndCheck(t, w, sb, "bk_job", map[string][]string{"delete": both, "edit": both, "list": both, "view": both})
+	w.configure(provider, instance+creator("job2"))
+	job2 := []string{"/bk_job,job,job2/"}
+	out := applyAndCheck(t, w, sb, "bk_job", map[string][]string{"delete": job2, "edit": job2, "list": job2, "view": both})
+	if !strings.Contains(out, "Replaced to keep a shared grant") {
+		t.Errorf("the apply does not say why the creator grant is replaced:\n%s", out)
+	}
+	w.configure(provider, "")
+	applyAndCheck(t, w, sb, "bk_job", nil)
+}

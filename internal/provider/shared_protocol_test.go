@@ -1,0 +1,105 @@
+package provider
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// TestProtocolSharedFailedClaimantRecordsWhatWasLeft: in one apply, a
+// destroy leaves the hosts that a create of the same grant claims (a
+// for_each rename), and the create's grant then fails. IAM still holds
+// the hosts; the failed create must record them, so that no state loses
+// them and its destroy revokes them.
+func TestProtocolSharedFailedClaimantRecordsWhatWasLeft(t *testing.T) {
+	view := []string{"view_host"}
+	env := newProtoEnv(t, nil)
+	old := instanceProto.mustChange(t, env.server, nil, nil, hostsOf(view, "1", "2"))
+
+	// The plan walk: the new key's create and the old key's destroy.
+	newCommand(env.server)
+	instanceProto.planInCommand(t, env.server, nil, nil, hostsOf(view, "1", "2"))
+	destroyPlan := instanceProto.planInCommand(t, env.server, old.NewState, old.Private, nil)
+
+	// The apply walk: Terraform plans the create again, then applies
+	// the destroy and the create, whose grant fails.
+	newCommand(env.server)
+	createPlan := instanceProto.planInCommand(t, env.server, nil, nil, hostsOf(view, "1", "2"))
+	env.forgetSent()
+	if resp := instanceProto.apply(t, env.server, old.NewState, destroyPlan, nil); hasError(resp.Diagnostics) {
+		t.Fatalf("destroy: %s", renderDiags(resp.Diagnostics))
+	}
+	env.failCall(t, 1)
+	failed := instanceProto.apply(t, env.server, nil, createPlan, hostsOf(view, "1", "2"))
+	expectDiags(t, failed.Diagnostics, protoError("failed", nil))
+	env.expectSent(t, "grant view_host: 1,2")
+	env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2")})
+	state := instanceProto.model(t, failed.NewState)
+	if state == nil {
+		t.Fatal("the failed create recorded nothing, though IAM holds the hosts the destroy left for it")
+	}
+	if actions, ids := shownGrant(state); !slices.Equal(actions, view) || !slices.Equal(ids, []string{"1", "2"}) {
+		t.Errorf("the failed create records %v on %v, want view_host on 1, 2", actions, ids)
+	}
+
+	// Its destroy (the taint's replacement, or the key removed) revokes them.
+	env.clearFaults(t)
+	destroy := instanceProto.change(t, env.server, failed.NewState, failed.Private, nil)
+	if hasError(destroy.Diagnostics) {
+		t.Fatalf("destroy: %s", renderDiags(destroy.Diagnostics))
+	}
+	env.expectHeld(t, "bk_cmdb", "user", "alice", nil)
+}
+
+// TestProtocolSharedUpdateBesideUnchanged: an update that revokes a path
+// an unchanged resource planned before it keeps becomes a replacement in
+// a plan walk (the process refreshed), whose destroy spares that path and
+// the new object's own; in a process that did not refresh, it stays an
+// update with a warning.
+func TestProtocolSharedUpdateBesideUnchanged(t *testing.T) {
+	view := []string{"view_host"}
+	for _, refreshed := range []bool{true, false} {
+		env := newProtoEnv(t, nil)
+		a := instanceProto.mustChange(t, env.server, nil, nil, hostsOf(view, "1", "2"))
+		b := instanceProto.mustChange(t, env.server, nil, nil, hostsOf(view, "2", "3"))
+
+		newCommand(env.server)
+		if refreshed {
+			instanceProto.read(t, env.server, a.NewState, a.Private)
+			instanceProto.read(t, env.server, b.NewState, b.Private)
+		}
+		instanceProto.planInCommand(t, env.server, a.NewState, a.Private, hostsOf(view, "1", "2"))
+		update := instanceProto.planInCommand(t, env.server, b.NewState, b.Private, hostsOf(view, "3"))
+		if !refreshed {
+			if len(update.RequiresReplace) > 0 {
+				t.Errorf("without refresh, the update requires replacement: %s", renderPaths(update.RequiresReplace))
+			}
+			expectDiags(t, update.Diagnostics, protoWarning("Revoke of a shared grant", nil))
+			continue
+		}
+		expectDiags(t, update.Diagnostics, protoWarning("Replaced to keep a shared grant", nil))
+		if !pathsEqual(update.RequiresReplace, []*tftypes.AttributePath{root("resources")}) {
+			t.Errorf("the replacement is forced by %s, want resources", renderPaths(update.RequiresReplace))
+		}
+		// Terraform plans the new object with the first call's private state.
+		create := instanceProto.planInCommand(t, env.server, nil, update.PlannedPrivate, hostsOf(view, "3"))
+		var diags diagnostics
+		spare := readSpare(privateOf(t, create.PlannedPrivate), &diags)
+		if !spare.has("view_host", "/bk_cmdb,host,2/") || !spare.has("view_host", "/bk_cmdb,host,3/") || len(spare["view_host"]) != 2 {
+			t.Errorf("the destroy spares %v, want host 2 (a keeps it) and host 3 (the new object keeps it)", spare)
+		}
+
+		// The apply walk: the destroy of the old object, then the create.
+		newCommand(env.server)
+		env.forgetSent()
+		replacement := &tfprotov6.PlanResourceChangeResponse{PlannedState: instanceProto.value(t, nil), PlannedPrivate: create.PlannedPrivate}
+		if resp := instanceProto.apply(t, env.server, b.NewState, replacement, nil); hasError(resp.Diagnostics) {
+			t.Fatalf("destroy: %s", renderDiags(resp.Diagnostics))
+		}
+		env.expectSent(t)
+		instanceProto.mustChange(t, env.server, nil, nil, hostsOf(view, "3"))
+		env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+	}
+}
