@@ -38,8 +38,10 @@ Both resources are served directly on terraform-plugin-go values for validation,
 and import (` + "`internal/provider/resource.go`" + `, and DESIGN.md); the framework keeps the provider configuration,
 the schemas and state upgrades. The framework's generic per-element walks, which cost 1.6 s of a 10 000-instance
 plan and made ` + "`bkiam_creator_grant`" + ` quadratic (a full copy of its map for every element), are
-gone: the provider's share of that plan is now about 25 ms for ` + "`bkiam_instance_grant`" + ` and 75 ms for
-` + "`bkiam_creator_grant`" + `, and a no-op plan is decoded once, only to record its grants in the provider's ledger of shared grants. The SDK's own trace
+gone: the provider's share of that plan is now about 25 ms for ` + "`bkiam_instance_grant`" + ` and 80 ms for
+` + "`bkiam_creator_grant`" + `. A no-op plan is decoded once (about 30 ms and 80 ms), to record its grants in the
+provider's ledger of shared grants; an A/B run of the 10 000-instance scenarios against the provider before
+the ledger was within the noise below (±10%) on every step. The SDK's own trace
 logging is off unless ` + "`TF_LOG`/`TF_LOG_PROVIDER`" + ` asks. Calls are the lower bound everywhere; a
 no-op plan, apply or refresh makes none. Concurrent resources' calls are merged (` + "`batch_window`" + `): a
 lone call leaves at once, a stream of calls gathers up to half of Terraform's parallelism.
@@ -51,18 +53,18 @@ another run, the tables below are the figures to trust.
 
 - **One ` + "`bkiam_instance_grant`" + ` of 10 000 instances**: the create plan, no-op plan, 1% change and
   destroy are within 1.5 × ` + "`terraform_data`" + ` + calls × latency; the create apply is at the line
-  (2.2–2.3 s in ` + "`make bench`" + ` against 2.1 s; 1.9 s when run by hand without the memory watcher).
-  Of a 1.9 s apply, 1.3 s is the provider's ` + "`ApplyResourceChange`" + `: 50 grants sent one after another,
+  (1.7–1.9 s in ` + "`make bench`" + ` against 1.5 s).
+  Of that apply, 1.3 s is the provider's ` + "`ApplyResourceChange`" + `: 50 grants sent one after another,
   as IAM serialises a subject's calls, each a little over the injected 20 ms; the rest is Terraform
-  starting, re-planning and writing state. Peak memory stays under 40 MiB.
+  starting, re-planning and writing state. Peak memory stays under 50 MiB.
   At 1000 instances the ratios are higher because every Terraform command starts the provider
   process (three times for a plan, about 0.2 s in all), a fixed cost ` + "`terraform_data`" + `, built into
   Terraform, does not pay.
-- **1000 resources for one subject**: 175 grants and 181 revokes instead of 1000 each (5.7× and
-  5.5× fewer). Creating took 21 s against 24 s uncoalesced; destroying took 41 s against 39 s
-  (5–8% slower in two runs). Terraform 1.5.7
-  itself spends about 20 ms per resource (40 ms on destroy) at this size on bookkeeping it does one
-  resource at a time — ` + "`terraform_data`" + ` takes 50 s to create and 117 s to destroy 1000 resources —
+- **1000 resources for one subject**: about 175 grants and 180 revokes instead of 1000 each (about
+  5.5× fewer; the exact count varies by a few from run to run). Creating took 14–15 s against 21–22 s
+  uncoalesced; destroying took 26–29 s against 27–30 s. Terraform 1.5.7
+  itself spends about 35 ms per resource (75 ms on destroy) at this size on bookkeeping it does one
+  resource at a time — ` + "`terraform_data`" + ` takes 35 s to create and 75 s to destroy 1000 resources —
   so only a few resources are ever in flight together, and that bounds both the merging and the
   time it can save. With 10 resources, merging takes 2 calls instead of 10 and is faster.
 - **One ` + "`bkiam_creator_grant`" + ` of 10 000 instances**: the provider's own work is linear and about

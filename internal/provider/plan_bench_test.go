@@ -80,8 +80,11 @@ func benchPlanCreate(b *testing.B, server tfprotov6.ProviderServer, typeName str
 			}
 		}
 	})
+	// Each iteration stands for one Terraform command, whose provider
+	// process starts with an empty ledger of shared grants.
 	b.Run("create", func(b *testing.B) {
 		for b.Loop() {
+			newCommand(server)
 			resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
 				TypeName: typeName, Config: &config, ProposedNewState: &proposed, PriorState: &prior,
 			})
@@ -98,6 +101,7 @@ func benchPlanCreate(b *testing.B, server tfprotov6.ProviderServer, typeName str
 	}
 	b.Run("no-op", func(b *testing.B) {
 		for b.Loop() {
+			newCommand(server)
 			read, err := server.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: typeName, CurrentState: &state})
 			if err != nil || hasError(read.Diagnostics) {
 				b.Fatal(err, read.Diagnostics)
