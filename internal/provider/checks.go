@@ -2,7 +2,10 @@ package provider
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -19,6 +22,38 @@ func checkNotBlank(at *tftypes.AttributePath, v stringValue, diags *diagnostics)
 	}
 }
 
+// checkID checks an id IAM stores (a system, type, action, subject,
+// instance or ancestor id): not blank, and neither surrounded by white
+// space nor holding control characters. IAM trims ids as it stores them,
+// so an id sent as " 1" is stored as "1", and the grant would read back
+// as lost forever.
+func checkID(at *tftypes.AttributePath, v stringValue, diags *diagnostics) {
+	s, ok := v.get()
+	if !ok {
+		return
+	}
+	if strings.TrimSpace(s) == "" {
+		diags.addAttributeError(at, "Blank value", pathString(at)+" must not be empty or blank.")
+		return
+	}
+	if problem := idProblem(s); problem != "" {
+		diags.addAttributeError(at, "Invalid IAM id",
+			fmt.Sprintf("%s is %q, which %s. IAM trims the white space around ids as it stores them, so the id it "+
+				"would keep is not the one configured; write the id exactly as IAM knows it.", pathString(at), s, problem))
+	}
+}
+
+// idProblem says what is wrong with an id, or "".
+func idProblem(id string) string {
+	switch {
+	case strings.TrimSpace(id) != id:
+		return "starts or ends with white space"
+	case strings.ContainsFunc(id, unicode.IsControl):
+		return "holds a control character"
+	}
+	return ""
+}
+
 // checkActions checks an actions set: at least one, none blank. fix ends
 // the message of an empty set: what the user can do instead, which
 // depends on whether the resource can go without the attribute.
@@ -33,7 +68,7 @@ func checkActions(at *tftypes.AttributePath, v stringsValue, fix string, diags *
 	}
 	for _, e := range elems {
 		if s, ok := e.get(); ok {
-			checkNotBlank(at.WithElementKeyValue(tftypes.NewValue(tftypes.String, s)), e, diags)
+			checkID(at.WithElementKeyValue(tftypes.NewValue(tftypes.String, s)), e, diags)
 		}
 	}
 }
@@ -49,12 +84,18 @@ func checkInstanceCount(at *tftypes.AttributePath, n int, diags *diagnostics) {
 	}
 }
 
-// checkInstanceIDs refuses blank instance ids, the keys of a map at at.
+// checkInstanceIDs refuses blank instance ids, the keys of a map at at,
+// and those IAM would trim (see checkID).
 func checkInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, diags *diagnostics) {
-	for id := range instances {
-		if strings.TrimSpace(id) == "" {
+	for _, id := range slices.Sorted(maps.Keys(instances)) {
+		switch problem := idProblem(id); {
+		case strings.TrimSpace(id) == "":
 			diags.addAttributeError(at, "Blank value",
 				fmt.Sprintf("The instance IDs (keys) of %s must not be empty or blank, got %q.", pathString(at), id))
+		case problem != "":
+			diags.addAttributeError(at.WithElementKeyString(id), "Invalid IAM id",
+				fmt.Sprintf("The instance ID (key) %q of %s %s. IAM trims the white space around ids as it stores them, so "+
+					"the id it would keep is not the one configured; write the id exactly as IAM knows it.", id, pathString(at), problem))
 		}
 	}
 }

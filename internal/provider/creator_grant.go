@@ -188,9 +188,9 @@ func (creatorGrant) importState(_ context.Context, id string, diags *diagnostics
 }
 
 func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags *diagnostics) {
-	checkNotBlank(root("system"), config.System, diags)
-	checkNotBlank(root("type"), config.Type, diags)
-	checkNotBlank(root("creator"), config.Creator, diags)
+	checkID(root("system"), config.System, diags)
+	checkID(root("type"), config.Type, diags)
+	checkID(root("creator"), config.Creator, diags)
 	if creator, ok := config.Creator.get(); ok && strings.EqualFold(creator, "admin") {
 		diags.addAttributeWarning(root("creator"), "IAM ignores creator grants to admin",
 			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
@@ -207,9 +207,9 @@ func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags 
 			for i, a := range ancestors {
 				node, _ := a.get()
 				ancestorPath := at.WithAttributeName("ancestors").WithElementKeyInt(i)
-				checkNotBlank(ancestorPath.WithAttributeName("system"), node.System, diags)
-				checkNotBlank(ancestorPath.WithAttributeName("type"), node.Type, diags)
-				checkNotBlank(ancestorPath.WithAttributeName("id"), node.ID, diags)
+				checkID(ancestorPath.WithAttributeName("system"), node.System, diags)
+				checkID(ancestorPath.WithAttributeName("type"), node.Type, diags)
+				checkID(ancestorPath.WithAttributeName("id"), node.ID, diags)
 			}
 		}
 	}

@@ -226,7 +226,7 @@ func (instanceGrant) importState(_ context.Context, id string, diags *diagnostic
 }
 
 func (instanceGrant) validate(_ context.Context, config instanceGrantModel, diags *diagnostics) {
-	checkNotBlank(root("system"), config.System, diags)
+	checkID(root("system"), config.System, diags)
 
 	subject, _ := config.Subject.get()
 	subjectType, typeKnown := subject.Type.get()
@@ -236,7 +236,7 @@ func (instanceGrant) validate(_ context.Context, config instanceGrantModel, diag
 		typeKnown = false
 	}
 	idPath := root("subject").WithAttributeName("id")
-	checkNotBlank(idPath, subject.ID, diags)
+	checkID(idPath, subject.ID, diags)
 	if id, ok := subject.ID.get(); ok && typeKnown {
 		checkSubject(bkiam.Subject{Type: subjectType, ID: id}, idPath, diags)
 	}
@@ -247,8 +247,8 @@ func (instanceGrant) validate(_ context.Context, config instanceGrantModel, diag
 	for i, e := range entries {
 		at := root("resources").WithElementKeyInt(i)
 		entry, _ := e.get()
-		checkNotBlank(at.WithAttributeName("system"), entry.System, diags)
-		checkNotBlank(at.WithAttributeName("type"), entry.Type, diags)
+		checkID(at.WithAttributeName("system"), entry.System, diags)
+		checkID(at.WithAttributeName("type"), entry.Type, diags)
 		instancesPath := at.WithAttributeName("instances")
 		instances, ok := entry.Instances.get()
 		if !ok {

@@ -55,6 +55,10 @@ func instanceGrantValidationCases() []planTimeCase {
 		return []string{"Invalid number of instances", fmt.Sprintf("resources[0].instances map must contain at least 1 element and at most 10000 elements, got: %d. ", n) +
 			"An empty map would mean every instance to IAM; split larger sets across resources with different actions or subjects."}
 	}
+	trimmed := func(path, got, problem string) []string {
+		return []string{"Invalid IAM id", fmt.Sprintf("%s is %s, which %s. IAM trims the white space around ids as it stores them, "+
+			"so the id it would keep is not the one configured; write the id exactly as IAM knows it.", path, got, problem)}
+	}
 	timeout := func(op, got string) []string {
 		return []string{"Invalid duration", fmt.Sprintf(`timeouts.%s must be a positive duration such as "30m" or "1h", got %q.`, op, got)}
 	}
@@ -79,6 +83,15 @@ func instanceGrantValidationCases() []planTimeCase {
 		{"blank instance name", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "1" = " " } }]`}, blank(`resources[0].instances["1"]`)},
 		{"blank instance id", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "" = "x" } }]`},
 			[]string{"Blank value", `The instance IDs (keys) of resources[0].instances must not be empty or blank, got "".`}},
+		{"system with white space", map[string]string{"system": `" bk_cmdb"`}, trimmed("system", `" bk_cmdb"`, "starts or ends with white space")},
+		{"subject id with a control character", map[string]string{"subject": `{ type = "user", id = "ali\u0001ce" }`},
+			trimmed("subject.id", `"ali\x01ce"`, "holds a control character")},
+		{"action with white space", map[string]string{"actions": `["view_host "]`}, trimmed(`actions[Value("view_host ")]`, `"view_host "`, "starts or ends with white space")},
+		{"resource type with white space", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host\n", instances = { "1" = "x" } }]`},
+			trimmed("resources[0].type", `"host\n"`, "starts or ends with white space")},
+		{"instance id with white space", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { " 1" = "x" } }]`},
+			[]string{"Invalid IAM id", `The instance ID (key) " 1" of resources[0].instances starts or ends with white space. IAM trims the white space ` +
+				"around ids as it stores them, so the id it would keep is not the one configured; write the id exactly as IAM knows it."}},
 		{"expiry not RFC 3339", map[string]string{"expires_at": `"next tuesday"`},
 			[]string{"Invalid RFC 3339 time", `expires_at must be an RFC 3339 time such as "2027-06-30T00:00:00Z", got "next tuesday".`}},
 		{"expiry in the past", map[string]string{"expires_at": `"2020-01-01T00:00:00Z"`},
@@ -157,6 +170,12 @@ resource "bkiam_creator_grant" "test" {
 			want: blank(`instances["m1"].ancestors[0].type`)},
 		{name: "blank ancestor id", config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", ""), "", ""),
 			want: blank(`instances["m1"].ancestors[0].id`)},
+		{name: "ancestor id with white space", config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", "project1 "), "", ""),
+			want: []string{"Invalid IAM id", `instances["m1"].ancestors[0].id is "project1 ", which starts or ends with white space. IAM trims ` +
+				"the white space around ids as it stores them, so the id it would keep is not the one configured; write the id exactly as IAM knows it."}},
+		{name: "creator with white space", config: grant("bk_job", "job", " alice", one, "", ""),
+			want: []string{"Invalid IAM id", `creator is " alice", which starts or ends with white space. IAM trims ` +
+				"the white space around ids as it stores them, so the id it would keep is not the one configured; write the id exactly as IAM knows it."}},
 		{name: "no actions", config: grant("bk_job", "job", "alice", one, "  actions = []\n", ""),
 			want: []string{"No actions", "actions set must contain at least 1 action, got: 0. " +
 				"Name the creator actions to expect, or omit actions to record every action IAM grants the creator."}},
