@@ -163,10 +163,14 @@
 // bk-iam backend and answer its envelope {"code":0,"message":"ok","data":…} — no result field, and
 // errors come with HTTP 200 and the code in the body.
 //
-// The policy list of one action, every subject's policy, users and groups alike:
+// The policy list of one action, every subject's policies, users and groups alike:
 //
-//	GET {gw}/api/v1/systems/{system}/policies?action_id=A&page=P&page_size=S&timestamp=T        (legacy; the SDKs use it)
-//	GET {gw}/api/v1/open/systems/{system}/policies/?action_id=A&page=P&page_size=S&timestamp=T  (newer; note the slash)
+//	GET {gw}/api/v1/systems/{system}/policies?action_id=A&page=P&page_size=S&timestamp=T[&type=rbac]  (the SDKs use it)
+//	GET {gw}/api/v1/open/systems/{system}/policies/?…  (newer; cannot be read through a real gateway, see below)
+//
+// This client reads the first (ListPolicies, ScanPolicies): the default list (type=abac), and, for
+// groups, the RBAC list (type=rbac), which alone shows a group's grants IAM stores as RBAC
+// relations. A subject can have several rows in a list; ScanCache.Lookup returns all of them.
 //
 // The app must be a client of the system, else 1901401 ("unauthorized:app(X) is not allowed to
 // call system (S) api"); an unknown system or action is 1901404; page ≥ 1, page_size 10–500

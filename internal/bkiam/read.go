@@ -20,15 +20,16 @@ import (
 // data} with HTTP 200 for errors too, and speak the backend's own policy ids, never the SaaS
 // policy_id that a grant returns.
 
-// PolicyRoute chooses the policy-list route.
-type PolicyRoute string
+// PolicyKind chooses which of an action's policy lists to read.
+type PolicyKind string
 
 const (
-	// PolicyRouteLegacy is GET /api/v1/systems/{system}/policies, the route the official SDKs use.
-	PolicyRouteLegacy PolicyRoute = "legacy"
-	// PolicyRouteOpen is GET /api/v1/open/systems/{system}/policies/ (trailing slash: the backend
-	// registered it so, and answers 301 without it).
-	PolicyRouteOpen PolicyRoute = "open"
+	// PolicyKindABAC is the default list: every policy stored as an expression.
+	PolicyKindABAC PolicyKind = "abac"
+	// PolicyKindRBAC is the list of ?type=rbac: a group's single-type instance grants of an action
+	// whose auth_type is rbac or all, which IAM stores as RBAC relations and leaves out of the
+	// default list.
+	PolicyKindRBAC PolicyKind = "rbac"
 )
 
 // ErrReadNeedsGateway is returned, before any I/O, by the reads of a client configured for ESB:
@@ -70,30 +71,26 @@ type PolicyPage struct {
 	Results []Policy
 }
 
-// policyListPath is the route path (relative to the gateway base) of a policy list; an empty
-// route is the legacy one.
-func policyListPath(route PolicyRoute, system string) (string, error) {
-	switch route {
-	case PolicyRouteLegacy, "":
-		return "/api/v1/systems/" + url.PathEscape(system) + "/policies", nil
-	case PolicyRouteOpen:
-		return "/api/v1/open/systems/" + url.PathEscape(system) + "/policies/", nil
-	}
-	return "", invalid("policy list", "route %q is neither %q nor %q", route, PolicyRouteLegacy, PolicyRouteOpen)
+// policyListPath is the route path (relative to the gateway base) of a policy list: the route the
+// official SDKs use. The newer /api/v1/open/systems/{system}/policies/ cannot be read through a
+// real gateway (see the package doc), so it is not offered.
+func policyListPath(system string) string {
+	return "/api/v1/systems/" + url.PathEscape(system) + "/policies"
 }
 
-// ListPolicies fetches one page of the policy list of an action: every subject's policy, users and
-// groups. page starts at 1; pageSize is 10–500; timestamp 0 lets IAM pick its default (today
-// 00:00, server time). Expired rows can still be listed: callers drop ExpiredAt <= now.
-func (c *Client) ListPolicies(ctx context.Context, route PolicyRoute, system, action string, page, pageSize int, timestamp int64) (*PolicyPage, error) {
+// ListPolicies fetches one page of the policy list of an action: every subject's policies, users
+// and groups, several rows for one subject where it has them (a group's custom policy and its
+// permission templates' are separate rows). kind picks the default (ABAC) list or the RBAC one.
+// page starts at 1; pageSize is 10–500; timestamp 0 lets IAM pick its default (today 00:00,
+// server time). Expired rows can still be listed: callers drop ExpiredAt <= now.
+func (c *Client) ListPolicies(ctx context.Context, kind PolicyKind, system, action string, page, pageSize int, timestamp int64) (*PolicyPage, error) {
 	if c.cfg.transport != TransportGateway {
 		return nil, ErrReadNeedsGateway
 	}
-	path, err := policyListPath(route, system)
-	if err != nil {
-		return nil, err
-	}
+	path := policyListPath(system)
 	switch {
+	case kind != PolicyKindABAC && kind != PolicyKindRBAC:
+		return nil, invalid("policy list", "kind is %q, want %q or %q", kind, PolicyKindABAC, PolicyKindRBAC)
 	case strings.TrimSpace(system) == "":
 		return nil, invalid("policy list", "system is empty")
 	case strings.TrimSpace(action) == "":
@@ -107,6 +104,9 @@ func (c *Client) ListPolicies(ctx context.Context, route PolicyRoute, system, ac
 	}
 	q := url.Values{}
 	q.Set("action_id", action)
+	if kind == PolicyKindRBAC {
+		q.Set("type", string(PolicyKindRBAC)) // the default list is abac; left out, as the SDKs do
+	}
 	q.Set("page", strconv.Itoa(page))
 	q.Set("page_size", strconv.Itoa(pageSize))
 	if timestamp > 0 {
@@ -114,6 +114,9 @@ func (c *Client) ListPolicies(ctx context.Context, route PolicyRoute, system, ac
 	}
 	// The operation names the route, so that every error says which call failed.
 	op := fmt.Sprintf("policy list GET %s for action %s, page %d", path, action, page)
+	if kind == PolicyKindRBAC {
+		op = fmt.Sprintf("policy list GET %s?type=rbac for action %s, page %d", path, action, page)
+	}
 
 	var out *PolicyPage
 	e := c.get(ctx, op, path, q, func(d []byte) (int, error) {
@@ -125,7 +128,7 @@ func (c *Client) ListPolicies(ctx context.Context, route PolicyRoute, system, ac
 		return len(p.Results), nil
 	})
 	if e != nil {
-		c.explainReadError(e, route, path, system)
+		c.explainReadError(e, path, system)
 		return nil, e
 	}
 	return out, nil
@@ -137,13 +140,13 @@ func (c *Client) ListPolicies(ctx context.Context, route PolicyRoute, system, ac
 // be short, or even null, before the end: the count, not the length of a page, says when the list
 // ends. A policy listed twice (rows shifting between pages while policies are deleted) is kept
 // once. Expired rows are returned: callers drop ExpiredAt <= now.
-func (c *Client) ScanPolicies(ctx context.Context, route PolicyRoute, system, action string) ([]Policy, error) {
+func (c *Client) ScanPolicies(ctx context.Context, kind PolicyKind, system, action string) ([]Policy, error) {
 	var all []Policy
 	seen := map[int64]int{} // backend id → index in all
 	var ts int64
 	limit := 0
 	for page := 1; ; page++ {
-		p, err := c.ListPolicies(ctx, route, system, action, page, ScanPageSize, ts)
+		p, err := c.ListPolicies(ctx, kind, system, action, page, ScanPageSize, ts)
 		if err != nil {
 			return nil, err
 		}
@@ -217,17 +220,12 @@ func (c *Client) get(ctx context.Context, op, path string, q url.Values, decode 
 
 // explainReadError adds to e what the user can do about the failures peculiar to reads. The
 // advice goes into Message, so that it is part of the *Error itself.
-func (c *Client) explainReadError(e *Error, route PolicyRoute, path, system string) {
+func (c *Client) explainReadError(e *Error, path, system string) {
 	var advice string
 	switch {
-	case e.kind == kindRedirect && route == PolicyRouteOpen:
-		advice = fmt.Sprintf("the open policy-list route GET %s is only served with its trailing slash; "+
-			"something between this client and IAM changed the path, or apigw_url is wrong: "+
-			"set policy_list_path = %q to use GET /api/v1/systems/{system}/policies, or fix the trailing slash",
-			path, PolicyRouteLegacy)
 	case e.kind == kindRedirect:
 		advice = fmt.Sprintf("GET %s was redirected; check apigw_url (the IAM gateway base with its stage, "+
-			"e.g. https://bkapi.example.com/api/bk-iam/prod) or try policy_list_path = %q", path, PolicyRouteOpen)
+			"e.g. https://bkapi.example.com/api/bk-iam/prod)", path)
 	case e.kind == kindCode && e.Code == 1901401:
 		advice = fmt.Sprintf("%s; the app %s is not a client of system %s: reading grants back needs the app "+
 			"registered as a client of the system in IAM (the system's \"clients\")", e.Message, c.cfg.AppCode, system)

@@ -17,12 +17,14 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
+// bothRoutes are the policy lists the sandbox tests read: the default
+// (ABAC) one, on the route the SDKs use (the open route cannot be read
+// through a real gateway, see the package doc).
 var bothRoutes = []struct {
-	route PolicyRoute
+	route PolicyKind
 	path  string // the route path, as errors name it
 }{
-	{PolicyRouteLegacy, "/api/v1/systems/bk_cmdb/policies"},
-	{PolicyRouteOpen, "/api/v1/open/systems/bk_cmdb/policies/"},
+	{PolicyKindABAC, "/api/v1/systems/bk_cmdb/policies"},
 }
 
 // sandboxClient is a gateway client of the in-process sandbox's allow-listed app.
@@ -291,7 +293,7 @@ func TestScanPagingFake(t *testing.T) {
 			var ql queryLog
 			fs := newFakeServer(t, ql.wrap(hs...)...)
 			c := mustClient(t, gatewayConfig(fs.URL))
-			got, err := c.ScanPolicies(context.Background(), PolicyRouteLegacy, "bk_cmdb", "edit_host")
+			got, err := c.ScanPolicies(context.Background(), PolicyKindABAC, "bk_cmdb", "edit_host")
 			if err != nil {
 				t.Fatalf("ScanPolicies: %v", err)
 			}
@@ -346,43 +348,38 @@ func (ql *queryLog) all() []url.Values {
 func TestReadErrors(t *testing.T) {
 	tests := []struct {
 		name     string
-		route    PolicyRoute
 		handlers []http.HandlerFunc
 		wantIs   error
 		wantCode int
 		want     []string // in the message
 		wantReqs int
 	}{
-		{name: "not a client of the system", route: PolicyRouteLegacy,
+		{name: "not a client of the system",
 			handlers: []http.HandlerFunc{reply(200, `{"code":1901401,"message":"unauthorized:app(my-app) is not allowed to call system (bk_cmdb) api","data":{}}`)},
 			wantIs:   ErrForbidden, wantCode: 1901401, wantReqs: 1,
 			want: []string{"GET /api/v1/systems/bk_cmdb/policies", "code 1901401", "not a client of system bk_cmdb", "registered as a client"}},
-		{name: "unknown action", route: PolicyRouteOpen,
+		{name: "unknown action",
 			handlers: []http.HandlerFunc{reply(200, `{"code":1901404,"message":"not found:action(edit_host) of system(bk_cmdb) not exists","data":{}}`)},
 			wantIs:   ErrNotFound, wantCode: 1901404, wantReqs: 1,
-			want: []string{"GET /api/v1/open/systems/bk_cmdb/policies/", "code 1901404", "action(edit_host)"}},
-		{name: "open route redirected", route: PolicyRouteOpen,
-			handlers: []http.HandlerFunc{reply(301, "", "Location", "/elsewhere/policies/")},
-			wantIs:   ErrUnexpectedResponse, wantReqs: 1,
-			want: []string{"GET /api/v1/open/systems/bk_cmdb/policies/", "HTTP 301", "not followed", `policy_list_path = "legacy"`, "trailing slash"}},
-		{name: "legacy route redirected", route: PolicyRouteLegacy,
+			want: []string{"GET /api/v1/systems/bk_cmdb/policies", "code 1901404", "action(edit_host)"}},
+		{name: "legacy route redirected",
 			handlers: []http.HandlerFunc{reply(302, "", "Location", "/elsewhere/policies")},
 			wantIs:   ErrUnexpectedResponse, wantReqs: 1,
 			want: []string{"GET /api/v1/systems/bk_cmdb/policies", "HTTP 302", "not followed", "apigw_url"}},
-		{name: "gateway rejects the app", route: PolicyRouteLegacy,
+		{name: "gateway rejects the app",
 			handlers: []http.HandlerFunc{reply(403, `{"result":false,"code":1640301,"code_name":"APP_NO_PERMISSION","message":"App has no permission","data":null}`,
 				"X-Bkapi-Error-Code", "1640301", "X-Bkapi-Request-Id", "gw-req-1")},
 			wantIs: ErrForbidden, wantCode: 1640301, wantReqs: 1,
 			want: []string{"API gateway", "code 1640301", "gw-req-1", "GET /api/v1/systems/bk_cmdb/policies"}},
-		{name: "HTML 502 retried until the end", route: PolicyRouteLegacy,
+		{name: "HTML 502 retried until the end",
 			handlers: []http.HandlerFunc{reply(502, "<html><body>Bad Gateway</body></html>", "Content-Type", "text/html")},
 			wantIs:   ErrTransient, wantReqs: 3,
 			want: []string{"HTTP 502", "non-JSON", "after 3 attempts", "GET /api/v1/systems/bk_cmdb/policies"}},
-		{name: "row without subject", route: PolicyRouteLegacy,
+		{name: "row without subject",
 			handlers: []http.HandlerFunc{reply(200, pageBody(1, 1, `{"id":3,"expression":{},"expired_at":1}`))},
 			wantIs:   ErrUnexpectedResponse, wantReqs: 1,
 			want: []string{"malformed", "policy 3 without a subject"}},
-		{name: "no data", route: PolicyRouteLegacy,
+		{name: "no data",
 			handlers: []http.HandlerFunc{reply(200, `{"code":0,"message":"ok","data":null}`)},
 			wantIs:   ErrUnexpectedResponse, wantReqs: 1, want: []string{"no data"}},
 	}
@@ -390,7 +387,7 @@ func TestReadErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := newFakeServer(t, tt.handlers...)
 			c := mustClient(t, gatewayConfig(fs.URL))
-			_, err := c.ListPolicies(context.Background(), tt.route, "bk_cmdb", "edit_host", 1, 500, 0)
+			_, err := c.ListPolicies(context.Background(), PolicyKindABAC, "bk_cmdb", "edit_host", 1, 500, 0)
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("err = %v (%T), want an *Error", err, err)
@@ -428,7 +425,7 @@ func TestReadErrors(t *testing.T) {
 func TestRead502RetriedThenServed(t *testing.T) {
 	fs := newFakeServer(t, reply(502, "<html>Bad Gateway</html>", "Content-Type", "text/html"), reply(200, pageBody(1, 5, row(9, "alice", PermanentExpiry))))
 	c := mustClient(t, gatewayConfig(fs.URL))
-	p, err := c.ListPolicies(context.Background(), PolicyRouteOpen, "bk_cmdb", "edit_host", 1, 100, 0)
+	p, err := c.ListPolicies(context.Background(), PolicyKindABAC, "bk_cmdb", "edit_host", 1, 100, 0)
 	if err != nil || len(p.Results) != 1 || p.Results[0].ID != 9 || p.Timestamp != 5 {
 		t.Fatalf("ListPolicies = %+v, %v", p, err)
 	}
@@ -437,7 +434,7 @@ func TestRead502RetriedThenServed(t *testing.T) {
 		t.Errorf("want 2 attempts with distinct request ids, got %d", len(reqs))
 	}
 	for _, r := range reqs {
-		if r.Path != "/api/bk-iam/prod/api/v1/open/systems/bk_cmdb/policies/" || r.Header.Get("X-Bkapi-Authorization") == "" {
+		if r.Path != "/api/bk-iam/prod/api/v1/systems/bk_cmdb/policies" || r.Header.Get("X-Bkapi-Authorization") == "" {
 			t.Errorf("request %s without auth or on the wrong path", r.Path)
 		}
 	}
@@ -455,20 +452,20 @@ func TestReadRefusedLocally(t *testing.T) {
 		want   string
 	}{
 		{"esb list", func() error {
-			_, err := esb.ListPolicies(ctx, PolicyRouteLegacy, "bk_cmdb", "edit_host", 1, 100, 0)
+			_, err := esb.ListPolicies(ctx, PolicyKindABAC, "bk_cmdb", "edit_host", 1, 100, 0)
 			return err
 		}, ErrReadNeedsGateway, "apigw_url"},
-		{"esb scan", func() error { _, err := esb.ScanPolicies(ctx, PolicyRouteOpen, "bk_cmdb", "edit_host"); return err }, ErrReadNeedsGateway, "drift detection"},
-		{"bad route", func() error { _, err := gw.ListPolicies(ctx, "v3", "bk_cmdb", "edit_host", 1, 100, 0); return err }, ErrValidation, "route"},
+		{"esb scan", func() error { _, err := esb.ScanPolicies(ctx, PolicyKindABAC, "bk_cmdb", "edit_host"); return err }, ErrReadNeedsGateway, "drift detection"},
+		{"bad kind", func() error { _, err := gw.ListPolicies(ctx, "v3", "bk_cmdb", "edit_host", 1, 100, 0); return err }, ErrValidation, "kind"},
 		{"page size", func() error {
-			_, err := gw.ListPolicies(ctx, PolicyRouteLegacy, "bk_cmdb", "edit_host", 1, 501, 0)
+			_, err := gw.ListPolicies(ctx, PolicyKindABAC, "bk_cmdb", "edit_host", 1, 501, 0)
 			return err
 		}, ErrValidation, "page size"},
 		{"page 0", func() error {
-			_, err := gw.ListPolicies(ctx, PolicyRouteLegacy, "bk_cmdb", "edit_host", 0, 100, 0)
+			_, err := gw.ListPolicies(ctx, PolicyKindABAC, "bk_cmdb", "edit_host", 0, 100, 0)
 			return err
 		}, ErrValidation, "page"},
-		{"no action", func() error { _, err := gw.ListPolicies(ctx, PolicyRouteLegacy, "bk_cmdb", " ", 1, 100, 0); return err }, ErrValidation, "action"},
+		{"no action", func() error { _, err := gw.ListPolicies(ctx, PolicyKindABAC, "bk_cmdb", " ", 1, 100, 0); return err }, ErrValidation, "action"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,16 +1,24 @@
 package bkiam
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
 
-// ScanCache shares policy-list scans: one scan per (system, action) however many callers ask.
-// A Terraform refresh reads every grant resource at once; each one's subject sits in the same
+// ScanCache shares policy-list scans: one scan per (system, action, list) however many callers
+// ask. A Terraform refresh reads every grant resource at once; each one's subject sits in the same
 // per-action list, so one scan of ceil(count/500) calls answers them all, where a scan per
 // resource would cost that many calls per resource.
+//
+// A subject holds the union of its rows (a group's custom policy and each permission template's
+// are separate rows), and a group's single-type grants of an RBAC action are listed only in the
+// RBAC list: Lookup returns every unexpired row of the subject, from the default list and, for a
+// group, from the RBAC list too (a second scan, shared the same way, made only when a group is
+// looked up).
 //
 // Concurrent callers wait for the scan in flight. Invalidate drops a result (this process wrote
 // to that action), so the next caller scans again; a scan in flight during Invalidate still
@@ -18,45 +26,71 @@ import (
 // kept. Errors are not cached. Safe for concurrent use.
 type ScanCache struct {
 	client *Client
-	route  PolicyRoute
 	now    func() time.Time
 
 	mu      sync.Mutex
-	results map[scanKey]map[Subject]Policy // finished scans still fresh
-	flights map[scanKey]*scanFlight        // the scan new callers join, per key
+	results map[scanKey]map[Subject][]Policy // finished scans still fresh
+	flights map[scanKey]*scanFlight          // the scan new callers join, per key
 	// gens counts the Invalidate calls per key: a scan keeps its result only if no Invalidate
 	// happened between its start and its end.
 	gens  map[scanKey]uint64
 	scans int
 }
 
-type scanKey struct{ system, action string }
+type scanKey struct {
+	system, action string
+	kind           PolicyKind
+}
 
 // scanFlight is one scan and the callers waiting for it.
 type scanFlight struct {
 	done    chan struct{} // closed when bySubj/err are set
-	bySubj  map[Subject]Policy
+	bySubj  map[Subject][]Policy
 	err     error
 	waiters int                // callers still waiting; guarded by ScanCache.mu
 	cancel  context.CancelFunc // stops the scan once nobody waits for it
 }
 
-// NewScanCache builds a cache reading through c on route. now tells which policies have expired
-// (nil means time.Now).
-func NewScanCache(c *Client, route PolicyRoute, now func() time.Time) *ScanCache {
+// NewScanCache builds a cache reading through c. now tells which policies have expired (nil
+// means time.Now).
+func NewScanCache(c *Client, now func() time.Time) *ScanCache {
 	if now == nil {
 		now = time.Now
 	}
-	return &ScanCache{client: c, route: route, now: now,
-		results: map[scanKey]map[Subject]Policy{}, flights: map[scanKey]*scanFlight{}, gens: map[scanKey]uint64{}}
+	return &ScanCache{client: c, now: now,
+		results: map[scanKey]map[Subject][]Policy{}, flights: map[scanKey]*scanFlight{}, gens: map[scanKey]uint64{}}
 }
 
-// Lookup returns the subject's policy for the action from the shared scan, or (nil, nil) when the
-// subject has none or only an expired one (expired_at <= now counts as gone). If ctx ends while
-// the scan runs, Lookup returns at once; the scan goes on for the other callers, and stops only
-// when no caller waits for it any more.
-func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject Subject) (*Policy, error) {
-	k := scanKey{system, action}
+// subjectGroup is the subject type of IAM user groups, the only subjects with RBAC rows.
+const subjectGroup = "group"
+
+// Lookup returns the subject's unexpired rows for the action (expired_at <= now counts as gone),
+// ordered by backend id; none when it holds nothing. If ctx ends while a scan runs, Lookup returns
+// at once; the scan goes on for the other callers, and stops only when no caller waits for it any
+// more.
+func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject Subject) ([]Policy, error) {
+	kinds := []PolicyKind{PolicyKindABAC}
+	if subject.Type == subjectGroup {
+		kinds = append(kinds, PolicyKindRBAC)
+	}
+	var out []Policy
+	for _, kind := range kinds {
+		rows, err := s.lookup(ctx, scanKey{system, action, kind}, subject)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	slices.SortFunc(out, func(a, b Policy) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// lookup is Lookup in one list.
+func (s *ScanCache) lookup(ctx context.Context, k scanKey, subject Subject) ([]Policy, error) {
+	list := "policy list"
+	if k.kind == PolicyKindRBAC {
+		list = "RBAC policy list"
+	}
 	s.mu.Lock()
 	if res, ok := s.results[k]; ok {
 		s.mu.Unlock()
@@ -66,7 +100,7 @@ func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject S
 	if f == nil {
 		if err := ctx.Err(); err != nil { // no scan for a caller who has already gone
 			s.mu.Unlock()
-			return nil, fmt.Errorf("bkiam: policy list of action %s in system %s not read: %w", action, system, err)
+			return nil, fmt.Errorf("bkiam: %s of action %s in system %s not read: %w", list, k.action, k.system, err)
 		}
 		f = s.start(ctx, k)
 	}
@@ -90,7 +124,7 @@ func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject S
 				}
 			}
 			s.mu.Unlock()
-			return nil, fmt.Errorf("bkiam: stopped waiting for the policy list of action %s in system %s: %w", action, system, ctx.Err())
+			return nil, fmt.Errorf("bkiam: stopped waiting for the %s of action %s in system %s: %w", list, k.action, k.system, ctx.Err())
 		}
 	}
 	if f.err != nil {
@@ -111,16 +145,13 @@ func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 	gen := s.gens[k]
 	go func() {
 		defer cancel()
-		pols, err := s.client.ScanPolicies(sctx, s.route, k.system, k.action)
-		var bySubj map[Subject]Policy
+		pols, err := s.client.ScanPolicies(sctx, k.kind, k.system, k.action)
+		var bySubj map[Subject][]Policy
 		if err == nil {
-			bySubj = make(map[Subject]Policy, len(pols))
+			// Every row counts: a subject holds the union of its rows.
+			bySubj = make(map[Subject][]Policy, len(pols))
 			for _, p := range pols {
-				// IAM keeps one policy per (subject, action); should two rows name one
-				// subject, the newer policy (higher backend id) is the live one.
-				if old, ok := bySubj[p.Subject]; !ok || p.ID > old.ID {
-					bySubj[p.Subject] = p
-				}
+				bySubj[p.Subject] = append(bySubj[p.Subject], p)
 			}
 		}
 		s.mu.Lock()
@@ -139,24 +170,29 @@ func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 	return f
 }
 
-// pick returns a copy of the subject's unexpired policy, or nil.
-func (s *ScanCache) pick(bySubj map[Subject]Policy, subject Subject) *Policy {
-	p, ok := bySubj[subject]
-	if !ok || p.ExpiredAt <= s.now().Unix() {
-		return nil
+// pick returns a copy of the subject's unexpired rows.
+func (s *ScanCache) pick(bySubj map[Subject][]Policy, subject Subject) []Policy {
+	now := s.now().Unix()
+	var out []Policy
+	for _, p := range bySubj[subject] {
+		if p.ExpiredAt > now {
+			out = append(out, p)
+		}
 	}
-	return &p
+	return out
 }
 
-// Invalidate drops the scan result of (system, action), and detaches a scan in flight from new
-// callers, so that the next Lookup scans again and sees this process's own write.
+// Invalidate drops the scan results of (system, action), both lists, and detaches scans in flight
+// from new callers, so that the next Lookup scans again and sees this process's own write.
 func (s *ScanCache) Invalidate(system, action string) {
-	k := scanKey{system, action}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.gens[k]++
-	delete(s.results, k)
-	delete(s.flights, k)
+	for _, kind := range []PolicyKind{PolicyKindABAC, PolicyKindRBAC} {
+		k := scanKey{system, action, kind}
+		s.gens[k]++
+		delete(s.results, k)
+		delete(s.flights, k)
+	}
 }
 
 // Scans returns how many list scans were started (for tests and logs).

@@ -61,7 +61,21 @@ func waitWaiters(t *testing.T, s *ScanCache, k scanKey, n int) {
 	t.Fatalf("never saw %d waiters", n)
 }
 
-var editHost = scanKey{"bk_cmdb", "edit_host"}
+var editHost = scanKey{"bk_cmdb", "edit_host", PolicyKindABAC}
+
+// lookupOne is Lookup for a subject with at most one row: that row, or nil.
+func lookupOne(s *ScanCache, ctx context.Context, system, action string, subj Subject) (*Policy, error) {
+	rows, err := s.Lookup(ctx, system, action, subj)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(rows) > 1:
+		return nil, fmt.Errorf("%d rows for %v, want at most one", len(rows), subj)
+	case len(rows) == 1:
+		return &rows[0], nil
+	}
+	return nil, nil
+}
 
 func user(id string) Subject { return Subject{Type: "user", ID: id} }
 
@@ -73,7 +87,7 @@ type lookupResult struct {
 func lookupAsync(s *ScanCache, ctx context.Context, subj Subject) <-chan lookupResult {
 	ch := make(chan lookupResult, 1)
 	go func() {
-		p, err := s.Lookup(ctx, "bk_cmdb", "edit_host", subj)
+		p, err := lookupOne(s, ctx, "bk_cmdb", "edit_host", subj)
 		ch <- lookupResult{p, err}
 	}()
 	return ch
@@ -87,7 +101,7 @@ func TestScanCacheOneScanForConcurrentLookups(t *testing.T) {
 		list = append(list, row(int64(100+i), fmt.Sprintf("u%d", i), PermanentExpiry))
 	}
 	fs := newFakeServer(t, gatedReply(entered, gate, pageBody(n, 1, list...)))
-	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteOpen, fixedNow)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 
 	var chans []<-chan lookupResult
 	for i := range n + 1 { // u0..u19 hold a policy; u20 holds none
@@ -108,14 +122,14 @@ func TestScanCacheOneScanForConcurrentLookups(t *testing.T) {
 		}
 	}
 	// Later lookups are answered from the finished scan.
-	if p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user("u3")); err != nil || p == nil {
+	if p, err := lookupOne(s, context.Background(), "bk_cmdb", "edit_host", user("u3")); err != nil || p == nil {
 		t.Errorf("cached lookup = %v, %v", p, err)
 	}
 	if s.Scans() != 1 || len(fs.requests()) != 1 {
 		t.Errorf("%d scans, %d requests; want 1 and 1", s.Scans(), len(fs.requests()))
 	}
 	// Another action is another scan.
-	if _, err := s.Lookup(context.Background(), "bk_cmdb", "view_host", user("u1")); err == nil {
+	if _, err := lookupOne(s, context.Background(), "bk_cmdb", "view_host", user("u1")); err == nil {
 		t.Errorf("view_host: the scripted page is of edit_host, want an error")
 	}
 	if s.Scans() != 2 {
@@ -127,10 +141,10 @@ func TestScanCacheInvalidate(t *testing.T) {
 	fs := newFakeServer(t,
 		reply(200, pageBody(1, 1, row(1, "alice", PermanentExpiry))),
 		reply(200, pageBody(1, 1, row(2, "alice", PermanentExpiry))))
-	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 	ctx := context.Background()
 	ids := func() int64 {
-		p, err := s.Lookup(ctx, "bk_cmdb", "edit_host", user("alice"))
+		p, err := lookupOne(s, ctx, "bk_cmdb", "edit_host", user("alice"))
 		if err != nil || p == nil {
 			t.Fatalf("Lookup = %v, %v", p, err)
 		}
@@ -157,13 +171,13 @@ func TestScanCacheInvalidateDuringScan(t *testing.T) {
 	fs := newFakeServer(t,
 		gatedReply(entered, gate, pageBody(1, 1, row(1, "alice", PermanentExpiry))), // before the write
 		reply(200, pageBody(1, 1, row(2, "alice", PermanentExpiry))))                // after it
-	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 	ctx := context.Background()
 
 	early := lookupAsync(s, ctx, user("alice"))
 	<-entered
 	s.Invalidate("bk_cmdb", "edit_host") // a write happened while the first scan runs
-	late, err := s.Lookup(ctx, "bk_cmdb", "edit_host", user("alice"))
+	late, err := lookupOne(s, ctx, "bk_cmdb", "edit_host", user("alice"))
 	if err != nil || late == nil || late.ID != 2 {
 		t.Fatalf("lookup after Invalidate = %+v, %v; want the new scan's policy 2", late, err)
 	}
@@ -172,7 +186,7 @@ func TestScanCacheInvalidateDuringScan(t *testing.T) {
 		t.Fatalf("early lookup = %+v, %v; want the first scan's policy 1", r.p, r.err)
 	}
 	// The stale result finished last but must not have replaced the fresh one.
-	again, err := s.Lookup(ctx, "bk_cmdb", "edit_host", user("alice"))
+	again, err := lookupOne(s, ctx, "bk_cmdb", "edit_host", user("alice"))
 	if err != nil || again == nil || again.ID != 2 {
 		t.Fatalf("lookup after both = %+v, %v; want policy 2", again, err)
 	}
@@ -185,7 +199,7 @@ func TestScanCacheExpiry(t *testing.T) {
 	now := scanNow.Unix()
 	fs := newFakeServer(t, reply(200, pageBody(3, 1,
 		row(1, "past", now-1), row(2, "now", now), row(3, "later", now+1))))
-	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 	tests := []struct {
 		subject string
 		want    bool
@@ -197,7 +211,7 @@ func TestScanCacheExpiry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.subject, func(t *testing.T) {
-			p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user(tt.subject))
+			p, err := lookupOne(s, context.Background(), "bk_cmdb", "edit_host", user(tt.subject))
 			if err != nil || (p != nil) != tt.want {
 				t.Errorf("Lookup = %+v, %v; want found=%v", p, err, tt.want)
 			}
@@ -215,7 +229,7 @@ func TestScanCacheErrorNotCached(t *testing.T) {
 	fs := newFakeServer(t,
 		gatedReply(entered, gate, `{"code":1901401,"message":"unauthorized:app(my-app) is not allowed to call system (bk_cmdb) api","data":{}}`),
 		reply(200, pageBody(1, 1, row(1, "alice", PermanentExpiry))))
-	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 	a, b := lookupAsync(s, context.Background(), user("alice")), lookupAsync(s, context.Background(), user("bob"))
 	<-entered
 	waitWaiters(t, s, editHost, 2)
@@ -227,7 +241,7 @@ func TestScanCacheErrorNotCached(t *testing.T) {
 			t.Errorf("waiter got %+v, %v; want the 1901401 *Error", r.p, r.err)
 		}
 	}
-	p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user("alice"))
+	p, err := lookupOne(s, context.Background(), "bk_cmdb", "edit_host", user("alice"))
 	if err != nil || p == nil || p.ID != 1 {
 		t.Errorf("after the error: %+v, %v", p, err)
 	}
@@ -241,7 +255,7 @@ func TestScanCacheErrorNotCached(t *testing.T) {
 func TestScanCacheCancelledCaller(t *testing.T) {
 	entered, gate := make(chan struct{}, 100), make(chan struct{})
 	fs := newFakeServer(t, gatedReply(entered, gate, pageBody(2, 1, row(1, "alice", PermanentExpiry), row(2, "bob", PermanentExpiry))))
-	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	quitter := lookupAsync(s, ctx, user("alice")) // starts the scan: it must not own it
@@ -283,7 +297,7 @@ func TestScanCacheLastWaiterStopsScan(t *testing.T) {
 		},
 		reply(200, pageBody(1, 1, row(1, "alice", PermanentExpiry))))
 	defer close(gate)
-	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), PolicyRouteLegacy, fixedNow)
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := lookupAsync(s, ctx, user("alice"))
 	<-entered
@@ -297,8 +311,61 @@ func TestScanCacheLastWaiterStopsScan(t *testing.T) {
 		t.Fatal("the scan went on with nobody waiting")
 	}
 	// The abandoned scan is not joined: the next caller starts afresh.
-	p, err := s.Lookup(context.Background(), "bk_cmdb", "edit_host", user("alice"))
+	p, err := lookupOne(s, context.Background(), "bk_cmdb", "edit_host", user("alice"))
 	if err != nil || p == nil || p.ID != 1 || s.Scans() != 2 {
 		t.Errorf("next lookup = %+v, %v after %d scans", p, err, s.Scans())
+	}
+}
+
+// TestScanCacheEveryRowAndBothLists: a subject holds the union of its
+// rows (a group's custom policy and each permission template's are
+// separate rows, the package doc's "Where the real server differs"), and
+// a group's RBAC-stored grants are listed only with ?type=rbac. A group's
+// lookup reads both lists, each once however many callers; a user's only
+// the default one.
+func TestScanCacheEveryRowAndBothLists(t *testing.T) {
+	groupRow := func(id int64, group, ids string) string {
+		return fmt.Sprintf(`{"version":"1","id":%d,"subject":{"type":"group","id":%q,"name":%q},"expression":{"field":"host.id","op":"in","value":%s},"expired_at":%d}`,
+			id, group, group, ids, PermanentExpiry)
+	}
+	var queries []string
+	var mu sync.Mutex
+	fs := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.Query().Get("type"))
+		mu.Unlock()
+		if r.URL.Query().Get("type") == "rbac" {
+			reply(200, pageBody(1, 1, groupRow(500000003, "1", `["9"]`)))(w, r)
+			return
+		}
+		// Group 1: a template row (id 4) and its custom row (id 2, older); alice: one row.
+		reply(200, pageBody(3, 1, groupRow(4, "1", `["1","2"]`), row(3, "alice", PermanentExpiry), groupRow(2, "1", `["3"]`)))(w, r)
+	})
+	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
+	ctx := context.Background()
+	group := Subject{Type: "group", ID: "1"}
+	for range 2 {
+		rows, err := s.Lookup(ctx, "bk_cmdb", "edit_host", group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		if fmt.Sprint(ids) != "[2 4 500000003]" {
+			t.Errorf("group 1's rows %v, want its custom row, its template row and its RBAC row", ids)
+		}
+	}
+	if rows, err := s.Lookup(ctx, "bk_cmdb", "edit_host", user("alice")); err != nil || len(rows) != 1 || rows[0].ID != 3 {
+		t.Errorf("alice's rows %+v, %v", rows, err)
+	}
+	if fmt.Sprint(queries) != "[ rbac]" || s.Scans() != 2 {
+		t.Errorf("list types read %q in %d scans, want the default list and the RBAC list once each", queries, s.Scans())
+	}
+	// A write invalidates both lists.
+	s.Invalidate("bk_cmdb", "edit_host")
+	if _, err := s.Lookup(ctx, "bk_cmdb", "edit_host", group); err != nil || s.Scans() != 4 {
+		t.Errorf("after Invalidate: %d scans, %v; want both lists read again", s.Scans(), err)
 	}
 }

@@ -364,9 +364,17 @@ func leafHolds(n *node, w want) bool {
 // shown, which matches what the subject can actually do; the opposite choice would re-grant a narrower
 // record forever next to a broader one. A prefix that cuts a node ("/project,p" for "/project,p1/") is
 // not a boundary: the translator never writes one, and accepting it would let p1 cover p10.
+//
+// A prefix ending in ",*/" ("/biz,1/set,*/") was written for a path whose last node is an ancestor
+// type with id "*": every node of that type under the rest. IAM's backend and SDKs strip the "*/"
+// and prefix-match, so "/biz,1/set,2/" and "/biz,1/set,2/module,3/" are covered and "/biz,1/module,2/"
+// is not; so does this.
 func coversPath(v, p string) bool {
 	if v == p {
 		return true
+	}
+	if stem, ok := strings.CutSuffix(v, ",*/"); ok {
+		return strings.HasPrefix(p, stem+",") && len(p) > len(stem)+2
 	}
 	return strings.HasSuffix(v, "/") && strings.HasPrefix(p, v)
 }

@@ -111,6 +111,9 @@ func TestHoldsInstance(t *testing.T) {
 	}
 }
 
+// starSet is a path that ends at an ancestor type with id "*": every set under biz 1.
+const starSet = `{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/set,*/"}`
+
 func TestHoldsPath(t *testing.T) {
 	cases := []struct {
 		name, expr, typ, id string
@@ -140,6 +143,14 @@ func TestHoldsPath(t *testing.T) {
 		{"sandbox mix: none", sandboxMix, "host", "77", anc("biz", "3"), false},
 		{"AND in OR in OR", andInOrInOr, "host", "4", anc("biz", "1"), true},
 		{"path AND with a foreign member", `{"op":"AND","content":[{"field":"host.id","op":"eq","value":"1"},{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/"},{"field":"biz.id","op":"eq","value":"1"}]}`, "host", "1", anc("biz", "1"), false},
+		// A prefix ending in ",*/" is every node of that type under the path
+		// (internal/bkiam's package doc, "Policy expressions").
+		{"star prefix: our set under biz 1", starSet, "host", "9", anc("biz", "1", "set", "2"), true},
+		{"star prefix: a module below our set", starSet, "host", "9", anc("biz", "1", "set", "2", "module", "3"), true},
+		{"star prefix: a module straight under biz 1", starSet, "host", "9", anc("biz", "1", "module", "2"), false},
+		{"star prefix: another biz", starSet, "host", "9", anc("biz", "10", "set", "2"), false},
+		{"star prefix: the star's own parent", starSet, "host", "9", anc("biz", "1"), false},
+		{"star prefix over a creator path", `{"field":"mini_app._bk_iam_path_","op":"starts_with","value":"/project,*/"}`, "mini_app", "m1", anc("project", "project1"), true},
 		{"several prefixes in one starts_with", `{"op":"AND","content":[{"field":"host.id","op":"eq","value":"1"},{"field":"host._bk_iam_path_","op":"starts_with","value":["/biz,2/","/biz,1/"]}]}`, "host", "1", anc("biz", "1"), true},
 	}
 	for _, tc := range cases {

@@ -386,7 +386,7 @@ func (c refreshedGrant) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 func TestAccDriftShapes(t *testing.T) {
 	needsSandbox(t)
 	sb := sandboxtest.Start(t)
-	cfg := driftProvider(sb, `  policy_list_path = "open"`+"\n") + `
+	cfg := driftProvider(sb, "") + `
 resource "bkiam_instance_grant" "group" {
   system    = "bk_cmdb"
   subject   = { type = "group", id = "1" }

@@ -142,7 +142,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	}
 	p.book.Store(data.book)
 	if settings.detectDrift {
-		data.scans = bkiam.NewScanCache(client, settings.policyRoute, time.Now)
+		data.scans = bkiam.NewScanCache(client, time.Now)
 	}
 	p.data.Store(data)
 	resp.ResourceData = data

@@ -170,7 +170,12 @@ resource "bkiam_instance_grant" "test" {
 		{name: "detect_drift from the environment not a boolean", config: block(nil), env: map[string]string{"BKIAM_DETECT_DRIFT": "yes please"},
 			want: []string{"Invalid BKIAM_DETECT_DRIFT", `The environment variable BKIAM_DETECT_DRIFT sets detect_drift and must be true or false; got "yes please".`}},
 		{name: "policy_list_path not a route", config: block(map[string]string{"policy_list_path": `"v2"`}),
-			want: []string{"Invalid Attribute Value Match", `Attribute policy_list_path value must be one of: ["legacy" "open"], got: "v2"`}},
+			want: []string{"Invalid policy_list_path", `policy_list_path must be "legacy", got "v2". Remove it: "legacy" is the default and the only route left.`}},
+		{name: "policy_list_path open, retired", config: block(map[string]string{"policy_list_path": `"open"`}),
+			want: []string{"The open policy-list route is retired", `policy_list_path = "open" read GET /api/v1/open/systems/{system}/policies/, ` +
+				`which cannot be read through IAM's API gateway: the gateway forwards it without its trailing slash, and IAM's backend ` +
+				`answers that with a redirect. Remove policy_list_path: the provider reads GET /api/v1/systems/{system}/policies, ` +
+				`the route the official SDKs use ("legacy").`}},
 		{name: "both urls in the configuration", config: block(map[string]string{"esb_url": `"https://paas.example.com"`}),
 			want: []string{"Invalid Attribute Combination", `Attribute "esb_url" cannot be specified when "apigw_url" is specified`}},
 

@@ -31,9 +31,8 @@ type providerSettings struct {
 	revokeBatchSize    int
 	caCertFile         string
 	insecureSkipVerify bool
-	// detectDrift reads grants back on refresh through policyRoute.
+	// detectDrift reads grants back on refresh.
 	detectDrift bool
-	policyRoute bkiam.PolicyRoute
 }
 
 func (s providerSettings) baseURL() string {
@@ -92,7 +91,6 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		caCertFile:         caCertFile,
 		insecureSkipVerify: insecure,
 		detectDrift:        drift.on,
-		policyRoute:        drift.route,
 	}, diags
 }
 
@@ -246,27 +244,43 @@ func checkLimits(diags *diag.Diagnostics, l limitConfig) (timeout, window time.D
 }
 
 // driftConfig is detect_drift, after its environment fallback, and the
-// route it reads grants back through (policy_list_path).
+// retired policy_list_path ("" when unset).
 type driftConfig struct {
 	on    bool
-	route bkiam.PolicyRoute
+	route string
 }
 
-// drift reads detect_drift with its environment fallback, and policy_list_path or its default.
+// drift reads detect_drift with its environment fallback, and policy_list_path.
 func (r resolver) drift(m providerModel) driftConfig {
 	return driftConfig{
 		on:    r.detectDrift(m.DetectDrift),
-		route: bkiam.PolicyRoute(r.plainString("policy_list_path", m.PolicyListPath, string(bkiam.PolicyRouteLegacy))),
+		route: r.plainString("policy_list_path", m.PolicyListPath, ""),
 	}
 }
 
-// checkDrift requires apigw_url for detect_drift: the ESB has no policy-list API.
+// policyRouteLegacy is the one value policy_list_path has left.
+const policyRouteLegacy = "legacy"
+
+// checkDrift requires apigw_url for detect_drift (the ESB has no
+// policy-list API), and refuses the retired open policy-list route.
 func checkDrift(diags *diag.Diagnostics, e endpointConfig, d driftConfig) {
 	if d.on && e.esb.value != "" && e.apigw.value == "" {
 		diags.AddAttributeError(path.Root("detect_drift"), "detect_drift needs apigw_url",
 			fmt.Sprintf("detect_drift reads grants back through IAM's policy-list API, which IAM serves only through "+
 				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
 				"or turn detect_drift off.", e.esb.source, settingAPIGatewayURL.envList()))
+	}
+	switch d.route {
+	case "", policyRouteLegacy:
+	case "open":
+		diags.AddAttributeError(path.Root("policy_list_path"), "The open policy-list route is retired",
+			`policy_list_path = "open" read GET /api/v1/open/systems/{system}/policies/, which cannot be read through `+
+				`IAM's API gateway: the gateway forwards it without its trailing slash, and IAM's backend answers that `+
+				`with a redirect. Remove policy_list_path: the provider reads GET /api/v1/systems/{system}/policies, `+
+				`the route the official SDKs use ("legacy").`)
+	default:
+		diags.AddAttributeError(path.Root("policy_list_path"), "Invalid policy_list_path",
+			fmt.Sprintf(`policy_list_path must be "legacy", got %q. Remove it: "legacy" is the default and the only route left.`, d.route))
 	}
 }
 

@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
-
 	"context"
 	"fmt"
 	"strings"
@@ -237,10 +235,11 @@ func providerSchema() schema.Schema {
 			},
 			"policy_list_path": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "The policy-list route `detect_drift` reads: `legacy` (the default) is " +
-					"`GET /api/v1/systems/{system}/policies`, the route the official SDKs use; `open` is " +
-					"`GET /api/v1/open/systems/{system}/policies/`, the newer one, for gateways that publish only it.",
-				Validators: []validator.String{stringvalidator.OneOf(string(bkiam.PolicyRouteLegacy), string(bkiam.PolicyRouteOpen))},
+				MarkdownDescription: "Retired: `detect_drift` reads `GET /api/v1/systems/{system}/policies`, the route the " +
+					"official SDKs use. Its one accepted value is `legacy`, that route. The former `open` " +
+					"(`GET /api/v1/open/systems/{system}/policies/`) cannot be read through IAM's API gateway, which " +
+					"forwards it without its trailing slash to a backend that answers with a redirect; it is refused.",
+				DeprecationMessage: `policy_list_path is retired: its one accepted value, "legacy", is what the provider reads. Remove it.`,
 			},
 			"insecure_skip_verify": schema.BoolAttribute{
 				Optional: true,
