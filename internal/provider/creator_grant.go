@@ -317,6 +317,13 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		return grantplan.PlanCreator(runner.target, runner.held, want, data.limits())
 	}, runner.run, diags)
 	data.invalidateScans(runner.target.System, slices.Concat(runner.actions(), result.granted))
+	if len(runner.unlimited) > 0 {
+		diags.addWarning("Unlimited creator policies",
+			fmt.Sprintf("IAM reports %s holding %s on every instance (unlimited policies). A system's creator configuration "+
+				"grants its actions related to no resource type this way. Destroying this resource revokes the creator's "+
+				"paths and cannot undo these: revoke them in IAM if they are not wanted.",
+				runner.creator, strings.Join(slices.Sorted(maps.Keys(runner.unlimited)), ", ")))
+	}
 	if !ok && next != nil {
 		handOverCreator(runner.held, next, req.shared.handed())
 	}

@@ -28,6 +28,10 @@ type creatorGrantRunner struct {
 	// every path that is revoked.
 	granted  map[string]bool
 	policies map[string]int64
+	// unlimited are the actions IAM's answers report as held on every
+	// instance (statistics.instance_count 0 on a real policy): what a
+	// creator configuration's actions related to no resource type become.
+	unlimited map[string]bool
 	// shared orders the calls with those of other resources of the
 	// command (shared.go); nil lets them through.
 	shared *sharedApply
@@ -106,6 +110,12 @@ func (r *creatorGrantRunner) record(results []bkiam.PolicyResult) error {
 	reported := map[string]int64{}
 	for _, res := range results {
 		reported[res.Action.ID] = res.PolicyID
+		if res.PolicyID > 0 && res.Statistics.InstanceCount == 0 {
+			if r.unlimited == nil {
+				r.unlimited = map[string]bool{}
+			}
+			r.unlimited[res.Action.ID] = true
+		}
 	}
 	if r.expected == nil {
 		for a, id := range reported {

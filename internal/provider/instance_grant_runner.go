@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,6 +51,12 @@ func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) e
 		})
 		results, err := r.send(ctx, call)
 		if err != nil {
+			var iamErr *bkiam.Error
+			if r.subject.Type == subjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
+				// IAM fails a grant to a group it does not know with an
+				// unhandled error, 1902500 (HTTP 500), never a clear one.
+				err = fmt.Errorf("%w (IAM answers a grant to a user group that does not exist this way: check that group %s still exists)", err, r.subject.ID)
+			}
 			if bkiam.OutcomeUnknown(err) {
 				r.held.ApplyUncertain(call)
 			}
