@@ -88,8 +88,9 @@ func (e *Error) Is(target error) bool {
 	case ErrResourceMismatch:
 		return e.Code == 1902417
 	case ErrForbidden:
-		// 1901401: the IAM backend's "app is not a client of the system" (read routes).
-		return e.Code == 1902403 || e.Code == 1306403 || e.Code == 1640301 || e.Code == 1901401 || e.HTTPStatus == http.StatusForbidden
+		// 1901401: the IAM backend's "app is not a client of the system" (read routes); 1901403:
+		// a policy of another system asked for by id.
+		return e.Code == 1902403 || e.Code == 1306403 || e.Code == 1640301 || e.Code == 1901401 || e.Code == 1901403 || e.HTTPStatus == http.StatusForbidden
 	case ErrUnauthorized:
 		return e.isUnauthorized()
 	case ErrRateLimited:

@@ -36,9 +36,9 @@
 //   - API gateway: POST /api/v1/open/authorization/{batch_instance,batch_resource_creator_action,batch_path}/
 //     with credentials only in X-Bkapi-Authorization.
 //
-// Read routes (gateway only): GET /api/v1/systems/{system}/policies?action_id=…,
-// GET /api/v1/open/systems/{system}/policies/?action_id=… and
-// GET /api/v1/systems/{system}/policies/{backend_id} (details under "Emulated behaviour").
+// Read routes (gateway only): GET /api/v1/systems/{system}/policies?action_id=…[&type=rbac],
+// GET /api/v1/systems/{system}/policies/{backend_id}, and GET /api/v1/open/systems/{system}/policies/
+// which answers 301 as it does through a real gateway (details under "Emulated behaviour").
 //
 // Inspection and control, without credentials, JSON in and out:
 //   - GET /_sandbox/policies[?system=S&subject_type=T&subject_id=ID&action=A] answers
@@ -48,14 +48,21 @@
 //     wrapped by "/"; paths are sorted. any is true for a policy granted with empty instances. A
 //     policy of an action related to several types (a combined resource) has
 //     "groups":[{"biz":["/bk_cmdb,biz,1/"],"host":["/bk_cmdb,host,7/"]}] instead of paths: one object
-//     per resource group, each type's paths sorted.
+//     per resource group, each type's paths sorted. A row a group holds through a permission
+//     template has "template_id":N; a policy the real server stores as RBAC relations has "rbac":true.
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N},"max_instances_per_call":N}
 //     (Stats): the requests received since start or the last reset, errors included.
 //     In Go, Server.WaitIdle waits until no authorization call is being served: a call whose
 //     client gave up is still carried out, and tests let it land before comparing.
-//   - POST /_sandbox/reset clears policies, stats and faults, and keeps the model.
+//   - POST /_sandbox/reset clears policies, stats and faults, and keeps the model (whose template
+//     policies are seeded again).
+//   - POST /_sandbox/template_policies with {"system":"bk_cmdb","template_id":7,"group":"1",
+//     "action":"edit_host","paths":["/bk_cmdb,host,9/"],"expired_at":0} gives a group a row held
+//     through a permission template (Server.AddTemplatePolicy; no paths = any; expired_at 0 =
+//     permanent), replacing the row of the same group, action and template. 400 with
+//     {"error":…} naming the bad field.
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next
@@ -71,7 +78,8 @@
 //   - Users admin, alice, bob, carol, dave; groups 1, 2, 3; the ESB token "token-alice" stands for
 //     alice.
 //   - bk_cmdb: resource types biz and host. view_host, edit_host, delete_host relate to [host];
-//     view_biz, edit_biz to [biz]; edit_biz_host to [biz, host]; create_biz to nothing. Creator
+//     view_biz, edit_biz to [biz]; edit_biz_host to [biz, host]; create_biz to nothing;
+//     manage_host to [host] with auth_type rbac (a group's grant of it is stored as RBAC). Creator
 //     config: biz → view_biz, edit_biz.
 //   - bk_job: resource type job. view, edit, delete, list relate to [job]. Creator config: job →
 //     edit, list, delete, view.
@@ -115,8 +123,16 @@
 //     pass. Unknown keys are ignored; "asynchronous" is accepted and ignored.
 //
 // Semantics:
-//   - One policy per (subject, system, action). A grant merges into it and keeps its policy_id; a
-//     grant of what is covered changes nothing (idempotent).
+//   - batch_instance and batch_path write one custom policy per (subject, system, action). A grant
+//     merges into it and keeps its policy_id; a grant of what is covered changes nothing
+//     (idempotent). A group can also hold rows through permission templates (the model's
+//     template_policies, POST /_sandbox/template_policies): separate rows for the same action,
+//     listed by the read routes beside the custom one, never touched by a grant or revoke and
+//     never in a grant's answer. The subject holds the union of its rows.
+//   - A group's instance policy of one type, for an action whose auth_type is rbac or all, is
+//     stored as RBAC relations: the read list shows it only with type=rbac, under its backend id
+//     plus 500000000, and GET by id does not find it. A user's policy, an any-policy and a
+//     combined-resource policy stay ABAC.
 //   - A revoke skips actions without a policy and paths not in the policy silently (the policy is
 //     still listed); a revoke that empties a policy deletes it and answers its old id; the next grant
 //     creates a new id. Paths are removed by string equality, so a path granted with ancestors is not
@@ -150,16 +166,21 @@
 //     superset of the real per-subject lock that keeps every answer consistent). A call that fails —
 //     by validation, limit, fault or a failed state save — changes nothing.
 //   - Read routes (gateway only, backend envelope {code,message,data}, errors with HTTP 200):
-//     GET /api/v1/systems/{s}/policies?action_id=&page=&page_size=&timestamp=,
-//     GET /api/v1/open/systems/{s}/policies/?… (301 without the trailing slash), and
+//     GET /api/v1/systems/{s}/policies?action_id=&page=&page_size=&timestamp=&type= and
 //     GET /api/v1/systems/{s}/policies/{backend_id}. Backend ids come from their own sequence and
 //     never equal the SaaS policy_id of the same policy; an emptied-and-regranted policy gets a new one.
-//     Paging (page ≥ 1, page_size 10–500, default 100), timestamp (default today 00:00 of the clock's
-//     zone) drops policies that expired before it, "results" is null when empty. Expressions are built
-//     from the stored paths as the package doc of internal/bkiam describes them ("Policy
-//     expressions"), including the collapse of user grants of actions
-//     whose model sets ignore_iam_path (on grant only; a revoke that changes the policy writes full
-//     paths again). Errors: 1901401 (not a client), 1901404 (unknown action or policy), 1901400.
+//     Paging (page ≥ 1, page_size 10–500, default 100); type abac (default) or rbac; the list keeps
+//     rows with expired_at > timestamp (absent or 0: today 00:00 of the clock's zone; more than one
+//     day before that: 1901400); "results" is null when empty. Expressions are built from the stored
+//     paths as the package doc of internal/bkiam describes them ("Policy expressions"), including
+//     the collapse of user grants of actions whose model sets ignore_iam_path (on grant only; a
+//     revoke that changes the policy writes full paths again) and the ",*/" prefix of a path that
+//     ends at an ancestor "*" (only a "*" of the action's own type is dropped). Errors, in the
+//     backend's order: 1901404 unknown system, 1901401 not a client, 1901400 bad parameters,
+//     1901404 unknown action or policy, 1901403 a policy of another system asked for by id.
+//   - GET /api/v1/open/systems/{s}/policies[/] answers 301 to the slashed backend path, with or
+//     without the client's slash: the gateway forwards the route without it and the backend
+//     serves only the slashed form, so through a gateway the route never lists.
 //
 // # Not emulated, and why
 //   - asynchronous=true is treated as synchronous, like the real server.
@@ -192,8 +213,6 @@
 //
 // Found by comparing this package with the package doc of internal/bkiam ("Where the real server
 // differs from a first reading"); not yet followed:
-//   - One policy per (subject, action): the read routes never list several rows for one subject
-//     (permission templates), and RBAC-stored group grants (listed only with ?type=rbac) do not exist.
 //   - A combined-resource revoke removes the requested paths from every group it overlaps in every
 //     type; the real server removes only groups fully contained in the revoked one.
 //   - An unknown action answers 1902416 here, 1902412 "x action not exists" on the real server; an
@@ -209,10 +228,11 @@
 //		  "systems": [{
 //		    "id": "bk_sops",
 //		    "resource_types": [{"id": "project", "instances": {"project1": "Project One"}}, {"id": "mini_app"}],
-//		    "actions": [{"id": "mini_app_view", "related_types": ["mini_app"], "ignore_iam_path": true}],
+//		    "actions": [{"id": "mini_app_view", "related_types": ["mini_app"], "ignore_iam_path": true, "auth_type": "abac"}],
 //		    "creator_actions": [{"id": "project", "actions": [{"id": "project_view", "required": false}],
 //		                         "sub_resource_types": [{"id": "mini_app", "actions": [{"id": "mini_app_view", "required": false}]}]}],
-//		    "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]}
+//		    "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]},
+//		    "template_policies": [{"template_id": 7, "group": "1", "action": "project_view", "paths": ["/bk_sops,project,project1/"]}]
 //		  }],
 //		  "users": ["admin", "alice"],
 //		  "groups": ["1", "2"],
@@ -227,6 +247,11 @@
 //	    without instances, several for a combined resource.
 //	  - systems[].creator_actions: the resource-creator-actions tree; each node's actions must relate to
 //	    exactly that node's type; "required" is read and ignored, like the server.
+//	  - systems[].actions[].auth_type: "abac" (default), "rbac" or "all"; see "Semantics" for how
+//	    rbac and all change what the read list shows.
+//	  - systems[].template_policies: rows groups hold through permission templates, seeded on start
+//	    and after a reset: a positive template_id, a model group, an action that is not a combined
+//	    resource, paths as inspection strings (none = any), expired_at (0 = permanent).
 //	  - systems[].allow_list: IAM's API allow-list for batch_instance/batch_path actions and creator
 //	    types; "*" allows all.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the

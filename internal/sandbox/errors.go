@@ -42,6 +42,7 @@ const (
 const (
 	codeBackendUnauthorized = 1901401
 	codeBackendNotFound     = 1901404
+	codeBackendForbidden    = 1901403
 	codeBackendBadRequest   = 1901400
 )
 

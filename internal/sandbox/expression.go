@@ -56,7 +56,7 @@ func anyLeaf(typ string) expr {
 
 // typeExpr translates one type's paths. Plain instances merge into one eq/in; instances under the
 // same ancestors into AND(id, _bk_iam_path_ starts_with ancestors); a path ending at an ancestor (or
-// at "*") into a bare starts_with. collapse (a user grant of an ignore_iam_path action) drops the
+// at a "*" of the type, which is dropped) into a bare starts_with. collapse (a user grant of an ignore_iam_path action) drops the
 // ancestors of instance paths.
 func typeExpr(typ string, paths map[string][]Node, collapse bool) expr {
 	if len(paths) == 0 {
@@ -69,7 +69,9 @@ func typeExpr(typ string, paths map[string][]Node, collapse bool) expr {
 		nodes := paths[k]
 		last := nodes[len(nodes)-1]
 		if last.Type != typ || last.ID == "*" {
-			if last.ID == "*" {
+			// Only a "*" leaf of the action's own type is dropped; an ancestor "*" stays and gives a
+			// ",*/" prefix ("every set under biz 1"), which readers match by stripping the "*/".
+			if last.ID == "*" && last.Type == typ {
 				nodes = nodes[:len(nodes)-1]
 			}
 			startsWith = append(startsWith, backendPath(nodes))

@@ -29,6 +29,27 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		reply(http.StatusOK, map[string]bool{"ok": true})
+	case "POST /_sandbox/template_policies":
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			fail(http.StatusBadRequest, "read body: "+err.Error())
+			return
+		}
+		var body struct {
+			System string `json:"system"`
+			TemplatePolicy
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			fail(http.StatusBadRequest, "template policy: "+err.Error())
+			return
+		}
+		if err := s.AddTemplatePolicy(body.System, body.TemplatePolicy); err != nil {
+			fail(http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(http.StatusOK, map[string]bool{"ok": true})
 	case "POST /_sandbox/faults":
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 		if err != nil {

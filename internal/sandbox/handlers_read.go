@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,22 +38,20 @@ func (s *Server) serveRead(c *call) bool {
 	case reListV1.MatchString(p):
 		system, list = reListV1.FindStringSubmatch(p)[1], true
 	case reListOpen.MatchString(p):
-		m := reListOpen.FindStringSubmatch(p)
-		system, list = m[1], true
-		if m[2] == "" {
-			// Registered with a trailing slash on the backend: without it, a redirect (never follow it
-			// silently). Credentials are checked first: the gateway authenticates before proxying.
-			if _, ok := s.gatewayAuth(c); !ok {
-				return true
-			}
-			target := p + "/"
-			if c.r.URL.RawQuery != "" {
-				target += "?" + c.r.URL.RawQuery
-			}
-			c.w.Header().Set("Location", target)
-			c.w.WriteHeader(http.StatusMovedPermanently)
+		// The gateway registers this route without the trailing slash and forwards it without one,
+		// whatever the client sent; the backend serves only the slashed path and answers 301 with a
+		// backend-relative Location. So through a gateway the route never answers a list. The
+		// gateway authenticates before proxying.
+		if _, ok := s.gatewayAuth(c); !ok {
 			return true
 		}
+		target := strings.TrimSuffix(p, "/") + "/"
+		if c.r.URL.RawQuery != "" {
+			target += "?" + c.r.URL.RawQuery
+		}
+		c.w.Header().Set("Location", target)
+		c.w.WriteHeader(http.StatusMovedPermanently)
+		return true
 	case reGetV1.MatchString(p):
 		m := reGetV1.FindStringSubmatch(p)
 		system, backendID = m[1], m[2]
@@ -94,13 +93,14 @@ func (s *Server) serveRead(c *call) bool {
 	return true
 }
 
+// backendSystem checks the system, then the client: the backend's order.
 func (s *Server) backendSystem(app *App, system string) (*System, int, string) {
-	if !app.clientOf(system) {
-		return nil, codeBackendUnauthorized, fmt.Sprintf("unauthorized:app(%s) is not allowed to call system (%s) api", app.Code, system)
-	}
 	sys := s.model.systems[system]
 	if sys == nil {
 		return nil, codeBackendNotFound, fmt.Sprintf("not found:system(%s) not exists", system)
+	}
+	if !app.clientOf(system) {
+		return nil, codeBackendUnauthorized, fmt.Sprintf("unauthorized:app(%s) is not allowed to call system (%s) api", app.Code, system)
 	}
 	return sys, 0, ""
 }
@@ -142,11 +142,21 @@ func (s *Server) policyList(app *App, system string, r *http.Request) (any, int,
 	if action == nil {
 		return nil, codeBackendNotFound, fmt.Sprintf("not found:action(%s) of system(%s) not exists", actionID, system)
 	}
+	q := r.URL.Query()
+	kind := q.Get("type")
+	switch kind {
+	case "":
+		kind = "abac"
+	case "abac", "rbac":
+	default:
+		return nil, codeBackendBadRequest, fmt.Sprintf("bad request:type %q is not abac or rbac", kind)
+	}
 	now := s.now()
 	y, m, d := now.Date()
+	today := time.Date(y, m, d, 0, 0, 0, 0, now.Location()).Unix()
 	page, okP := queryInt(r, "page", 1)
 	size, okS := queryInt(r, "page_size", 100)
-	ts, okT := queryInt(r, "timestamp", time.Date(y, m, d, 0, 0, 0, 0, now.Location()).Unix())
+	ts, okT := queryInt(r, "timestamp", 0)
 	switch {
 	case !okP || page < 1:
 		return nil, codeBackendBadRequest, "bad request:page must be an integer >= 1"
@@ -154,11 +164,16 @@ func (s *Server) policyList(app *App, system string, r *http.Request) (any, int,
 		return nil, codeBackendBadRequest, "bad request:page_size must be an integer between 10 and 500"
 	case !okT || ts < 0:
 		return nil, codeBackendBadRequest, "bad request:timestamp must be a non-negative integer"
+	case ts == 0:
+		ts = today // absent or 0: today 00:00
+	case ts < today-24*3600:
+		return nil, codeBackendBadRequest, "bad request:timestamp is more than one day before today"
 	}
 	s.store.mu.Lock()
 	var matched []*policy
 	for _, p := range s.store.policies {
-		if p.Key.System == system && p.Key.Action == actionID && p.ExpiredAt >= ts {
+		// Rows expiring exactly at the timestamp are gone (expired_at > timestamp).
+		if p.Key.System == system && p.Key.Action == actionID && p.ExpiredAt > ts && p.rbac(action) == (kind == "rbac") {
 			matched = append(matched, p)
 		}
 	}
@@ -167,7 +182,11 @@ func (s *Server) policyList(app *App, system string, r *http.Request) (any, int,
 	start := (page - 1) * size
 	for i := start; i < int64(len(matched)) && i < start+size; i++ {
 		p := matched[i]
-		results = append(results, policyRow{Version: "1", ID: p.BackendID, ExpiredAt: p.ExpiredAt, Expr: p.expression(action),
+		id := p.BackendID
+		if kind == "rbac" {
+			id += rbacIDOffset
+		}
+		results = append(results, policyRow{Version: "1", ID: id, ExpiredAt: p.ExpiredAt, Expr: p.expression(action),
 			Subject: backendSubject{Type: p.Key.SubjectType, ID: p.Key.SubjectID, Name: p.Key.SubjectID}})
 	}
 	s.store.mu.Unlock()
@@ -177,6 +196,9 @@ func (s *Server) policyList(app *App, system string, r *http.Request) (any, int,
 		"results":  results,
 	}, 0, ""
 }
+
+// rbacIDOffset is added by the backend to the ids of RBAC rows, keeping them apart from ABAC ids.
+const rbacIDOffset = 500000000
 
 func (s *Server) policyGet(app *App, system, rawID string) (any, int, string) {
 	sys, code, msg := s.backendSystem(app, system)
@@ -190,15 +212,19 @@ func (s *Server) policyGet(app *App, system, rawID string) (any, int, string) {
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
 	for _, p := range s.store.policies {
-		if p.BackendID == id && p.Key.System == system {
-			return map[string]any{
-				"version": "1", "id": p.BackendID, "system": system,
-				"subject":    backendSubject{Type: p.Key.SubjectType, ID: p.Key.SubjectID, Name: p.Key.SubjectID},
-				"action":     actionRef{ID: p.Key.Action},
-				"expression": p.expression(sys.actions[p.Key.Action]),
-				"expired_at": p.ExpiredAt,
-			}, 0, ""
+		if p.BackendID != id || p.rbac(s.model.systems[p.Key.System].actions[p.Key.Action]) {
+			continue // an RBAC-stored policy has no ABAC row to get
 		}
+		if p.Key.System != system {
+			return nil, codeBackendForbidden, fmt.Sprintf("no permission:system(%s) can't access system(%s)'s policy", system, p.Key.System)
+		}
+		return map[string]any{
+			"version": "1", "id": p.BackendID, "system": system,
+			"subject":    backendSubject{Type: p.Key.SubjectType, ID: p.Key.SubjectID, Name: p.Key.SubjectID},
+			"action":     actionRef{ID: p.Key.Action},
+			"expression": p.expression(sys.actions[p.Key.Action]),
+			"expired_at": p.ExpiredAt,
+		}, 0, ""
 	}
 	return nil, codeBackendNotFound, fmt.Sprintf("not found:policy(%d) of system(%s) not exists", id, system)
 }

@@ -18,14 +18,18 @@ type Subject struct {
 // for an action related to at most one type; Groups for a combined resource, one object per group
 // mapping each type to its sorted paths.
 type PolicyView struct {
-	PolicyID  int64                 `json:"policy_id"`
-	System    string                `json:"system"`
-	Subject   Subject               `json:"subject"`
-	Action    string                `json:"action"`
-	ExpiredAt int64                 `json:"expired_at"`
-	Any       bool                  `json:"any"`
-	Paths     []string              `json:"paths,omitzero"`
-	Groups    []map[string][]string `json:"groups,omitzero"`
+	PolicyID  int64   `json:"policy_id"`
+	System    string  `json:"system"`
+	Subject   Subject `json:"subject"`
+	Action    string  `json:"action"`
+	ExpiredAt int64   `json:"expired_at"`
+	Any       bool    `json:"any"`
+	// TemplateID is set on a row a group holds through a permission template; RBAC on a policy the
+	// real server stores as RBAC relations (listed only with ?type=rbac).
+	TemplateID int64                 `json:"template_id,omitempty"`
+	RBAC       bool                  `json:"rbac,omitempty"`
+	Paths      []string              `json:"paths,omitzero"`
+	Groups     []map[string][]string `json:"groups,omitzero"`
 }
 
 // PolicyList is the body of GET /_sandbox/policies.
@@ -40,13 +44,17 @@ func (f PolicyFilter) match(k policyKey) bool {
 		(f.Action == "" || f.Action == k.Action)
 }
 
-func (st *store) view(f PolicyFilter) PolicyList {
+func (st *store) view(f PolicyFilter, m *Model) PolicyList {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	out := PolicyList{Policies: []PolicyView{}}
 	for _, p := range st.sortedPoliciesLocked() {
 		if f.match(p.Key) {
-			out.Policies = append(out.Policies, p.view())
+			v := p.view()
+			if sys := m.systems[p.Key.System]; sys != nil {
+				v.RBAC = p.rbac(sys.actions[p.Key.Action])
+			}
+			out.Policies = append(out.Policies, v)
 		}
 	}
 	return out
@@ -54,12 +62,13 @@ func (st *store) view(f PolicyFilter) PolicyList {
 
 func (p *policy) view() PolicyView {
 	v := PolicyView{
-		PolicyID:  p.ID,
-		System:    p.Key.System,
-		Subject:   Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID},
-		Action:    p.Key.Action,
-		ExpiredAt: p.ExpiredAt,
-		Any:       p.Any,
+		PolicyID:   p.ID,
+		System:     p.Key.System,
+		Subject:    Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID},
+		Action:     p.Key.Action,
+		ExpiredAt:  p.ExpiredAt,
+		Any:        p.Any,
+		TemplateID: p.Key.TemplateID,
 	}
 	if !p.Combined {
 		v.Paths = sortedKeys(p.Paths)

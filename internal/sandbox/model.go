@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 //go:embed default_model.json
@@ -36,6 +37,10 @@ type System struct {
 	Actions        []Action        `json:"actions"`
 	CreatorActions []CreatorConfig `json:"creator_actions,omitempty"`
 	AllowList      AllowList       `json:"allow_list"`
+	// TemplatePolicies are policies that groups hold through permission templates: rows beside the
+	// custom policy that batch_instance writes, listed by the read routes and never touched by a
+	// grant or revoke. They are seeded on start and after a reset.
+	TemplatePolicies []TemplatePolicy `json:"template_policies,omitempty"`
 
 	types   map[string]*ResourceType
 	actions map[string]*Action
@@ -54,6 +59,26 @@ type Action struct {
 	ID            string   `json:"id"`
 	RelatedTypes  []string `json:"related_types"`
 	IgnoreIAMPath bool     `json:"ignore_iam_path,omitempty"`
+	// AuthType is the model's auth_type: "abac" (the default when empty), "rbac" or "all". A group's
+	// single-type instance policy of an rbac or all action is stored as RBAC relations and listed
+	// only with ?type=rbac.
+	AuthType string `json:"auth_type,omitempty"`
+}
+
+// TemplatePolicy is one group's policy held through a permission template (see
+// System.TemplatePolicies). Paths are inspection strings ("/bk_cmdb,host,1/"); none means any
+// instance. ExpiredAt 0 means permanent.
+type TemplatePolicy struct {
+	TemplateID int64    `json:"template_id"`
+	Group      string   `json:"group"`
+	Action     string   `json:"action"`
+	Paths      []string `json:"paths,omitempty"`
+	ExpiredAt  int64    `json:"expired_at,omitempty"`
+}
+
+// rbac reports whether the action's group policies of one type are stored as RBAC relations.
+func (a *Action) rbac() bool {
+	return (a.AuthType == "rbac" || a.AuthType == "all") && len(a.RelatedTypes) == 1
 }
 
 // CreatorConfig is one node of the resource-creator-actions tree.
@@ -217,7 +242,79 @@ func (m *Model) validate() error {
 			return fmt.Errorf("tokens[%q]: unknown user %q", tok, user)
 		}
 	}
+	for i := range m.Systems {
+		s := &m.Systems[i]
+		for j, tp := range s.TemplatePolicies {
+			if _, err := m.templatePolicy(s.ID, tp); err != nil {
+				return fmt.Errorf("systems[%d].template_policies[%d]: %w", i, j, err)
+			}
+		}
+	}
 	return nil
+}
+
+// templatePolicy checks a template policy of system and builds it (without ids).
+func (m *Model) templatePolicy(system string, tp TemplatePolicy) (*policy, error) {
+	sys := m.systems[system]
+	if sys == nil {
+		return nil, fmt.Errorf("system: unknown system %q", system)
+	}
+	if tp.TemplateID <= 0 {
+		return nil, fmt.Errorf("template_id: must be a positive template id, got %d", tp.TemplateID)
+	}
+	if !m.groups[tp.Group] {
+		return nil, fmt.Errorf("group: unknown group %q", tp.Group)
+	}
+	a := sys.actions[tp.Action]
+	if a == nil {
+		return nil, fmt.Errorf("action: unknown action %q", tp.Action)
+	}
+	if len(a.RelatedTypes) > 1 {
+		return nil, fmt.Errorf("action: template policies of combined-resource actions (%q) are not emulated", tp.Action)
+	}
+	if len(a.RelatedTypes) == 0 && len(tp.Paths) > 0 {
+		return nil, fmt.Errorf("paths: action %q relates to no resource type and takes no paths", tp.Action)
+	}
+	if tp.ExpiredAt < 0 || tp.ExpiredAt > permanentExpiredAt {
+		return nil, fmt.Errorf("expired_at: %d is outside 0..%d", tp.ExpiredAt, permanentExpiredAt)
+	}
+	p := &policy{
+		Key:       policyKey{System: system, SubjectType: "group", SubjectID: tp.Group, Action: tp.Action, TemplateID: tp.TemplateID},
+		ExpiredAt: tp.ExpiredAt,
+		Any:       len(tp.Paths) == 0,
+		Paths:     map[string][]Node{},
+	}
+	if p.ExpiredAt == 0 {
+		p.ExpiredAt = permanentExpiredAt
+	}
+	for k, raw := range tp.Paths {
+		nodes, err := m.parsePath(raw)
+		if err != nil {
+			return nil, fmt.Errorf("paths[%d]: %w", k, err)
+		}
+		p.Paths[pathKey(nodes)] = nodes
+	}
+	return p, nil
+}
+
+// parsePath reads an inspection path string "/system,type,id/…/" whose types the model knows.
+func (m *Model) parsePath(raw string) ([]Node, error) {
+	inner := strings.TrimSuffix(strings.TrimPrefix(raw, "/"), "/")
+	if len(raw) < 2 || raw[0] != '/' || raw[len(raw)-1] != '/' || inner == "" {
+		return nil, fmt.Errorf("%q is not a path of the form /system,type,id/…/", raw)
+	}
+	var nodes []Node
+	for _, part := range strings.Split(inner, "/") {
+		f := strings.Split(part, ",")
+		if len(f) != 3 || f[0] == "" || f[1] == "" || f[2] == "" {
+			return nil, fmt.Errorf("%q: node %q is not system,type,id", raw, part)
+		}
+		if sys := m.systems[f[0]]; sys == nil || sys.types[f[1]] == nil {
+			return nil, fmt.Errorf("%q: unknown resource type %s,%s", raw, f[0], f[1])
+		}
+		nodes = append(nodes, Node{System: f[0], Type: f[1], ID: f[2]})
+	}
+	return nodes, nil
 }
 
 func (s *System) validate(at string) error {
@@ -242,6 +339,11 @@ func (s *System) validate(at string) error {
 			return fmt.Errorf("%s.actions[%d].id: duplicate action %q", at, j, a.ID)
 		}
 		s.actions[a.ID] = a
+		switch a.AuthType {
+		case "", "abac", "rbac", "all":
+		default:
+			return fmt.Errorf("%s.actions[%d].auth_type: %q is not one of abac, rbac, all", at, j, a.AuthType)
+		}
 		seen := map[string]bool{}
 		for k, rt := range a.RelatedTypes {
 			if s.types[rt] == nil {

@@ -67,7 +67,7 @@ func TestDefaultModelIsTheContractsModel(t *testing.T) {
 		t.Errorf("limits %+v", m.Limits)
 	}
 	want := map[string]string{
-		"bk_cmdb": "view_host[host] edit_host[host] delete_host[host] view_biz[biz] edit_biz[biz] edit_biz_host[biz host] create_biz[]",
+		"bk_cmdb": "view_host[host] edit_host[host] delete_host[host] view_biz[biz] edit_biz[biz] edit_biz_host[biz host] create_biz[] manage_host[host]rbac",
 		"bk_job":  "view[job] edit[job] delete[job] list[job]",
 		"bk_sops": "project_view[project] project_edit[project] mini_app_view[mini_app]! mini_app_edit[mini_app]",
 	}
@@ -78,6 +78,7 @@ func TestDefaultModelIsTheContractsModel(t *testing.T) {
 			if a.IgnoreIAMPath {
 				p += "!"
 			}
+			p += a.AuthType
 			parts = append(parts, p)
 		}
 		if got := strings.Join(parts, " "); got != want[s.ID] {

@@ -25,6 +25,7 @@ type statePolicy struct {
 	System    string                `json:"system"`
 	Subject   Subject               `json:"subject"`
 	Action    string                `json:"action"`
+	Template  int64                 `json:"template_id,omitempty"`
 	ExpiredAt int64                 `json:"expired_at"`
 	Any       bool                  `json:"any"`
 	Combined  bool                  `json:"combined,omitempty"`
@@ -39,7 +40,7 @@ func (st *store) snapshotLocked() stateFile {
 	sf := stateFile{Version: stateVersion, NextPolicyID: st.nextID, NextBackendID: st.nextBackendID, Policies: []statePolicy{}}
 	for _, p := range st.sortedPoliciesLocked() {
 		sp := statePolicy{PolicyID: p.ID, BackendID: p.BackendID, System: p.Key.System,
-			Subject: Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID}, Action: p.Key.Action,
+			Subject: Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID}, Action: p.Key.Action, Template: p.Key.TemplateID,
 			ExpiredAt: p.ExpiredAt, Any: p.Any, Combined: p.Combined, Collapsed: p.Collapsed}
 		for _, k := range sortedKeys(p.Paths) {
 			sp.Paths = append(sp.Paths, p.Paths[k])
@@ -67,12 +68,15 @@ func (st *store) restoreLocked(sf stateFile) error {
 	policies := map[policyKey]*policy{}
 	maxID, maxB := int64(0), int64(0)
 	for i, sp := range sf.Policies {
-		k := policyKey{System: sp.System, SubjectType: sp.Subject.Type, SubjectID: sp.Subject.ID, Action: sp.Action}
+		k := policyKey{System: sp.System, SubjectType: sp.Subject.Type, SubjectID: sp.Subject.ID, Action: sp.Action, TemplateID: sp.Template}
 		if sp.PolicyID <= 0 || sp.BackendID <= 0 || k.System == "" || k.SubjectType == "" || k.SubjectID == "" || k.Action == "" {
 			return fmt.Errorf("policies[%d]: incomplete policy", i)
 		}
+		if sp.Template < 0 || sp.Template > 0 && k.SubjectType != "group" {
+			return fmt.Errorf("policies[%d]: template_id %d on a %s policy", i, sp.Template, k.SubjectType)
+		}
 		if policies[k] != nil {
-			return fmt.Errorf("policies[%d]: duplicate policy for %s %s/%s %s", i, k.System, k.SubjectType, k.SubjectID, k.Action)
+			return fmt.Errorf("policies[%d]: duplicate policy for %s %s/%s %s (template %d)", i, k.System, k.SubjectType, k.SubjectID, k.Action, k.TemplateID)
 		}
 		p := &policy{ID: sp.PolicyID, BackendID: sp.BackendID, Key: k, ExpiredAt: sp.ExpiredAt, Any: sp.Any,
 			Combined: sp.Combined, Collapsed: sp.Collapsed, Paths: map[string][]Node{}}

@@ -72,6 +72,13 @@ func New(opts ...Option) (*Server, error) {
 		path := s.statePath
 		s.store.persist = func() error { return s.store.saveLocked(path) }
 	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	if s.store.seedTemplatesLocked(s.model) && s.store.persist != nil {
+		if err := s.store.persist(); err != nil {
+			return nil, fmt.Errorf("sandbox: save the model's template policies: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -79,7 +86,7 @@ func New(opts ...Option) (*Server, error) {
 func (s *Server) Model() *Model { return s.model }
 
 // Policies returns the stored policies matching f: the structure of GET /_sandbox/policies.
-func (s *Server) Policies(f PolicyFilter) PolicyList { return s.store.view(f) }
+func (s *Server) Policies(f PolicyFilter) PolicyList { return s.store.view(f, s.model) }
 
 // Stats returns the request counters: the structure of GET /_sandbox/stats.
 func (s *Server) Stats() Stats { return s.stats.get() }
@@ -111,13 +118,33 @@ func (s *Server) SetFaults(f Faults) error {
 	return nil
 }
 
-// Reset clears policies (and the state file's content), stats and faults; the model is kept.
+// AddTemplatePolicy gives a group a policy row held through a permission template (see
+// System.TemplatePolicies): a test's way to put a template row beside a custom policy. A row for the
+// same group, action and template is replaced.
+func (s *Server) AddTemplatePolicy(system string, tp TemplatePolicy) error {
+	p, err := s.model.templatePolicy(system, tp)
+	if err != nil {
+		return fmt.Errorf("template policy: %w", err)
+	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	t := s.store.begin()
+	t.put(p.Key, p)
+	if e := t.commit(); e != nil {
+		return fmt.Errorf("template policy: %s", e.message)
+	}
+	return nil
+}
+
+// Reset clears policies (and the state file's content), stats and faults; the model, with its
+// template policies, is kept.
 func (s *Server) Reset() error {
 	s.faults.set(Faults{})
 	s.stats.reset()
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
 	s.store.resetLocked()
+	s.store.seedTemplatesLocked(s.model)
 	if s.statePath != "" {
 		if err := s.store.saveLocked(s.statePath); err != nil {
 			return fmt.Errorf("reset: %w", err)

@@ -7,12 +7,15 @@ import (
 	"sync"
 )
 
-// policyKey identifies a policy: the server keeps one per (subject, system, action).
+// policyKey identifies a policy row. batch_instance writes the subject's custom policy (TemplateID
+// 0), one per (subject, system, action); a group also holds one row per permission template that
+// grants the action (TemplateID > 0), which the SaaS calls never touch.
 type policyKey struct {
 	System      string
 	SubjectType string
 	SubjectID   string
 	Action      string
+	TemplateID  int64
 }
 
 // policy is one stored custom policy. A single-type action (or one without types) keeps Paths; an
@@ -68,6 +71,12 @@ func (p *policy) typeCount(typ string) int {
 		n += len(g[typ])
 	}
 	return n
+}
+
+// rbac reports whether the real server keeps this policy as RBAC relations rather than an ABAC
+// expression: a group's instance policy of one type for an action whose auth_type is rbac or all.
+func (p *policy) rbac(a *Action) bool {
+	return a != nil && a.rbac() && p.Key.SubjectType == "group" && !p.Any
 }
 
 func (p *policy) empty() bool {
@@ -383,7 +392,7 @@ func groupHasEmptyType(g group) bool {
 func (st *store) subjectPoliciesLocked(system string, subj subject) []resultEntry {
 	var ps []*policy
 	for k, p := range st.policies {
-		if k.System == system && k.SubjectType == subj.Type && k.SubjectID == subj.ID {
+		if k.System == system && k.SubjectType == subj.Type && k.SubjectID == subj.ID && k.TemplateID == 0 {
 			ps = append(ps, p)
 		}
 	}
@@ -394,6 +403,31 @@ func (st *store) subjectPoliciesLocked(system string, subj subject) []resultEntr
 			Statistics: &statistics{InstanceCount: p.instanceCount()}})
 	}
 	return data
+}
+
+// seedTemplatesLocked adds the model's template policies that the store lacks (on start, after a
+// state file is loaded, and after a reset). It reports whether it added any.
+func (st *store) seedTemplatesLocked(m *Model) bool {
+	added := false
+	for _, sys := range m.Systems {
+		for _, tp := range sys.TemplatePolicies {
+			p, err := m.templatePolicy(sys.ID, tp)
+			if err != nil || st.policies[p.Key] != nil {
+				continue // checked on model load; a stored row (from the state file) wins
+			}
+			st.addLocked(p)
+			added = true
+		}
+	}
+	return added
+}
+
+// addLocked stores a new policy row with fresh ids.
+func (st *store) addLocked(p *policy) {
+	p.ID, p.BackendID = st.nextID, st.nextBackendID
+	st.nextID++
+	st.nextBackendID++
+	st.policies[p.Key] = p
 }
 
 // sortedPoliciesLocked returns all policies ordered by policy_id.
