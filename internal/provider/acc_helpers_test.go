@@ -167,7 +167,8 @@ func eachTransport(t *testing.T, f func(t *testing.T, sb *sandboxtest.Sandbox, p
 
 // heldPaths is what the sandbox stores for a subject: action → sorted
 // paths (for a combined resource, each group rendered as its paths joined
-// with " & "); "any" for a policy over every instance.
+// with " & "); "any" for a policy over every instance. The rows of one
+// action (a custom policy and template rows) are merged.
 func heldPaths(sb *sandboxtest.Sandbox, system, subjectType, subjectID string) map[string][]string {
 	out := map[string][]string{}
 	for _, p := range sb.Policies(sandbox.PolicyFilter{System: system, SubjectType: subjectType, SubjectID: subjectID}).Policies {
@@ -187,7 +188,11 @@ func heldPaths(sb *sandboxtest.Sandbox, system, subjectType, subjectID string) m
 		default:
 			paths = append(paths, p.Paths...)
 		}
-		out[p.Action] = paths
+		out[p.Action] = append(out[p.Action], paths...)
+	}
+	for a, paths := range out {
+		sort.Strings(paths)
+		out[a] = slices.Compact(paths)
 	}
 	return out
 }
