@@ -128,7 +128,7 @@ func (c *Client) ListPolicies(ctx context.Context, kind PolicyKind, system, acti
 		return len(p.Results), nil
 	})
 	if e != nil {
-		c.explainReadError(e, path, system)
+		c.explainReadError(e, path, system, "reading grants back")
 		return nil, e
 	}
 	return out, nil
@@ -218,17 +218,18 @@ func (c *Client) get(ctx context.Context, op, path string, q url.Values, decode 
 	return nil
 }
 
-// explainReadError adds to e what the user can do about the failures peculiar to reads. The
-// advice goes into Message, so that it is part of the *Error itself.
-func (c *Client) explainReadError(e *Error, path, system string) {
+// explainReadError adds to e what the user can do about the failures peculiar to reads; what
+// names the read ("reading grants back"). The advice goes into Message, so that it is part of the
+// *Error itself.
+func (c *Client) explainReadError(e *Error, path, system, what string) {
 	var advice string
 	switch {
 	case e.kind == kindRedirect:
 		advice = fmt.Sprintf("GET %s was redirected; check apigw_url (the IAM gateway base with its stage, "+
 			"e.g. https://bkapi.example.com/api/bk-iam/prod)", path)
 	case e.kind == kindCode && e.Code == 1901401:
-		advice = fmt.Sprintf("%s; the app %s is not a client of system %s: reading grants back needs the app "+
-			"registered as a client of the system in IAM (the system's \"clients\")", e.Message, c.cfg.AppCode, system)
+		advice = fmt.Sprintf("%s; the app %s is not a client of system %s: %s needs the app "+
+			"registered as a client of the system in IAM (the system's \"clients\")", e.Message, c.cfg.AppCode, system, what)
 	case e.kind == kindCode && e.Code == 1901404:
 		advice = e.Message + "; the action or the system is unknown to IAM: check the ids"
 	default:
