@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // The model of a system: what it registered in IAM (its actions with their related resource types,
@@ -199,4 +200,68 @@ func decodeSystemModel(d []byte, system string) (*SystemModel, error) {
 		m.CreatorConfig = rca.Config
 	}
 	return m, nil
+}
+
+// ModelCache reads each system's model at most once: the first caller reads it, concurrent callers
+// wait for that read, later ones get its result. A failed read is kept too (it already spent its
+// retries, and every resource of the system would fail the same way), except when the reader's
+// context ended, which says nothing about IAM: the next caller reads again. Safe for concurrent use.
+type ModelCache struct {
+	client *Client
+	mu     sync.Mutex
+	reads  map[string]*modelRead
+	count  int
+}
+
+type modelRead struct {
+	done  chan struct{}
+	model *SystemModel
+	err   error
+}
+
+// NewModelCache returns an empty cache reading through c.
+func NewModelCache(c *Client) *ModelCache {
+	return &ModelCache{client: c, reads: map[string]*modelRead{}}
+}
+
+// Get returns the system's model, reading it on first use.
+func (mc *ModelCache) Get(ctx context.Context, system string) (*SystemModel, error) {
+	for {
+		mc.mu.Lock()
+		r := mc.reads[system]
+		if r == nil {
+			r = &modelRead{done: make(chan struct{})}
+			mc.reads[system] = r
+			mc.count++
+			mc.mu.Unlock()
+			r.model, r.err = mc.client.SystemModel(ctx, system)
+			if r.err != nil && ctx.Err() != nil {
+				mc.mu.Lock()
+				delete(mc.reads, system) // cancelled, not failed: let the next caller read
+				mc.mu.Unlock()
+			}
+			close(r.done)
+			return r.model, r.err
+		}
+		mc.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		mc.mu.Lock()
+		dropped := mc.reads[system] != r
+		mc.mu.Unlock()
+		if dropped {
+			continue // the reader's context ended, not this caller's: read again
+		}
+		return r.model, r.err
+	}
+}
+
+// Reads returns how many model reads were started (for tests and logs).
+func (mc *ModelCache) Reads() int {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	return mc.count
 }

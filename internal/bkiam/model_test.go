@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // modelBody is a model query answer shaped like the real backend's (fields the client does not
@@ -92,5 +94,62 @@ func TestSystemModelErrors(t *testing.T) {
 	}
 	if _, err := mustClient(t, esbConfig("http://127.0.0.1:1")).SystemModel(context.Background(), "bk_cmdb"); !errors.Is(err, ErrModelNeedsGateway) {
 		t.Errorf("ESB: %v", err)
+	}
+}
+
+// TestModelCacheReadsOnce: concurrent callers share one read; a failed read is kept; a read whose
+// caller gave up is not.
+func TestModelCacheReadsOnce(t *testing.T) {
+	gate := make(chan struct{})
+	fs := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		<-gate
+		reply(200, modelBody)(w, r)
+	})
+	mc := NewModelCache(mustClient(t, gatewayConfig(fs.URL)))
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := mc.Get(context.Background(), "bk_cmdb")
+			if err == nil && m.Action("view_host") == nil {
+				err = errors.New("a model without view_host")
+			}
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(fs.requests()); n != 1 || mc.Reads() != 1 {
+		t.Fatalf("%d requests, %d reads; want 1", n, mc.Reads())
+	}
+
+	failing := newFakeServer(t, reply(200, `{"code":1901404,"message":"not found:system(bk_x) not exists","data":{}}`))
+	mc = NewModelCache(mustClient(t, gatewayConfig(failing.URL)))
+	for range 3 {
+		if _, err := mc.Get(context.Background(), "bk_x"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if n := len(failing.requests()); n != 1 {
+		t.Fatalf("a failed read was repeated: %d requests", n)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	mc = NewModelCache(mustClient(t, gatewayConfig(fs.URL)))
+	if _, err := mc.Get(ctx, "bk_cmdb"); err == nil {
+		t.Fatal("a cancelled read succeeded")
+	}
+	if _, err := mc.Get(context.Background(), "bk_cmdb"); err != nil {
+		t.Fatalf("the read after a cancelled one: %v", err)
 	}
 }
