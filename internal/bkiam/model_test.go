@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
 // modelBody is a model query answer shaped like the real backend's (fields the client does not
@@ -151,5 +153,35 @@ func TestModelCacheReadsOnce(t *testing.T) {
 	}
 	if _, err := mc.Get(context.Background(), "bk_cmdb"); err != nil {
 		t.Fatalf("the read after a cancelled one: %v", err)
+	}
+}
+
+// TestSystemModelSandbox: the client reads the sandbox's model query as it reads the backend's.
+func TestSystemModelSandbox(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	c := sandboxClient(t, sb.URL)
+	m, err := c.SystemModel(context.Background(), "bk_sops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := m.Action("mini_app_view"); a == nil || len(a.RelatedResourceTypes) != 1 || a.RelatedResourceTypes[0].ID != "mini_app" ||
+		!a.RelatedResourceTypes[0].InstanceSelections[0].IgnoreIAMPath {
+		t.Errorf("mini_app_view = %+v", a)
+	}
+	if n := m.CreatorNode("mini_app"); n == nil || len(n.Actions) != 2 {
+		t.Errorf("creator node mini_app = %+v", n)
+	}
+	if rt := m.ResourceType("mini_app"); rt == nil || len(rt.Parents) != 1 || rt.Parents[0] != (TypeRef{System: "bk_sops", ID: "project"}) {
+		t.Errorf("mini_app = %+v", rt)
+	}
+	cm, err := c.SystemModel(context.Background(), "bk_cmdb")
+	if err != nil || cm.Action("manage_host") == nil || !cm.Action("manage_host").RBAC() || len(cm.CreatorConfig) != 1 {
+		t.Fatalf("bk_cmdb: %+v %v", cm, err)
+	}
+	if _, err := c.SystemModel(context.Background(), "bk_nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown system: %v", err)
+	}
+	if n := sandboxStats(t, sb.URL)["model_query"]; n != 3 {
+		t.Errorf("model_query = %d, want 3", n)
 	}
 }

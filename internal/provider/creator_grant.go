@@ -217,6 +217,10 @@ func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags 
 	checkTimeouts(config.Timeouts, diags)
 }
 
+func (creatorGrant) checkModel(ctx context.Context, data *providerData, proposed creatorGrantModel, diags *diagnostics) {
+	checkCreatorGrantModel(ctx, data, proposed, diags)
+}
+
 func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], diags *diagnostics) planResponse[creatorGrantModel] {
 	planned := req.proposed
 	planned.GrantedActions, planned.Policies = unknownValue[[]stringValue](), unknownValue[map[string]value[int64]]()

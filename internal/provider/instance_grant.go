@@ -320,6 +320,10 @@ func checkExpiryAhead(v stringValue, now time.Time, diags *diagnostics) {
 	}
 }
 
+func (instanceGrant) checkModel(ctx context.Context, data *providerData, proposed instanceGrantModel, diags *diagnostics) {
+	checkInstanceGrantModel(ctx, data, proposed, diags)
+}
+
 func (r instanceGrant) plan(_ context.Context, req planRequest[instanceGrantModel], diags *diagnostics) planResponse[instanceGrantModel] {
 	planned := req.proposed
 	if req.prior == nil {

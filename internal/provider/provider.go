@@ -61,6 +61,10 @@ type providerData struct {
 	scans *bkiam.ScanCache
 	// book is the process's ledger of shared grants (shared.go).
 	book *book
+	// models reads each system's model once per provider configuration
+	// (bkiam_system, and the plan-time checks when checkModel is on).
+	models     *bkiam.ModelCache
+	checkModel bool
 }
 
 // invalidateScans forgets the policy-list scans of actions this process
@@ -131,6 +135,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"max_retries":       clientConfig.MaxRetries,
 		"batch_window":      settings.batchWindow.String(),
 		"detect_drift":      settings.detectDrift,
+		"check_model":       settings.checkModel,
 	})
 
 	data := &providerData{
@@ -139,6 +144,8 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		grantBatchSize:  settings.grantBatchSize,
 		revokeBatchSize: settings.revokeBatchSize,
 		book:            newBook(),
+		models:          bkiam.NewModelCache(client),
+		checkModel:      settings.checkModel,
 	}
 	p.book.Store(data.book)
 	if settings.detectDrift {

@@ -169,6 +169,10 @@ resource "bkiam_instance_grant" "test" {
 				"or BK_IAM_APIGATEWAY_URL) instead of esb_url, or turn detect_drift off."}},
 		{name: "detect_drift from the environment not a boolean", config: block(nil), env: map[string]string{"BKIAM_DETECT_DRIFT": "yes please"},
 			want: []string{"Invalid BKIAM_DETECT_DRIFT", `The environment variable BKIAM_DETECT_DRIFT sets detect_drift and must be true or false; got "yes please".`}},
+		{name: "check_model with esb_url", config: block(esb(map[string]string{"check_model": "true"})),
+			want: []string{"check_model needs apigw_url", "check_model reads each system's model through IAM's model API, which IAM serves only " +
+				"through the API gateway; the ESB (esb_url, set by the provider block) has no such API. Set apigw_url (or BKIAM_APIGW_URL " +
+				"or BK_IAM_APIGATEWAY_URL) instead of esb_url, or remove check_model."}},
 		{name: "policy_list_path not a route", config: block(map[string]string{"policy_list_path": `"v2"`}),
 			want: []string{"Invalid policy_list_path", `policy_list_path must be "legacy", got "v2". Remove it: "legacy" is the default and the only route left.`}},
 		{name: "policy_list_path open, retired", config: block(map[string]string{"policy_list_path": `"open"`}),
@@ -429,6 +433,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, providerConfigErrorCases(t.TempDir())...)
 	cases = append(cases, instanceGrantValidationCases()...)
 	cases = append(cases, creatorGrantValidationCases()...)
+	cases = append(cases, modelCheckCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.want {

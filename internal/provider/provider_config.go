@@ -33,6 +33,8 @@ type providerSettings struct {
 	insecureSkipVerify bool
 	// detectDrift reads grants back on refresh.
 	detectDrift bool
+	// checkModel checks planned grants against their system's model.
+	checkModel bool
 }
 
 func (s providerSettings) baseURL() string {
@@ -58,6 +60,9 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	lim := r.limits(m)
 	insecure := r.bool("insecure_skip_verify", m.InsecureSkipVerify)
 	drift := r.drift(m)
+	if m.CheckModel.IsUnknown() {
+		r.unknown("check_model", "")
+	}
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
@@ -66,6 +71,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	checkEndpoint(&diags, ep)
 	checkCredentials(&diags, ep, cred)
 	checkDrift(&diags, ep, drift)
+	checkModel := checkModelSetting(&diags, ep, m.CheckModel)
 	timeout, window := checkLimits(&diags, lim)
 	if diags.HasError() {
 		return providerSettings{}, diags
@@ -91,6 +97,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		caCertFile:         caCertFile,
 		insecureSkipVerify: insecure,
 		detectDrift:        drift.on,
+		checkModel:         checkModel,
 	}, diags
 }
 
@@ -282,6 +289,24 @@ func checkDrift(diags *diag.Diagnostics, e endpointConfig, d driftConfig) {
 		diags.AddAttributeError(path.Root("policy_list_path"), "Invalid policy_list_path",
 			fmt.Sprintf(`policy_list_path must be "legacy", got %q. Remove it: "legacy" is the default and the only route left.`, d.route))
 	}
+}
+
+// checkModelSetting is check_model: true by default with apigw_url,
+// false with esb_url, where setting it true is an error (ESB serves no
+// model).
+func checkModelSetting(diags *diag.Diagnostics, e endpointConfig, v types.Bool) bool {
+	gateway := e.apigw.value != ""
+	if v.IsNull() {
+		return gateway
+	}
+	if v.ValueBool() && !gateway {
+		diags.AddAttributeError(path.Root("check_model"), "check_model needs apigw_url",
+			fmt.Sprintf("check_model reads each system's model through IAM's model API, which IAM serves only through "+
+				"the API gateway; the ESB (esb_url, set by %s) has no such API. Set apigw_url (or %s) instead of esb_url, "+
+				"or remove check_model.", e.esb.source, settingAPIGatewayURL.envList()))
+		return false
+	}
+	return v.ValueBool()
 }
 
 // blankWhy and blankOr complete a blank setting's message: what the

@@ -31,6 +31,7 @@ type providerModel struct {
 	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
 	DetectDrift        types.Bool   `tfsdk:"detect_drift"`
 	PolicyListPath     types.String `tfsdk:"policy_list_path"`
+	CheckModel         types.Bool   `tfsdk:"check_model"`
 }
 
 // Defaults of the optional settings. The batch sizes are the real server's
@@ -240,6 +241,18 @@ func providerSchema() schema.Schema {
 					"(`GET /api/v1/open/systems/{system}/policies/`) cannot be read through IAM's API gateway, which " +
 					"forwards it without its trailing slash to a backend that answers with a redirect; it is refused.",
 				DeprecationMessage: `policy_list_path is retired: its one accepted value, "legacy", is what the provider reads. Remove it.`,
+			},
+			"check_model": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Check each planned grant against the model its system registered in IAM (its " +
+					"actions, their resource types in order, its creator configuration), so that a typo in an action, " +
+					"resources in the wrong order or a creator type without a creator configuration fail the plan, " +
+					"naming the attribute, instead of failing the apply after other calls went out. Defaults to `true` " +
+					"with `apigw_url` and cannot be `true` with `esb_url` (ESB serves no model). The cost is one model " +
+					"read per system per Terraform command, shared by every resource of the system, and only when a " +
+					"resource of the system is created or changed; a plan that changes nothing reads no model. The app " +
+					"must be a client of each system. Set it to `false` to plan without the checks, for instance when " +
+					"the model cannot be read.",
 			},
 			"insecure_skip_verify": schema.BoolAttribute{
 				Optional: true,

@@ -60,6 +60,10 @@ type resourceDef[M any] interface {
 	// plan plans a create (prior nil) or an update; serve answers a
 	// destroy and a change that changes nothing itself.
 	plan(ctx context.Context, req planRequest[M], diags *diagnostics) planResponse[M]
+	// checkModel checks a planned create or update against the model of
+	// its system (check_model; model_checks.go). data is nil before the
+	// provider is configured.
+	checkModel(ctx context.Context, data *providerData, proposed M, diags *diagnostics)
 	// apply carries out a create (prior nil), an update or a destroy
 	// (planned nil). It returns the new state, nil when the resource is
 	// gone, and the private state to keep.
@@ -140,7 +144,7 @@ type servedResource interface {
 	// frameworkResource is the framework's view: the type name and schema.
 	frameworkResource() resource.Resource
 	validateConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) *tfprotov6.ValidateResourceConfigResponse
-	planChange(ctx context.Context, b *book, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse
+	planChange(ctx context.Context, data *providerData, b *book, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse
 	applyChange(ctx context.Context, data *providerData, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse
 	readResource(ctx context.Context, data *providerData, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse
 	importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse
@@ -172,7 +176,7 @@ func (s served[M]) validateConfig(ctx context.Context, req *tfprotov6.ValidateRe
 	return &tfprotov6.ValidateResourceConfigResponse{Diagnostics: diags}
 }
 
-func (s served[M]) planChange(ctx context.Context, b *book, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
+func (s served[M]) planChange(ctx context.Context, data *providerData, b *book, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
 	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}
 	var diags diagnostics
 	unchanged := sameValue(req.PriorState, req.ProposedNewState)
@@ -206,6 +210,9 @@ func (s served[M]) planChange(ctx context.Context, b *book, req *tfprotov6.PlanR
 	default:
 		proposed, okProposed := s.decodeValue(proposedValue, "proposed new state", &diags)
 		if okProposed {
+			// Only a create or a change is checked against the model: an
+			// unchanged resource reads no model.
+			s.def.checkModel(ctx, data, *proposed, &diags)
 			out = s.def.plan(ctx, planRequest[M]{prior: prior, proposed: *proposed, private: private}, &diags)
 			planned = &out.planned
 			resp.RequiresReplace = out.requiresReplace

@@ -52,7 +52,7 @@ func (s *protocolServer) ValidateResourceConfig(ctx context.Context, req *tfprot
 
 func (s *protocolServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
-		return r.planChange(ctx, s.provider.book.Load(), req), nil
+		return r.planChange(ctx, s.provider.data.Load(), s.provider.book.Load(), req), nil
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
 }

@@ -153,7 +153,7 @@ func TestControlRoutes(t *testing.T) {
 	_ = json.Unmarshal([]byte(r.raw), &st)
 	wantStats := sandbox.Stats{Total: 5, Errors: 1, MaxInstancesPerCall: 3, Requests: map[string]int{
 		"batch_instance:grant": 1, "batch_instance:revoke": 1, "batch_path:grant": 1, "batch_path:revoke": 0,
-		"batch_resource_creator_action": 1, "policy_list": 0, "policy_get": 0}}
+		"batch_resource_creator_action": 1, "policy_list": 0, "policy_get": 0, "model_query": 0}}
 	if !reflect.DeepEqual(st, wantStats) {
 		t.Fatalf("stats %+v", st)
 	}

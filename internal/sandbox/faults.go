@@ -12,6 +12,10 @@ type Faults struct {
 	RateLimit *RateFault `json:"rate_limit,omitempty"`
 	Drop      *DropFault `json:"drop,omitempty"`
 	Slow      *SlowFault `json:"slow,omitempty"`
+	// ModelFail fails the next Count model queries (After is ignored). The other faults never
+	// touch the model query, so that the counts of a fault test are the same with or without the
+	// provider's model checks.
+	ModelFail *FailFault `json:"model_fail,omitempty"`
 }
 
 // FailFault: after After further authorization requests have succeeded, the next Count fail with
@@ -69,6 +73,14 @@ func (f Faults) validate() error {
 			return fmt.Errorf(`fail.body: %q is not a body kind (only "html", or absent for the JSON envelope)`, f.Fail.Body)
 		}
 	}
+	if f.ModelFail != nil {
+		if f.ModelFail.Count < 0 || f.ModelFail.Status < 100 || f.ModelFail.Status > 599 || f.ModelFail.Code == 0 {
+			return fmt.Errorf("model_fail: count must not be negative, status must be an HTTP status, code non-zero")
+		}
+		if f.ModelFail.Body != "" && f.ModelFail.Body != "html" {
+			return fmt.Errorf(`model_fail.body: %q is not a body kind (only "html", or absent for the JSON envelope)`, f.ModelFail.Body)
+		}
+	}
 	if f.Drop != nil && (f.Drop.After < 0 || f.Drop.Count < 0) {
 		return fmt.Errorf("drop: after and count must not be negative")
 	}
@@ -90,13 +102,17 @@ type faultState struct {
 	rateLeft  int
 	dropLeft  int
 	slowLeft  int
+	modelLeft int
 }
 
 func (fs *faultState) set(f Faults) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.cfg, fs.successes = f, 0
-	fs.failLeft, fs.rateLeft, fs.dropLeft, fs.slowLeft = 0, 0, 0, 0
+	fs.failLeft, fs.rateLeft, fs.dropLeft, fs.slowLeft, fs.modelLeft = 0, 0, 0, 0, 0
+	if f.ModelFail != nil {
+		fs.modelLeft = f.ModelFail.Count
+	}
 	if f.Fail != nil {
 		fs.failLeft = f.Fail.Count
 	}
@@ -123,6 +139,17 @@ type injected struct {
 	fail *FailFault
 	drop *DropFault
 	slow *SlowFault
+}
+
+// takeModel consumes one model_fail fault, if one is left.
+func (fs *faultState) takeModel() *FailFault {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.cfg.ModelFail != nil && fs.modelLeft > 0 {
+		fs.modelLeft--
+		return fs.cfg.ModelFail
+	}
+	return nil
 }
 
 // take decides whether this request fails by injection (rate limit first: the gateway limits before
@@ -166,7 +193,7 @@ type Stats struct {
 
 // Stat keys of Stats.Requests.
 var statKeys = []string{"batch_instance:grant", "batch_instance:revoke", "batch_path:grant", "batch_path:revoke",
-	"batch_resource_creator_action", "policy_list", "policy_get"}
+	"batch_resource_creator_action", "policy_list", "policy_get", "model_query"}
 
 type statsState struct {
 	mu sync.Mutex

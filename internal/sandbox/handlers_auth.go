@@ -353,7 +353,7 @@ func (s *Server) lookupSubject(subj subject) *saasError {
 	switch {
 	case subj.Type == "user" && !s.model.users[subj.ID]:
 		return newSaaSError(codeValidation, fmt.Sprintf("user[%s] not exists", subj.ID))
-	case subj.Type == "group" && !s.model.groups[subj.ID]:
+	case subj.Type == "group" && !s.groupExists(subj.ID):
 		return newSaaSError(codeValidation, fmt.Sprintf("group[%s] not exists", subj.ID))
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // serveControl serves the inspection and control routes (no credentials, plain JSON).
@@ -16,6 +17,14 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 	}
 	fail := func(status int, msg string) { reply(status, map[string]string{"error": msg}) }
 	route := r.Method + " " + r.URL.Path
+	if id, ok := strings.CutPrefix(route, "DELETE /_sandbox/groups/"); ok {
+		if err := s.DeleteGroup(id); err != nil {
+			fail(http.StatusNotFound, err.Error())
+			return
+		}
+		reply(http.StatusOK, map[string]bool{"ok": true})
+		return
+	}
 	switch route {
 	case "GET /_sandbox/policies":
 		q := r.URL.Query()

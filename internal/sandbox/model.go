@@ -50,6 +50,9 @@ type System struct {
 // (used to resolve ancestor names on creator grants; an ancestor not listed is unknown).
 type ResourceType struct {
 	ID        string            `json:"id"`
+	Name      string            `json:"name,omitempty"`
+	NameEn    string            `json:"name_en,omitempty"`
+	Parents   []string          `json:"parents,omitempty"`
 	Instances map[string]string `json:"instances,omitempty"`
 }
 
@@ -57,6 +60,9 @@ type ResourceType struct {
 // resource; none = an action without instances).
 type Action struct {
 	ID            string   `json:"id"`
+	Name          string   `json:"name,omitempty"`
+	NameEn        string   `json:"name_en,omitempty"`
+	Hidden        bool     `json:"hidden,omitempty"`
 	RelatedTypes  []string `json:"related_types"`
 	IgnoreIAMPath bool     `json:"ignore_iam_path,omitempty"`
 	// AuthType is the model's auth_type: "abac" (the default when empty), "rbac" or "all". A group's
@@ -328,6 +334,13 @@ func (s *System) validate(at string) error {
 			return fmt.Errorf("%s.resource_types[%d].id: duplicate resource type %q", at, j, t.ID)
 		}
 		s.types[t.ID] = t
+	}
+	for j, t := range s.ResourceTypes {
+		for k, p := range t.Parents {
+			if s.types[p] == nil || p == t.ID {
+				return fmt.Errorf("%s.resource_types[%d].parents[%d]: unknown resource type %q", at, j, k, p)
+			}
+		}
 	}
 	s.actions = map[string]*Action{}
 	for j := range s.Actions {

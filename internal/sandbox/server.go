@@ -31,6 +31,9 @@ type Server struct {
 	// busy counts the authorization calls being served, a slow one
 	// whose client gave up included (see WaitIdle).
 	busy atomic.Int64
+
+	// deletedGroups holds the model groups removed by DeleteGroup (id -> struct{}), until a reset.
+	deletedGroups sync.Map
 }
 
 // Option configures a Server.
@@ -136,11 +139,42 @@ func (s *Server) AddTemplatePolicy(system string, tp TemplatePolicy) error {
 	return nil
 }
 
+// DeleteGroup deletes a user group as IAM's group management does: its policies, custom and
+// template rows, go with it, and from then on it is a group IAM does not know (a grant fails, a
+// revoke answers OK with nothing). A reset brings the model's groups back.
+func (s *Server) DeleteGroup(id string) error {
+	if !s.model.groups[id] {
+		return fmt.Errorf("delete group: %q is not a group of the model", id)
+	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	t := s.store.begin()
+	for k := range s.store.policies {
+		if k.SubjectType == "group" && k.SubjectID == id {
+			t.put(k, nil)
+		}
+	}
+	if e := t.commit(); e != nil {
+		return fmt.Errorf("delete group: %s", e.message)
+	}
+	s.deletedGroups.Store(id, struct{}{})
+	return nil
+}
+
+// groupExists reports whether IAM knows the group: a model group not deleted since the last reset.
+func (s *Server) groupExists(id string) bool {
+	if _, gone := s.deletedGroups.Load(id); gone {
+		return false
+	}
+	return s.model.groups[id]
+}
+
 // Reset clears policies (and the state file's content), stats and faults; the model, with its
 // template policies, is kept.
 func (s *Server) Reset() error {
 	s.faults.set(Faults{})
 	s.stats.reset()
+	s.deletedGroups.Clear()
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
 	s.store.resetLocked()
@@ -208,7 +242,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveAuthz(c, ep)
 			return
 		}
-		if s.serveRead(c) {
+		if s.serveRead(c) || s.serveModel(c) {
 			return
 		}
 		c.writeGatewayError(http.StatusNotFound, codeGWNotFound, "API not found [method="+r.Method+" path="+p+"]")

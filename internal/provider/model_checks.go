@@ -1,0 +1,238 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+)
+
+// Plan-time checks against the model a system registered in IAM
+// (check_model): what IAM would refuse at apply (1902412, 1902417), found
+// while planning, before any call of the apply goes out. Each check skips
+// what is unknown. The model is read once per system per provider
+// configuration (bkiam.ModelCache).
+
+// systemModel returns the model of the system at, or nil after reporting
+// why it cannot be had. It is nil without a report when the checks are
+// off or the system is unknown.
+func systemModel(ctx context.Context, data *providerData, at *tftypes.AttributePath, system stringValue, diags *diagnostics) *bkiam.SystemModel {
+	id, ok := system.get()
+	if data == nil || !data.checkModel || data.models == nil || !ok {
+		return nil
+	}
+	m, err := data.models.Get(ctx, id)
+	if err != nil {
+		diags.addAttributeError(at, "Cannot read the model of system "+id,
+			fmt.Sprintf("The plan checks each grant against the model its system registered in IAM, and reading the model "+
+				"of %s failed: %s. Fix the cause, or set check_model = false in the provider configuration to plan without "+
+				"the checks (IAM then refuses what the model does not allow at apply).", id, err))
+		return nil
+	}
+	return m
+}
+
+// closest names up to three ids of have nearest to id (edit distance at
+// most a third of the longer id, and at least 2), for "did you mean".
+func closest(id string, have []string) string {
+	type cand struct {
+		id string
+		d  int
+	}
+	var cs []cand
+	for _, h := range have {
+		if d := editDistance(id, h); d <= max(2, max(len(id), len(h))/3) {
+			cs = append(cs, cand{h, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d || cs[i].d == cs[j].d && cs[i].id < cs[j].id })
+	var out []string
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, fmt.Sprintf("%q", cs[i].id))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " Did you mean " + strings.Join(out, ", ") + "?"
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes (ids are
+// ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func actionIDs(m *bkiam.SystemModel) []string {
+	ids := make([]string, 0, len(m.Actions))
+	for _, a := range m.Actions {
+		ids = append(ids, a.ID)
+	}
+	return ids
+}
+
+// typeList renders related resource types as "bk_cmdb/biz, bk_cmdb/host".
+func typeList(rts []bkiam.RelatedResourceType) string {
+	parts := make([]string, len(rts))
+	for i, rt := range rts {
+		parts[i] = rt.System + "/" + rt.ID
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkInstanceGrantModel checks an instance grant's actions and resources
+// against its system's model.
+func checkInstanceGrantModel(ctx context.Context, data *providerData, m instanceGrantModel, diags *diagnostics) {
+	model := systemModel(ctx, data, root("system"), m.System, diags)
+	if model == nil {
+		return
+	}
+	actions, ok := m.Actions.get()
+	if !ok {
+		return
+	}
+	entries, entriesKnown := m.Resources.get()
+	subject, _ := m.Subject.get()
+	subjectType, _ := subject.Type.get()
+	for _, e := range actions {
+		id, ok := e.get()
+		if !ok {
+			continue
+		}
+		at := root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
+		a := model.Action(id)
+		if a == nil {
+			diags.addAttributeError(at, "Unknown action",
+				fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grant.%s", model.System, id, closest(id, actionIDs(model))))
+			continue
+		}
+		if a.Hidden {
+			diags.addAttributeWarning(at, "Hidden action",
+				fmt.Sprintf("Action %q of system %s is hidden in IAM: the IAM web UI does not show it, so grants of it can "+
+					"only be seen and changed through the API (and this configuration).", id, model.System))
+		}
+		if subjectType == subjectGroup && a.RBAC() {
+			diags.addAttributeWarning(at, "Group grant of an RBAC action",
+				fmt.Sprintf("Action %q of system %s has auth_type %q: IAM stores a group's grant of it as RBAC relations, "+
+					"not as a policy expression, and lists it only in its RBAC policy list (which detect_drift reads).", id, model.System, a.AuthType))
+		}
+		if entriesKnown {
+			checkRelatedTypes(model, *a, entries, diags)
+		}
+	}
+}
+
+// checkRelatedTypes checks that resources give the action's related
+// resource types, in order.
+func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []value[resourceModel], diags *diagnostics) {
+	want := a.RelatedResourceTypes
+	if len(want) == 0 {
+		if len(entries) > 0 {
+			diags.addAttributeError(root("resources"), "Resources for an action without resource types",
+				fmt.Sprintf("Action %q of system %s relates to no resource type: IAM grants it on everything and refuses "+
+					"resources with it. Set resources = [] and grant it in a resource of its own.", a.ID, model.System))
+		}
+		return
+	}
+	if len(entries) != len(want) {
+		diags.addAttributeError(root("resources"), "Resources do not match the action",
+			fmt.Sprintf("Action %q of system %s relates to %d resource type(s), %s in this order, and resources has %d "+
+				"entries: give one entry per type, in that order. Actions with other resource types go in resources of their own.",
+				a.ID, model.System, len(want), typeList(want), len(entries)))
+		return
+	}
+	for i, e := range entries {
+		entry, _ := e.get()
+		system, okS := entry.System.get()
+		typ, okT := entry.Type.get()
+		if !okS || !okT || system == want[i].System && typ == want[i].ID {
+			continue
+		}
+		msg := fmt.Sprintf("Action %q of system %s relates to %s in this order, so resources[%d] must be %s/%s, got %s/%s.",
+			a.ID, model.System, typeList(want), i, want[i].System, want[i].ID, system, typ)
+		if j := slices.IndexFunc(want, func(rt bkiam.RelatedResourceType) bool { return rt.System == system && rt.ID == typ }); j >= 0 {
+			msg += " Reorder the entries to follow the action's resource types."
+		}
+		diags.addAttributeError(root("resources").WithElementKeyInt(i), "Resource type does not match the action", msg)
+	}
+}
+
+// checkCreatorGrantModel checks a creator grant's type and actions against
+// its system's creator configuration.
+func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGrantModel, diags *diagnostics) {
+	model := systemModel(ctx, data, root("system"), m.System, diags)
+	if model == nil {
+		return
+	}
+	typ, ok := m.Type.get()
+	if !ok {
+		return
+	}
+	node := model.CreatorNode(typ)
+	if node == nil {
+		var have []string
+		var walk func([]bkiam.CreatorNode)
+		walk = func(ns []bkiam.CreatorNode) {
+			for _, n := range ns {
+				have = append(have, n.ID)
+				walk(n.SubResourceTypes)
+			}
+		}
+		walk(model.CreatorConfig)
+		detail := "It has none."
+		if len(have) > 0 {
+			sort.Strings(have)
+			detail = "It has one for " + strings.Join(have, ", ") + "."
+		}
+		diags.addAttributeError(root("type"), "No creator configuration for the type",
+			fmt.Sprintf("System %s registered no resource-creator actions for type %q in IAM, so IAM would refuse to "+
+				"register a creator of it. %s", model.System, typ, detail))
+		return
+	}
+	config := make([]string, 0, len(node.Actions))
+	var unlimited []string
+	for _, ca := range node.Actions {
+		config = append(config, ca.ID)
+		if a := model.Action(ca.ID); a != nil && len(a.RelatedResourceTypes) == 0 {
+			unlimited = append(unlimited, ca.ID)
+		}
+	}
+	if len(unlimited) > 0 {
+		diags.addAttributeWarning(root("type"), "Unlimited creator actions",
+			fmt.Sprintf("The creator configuration of %s in system %s lists %s, which relate(s) to no resource type: IAM "+
+				"grants the creator those on every instance, and destroy cannot revoke them.", typ, model.System, strings.Join(unlimited, ", ")))
+	}
+	actions, ok := m.Actions.get()
+	if !ok {
+		return
+	}
+	for _, e := range actions {
+		id, ok := e.get()
+		if !ok || slices.Contains(config, id) {
+			continue
+		}
+		diags.addAttributeError(root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id)), "Action outside the creator configuration",
+			fmt.Sprintf("IAM grants the creator of a %s in system %s the actions of its creator configuration, %s, and %q is "+
+				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, closest(id, config)))
+	}
+}
