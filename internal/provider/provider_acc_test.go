@@ -403,6 +403,8 @@ var notAtPlanTime = map[string]string{
 	"privateState.set: Cannot record what the resource holds":    "apply time, and a bug",
 	"instanceGrant.apply: Unknown grant at apply":                "apply time, and a bug",
 	"creatorGrant.apply: Unknown instances at apply":             "apply time, and a bug",
+	"systemDataSource.Configure: Unexpected provider data":       "a bug: Configure always hands over *providerData",
+	"systemDataSource.Read: Provider not configured":             "a bug: Terraform configures the provider before reading a data source",
 	"planAndRun: Cannot plan the IAM calls":                      "apply time; the validation refuses every grant the planner would",
 	"instanceGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",

@@ -33,7 +33,7 @@ var protocolResources = []servedResource{
 // framework"). They get the provider's *providerData from Configure.
 var (
 	frameworkResources   []func() resource.Resource
-	frameworkDataSources []func() datasource.DataSource
+	frameworkDataSources = []func() datasource.DataSource{newSystemDataSource}
 )
 
 // resourceDef is a resource served on protocol values, written against
