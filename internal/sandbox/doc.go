@@ -111,8 +111,12 @@
 //   - Field validation follows the DRF serializers: all field errors at once, nested per-item error
 //     lists with {} for valid items, DRF's messages ("This field is required.", "This list may not be
 //     empty.", "Ensure this field has no more than 36 characters.", …), numbers accepted where strings
-//     are expected, whitespace trimmed; object-level checks (the per-call limits) only after all fields
-//     pass. Unknown keys are ignored; "asynchronous" is accepted and ignored.
+//     are expected; object-level checks (the per-call limits) only after all fields pass. Unknown keys
+//     are ignored; "asynchronous" is accepted and ignored.
+//   - Ids are trimmed (DRF CharField's default): system, type, instance, path node, subject, creator,
+//     ancestor and action ids lose surrounding white space before use, so an id sent as " 1" is stored
+//     as "1". Names are not trimmed (a name of spaces is not blank); choices (operate, subject.type)
+//     are compared as sent.
 //
 // Semantics:
 //   - One policy per (subject, system, action). A grant merges into it and keeps its policy_id; a

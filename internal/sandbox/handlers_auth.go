@@ -137,13 +137,11 @@ func (s *Server) subjectTurn(r *http.Request, subject string) (func(), bool) {
 func subjectKey(ep endpoint, body any) string {
 	m, _ := body.(map[string]any)
 	if ep == epCreator {
-		creator, _ := m["creator"].(string)
-		return "user/" + creator
+		return "user/" + looseString(m, "creator")
 	}
 	subject, _ := m["subject"].(map[string]any)
 	typ, _ := subject["type"].(string)
-	id, _ := subject["id"].(string)
-	return typ + "/" + id
+	return typ + "/" + looseString(subject, "id") // ids are trimmed, so " alice" is alice
 }
 
 // sleepLatency applies the injected latency; false when the client went away meanwhile.

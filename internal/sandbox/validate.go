@@ -13,7 +13,9 @@ import (
 
 // The field validation below mirrors the Django REST framework serializers of bk-iam-saas: the same
 // messages, all field errors collected before answering, object-level checks (the limits) only once
-// every field is valid, and CharField's leniency (numbers accepted as strings, whitespace trimmed).
+// every field is valid, and CharField's leniency (numbers accepted as strings). Ids (system, type,
+// instance, path node, subject and action ids) are trimmed of surrounding white space, the CharField
+// default; names are declared with trim_whitespace=False and kept as sent; choices are not trimmed.
 
 // Node is one node of a resource path.
 type Node struct {
@@ -121,8 +123,17 @@ func (v *validator) object(val any, path ...any) (map[string]any, bool) {
 	return m, ok
 }
 
-// str reads a CharField: required, not null, not blank (after trimming), at most maxLen (0 = any).
+// str reads an id CharField: required, not null, trimmed, then not blank, at most maxLen (0 = any).
 func (v *validator) str(obj map[string]any, key string, maxLen int, path ...any) (string, bool) {
+	return v.charField(obj, key, maxLen, true, path...)
+}
+
+// name reads a name CharField (trim_whitespace=False): required, not null, not "" — but " " is kept.
+func (v *validator) name(obj map[string]any, key string, path ...any) (string, bool) {
+	return v.charField(obj, key, 0, false, path...)
+}
+
+func (v *validator) charField(obj map[string]any, key string, maxLen int, trim bool, path ...any) (string, bool) {
 	p := append(append([]any{}, path...), key)
 	raw, present := obj[key]
 	if !present {
@@ -142,7 +153,9 @@ func (v *validator) str(obj map[string]any, key string, maxLen int, path ...any)
 		v.errs.add("Not a valid string.", p...)
 		return "", false
 	}
-	s = strings.TrimSpace(s)
+	if trim {
+		s = strings.TrimSpace(s)
+	}
 	if s == "" {
 		v.errs.add("This field may not be blank.", p...)
 		return "", false
@@ -154,18 +167,35 @@ func (v *validator) str(obj map[string]any, key string, maxLen int, path ...any)
 	return s, true
 }
 
-// choice reads a string field that must be one of choices; "" when it is not.
+// choice reads a ChoiceField: the value must be one of choices as sent (no trimming; "" is not a
+// valid choice either); "" when it is not.
 func (v *validator) choice(obj map[string]any, key string, choices []string, path ...any) string {
-	s, ok := v.str(obj, key, 0, path...)
-	if !ok {
+	p := append(append([]any{}, path...), key)
+	raw, present := obj[key]
+	if !present {
+		v.errs.add("This field is required.", p...)
 		return ""
+	}
+	var s string
+	switch x := raw.(type) {
+	case nil:
+		v.errs.add("This field may not be null.", p...)
+		return ""
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	case bool: // Python's str(True)
+		s = map[bool]string{true: "True", false: "False"}[x]
+	default:
+		s = fmt.Sprint(x)
 	}
 	for _, c := range choices {
 		if s == c {
 			return s
 		}
 	}
-	v.errs.add(fmt.Sprintf("%q is not a valid choice.", s), append(append([]any{}, path...), key)...)
+	v.errs.add(`"`+s+`" is not a valid choice.`, p...)
 	return ""
 }
 
@@ -341,7 +371,7 @@ func (v *validator) instances(ro map[string]any, lim Limits, system, typ string,
 			continue
 		}
 		id, idOK := v.str(io, "id", lim.InstanceIDLength, "resources", i, "instances", j)
-		v.str(io, "name", 0, "resources", i, "instances", j)
+		v.name(io, "name", "resources", i, "instances", j)
 		if idOK {
 			out = append(out, []Node{{System: system, Type: typ, ID: id}})
 		}
@@ -381,7 +411,7 @@ func (v *validator) paths(ro map[string]any, lim Limits, i int) [][]Node {
 			n.ID, okI = v.str(no, "id", lim.InstanceIDLength, at...)
 			// name is required unless the node is the wildcard "*".
 			if !okI || n.ID != "*" {
-				v.str(no, "name", 0, at...)
+				v.name(no, "name", at...)
 			}
 			valid = valid && okS && okT && okI
 			path = append(path, n)
@@ -411,7 +441,7 @@ func parseCreatorRequest(body any, lim Limits) (*creatorReq, *saasError) {
 				continue
 			}
 			id, idOK := v.str(io, "id", lim.InstanceIDLength, "instances", j)
-			v.str(io, "name", 0, "instances", j)
+			v.name(io, "name", "instances", j)
 			var path []Node
 			valid := idOK
 			if ancRaw, present := io["ancestors"]; present && ancRaw != nil {

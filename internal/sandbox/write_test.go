@@ -1,0 +1,56 @@
+package sandbox_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+)
+
+// The tests in this file follow the package doc of internal/bkiam, "Where the real server differs
+// from a first reading", section "Writing": each test names the behaviour it pins.
+
+// Ids are trimmed: system, type, instance, path node, subject and action ids lose surrounding white
+// space (DRF CharField's default); names are declared with trim_whitespace=False and kept, so a name
+// of only spaces is not blank. An id sent as " 1" is stored as "1". Choices (operate, subject.type)
+// are not trimmed.
+func TestIdsAreTrimmed(t *testing.T) {
+	cases := []struct {
+		name, ep, body string
+		filter         sandbox.PolicyFilter
+		path           string
+	}{
+		{"instance id, name of spaces", "batch_instance",
+			`{"system":"bk_cmdb","operate":"grant","subject":{"type":"user","id":"alice"},"actions":[{"id":"edit_host"}],"resources":[{"system":"bk_cmdb","type":"host","instances":[{"id":" 1","name":"  "}]}]}`,
+			sandbox.PolicyFilter{SubjectID: "alice", Action: "edit_host"}, "/bk_cmdb,host,1/"},
+		{"system, type, action and subject ids", "batch_instance",
+			`{"system":" bk_cmdb\t","operate":"grant","subject":{"type":"user","id":" alice "},"actions":[{"id":" edit_host"}],"resources":[{"system":"bk_cmdb ","type":" host","instances":[{"id":"2 ","name":"h"}]}]}`,
+			sandbox.PolicyFilter{System: "bk_cmdb", SubjectID: "alice", Action: "edit_host"}, "/bk_cmdb,host,2/"},
+		{"group subject id", "batch_instance",
+			`{"system":"bk_cmdb","operate":"grant","subject":{"type":"group","id":" 1 "},"actions":[{"id":"edit_host"}],"resources":[{"system":"bk_cmdb","type":"host","instances":[{"id":"3","name":"h"}]}]}`,
+			sandbox.PolicyFilter{SubjectType: "group", SubjectID: "1"}, "/bk_cmdb,host,3/"},
+		{"path node ids", "batch_path",
+			`{"system":"bk_sops","operate":"grant","subject":{"type":"user","id":"alice"},"actions":[{"id":"mini_app_edit"}],"resources":[{"system":"bk_sops","type":"mini_app","paths":[[{"system":" bk_sops","type":"project ","id":" project1","name":" P "},{"system":"bk_sops","type":"mini_app","id":"m1 ","name":"m"}]]}]}`,
+			sandbox.PolicyFilter{SubjectID: "alice", Action: "mini_app_edit"}, "/bk_sops,project,project1/bk_sops,mini_app,m1/"},
+		{"creator, type and ancestor ids", "batch_resource_creator_action",
+			`{"system":"bk_sops ","type":" mini_app","creator":" alice","instances":[{"id":" m2","name":"m","ancestors":[{"system":"bk_sops","type":"project","id":"project1 "}]}]}`,
+			sandbox.PolicyFilter{SubjectID: "alice", Action: "mini_app_edit"}, "/bk_sops,project,project1/bk_sops,mini_app,m2/"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bothTransports(t, func(t *testing.T, tr string) {
+				s := newServer(t)
+				wantOK(t, send(t, s, tr, tc.ep, tc.body))
+				if got := policies(t, s, tc.filter); !strings.Contains(got, `"paths":["`+tc.path+`"]`) {
+					t.Fatalf("want the trimmed path %s, got %s", tc.path, got)
+				}
+			})
+		})
+	}
+	// Choices are compared as sent, and "" is not a valid choice; a blank name is still blank.
+	s := newServer(t)
+	wantSaaSError(t, gw, send(t, s, gw, "batch_instance",
+		`{"system":"bk_cmdb","operate":" grant","subject":{"type":"","id":"alice"},"actions":[{"id":"edit_host"}],"resources":[{"system":"bk_cmdb","type":"host","instances":[{"id":"1","name":""}]}]}`),
+		200, 1902412, `{"operate": ["\" grant\" is not a valid choice."], "subject": {"type": ["\"\" is not a valid choice."]}, "resources": [{"instances": [{"name": ["This field may not be blank."]}]}]}`)
+	wantPolicies(t, s, all, noPolicies)
+}
