@@ -93,8 +93,10 @@
 //   - Check order: injected faults; credentials (gateway: X-Bkapi-Authorization only; ESB: body,
 //     else the header); ESB's user check; then the SaaS: body JSON (1902414), system client (1902403
 //     "app_code X can not access system Y"), allow-list (1902403 "authorization_instance api don't
-//     support the [A] of system[S]"), field validation (1902412), model checks (1902416, 1902417),
-//     admin no-op, subject lookup (1902412 "user[x] not exists" / "group[x] not exists"), apply.
+//     support the [A] of system[S]"), field validation (1902412), model checks (unknown system
+//     1902416; unknown action 1902412 "x action not exists"; resources not matching the action 1902417
+//     ACTION_VALIDATE_ERROR), admin no-op, subject lookup (1902412 "user[x] not exists" /
+//     "group[x] not exists"), apply.
 //   - Gateway-layer failures use the gateway envelope {result,code,code_name,message,data:null} with
 //     X-Bkapi-Error-Code and X-Bkapi-Error-Message headers and real statuses: bad credentials 1640001
 //     (400), unknown route 1640401 (404), rate limit 1642902 (429 + Retry-After).
@@ -104,7 +106,8 @@
 //     1306000 (app secret, missing user, bad bk_token, bk_username from an app not on the skip-login
 //     whitelist) and 1306429 (rate limit). SaaS bodies pass through inside the 200.
 //   - Every answer echoes the client's X-Request-Id (a 32-hex id is generated when absent).
-//   - SaaS error messages are "<text> (<NAME>)"; a field-validation message is exactly the JSON of the
+//   - SaaS error messages are "<text> (<NAME>)", NAME being the server's ErrorCode name
+//     (VALIDATE_ERROR, NOT_FOUND_ERROR, INVALID_ARGS, ACTION_VALIDATE_ERROR, …); a field-validation message is exactly the JSON of the
 //     field errors, rendered like Python's json.dumps (", " ": " separators, \uXXXX escapes), e.g.
 //     {"non_field_errors": ["maximum number of instance grant 200"]}. Success is
 //     {"result":true,"code":0,"message":"OK","data":[…]}.
@@ -200,9 +203,8 @@
 //     (permission templates), and RBAC-stored group grants (listed only with ?type=rbac) do not exist.
 //   - A combined-resource revoke removes the requested paths from every group it overlaps in every
 //     type; the real server removes only groups fully contained in the revoked one.
-//   - An unknown action answers 1902416 here, 1902412 "x action not exists" on the real server; an
-//     unknown group answers 1902412 "group[x] not exists" here, while the real server fails a grant
-//     with 1902500 (HTTP 500) and answers a revoke OK with data [].
+//   - An unknown group answers 1902412 "group[x] not exists" here, while the real server fails a
+//     grant with 1902500 (HTTP 500) and answers a revoke OK with data [].
 //
 // # Model format
 //

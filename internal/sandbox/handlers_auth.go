@@ -275,22 +275,24 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 	return s.store.grant(sys.ID, req.Subject, specs, expiry, s.model.Limits)
 }
 
-// buildSpecs runs the model checks: actions exist, resources match each action's related types in
-// count, order and type (1902417), path nodes name known types.
+// buildSpecs runs the model checks: actions exist (1902412 "x action not exists"), resources match
+// each action's related types in count, order and type (1902417 ACTION_VALIDATE_ERROR), path nodes
+// name known types.
 func (s *Server) buildSpecs(sys *System, req *instanceReq) ([]grantSpec, *saasError) {
 	specs := make([]grantSpec, 0, len(req.Actions))
 	seen := map[string]bool{}
 	for _, id := range req.Actions {
 		a := sys.actions[id]
 		if a == nil {
-			return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("action[%s] of system[%s] not exists", id, sys.ID))
+			// The real server: VALIDATE_ERROR "x action not exists", after the allow-list check.
+			return nil, newSaaSError(codeValidation, fmt.Sprintf("%s action not exists", id))
 		}
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
 		if !resourcesMatch(sys, a, req.Resources) {
-			return nil, newSaaSError(codeActionMismatch, fmt.Sprintf(
+			return nil, newSaaSError(codeActionValidate, fmt.Sprintf(
 				"resources %s do not match the related resource types %s of action[%s]", describeResources(req.Resources), describeTypes(sys, a), id))
 		}
 		sp := grantSpec{action: a}

@@ -54,3 +54,38 @@ func TestIdsAreTrimmed(t *testing.T) {
 		200, 1902412, `{"operate": ["\" grant\" is not a valid choice."], "subject": {"type": ["\"\" is not a valid choice."]}, "resources": [{"instances": [{"name": ["This field may not be blank."]}]}]}`)
 	wantPolicies(t, s, all, noPolicies)
 }
+
+// Unknown action: 1902412 "x action not exists" (VALIDATE_ERROR), but only after the app allow-list
+// check, which answers 1902403 first unless the app's allow-list is "*". Resources that do not match
+// the action: 1902417 with the server's name ACTION_VALIDATE_ERROR.
+func TestUnknownActionOrder(t *testing.T) {
+	m := loadModel(t, `{"systems":[
+		{"id":"open","resource_types":[{"id":"host"}],"actions":[{"id":"view","related_types":["host"]}],"allow_list":{"instance_actions":["*"],"creator_types":[]}},
+		{"id":"listed","resource_types":[{"id":"host"}],"actions":[{"id":"view","related_types":["host"]}],"allow_list":{"instance_actions":["view"],"creator_types":[]}}],
+		"users":["alice"],"apps":[{"code":"bkiam-sandbox","secret":"sandbox-secret","client_of":["*"],"esb_skip_login":true}]}`)
+	body := func(system, action, typ string) string {
+		return `{"system":"` + system + `","operate":"grant","subject":{"type":"user","id":"alice"},"actions":[{"id":"` + action +
+			`"}],"resources":[{"system":"` + system + `","type":"` + typ + `","instances":[{"id":"1","name":"h"}]}]}`
+	}
+	cases := []struct {
+		name, body string
+		status     int
+		code       int
+		msg        string
+	}{
+		{"allow-list * then unknown action", body("open", "fly", "host"), 200, 1902412, "fly action not exists (VALIDATE_ERROR)"},
+		{"allow-list without the action answers first", body("listed", "fly", "host"), 403, 1902403,
+			"authorization_instance api don't support the [fly] of system[listed] (FORBIDDEN)"},
+		{"mismatch", body("open", "view", "user"), 200, 1902417,
+			"resources [open:user] do not match the related resource types [open:host] of action[view] (ACTION_VALIDATE_ERROR)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bothTransports(t, func(t *testing.T, tr string) {
+				s := newServer(t, withModel(m))
+				wantSaaSError(t, tr, send(t, s, tr, "batch_instance", tc.body), tc.status, tc.code, tc.msg)
+				wantPolicies(t, s, all, noPolicies)
+			})
+		})
+	}
+}
