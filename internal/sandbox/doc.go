@@ -131,10 +131,12 @@
 //   - Empty instances mean any instance (policy "any"); an action with no related type takes
 //     resources [] and is always "any"; such actions cannot be mixed with related ones (1902417).
 //     Resources must match each action's related types in count, order, system and type (1902417).
-//   - Combined resources (actions related to several types): a grant adds one group (an identical
-//     group is not added twice); a revoke removes the requested paths from each group whose every
-//     type overlaps the request, deleting a group left with an empty type, and the policy with its
-//     last group.
+//   - Combined resources (actions related to several types): a grant appends its resource group
+//     unless an existing group already contains it (each type's paths of the new group are among the
+//     existing group's; contained or equal adds nothing), and drops the existing groups the new one
+//     contains. A revoke removes only the groups fully contained in the revoked one (every type's
+//     paths within the request), and the policy with its last group; a partial overlap is a silent
+//     no-op that still answers OK.
 //   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
 //     policy_id 0 (no statistics), for grant and revoke alike.
 //   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; group policies
@@ -201,8 +203,6 @@
 // differs from a first reading"); not yet followed:
 //   - One policy per (subject, action): the read routes never list several rows for one subject
 //     (permission templates), and RBAC-stored group grants (listed only with ?type=rbac) do not exist.
-//   - A combined-resource revoke removes the requested paths from every group it overlaps in every
-//     type; the real server removes only groups fully contained in the revoked one.
 //   - An unknown group answers 1902412 "group[x] not exists" here, while the real server fails a
 //     grant with 1902500 (HTTP 500) and answers a revoke OK with data [].
 //

@@ -324,36 +324,71 @@ func combinedBody(op, subj string, bizIDs, hostIDs []string) string {
 		`"resources":[{"system":"bk_cmdb","type":"biz","instances":` + inst(bizIDs) + `},{"system":"bk_cmdb","type":"host","instances":` + inst(hostIDs) + `}]}`
 }
 
+// Combined resources follow the real server (package doc of internal/bkiam, "Writing"): a grant
+// appends a resource group unless an existing group already contains it (contained groups are
+// dropped); a revoke removes only the groups fully contained in the revoked one, and a partial
+// overlap is a silent no-op that still answers OK.
 func TestCombinedResources(t *testing.T) {
-	s := newServer(t)
 	head := `{"policies":[{"policy_id":1,"system":"bk_cmdb","subject":{"type":"user","id":"alice"},"action":"edit_biz_host","expired_at":1798761600,"any":false,"groups":`
-	wantOK(t, send(t, s, gw, "batch_instance", combinedBody("grant", "alice", []string{"1", "3"}, []string{"7", "8"})))
-	wantOK(t, send(t, s, gw, "batch_instance", combinedBody("grant", "alice", []string{"3", "1"}, []string{"8", "7"}))) // identical group
-	r := send(t, s, gw, "batch_instance", combinedBody("grant", "alice", []string{"2"}, []string{"9"}))
-	wantOK(t, r)
-	if e, _ := findEntry(r.entries(t), "edit_biz_host"); e.PolicyID != 1 || e.count() != 6 {
-		t.Fatalf("combined grant: %s", r.raw)
+	g13x78 := `{"biz":["/bk_cmdb,biz,1/","/bk_cmdb,biz,3/"],"host":["/bk_cmdb,host,7/","/bk_cmdb,host,8/"]}`
+	g2x9 := `{"biz":["/bk_cmdb,biz,2/"],"host":["/bk_cmdb,host,9/"]}`
+	g1x7 := `{"biz":["/bk_cmdb,biz,1/"],"host":["/bk_cmdb,host,7/"]}`
+	g1x79 := `{"biz":["/bk_cmdb,biz,1/"],"host":["/bk_cmdb,host,7/","/bk_cmdb,host,9/"]}`
+	type call struct {
+		op        string
+		biz, host []string
+		count     int // statistics of the answer's entry; -2: do not check
 	}
-	g1 := `{"biz":["/bk_cmdb,biz,1/","/bk_cmdb,biz,3/"],"host":["/bk_cmdb,host,7/","/bk_cmdb,host,8/"]}`
-	g2 := `{"biz":["/bk_cmdb,biz,2/"],"host":["/bk_cmdb,host,9/"]}`
-	wantPolicies(t, s, all, head+`[`+g1+`,`+g2+`]}]}`)
-	// A revoke of biz 1 + host 9 overlaps no group on every type: nothing changes.
-	wantOK(t, send(t, s, gw, "batch_instance", combinedBody("revoke", "alice", []string{"1"}, []string{"9"})))
-	wantPolicies(t, s, all, head+`[`+g1+`,`+g2+`]}]}`)
-	// biz 1 + host 7 overlaps the first group on both types: both paths leave it.
-	wantOK(t, send(t, s, gw, "batch_instance", combinedBody("revoke", "alice", []string{"1"}, []string{"7"})))
-	g1 = `{"biz":["/bk_cmdb,biz,3/"],"host":["/bk_cmdb,host,8/"]}`
-	wantPolicies(t, s, all, head+`[`+g1+`,`+g2+`]}]}`)
-	// biz 2 + host 9 empties the second group: it goes.
-	r = send(t, s, gw, "batch_instance", combinedBody("revoke", "alice", []string{"2"}, []string{"9"}))
-	wantOK(t, r)
-	if e, _ := findEntry(r.entries(t), "edit_biz_host"); e.PolicyID != 1 || e.count() != 2 {
-		t.Fatalf("combined revoke: %s", r.raw)
+	cases := []struct {
+		name   string
+		calls  []call
+		groups string // "" = no policy left
+	}{
+		{"identical group is not added twice",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"grant", []string{"3", "1"}, []string{"8", "7"}, 4}},
+			g13x78},
+		{"a contained group adds nothing",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"grant", []string{"1"}, []string{"7"}, 4}},
+			g13x78},
+		{"a disjoint group is appended",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"grant", []string{"2"}, []string{"9"}, 6}},
+			g13x78 + `,` + g2x9},
+		{"a partly overlapping group is appended",
+			[]call{{"grant", []string{"1"}, []string{"7"}, 2}, {"grant", []string{"1"}, []string{"9"}, 4}},
+			g1x7 + `,{"biz":["/bk_cmdb,biz,1/"],"host":["/bk_cmdb,host,9/"]}`},
+		{"a wider group drops the groups it contains",
+			[]call{{"grant", []string{"1"}, []string{"7"}, 2}, {"grant", []string{"2"}, []string{"9"}, 4}, {"grant", []string{"1"}, []string{"7", "9"}, 5}},
+			g2x9 + `,` + g1x79},
+		{"revoke of a partial overlap is a no-op",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"revoke", []string{"1"}, []string{"7"}, 4}},
+			g13x78},
+		{"revoke of biz and host crossing groups is a no-op",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"grant", []string{"2"}, []string{"9"}, 6}, {"revoke", []string{"1"}, []string{"9"}, 6}},
+			g13x78 + `,` + g2x9},
+		{"revoke removes only the groups it fully contains",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"grant", []string{"2"}, []string{"9"}, 6}, {"revoke", []string{"2", "4"}, []string{"9", "10"}, 4}},
+			g13x78},
+		{"revoking the last group deletes the policy",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"revoke", []string{"1", "3"}, []string{"7", "8"}, 0}},
+			""},
 	}
-	wantPolicies(t, s, all, head+`[`+g1+`]}]}`)
-	// The last group goes: the policy is deleted.
-	wantOK(t, send(t, s, gw, "batch_instance", combinedBody("revoke", "alice", []string{"3"}, []string{"8"})))
-	wantPolicies(t, s, all, noPolicies)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t)
+			for i, c := range tc.calls {
+				r := send(t, s, gw, "batch_instance", combinedBody(c.op, "alice", c.biz, c.host))
+				wantOK(t, r)
+				if e, ok := findEntry(r.entries(t), "edit_biz_host"); !ok || e.PolicyID != 1 || e.count() != c.count {
+					t.Fatalf("call %d (%s): want policy 1 with %d instances, got %s", i, c.op, c.count, r.raw)
+				}
+			}
+			if tc.groups == "" {
+				wantPolicies(t, s, all, noPolicies)
+				return
+			}
+			wantPolicies(t, s, all, head+`[`+tc.groups+`]}]}`)
+		})
+	}
 }
 
 func TestActionsWithoutResourceTypes(t *testing.T) {

@@ -238,28 +238,43 @@ func mergeGrant(p *policy, sp grantSpec) bool {
 			g[typ][pathKey(path)] = path
 		}
 	}
+	// The real server appends the new resource group unless an existing group already contains it
+	// (equal or wider in every type), and drops the existing groups that the new one contains.
 	for _, existing := range p.Groups {
-		if sameGroup(existing, g) {
-			return false // an identical group is not added twice
+		if groupContains(existing, g) {
+			return false
 		}
 	}
-	p.Groups = append(p.Groups, g)
+	kept := p.Groups[:0]
+	for _, existing := range p.Groups {
+		if !groupContains(g, existing) {
+			kept = append(kept, existing)
+		}
+	}
+	p.Groups = append(kept, g)
 	return true
 }
 
-func sameGroup(a, b group) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for t, ps := range a {
-		qs, ok := b[t]
-		if !ok || len(ps) != len(qs) {
+// groupContains reports whether every type's paths of inner are within outer's (an empty type is
+// any instance, which contains everything and is contained only by any).
+func groupContains(outer, inner group) bool {
+	for t, ips := range inner {
+		ops := outer[t]
+		if len(ops) == 0 {
+			continue
+		}
+		if len(ips) == 0 {
 			return false
 		}
-		for k := range ps {
-			if _, ok := qs[k]; !ok {
+		for k := range ips {
+			if _, ok := ops[k]; !ok {
 				return false
 			}
+		}
+	}
+	for t, ops := range outer {
+		if _, ok := inner[t]; !ok && len(ops) > 0 {
+			return false
 		}
 	}
 	return true
@@ -323,59 +338,25 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 		}
 		return changed
 	}
-	req := map[string]map[string]bool{}
+	// The real server removes only the groups fully contained in the revoked one (every type's paths
+	// within the request); a group the request only overlaps stays whole, silently.
+	req := group{}
 	for ti, typ := range sp.action.RelatedTypes {
-		req[typ] = map[string]bool{}
+		req[typ] = map[string][]Node{}
 		for _, path := range sp.perType[ti] {
-			req[typ][pathKey(path)] = true
+			req[typ][pathKey(path)] = path
 		}
 	}
 	kept := p.Groups[:0]
 	for _, g := range p.Groups {
-		if groupOverlaps(g, req) {
-			for typ, ps := range g {
-				for k := range ps {
-					if req[typ][k] {
-						delete(ps, k)
-						changed = true
-					}
-				}
-			}
-			if groupHasEmptyType(g) {
-				changed = true
-				continue
-			}
+		if groupContains(req, g) {
+			changed = true
+			continue
 		}
 		kept = append(kept, g)
 	}
 	p.Groups = kept
 	return changed
-}
-
-// groupOverlaps reports whether every type of g shares a path with the request.
-func groupOverlaps(g group, req map[string]map[string]bool) bool {
-	for typ, ps := range g {
-		hit := false
-		for k := range ps {
-			if req[typ][k] {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			return false
-		}
-	}
-	return true
-}
-
-func groupHasEmptyType(g group) bool {
-	for _, ps := range g {
-		if len(ps) == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // subjectPoliciesLocked lists every custom policy of the subject in the system: the grant answer's
