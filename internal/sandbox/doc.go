@@ -139,9 +139,10 @@
 //     no-op that still answers OK.
 //   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
 //     policy_id 0 (no statistics), for grant and revoke alike.
-//   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; group policies
-//     never expire (4102444800, whatever expired_at says); creator grants are permanent and upgrade an
-//     existing policy; a grant only ever raises an expiry. expired_at must be after now ("greater than
+//   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; an existing
+//     policy's expiry changes only when the request's expired_at is greater (0 or none changes
+//     nothing: the default is for new policies only); group policies never expire (4102444800,
+//     whatever expired_at says); creator grants are permanent and upgrade an existing policy. expired_at must be after now ("greater than
 //     now timestamp") and at most 4102444800.
 //   - Creator grants take every action of the type's node in the system's creator config, at any
 //     depth of the tree (sub resource types); no config or no node answers the server's 1902412 texts.

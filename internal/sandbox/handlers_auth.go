@@ -265,14 +265,16 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 	if req.Operate == "revoke" {
 		return s.store.revoke(sys.ID, req.Subject, specs)
 	}
-	expiry := int64(permanentExpiredAt) // group policies never expire
+	// Group policies never expire. For a user, the 365-day default applies to a new policy only; an
+	// existing policy's expiry changes only when expired_at is given and greater.
+	expiry, newExpiry := int64(permanentExpiredAt), int64(permanentExpiredAt)
 	if req.Subject.Type == "user" {
-		expiry = now.Unix() + defaultUserExpirySec
-		if req.ExpiredAt != 0 {
-			expiry = req.ExpiredAt
+		expiry, newExpiry = req.ExpiredAt, req.ExpiredAt
+		if newExpiry == 0 {
+			newExpiry = now.Unix() + defaultUserExpirySec
 		}
 	}
-	return s.store.grant(sys.ID, req.Subject, specs, expiry, s.model.Limits)
+	return s.store.grant(sys.ID, req.Subject, specs, expiry, newExpiry, s.model.Limits)
 }
 
 // buildSpecs runs the model checks: actions exist (1902412 "x action not exists"), resources match
@@ -403,7 +405,7 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 	if err := s.lookupSubject(subject{Type: "user", ID: req.Creator}); err != nil {
 		return nil, err
 	}
-	return s.store.grant(sys.ID, subject{Type: "user", ID: req.Creator}, specs, permanentExpiredAt, s.model.Limits)
+	return s.store.grant(sys.ID, subject{Type: "user", ID: req.Creator}, specs, permanentExpiredAt, permanentExpiredAt, s.model.Limits)
 }
 
 // checkAncestor resolves an ancestor's name through the system's "callback" (the model's instance

@@ -206,11 +206,12 @@ func TestExpiry(t *testing.T) {
 	// An explicit later expiry raises; an earlier one does not lower.
 	exp(instBody("grant", "user", "bob", []string{"edit_host"}, "host", []string{"1"}, `,"expired_at":1800000000`))
 	exp(instBody("grant", "user", "bob", []string{"edit_host"}, "host", []string{"2"}, `,"expired_at":1790000000`))
-	// A grant without expired_at a month later raises alice's expiry to now+365d.
+	// A grant without expired_at a month later changes nothing: the 365-day default is for new
+	// policies only (package doc of internal/bkiam, "Writing": expiry on re-grant).
 	now = now.Add(30 * 24 * time.Hour)
 	exp(hostGrant("alice", "2"))
 	wantPolicies(t, s, all, `{"policies":[`+
-		policyJSON(1, "user", "alice", "edit_host", yearLater+30*86400, false, "/bk_cmdb,host,1/", "/bk_cmdb,host,2/")+`,`+
+		policyJSON(1, "user", "alice", "edit_host", yearLater, false, "/bk_cmdb,host,1/", "/bk_cmdb,host,2/")+`,`+
 		policyJSON(2, "group", "1", "edit_host", 4102444800, false, "/bk_cmdb,host,1/")+`,`+
 		policyJSON(3, "user", "bob", "edit_host", 1800000000, false, "/bk_cmdb,host,1/", "/bk_cmdb,host,2/")+`]}`)
 	// Creator grants are permanent and upgrade an existing policy.

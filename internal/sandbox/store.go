@@ -168,9 +168,11 @@ func (t *txn) commit() *saasError {
 	return nil
 }
 
-// grant merges specs into the subject's policies. Every policy is computed on a copy and checked
-// against the per-policy limit before anything is stored, so a failing call changes nothing.
-func (st *store) grant(system string, subj subject, specs []grantSpec, expiry int64, lim Limits) ([]resultEntry, *saasError) {
+// grant merges specs into the subject's policies. A new policy expires at newExpiry; an existing
+// one takes expiry only when it is greater (0, "not given", changes nothing). Every policy is
+// computed on a copy and checked against the per-policy limit before anything is stored, so a
+// failing call changes nothing.
+func (st *store) grant(system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]resultEntry, *saasError) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	updated := make([]*policy, len(specs))
@@ -180,10 +182,10 @@ func (st *store) grant(system string, subj subject, specs []grantSpec, expiry in
 		changed := true
 		if old := st.policies[k]; old != nil {
 			p = old.clone()
-			p.ExpiredAt = max(p.ExpiredAt, expiry) // a grant only ever raises an expiry
+			p.ExpiredAt = max(p.ExpiredAt, expiry) // only a greater expired_at changes it
 			changed = mergeGrant(p, sp)
 		} else {
-			p = &policy{Key: k, ExpiredAt: expiry, Combined: len(sp.action.RelatedTypes) > 1, Paths: map[string][]Node{}}
+			p = &policy{Key: k, ExpiredAt: newExpiry, Combined: len(sp.action.RelatedTypes) > 1, Paths: map[string][]Node{}}
 			mergeGrant(p, sp)
 		}
 		for _, typ := range sp.action.RelatedTypes {

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
@@ -86,6 +87,44 @@ func TestUnknownActionOrder(t *testing.T) {
 				wantSaaSError(t, tr, send(t, s, tr, "batch_instance", tc.body), tc.status, tc.code, tc.msg)
 				wantPolicies(t, s, all, noPolicies)
 			})
+		})
+	}
+}
+
+// Expiry on re-grant: an existing policy's expiry changes only when the request's expired_at is
+// greater; 0 or no expired_at changes nothing (the 365-day default is for new user policies only).
+// Group policies never expire (4102444800), whatever expired_at says.
+func TestExpiryOnRegrant(t *testing.T) {
+	const later, muchLater = 1800000000, 1900000000
+	cases := []struct {
+		name      string
+		subjType  string
+		first     string // extra body text of the first grant
+		second    string // and of the re-grant, a month later
+		want      int64
+		wantFirst int64
+	}{
+		{"no expired_at keeps the existing expiry", "user", "", "", yearLater, yearLater},
+		{"0 keeps the existing expiry", "user", `,"expired_at":1800000000`, `,"expired_at":0`, later, later},
+		{"a smaller expired_at keeps it", "user", `,"expired_at":1900000000`, `,"expired_at":1800000000`, muchLater, muchLater},
+		{"a greater expired_at raises it", "user", `,"expired_at":1800000000`, `,"expired_at":1900000000`, muchLater, later},
+		{"a greater expired_at raises the default", "user", "", `,"expired_at":1900000000`, muchLater, yearLater},
+		{"group policies never expire", "group", `,"expired_at":1800000000`, `,"expired_at":1900000000`, 4102444800, 4102444800},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			now := fixedNow
+			s := newServer(t, sandbox.WithNow(func() time.Time { return now }))
+			id := "alice"
+			if tc.subjType == "group" {
+				id = "1"
+			}
+			f := sandbox.PolicyFilter{SubjectID: id}
+			wantOK(t, send(t, s, gw, "batch_instance", instBody("grant", tc.subjType, id, []string{"edit_host"}, "host", []string{"1"}, tc.first)))
+			wantPolicies(t, s, f, `{"policies":[`+policyJSON(1, tc.subjType, id, "edit_host", tc.wantFirst, false, "/bk_cmdb,host,1/")+`]}`)
+			now = now.Add(30 * 24 * time.Hour)
+			wantOK(t, send(t, s, gw, "batch_instance", instBody("grant", tc.subjType, id, []string{"edit_host"}, "host", []string{"2"}, tc.second)))
+			wantPolicies(t, s, f, `{"policies":[`+policyJSON(1, tc.subjType, id, "edit_host", tc.want, false, "/bk_cmdb,host,1/", "/bk_cmdb,host,2/")+`]}`)
 		})
 	}
 }
