@@ -128,8 +128,12 @@
 //     still listed); a revoke that empties a policy deletes it and answers its old id; the next grant
 //     creates a new id. Paths are removed by string equality, so a path granted with ancestors is not
 //     removed by a batch_instance revoke of the leaf id.
-//   - Empty instances mean any instance (policy "any"); an action with no related type takes
-//     resources [] and is always "any"; such actions cannot be mixed with related ones (1902417).
+//   - Empty instances mean any instance (policy "any") on a grant; an action with no related type
+//     takes resources [] and is always "any"; such actions cannot be mixed with related ones (1902417).
+//     On a revoke, empty instances remove nothing from the policy of an action with related types
+//     (instance, any or combined policy; it is still listed with its statistics); only the policy of
+//     an action without a resource type is deleted whole. A combined revoke with one type empty
+//     removes no group either.
 //     Resources must match each action's related types in count, order, system and type (1902417).
 //   - Combined resources (actions related to several types): a grant appends its resource group
 //     unless an existing group already contains it (each type's paths of the new group are among the
@@ -179,9 +183,6 @@
 //     name known resource types is accepted (the sandbox has no instance-selection model).
 //   - Creator config actions must relate to exactly the node's type (checked on model load); real
 //     systems could register creator actions on combined resources, which no known caller uses.
-//   - Revoking with empty instances deletes the policy. The real server removes nothing from an
-//     instance policy that way (only the policy of an action without a resource type goes whole);
-//     the provider never sends empty instances, so the difference is not exercised.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
 //     (1306403), the effective-permission query APIs and group-management APIs are out of scope.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are

@@ -322,9 +322,14 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 			allEmpty = false
 		}
 	}
-	if allEmpty { // revoking "any" removes the whole policy (inferred; the sandbox documents it)
-		p.Any, p.Paths, p.Groups = false, map[string][]Node{}, nil
-		return true
+	if allEmpty {
+		// The real server deletes the policy of an action without a resource type whole; for an
+		// action with related types, instances: [] revokes nothing, whatever the policy holds.
+		if len(sp.action.RelatedTypes) == 0 {
+			p.Any, p.Paths, p.Groups = false, map[string][]Node{}, nil
+			return true
+		}
+		return false
 	}
 	if p.Any {
 		return false // instances are not subtracted from "any"
@@ -351,7 +356,7 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 	}
 	kept := p.Groups[:0]
 	for _, g := range p.Groups {
-		if groupContains(req, g) {
+		if revokeContains(req, g) {
 			changed = true
 			continue
 		}
@@ -359,6 +364,23 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 	}
 	p.Groups = kept
 	return changed
+}
+
+// revokeContains reports whether a revoke request contains the stored group g: every type of g has
+// paths, all of them in the request. A request type without paths revokes nothing (as instances: []
+// revokes nothing), so a group with an "any" type is never removed by a revoke.
+func revokeContains(req, g group) bool {
+	for t, ps := range g {
+		if len(ps) == 0 || len(req[t]) == 0 {
+			return false
+		}
+		for k := range ps {
+			if _, ok := req[t][k]; !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // subjectPoliciesLocked lists every custom policy of the subject in the system: the grant answer's

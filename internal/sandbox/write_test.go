@@ -128,3 +128,42 @@ func TestExpiryOnRegrant(t *testing.T) {
 		})
 	}
 }
+
+// Revoke with instances: [] removes nothing from the policy of an action with related types (an
+// instance policy, an any policy, a combined one): the call answers OK and lists the policy with its
+// current statistics. Only the policy of an action without a resource type is deleted whole by it.
+func TestRevokeEmptyInstances(t *testing.T) {
+	cases := []struct {
+		name, grant, revoke string
+		action              string
+		count               int
+		kept                bool
+	}{
+		{"instance policy", hostGrant("alice", "1", "2"), hostRevoke("alice"), "edit_host", 2, true},
+		{"any policy", hostGrant("alice"), hostRevoke("alice"), "edit_host", 0, true},
+		{"combined policy", combinedBody("grant", "alice", []string{"1"}, []string{"7"}), combinedBody("revoke", "alice", []string{}, []string{}), "edit_biz_host", 2, true},
+		{"combined, one type empty", combinedBody("grant", "alice", []string{"1"}, []string{"7"}), combinedBody("revoke", "alice", []string{"1"}, []string{}), "edit_biz_host", 2, true},
+		{"action without a resource type", instBody("grant", "user", "alice", []string{"create_biz"}, "", nil, ""),
+			instBody("revoke", "user", "alice", []string{"create_biz"}, "", nil, ""), "create_biz", 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bothTransports(t, func(t *testing.T, tr string) {
+				s := newServer(t)
+				wantOK(t, send(t, s, tr, "batch_instance", tc.grant))
+				before := policies(t, s, all)
+				r := send(t, s, tr, "batch_instance", tc.revoke)
+				wantOK(t, r)
+				e, ok := findEntry(r.entries(t), tc.action)
+				if !ok || e.PolicyID != 1 || e.count() != tc.count {
+					t.Fatalf("want %s listed with policy 1 and %d instances, got %s", tc.action, tc.count, r.raw)
+				}
+				if after := policies(t, s, all); tc.kept && after != before {
+					t.Fatalf("revoke with [] changed the store:\n%s\n%s", before, after)
+				} else if !tc.kept && after != noPolicies {
+					t.Fatalf("want the policy deleted, got %s", after)
+				}
+			})
+		})
+	}
+}
