@@ -92,11 +92,11 @@
 //     and gateway routes POST /api/v1/open/authorization/{…}/ serve one store.
 //   - Check order: injected faults; credentials (gateway: X-Bkapi-Authorization only; ESB: body,
 //     else the header); ESB's user check; then the SaaS: body JSON (1902414), system client (1902403
-//     "app_code X can not access system Y"), allow-list (1902403 "authorization_instance api don't
-//     support the [A] of system[S]"), field validation (1902412), model checks (unknown system
-//     1902416; unknown action 1902412 "x action not exists"; resources not matching the action 1902417
-//     ACTION_VALIDATE_ERROR), admin no-op, subject lookup (1902412 "user[x] not exists" /
-//     "group[x] not exists"), apply.
+//     "app_code X can not access system Y"), allow-list (batch_instance only; 1902403
+//     "authorization_instance api don't support the [A] of system[S]"), field validation (1902412),
+//     model checks (unknown system 1902416; unknown action 1902412 "x action not exists"; resources
+//     not matching the action 1902417 ACTION_VALIDATE_ERROR), admin no-op, subject lookup (1902412
+//     "user[x] not exists" / "group[x] not exists"), apply.
 //   - Gateway-layer failures use the gateway envelope {result,code,code_name,message,data:null} with
 //     X-Bkapi-Error-Code and X-Bkapi-Error-Message headers and real statuses: bad credentials 1640001
 //     (400), unknown route 1640401 (404), rate limit 1642902 (429 + Retry-After).
@@ -116,6 +116,9 @@
 //     empty.", "Ensure this field has no more than 36 characters.", …), numbers accepted where strings
 //     are expected; object-level checks (the per-call limits) only after all fields pass. Unknown keys
 //     are ignored; "asynchronous" is accepted and ignored.
+//   - batch_path path nodes: system is optional (absent or "" takes the request's system); name must
+//     be present and may be "" only when the id is "*" (otherwise the node's non_field_errors say
+//     "name is required when id(x) is not `*`").
 //   - Ids are trimmed (DRF CharField's default): system, type, instance, path node, subject, creator,
 //     ancestor and action ids lose surrounding white space before use, so an id sent as " 1" is stored
 //     as "1". Names are not trimmed (a name of spaces is not blank); choices (operate, subject.type)

@@ -265,8 +265,9 @@ func TestPathsWithAncestors(t *testing.T) {
 		r = send(t, s, tr, "batch_instance", `{"system":"bk_sops","operate":"revoke","subject":{"type":"user","id":"alice"},"actions":[{"id":"mini_app_edit"}],"resources":[{"system":"bk_sops","type":"mini_app","instances":[{"id":"m1","name":"m1"}]}]}`)
 		wantOK(t, r)
 		wantPolicies(t, s, all, want)
-		// A wildcard node needs no name; paths ending at an ancestor are stored as given.
-		star := `[` + sopsNode("project", "project2") + `,{"system":"bk_sops","type":"mini_app","id":"*"}]`
+		// A wildcard node's name may be "" (it must still be present: TestBatchPathNodes); paths ending
+		// at an ancestor are stored as given.
+		star := `[` + sopsNode("project", "project2") + `,{"system":"bk_sops","type":"mini_app","id":"*","name":""}]`
 		wantOK(t, send(t, s, tr, "batch_path", pathBody("grant", "alice", "mini_app_edit", "mini_app", star)))
 		// batch_path revoke with the full path removes it.
 		wantOK(t, send(t, s, tr, "batch_path", pathBody("revoke", "alice", "mini_app_edit", "mini_app", p1)))

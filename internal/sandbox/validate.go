@@ -133,6 +133,15 @@ func (v *validator) name(obj map[string]any, key string, path ...any) (string, b
 	return v.charField(obj, key, 0, false, path...)
 }
 
+// optName reads a name CharField with allow_blank=True (and trim_whitespace=False): required and not
+// null, but "" is accepted.
+func (v *validator) optName(obj map[string]any, key string, path ...any) (string, bool) {
+	if s, ok := obj[key].(string); ok && s == "" {
+		return "", true
+	}
+	return v.charField(obj, key, 0, false, path...)
+}
+
 func (v *validator) charField(obj map[string]any, key string, maxLen int, trim bool, path ...any) (string, bool) {
 	p := append(append([]any{}, path...), key)
 	raw, present := obj[key]
@@ -332,7 +341,7 @@ func parseInstanceRequest(body any, paths bool, lim Limits, now time.Time) (*ins
 			rr.System, _ = v.str(ro, "system", 0, "resources", i)
 			rr.Type, _ = v.str(ro, "type", 0, "resources", i)
 			if paths {
-				rr.Paths = v.paths(ro, lim, i)
+				rr.Paths = v.paths(ro, lim, req.System, i)
 			} else {
 				rr.Paths = v.instances(ro, lim, rr.System, rr.Type, i)
 			}
@@ -379,7 +388,10 @@ func (v *validator) instances(ro map[string]any, lim Limits, system, typ string,
 	return out
 }
 
-func (v *validator) paths(ro map[string]any, lim Limits, i int) [][]Node {
+// paths reads a batch_path resource's paths. A node's system is optional (absent or "" takes the
+// request's system); its name must be present and may be "" only when the id is "*" (checked by the
+// node serializer's validate, so only once the node's fields are valid).
+func (v *validator) paths(ro map[string]any, lim Limits, system string, i int) [][]Node {
 	list, ok := v.list(ro, "paths", true, "resources", i)
 	if !ok {
 		return nil
@@ -404,16 +416,22 @@ func (v *validator) paths(ro map[string]any, lim Limits, i int) [][]Node {
 				valid = false
 				continue
 			}
-			n := Node{}
-			var okS, okT, okI bool
-			n.System, okS = v.str(no, "system", 0, at...)
+			n := Node{System: system}
+			okS := true
+			if raw, present := no["system"]; present {
+				if s, isStr := raw.(string); !isStr || strings.TrimSpace(s) != "" {
+					n.System, okS = v.str(no, "system", 0, at...)
+				}
+			}
+			var okT, okI bool
 			n.Type, okT = v.str(no, "type", 0, at...)
 			n.ID, okI = v.str(no, "id", lim.InstanceIDLength, at...)
-			// name is required unless the node is the wildcard "*".
-			if !okI || n.ID != "*" {
-				v.name(no, "name", at...)
+			name, okN := v.optName(no, "name", at...)
+			if okS && okT && okI && okN && name == "" && n.ID != "*" {
+				v.errs.add(fmt.Sprintf("name is required when id(%s) is not `*`", n.ID), append(at, "non_field_errors")...)
+				okN = false
 			}
-			valid = valid && okS && okT && okI
+			valid = valid && okS && okT && okI && okN
 			path = append(path, n)
 		}
 		if valid {

@@ -167,3 +167,52 @@ func TestRevokeEmptyInstances(t *testing.T) {
 		})
 	}
 }
+
+// batch_path checks only that the app is a client of the system, not the per-action allow-list of
+// batch_instance. A path node's system is optional (absent or "" takes the request's system); its
+// name must be present and may be "" only when the id is "*" (the node serializer's own check,
+// reported as the node's non_field_errors).
+func TestBatchPathNodes(t *testing.T) {
+	m := loadModel(t, `{"systems":[{"id":"s","resource_types":[{"id":"p"},{"id":"c"}],"actions":[{"id":"view","related_types":["c"]}],"allow_list":{"instance_actions":[],"creator_types":[]}}],
+		"users":["alice"],"apps":[{"code":"bkiam-sandbox","secret":"sandbox-secret","client_of":["s"],"esb_skip_login":true}]}`)
+	body := func(op, path string) string {
+		return `{"system":"s","operate":"` + op + `","subject":{"type":"user","id":"alice"},"actions":[{"id":"view"}],"resources":[{"system":"s","type":"c","paths":[` + path + `]}]}`
+	}
+	ok := []struct{ name, path, stored string }{
+		{"allow-list not applied, system omitted", `[{"type":"p","id":"1","name":"P"},{"type":"c","id":"2","name":"C"}]`, "/s,p,1/s,c,2/"},
+		{"blank system filled in", `[{"system":"","type":"p","id":"1","name":"P"},{"system":" ","type":"c","id":"*","name":""}]`, "/s,p,1/s,c,*/"},
+		{"name of spaces kept", `[{"system":"s","type":"c","id":"3","name":"  "}]`, "/s,c,3/"},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			bothTransports(t, func(t *testing.T, tr string) {
+				s := newServer(t, withModel(m))
+				wantOK(t, send(t, s, tr, "batch_path", body("grant", tc.path)))
+				if got := policies(t, s, all); !strings.Contains(got, `"paths":["`+tc.stored+`"]`) {
+					t.Fatalf("want %s stored, got %s", tc.stored, got)
+				}
+				wantOK(t, send(t, s, tr, "batch_path", body("revoke", tc.path)))
+				wantPolicies(t, s, all, noPolicies)
+			})
+		})
+	}
+	bad := []struct{ name, path, msg string }{
+		{"name missing on *", `[{"type":"c","id":"*"}]`, `{"resources": [{"paths": [[{"name": ["This field is required."]}]]}]}`},
+		{"name blank on an id", `[{"type":"p","id":"1","name":""},{"type":"c","id":"2","name":"C"}]`,
+			"{\"resources\": [{\"paths\": [[{\"non_field_errors\": [\"name is required when id(1) is not `*`\"]}]]}]}"},
+		{"name null", `[{"type":"c","id":"*","name":null}]`, `{"resources": [{"paths": [[{"name": ["This field may not be null."]}]]}]}`},
+		{"system null", `[{"system":null,"type":"c","id":"2","name":"C"}]`, `{"resources": [{"paths": [[{"system": ["This field may not be null."]}]]}]}`},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, withModel(m))
+			wantSaaSError(t, gw, send(t, s, gw, "batch_path", body("grant", tc.path)), 200, 1902412, tc.msg)
+			wantPolicies(t, s, all, noPolicies)
+		})
+	}
+	// The same call through batch_instance meets the allow-list.
+	s := newServer(t, withModel(m))
+	wantSaaSError(t, gw, send(t, s, gw, "batch_instance",
+		`{"system":"s","operate":"grant","subject":{"type":"user","id":"alice"},"actions":[{"id":"view"}],"resources":[{"system":"s","type":"c","instances":[{"id":"2","name":"C"}]}]}`),
+		403, 1902403, "authorization_instance api don't support the [view] of system[s] (FORBIDDEN)")
+}
