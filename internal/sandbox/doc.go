@@ -96,7 +96,7 @@
 //     "authorization_instance api don't support the [A] of system[S]"), field validation (1902412),
 //     model checks (unknown system 1902416; unknown action 1902412 "x action not exists"; resources
 //     not matching the action 1902417 ACTION_VALIDATE_ERROR), admin no-op, subject lookup (1902412
-//     "user[x] not exists" / "group[x] not exists"), apply.
+//     "user[x] not exists"; an unknown group: 1902500 on grant, OK with data [] on revoke), apply.
 //   - Gateway-layer failures use the gateway envelope {result,code,code_name,message,data:null} with
 //     X-Bkapi-Error-Code and X-Bkapi-Error-Message headers and real statuses: bad credentials 1640001
 //     (400), unknown route 1640401 (404), rate limit 1642902 (429 + Retry-After).
@@ -144,6 +144,10 @@
 //     contains. A revoke removes only the groups fully contained in the revoked one (every type's
 //     paths within the request), and the policy with its last group; a partial overlap is a silent
 //     no-op that still answers OK.
+//   - Subjects: an unknown user is 1902412 "user[x] not exists" (grant and revoke). Group ids are not
+//     checked by the field validation (a non-numeric id is just an unknown group); a grant to an
+//     unknown group fails with 1902500 and HTTP 500 (HTTP 200 with the code on ESB), a revoke for one
+//     answers OK with data [].
 //   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
 //     policy_id 0 (no statistics), for grant and revoke alike.
 //   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; an existing
@@ -208,8 +212,6 @@
 // differs from a first reading"); not yet followed:
 //   - One policy per (subject, action): the read routes never list several rows for one subject
 //     (permission templates), and RBAC-stored group grants (listed only with ?type=rbac) do not exist.
-//   - An unknown group answers 1902412 "group[x] not exists" here, while the real server fails a
-//     grant with 1902500 (HTTP 500) and answers a revoke OK with data [].
 //
 // # Model format
 //

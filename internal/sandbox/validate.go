@@ -322,14 +322,9 @@ func parseInstanceRequest(body any, paths bool, lim Limits, now time.Time) (*ins
 		v.errs.add("This field is required.", "subject")
 	} else if so, ok := v.object(raw, "subject"); ok {
 		req.Subject.Type = v.choice(so, "type", []string{"user", "group"}, "subject")
-		if id, ok := v.str(so, "id", 0, "subject"); ok {
-			req.Subject.ID = id
-			if req.Subject.Type == "group" {
-				if _, err := strconv.ParseUint(id, 10, 63); err != nil {
-					v.errs.add("A valid integer is required.", "subject", "id")
-				}
-			}
-		}
+		// Group ids are not checked here (the serializer's id is a plain CharField): a non-numeric
+		// group is simply an unknown one.
+		req.Subject.ID, _ = v.str(so, "id", 0, "subject")
 	}
 	if res, ok := v.list(obj, "resources", true); ok {
 		for i, r := range res {
