@@ -157,6 +157,9 @@
 //     now timestamp") and at most 4102444800.
 //   - Creator grants take every action of the type's node in the system's creator config, at any
 //     depth of the tree (sub resource types); no config or no node answers the server's 1902412 texts.
+//     An action related to no resource type becomes an unlimited (any) policy, which no batch_path
+//     revoke of the created paths can undo; a node action related to another type (or several) fails
+//     the whole grant with 1902417.
 //     Each instance becomes the path ancestors + instance; ancestors are resolved through the "callback"
 //     (the model's instance names) and an unknown one fails with 1902416.
 //   - A grant's data lists every custom policy the subject holds in the system (the known server bug),
@@ -188,8 +191,6 @@
 //     path node names are not stored.
 //   - Path topology is not checked against the system's instance selections: any path whose nodes
 //     name known resource types is accepted (the sandbox has no instance-selection model).
-//   - Creator config actions must relate to exactly the node's type (checked on model load); real
-//     systems could register creator actions on combined resources, which no known caller uses.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
 //     (1306403), the effective-permission query APIs and group-management APIs are out of scope.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
@@ -238,8 +239,9 @@
 //	    ancestors of creator grants are looked up there (an id not listed is unknown: 1902416).
 //	  - systems[].actions[].related_types: resource types of the same system, in order; [] for an action
 //	    without instances, several for a combined resource.
-//	  - systems[].creator_actions: the resource-creator-actions tree; each node's actions must relate to
-//	    exactly that node's type; "required" is read and ignored, like the server.
+//	  - systems[].creator_actions: the resource-creator-actions tree; each node's actions must exist
+//	    and should relate to that node's type or to none (an action of another type loads, and a
+//	    creator grant for the node fails with 1902417); "required" is read and ignored, like the server.
 //	  - systems[].allow_list: IAM's API allow-list for batch_instance/batch_path actions and creator
 //	    types; "*" allows all.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the

@@ -405,7 +405,17 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 	specs := make([]grantSpec, len(node.Actions))
 	for i, ca := range node.Actions {
 		actionIDs[i] = ca.ID
-		specs[i] = grantSpec{action: sys.actions[ca.ID], perType: [][][]Node{req.Instances}}
+		a := sys.actions[ca.ID]
+		switch {
+		case len(a.RelatedTypes) == 0:
+			// An action related to no resource type: the creator gets it unlimited (an any policy).
+			specs[i] = grantSpec{action: a}
+		case len(a.RelatedTypes) == 1 && a.RelatedTypes[0] == req.Type:
+			specs[i] = grantSpec{action: a, perType: [][][]Node{req.Instances}}
+		default:
+			return nil, newSaaSError(codeActionValidate, fmt.Sprintf(
+				"resources [%s:%s] do not match the related resource types %s of action[%s]", sys.ID, req.Type, describeTypes(sys, a), a.ID))
+		}
 	}
 	if strings.EqualFold(req.Creator, "admin") {
 		return adminEcho(actionIDs), nil

@@ -216,3 +216,50 @@ func TestBatchPathNodes(t *testing.T) {
 		`{"system":"s","operate":"grant","subject":{"type":"user","id":"alice"},"actions":[{"id":"view"}],"resources":[{"system":"s","type":"c","instances":[{"id":"2","name":"C"}]}]}`),
 		403, 1902403, "authorization_instance api don't support the [view] of system[s] (FORBIDDEN)")
 }
+
+// Creator configuration actions that relate to no resource type are allowed: the creator gets them
+// as unlimited (any) policies, which no batch_path revoke of the created paths can undo (the action
+// takes no resources: 1902417). A creator action of another resource type (or of several) is
+// loadable, and a creator grant for its node fails with 1902417, storing nothing.
+func TestCreatorActionsWithoutOrOfOtherTypes(t *testing.T) {
+	m := loadModel(t, `{"systems":[{"id":"s","resource_types":[{"id":"t"},{"id":"u"}],
+		"actions":[{"id":"edit_t","related_types":["t"]},{"id":"create_any","related_types":[]},{"id":"edit_u","related_types":["u"]},{"id":"edit_tu","related_types":["t","u"]}],
+		"creator_actions":[{"id":"t","actions":[{"id":"edit_t","required":false},{"id":"create_any","required":false}]},
+		                   {"id":"u","actions":[{"id":"edit_u","required":false},{"id":"edit_t","required":false}]}],
+		"allow_list":{"instance_actions":["*"],"creator_types":["*"]}}],
+		"users":["alice"],"apps":[{"code":"bkiam-sandbox","secret":"sandbox-secret","client_of":["*"],"esb_skip_login":true}]}`)
+	bad := loadModel(t, `{"systems":[{"id":"s","resource_types":[{"id":"t"},{"id":"u"}],
+		"actions":[{"id":"edit_tu","related_types":["t","u"]}],
+		"creator_actions":[{"id":"t","actions":[{"id":"edit_tu","required":false}]}],
+		"allow_list":{"instance_actions":["*"],"creator_types":["*"]}}],
+		"users":["alice"],"apps":[{"code":"bkiam-sandbox","secret":"sandbox-secret","client_of":["*"],"esb_skip_login":true}]}`)
+	creator := func(typ string) string {
+		return `{"system":"s","type":"` + typ + `","creator":"alice","instances":[{"id":"1","name":"one"}]}`
+	}
+	bothTransports(t, func(t *testing.T, tr string) {
+		s := newServer(t, withModel(m))
+		r := send(t, s, tr, "batch_resource_creator_action", creator("t"))
+		wantOK(t, r)
+		if e, ok := findEntry(r.entries(t), "create_any"); !ok || e.count() != 0 {
+			t.Fatalf("want create_any listed with instance_count 0: %s", r.raw)
+		}
+		want := `{"policies":[` +
+			`{"policy_id":1,"system":"s","subject":{"type":"user","id":"alice"},"action":"edit_t","expired_at":4102444800,"any":false,"paths":["/s,t,1/"]},` +
+			`{"policy_id":2,"system":"s","subject":{"type":"user","id":"alice"},"action":"create_any","expired_at":4102444800,"any":true,"paths":[]}]}`
+		wantPolicies(t, s, all, want)
+		// The created path cannot be revoked from the any policy: the action takes no resources.
+		wantSaaSError(t, tr, send(t, s, tr, "batch_path",
+			`{"system":"s","operate":"revoke","subject":{"type":"user","id":"alice"},"actions":[{"id":"create_any"}],"resources":[{"system":"s","type":"t","paths":[[{"type":"t","id":"1","name":"one"}]]}]}`),
+			200, 1902417, "resources [s:t] do not match the related resource types [] of action[create_any] (ACTION_VALIDATE_ERROR)")
+		wantPolicies(t, s, all, want)
+		// Node u lists edit_t, an action of another type: the whole grant fails.
+		wantSaaSError(t, tr, send(t, s, tr, "batch_resource_creator_action", creator("u")), 200, 1902417,
+			"resources [s:u] do not match the related resource types [s:t] of action[edit_t] (ACTION_VALIDATE_ERROR)")
+		wantPolicies(t, s, all, want)
+		// So does an action of several types.
+		s2 := newServer(t, withModel(bad))
+		wantSaaSError(t, tr, send(t, s2, tr, "batch_resource_creator_action", creator("t")), 200, 1902417,
+			"resources [s:t] do not match the related resource types [s:t, s:u] of action[edit_tu] (ACTION_VALIDATE_ERROR)")
+		wantPolicies(t, s2, all, noPolicies)
+	})
+}
