@@ -149,7 +149,8 @@
 //     unknown group fails with 1902500 and HTTP 500 (HTTP 200 with the code on ESB), a revoke for one
 //     answers OK with data [].
 //   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
-//     policy_id 0 (no statistics), for grant and revoke alike.
+//     policy_id 0, for grant and revoke alike, each with statistics counting the instances (paths)
+//     requested for it.
 //   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; an existing
 //     policy's expiry changes only when the request's expired_at is greater (0 or none changes
 //     nothing: the default is for new policies only); group policies never expire (4102444800,
@@ -164,7 +165,8 @@
 //     (the model's instance names) and an unknown one fails with 1902416.
 //   - A grant's data lists every custom policy the subject holds in the system (the known server bug),
 //     ordered by policy_id; a revoke's data lists the requested actions that had a policy. Every entry
-//     has statistics.instance_count (all paths of all types; 0 for any).
+//     has statistics.instance_count (all paths of all types; 0 for any); a revoke that empties a
+//     policy reports the count it held before.
 //   - Limits from the model (defaults: the real server's): per grant resource entry and per creator
 //     call 200, per revoke entry 1000, instance/node id 36 characters, 10000 paths per type in one
 //     policy after the merge. A call over a limit fails as a whole and stores nothing.

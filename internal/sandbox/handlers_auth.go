@@ -258,7 +258,15 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 		return nil, err
 	}
 	if req.Subject.Type == "user" && strings.EqualFold(req.Subject.ID, "admin") {
-		return adminEcho(req.Actions), nil
+		n := 0
+		for _, r := range req.Resources {
+			n += len(r.Paths)
+		}
+		counts := make([]int, len(req.Actions))
+		for i := range counts {
+			counts[i] = n
+		}
+		return adminEcho(req.Actions, counts), nil
 	}
 	if req.Subject.Type == "group" && !s.model.groups[req.Subject.ID] {
 		// The real server does not check group ids: a grant to an unknown group fails with an
@@ -352,10 +360,12 @@ func describeTypes(sys *System, a *Action) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func adminEcho(actions []string) []resultEntry {
+// adminEcho is the answer for user admin: the requested actions with policy_id 0, each counting the
+// instances requested for it (statistics is always present).
+func adminEcho(actions []string, counts []int) []resultEntry {
 	data := make([]resultEntry, 0, len(actions))
-	for _, a := range actions {
-		data = append(data, resultEntry{Action: actionRef{ID: a}, PolicyID: 0})
+	for i, a := range actions {
+		data = append(data, resultEntry{Action: actionRef{ID: a}, PolicyID: 0, Statistics: statistics{InstanceCount: counts[i]}})
 	}
 	return data
 }
@@ -418,7 +428,13 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 		}
 	}
 	if strings.EqualFold(req.Creator, "admin") {
-		return adminEcho(actionIDs), nil
+		counts := make([]int, len(specs))
+		for i, sp := range specs {
+			for _, paths := range sp.perType {
+				counts[i] += len(paths)
+			}
+		}
+		return adminEcho(actionIDs, counts), nil
 	}
 	if err := s.lookupSubject(subject{Type: "user", ID: req.Creator}); err != nil {
 		return nil, err

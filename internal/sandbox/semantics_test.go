@@ -113,10 +113,10 @@ func TestRevokeSemantics(t *testing.T) {
 		r = send(t, s, tr, "batch_instance", hostRevoke("alice", "1"))
 		wantOK(t, r)
 		wantPolicies(t, s, all, `{"policies":[`+policyJSON(1, "user", "alice", "edit_host", yearLater, false, "/bk_cmdb,host,2/")+`]}`)
-		// Emptying deletes the policy; its old id is returned.
+		// Emptying deletes the policy; its old id and old count are returned.
 		r = send(t, s, tr, "batch_instance", hostRevoke("alice", "2"))
 		wantOK(t, r)
-		if e, ok := findEntry(r.entries(t), "edit_host"); !ok || e.PolicyID != 1 || e.count() != 0 {
+		if e, ok := findEntry(r.entries(t), "edit_host"); !ok || e.PolicyID != 1 || e.count() != 1 {
 			t.Fatalf("emptying revoke: %s", r.raw)
 		}
 		wantPolicies(t, s, all, noPolicies)
@@ -156,7 +156,8 @@ func TestAdminIsEchoedWithPolicyIDZero(t *testing.T) {
 				s := newServer(t)
 				r := send(t, s, gw, "batch_instance", instBody(op, "user", id, []string{"edit_host", "view_host"}, "host", []string{"1"}, ""))
 				wantOK(t, r)
-				if !strings.Contains(r.raw, `"data":[{"action":{"id":"edit_host"},"policy_id":0},{"action":{"id":"view_host"},"policy_id":0}]`) {
+				// statistics is always present: an admin echo counts the requested instances.
+				if !strings.Contains(r.raw, `"data":[{"action":{"id":"edit_host"},"policy_id":0,"statistics":{"instance_count":1}},{"action":{"id":"view_host"},"policy_id":0,"statistics":{"instance_count":1}}]`) {
 					t.Fatalf("admin echo: %s", r.raw)
 				}
 				wantPolicies(t, s, all, noPolicies)
@@ -166,7 +167,7 @@ func TestAdminIsEchoedWithPolicyIDZero(t *testing.T) {
 	s := newServer(t)
 	r := send(t, s, gw, "batch_resource_creator_action", `{"system":"bk_cmdb","type":"biz","creator":"aDmIn","instances":[{"id":"1","name":"b"}]}`)
 	wantOK(t, r)
-	if !strings.Contains(r.raw, `"data":[{"action":{"id":"view_biz"},"policy_id":0},{"action":{"id":"edit_biz"},"policy_id":0}]`) {
+	if !strings.Contains(r.raw, `"data":[{"action":{"id":"view_biz"},"policy_id":0,"statistics":{"instance_count":1}},{"action":{"id":"edit_biz"},"policy_id":0,"statistics":{"instance_count":1}}]`) {
 		t.Fatalf("creator admin echo: %s", r.raw)
 	}
 	wantPolicies(t, s, all, noPolicies)
@@ -394,8 +395,8 @@ func TestCombinedResources(t *testing.T) {
 		{"revoke removes only the groups it fully contains",
 			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"grant", []string{"2"}, []string{"9"}, 6}, {"revoke", []string{"2", "4"}, []string{"9", "10"}, 4}},
 			g13x78},
-		{"revoking the last group deletes the policy",
-			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"revoke", []string{"1", "3"}, []string{"7", "8"}, 0}},
+		{"revoking the last group deletes the policy and reports the old count",
+			[]call{{"grant", []string{"1", "3"}, []string{"7", "8"}, 4}, {"revoke", []string{"1", "3"}, []string{"7", "8"}, 4}},
 			""},
 	}
 	for _, tc := range cases {

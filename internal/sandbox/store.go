@@ -76,9 +76,9 @@ func (p *policy) empty() bool {
 
 // resultEntry is one element of a grant/revoke answer's data.
 type resultEntry struct {
-	Action     actionRef   `json:"action"`
-	PolicyID   int64       `json:"policy_id"`
-	Statistics *statistics `json:"statistics,omitempty"`
+	Action     actionRef  `json:"action"`
+	PolicyID   int64      `json:"policy_id"`
+	Statistics statistics `json:"statistics"` // always present, as on the real server
 }
 
 type actionRef struct {
@@ -305,8 +305,12 @@ func (st *store) revoke(system string, subj subject, specs []grantSpec) ([]resul
 		} else if changed {
 			t.put(k, p)
 		}
+		count := p.instanceCount()
+		if p.empty() {
+			count = old.instanceCount() // an emptied policy reports what it held
+		}
 		data = append(data, resultEntry{Action: actionRef{ID: sp.action.ID}, PolicyID: p.ID,
-			Statistics: &statistics{InstanceCount: p.instanceCount()}})
+			Statistics: statistics{InstanceCount: count}})
 	}
 	if err := t.commit(); err != nil {
 		return nil, err
@@ -396,7 +400,7 @@ func (st *store) subjectPoliciesLocked(system string, subj subject) []resultEntr
 	data := make([]resultEntry, 0, len(ps))
 	for _, p := range ps {
 		data = append(data, resultEntry{Action: actionRef{ID: p.Key.Action}, PolicyID: p.ID,
-			Statistics: &statistics{InstanceCount: p.instanceCount()}})
+			Statistics: statistics{InstanceCount: p.instanceCount()}})
 	}
 	return data
 }

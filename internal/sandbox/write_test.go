@@ -263,3 +263,49 @@ func TestCreatorActionsWithoutOrOfOtherTypes(t *testing.T) {
 		wantPolicies(t, s2, all, noPolicies)
 	})
 }
+
+// statistics is always present in each data entry: an admin echo counts the requested instances, a
+// revoke that empties a policy reports the old count, any other entry the policy's current count.
+func TestStatisticsAlwaysPresent(t *testing.T) {
+	cases := []struct {
+		name   string
+		setup  []string // batch_instance bodies sent first
+		ep     string
+		body   string
+		counts map[string]int
+	}{
+		{"admin echo, single type", nil, "batch_instance", instBody("grant", "user", "admin", []string{"edit_host", "view_host"}, "host", []string{"1", "2"}, ""),
+			map[string]int{"edit_host": 2, "view_host": 2}},
+		{"admin echo, combined", nil, "batch_instance", combinedBody("revoke", "admin", []string{"1", "2"}, []string{"7"}), map[string]int{"edit_biz_host": 3}},
+		{"admin echo, no resource type", nil, "batch_instance", instBody("grant", "user", "admin", []string{"create_biz"}, "", nil, ""), map[string]int{"create_biz": 0}},
+		{"admin echo, paths", nil, "batch_path", pathBody("grant", "admin", "mini_app_edit", "mini_app", "["+sopsNode("mini_app", "m1")+"]", "["+sopsNode("mini_app", "m2")+"]"),
+			map[string]int{"mini_app_edit": 2}},
+		{"admin echo, creator", nil, "batch_resource_creator_action", `{"system":"bk_job","type":"job","creator":"admin","instances":[{"id":"1","name":"a"},{"id":"2","name":"b"}]}`,
+			map[string]int{"edit": 2, "list": 2, "delete": 2, "view": 2}},
+		{"emptying revoke reports the old count", []string{hostGrant("alice", "1", "2")}, "batch_instance", hostRevoke("alice", "1", "2", "3"), map[string]int{"edit_host": 2}},
+		{"partial revoke reports the new count", []string{hostGrant("alice", "1", "2")}, "batch_instance", hostRevoke("alice", "1"), map[string]int{"edit_host": 1}},
+		{"revoke of an action without a type", []string{instBody("grant", "user", "alice", []string{"create_biz"}, "", nil, "")}, "batch_instance",
+			instBody("revoke", "user", "alice", []string{"create_biz"}, "", nil, ""), map[string]int{"create_biz": 0}},
+		{"grant lists every policy with statistics", []string{instBody("grant", "user", "alice", []string{"create_biz"}, "", nil, "")}, "batch_instance",
+			hostGrant("alice", "1", "2", "3"), map[string]int{"create_biz": 0, "edit_host": 3}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t)
+			for _, b := range tc.setup {
+				wantOK(t, send(t, s, gw, "batch_instance", b))
+			}
+			r := send(t, s, gw, tc.ep, tc.body)
+			wantOK(t, r)
+			es := r.entries(t)
+			if len(es) != len(tc.counts) || strings.Count(r.raw, `"statistics":{"instance_count":`) != len(es) {
+				t.Fatalf("want %d entries, each with statistics: %s", len(tc.counts), r.raw)
+			}
+			for action, n := range tc.counts {
+				if e, ok := findEntry(es, action); !ok || e.count() != n {
+					t.Errorf("%s: want instance_count %d: %s", action, n, r.raw)
+				}
+			}
+		})
+	}
+}
