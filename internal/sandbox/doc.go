@@ -77,7 +77,7 @@
 //     edit, list, delete, view.
 //   - bk_sops: resource types project and mini_app (a mini app lives under a project).
 //     project_view, project_edit relate to [project]; mini_app_view, mini_app_edit to [mini_app];
-//     mini_app_view sets ignore_iam_path (user path grants collapse to the id). Creator config:
+//     mini_app_view sets ignore_iam_path (a user's project/mini_app path grant collapses to the id). Creator config:
 //     project → project_view, project_edit, with the sub resource type mini_app → mini_app_view,
 //     mini_app_edit. The callback knows the projects project1 ("Project One") and project2
 //     ("Project Two"); any other project id is unknown (1902416).
@@ -183,16 +183,21 @@
 //     Paging (page ≥ 1, page_size 10–500, default 100), timestamp (default today 00:00 of the clock's
 //     zone) drops policies that expired before it, "results" is null when empty. Expressions are built
 //     from the stored paths as the package doc of internal/bkiam describes them ("Policy
-//     expressions"), including the collapse of user grants of actions
-//     whose model sets ignore_iam_path (on grant only; a revoke that changes the policy writes full
-//     paths again). Errors: 1901401 (not a client), 1901404 (unknown action or policy), 1901400.
+//     expressions"), including the ignore_iam_path collapse: for a user (never a group) and an action
+//     whose model sets ignore_iam_path, a grant that writes the policy stores each path whose length
+//     equals the chain length and whose leaf is not "*" as the bare id; a revoke that changes the
+//     policy writes full paths again. Errors: 1901401 (not a client), 1901404 (unknown action or policy), 1901400.
 //
 // # Not emulated, and why
 //   - asynchronous=true is treated as synchronous, like the real server.
 //   - Resource names are never verified (the real server does not verify instance names either);
 //     path node names are not stored.
 //   - Path topology is not checked against the system's instance selections: any path whose nodes
-//     name known resource types is accepted (the sandbox has no instance-selection model).
+//     name known resource types is accepted (the sandbox has no instance-selection model). For the
+//     same reason the ignore_iam_path collapse takes as "the chain length of the first matching
+//     instance selection with ignore_iam_path" the related type's chain in the system's creator
+//     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
+//     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
 //     (1306403), the effective-permission query APIs and group-management APIs are out of scope.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are

@@ -54,6 +54,17 @@ type Action struct {
 	ID            string   `json:"id"`
 	RelatedTypes  []string `json:"related_types"`
 	IgnoreIAMPath bool     `json:"ignore_iam_path,omitempty"`
+
+	// chains stands in for the real server's instance selections, which the model does not have:
+	// for each related type found in the system's creator config, the length of its chain there
+	// (ancestor types + itself). The ignore_iam_path collapse applies only to paths of that length.
+	chains map[string]int
+}
+
+// chainLen is the instance-selection chain length used by the ignore_iam_path collapse for typ: its
+// depth in the creator config, or 0 (any length) when the creator config does not list it.
+func (a *Action) chainLen(typ string) int {
+	return a.chains[typ]
 }
 
 // CreatorConfig is one node of the resource-creator-actions tree.
@@ -256,6 +267,24 @@ func (s *System) validate(at string) error {
 	seenType := map[string]bool{}
 	if err := s.validateCreator(at+".creator_actions", s.CreatorActions, seenType); err != nil {
 		return err
+	}
+	depth := map[string]int{}
+	var walk func([]CreatorConfig, int)
+	walk = func(nodes []CreatorConfig, d int) {
+		for _, n := range nodes {
+			depth[n.ID] = d
+			walk(n.SubResourceTypes, d+1)
+		}
+	}
+	walk(s.CreatorActions, 1)
+	for j := range s.Actions {
+		a := &s.Actions[j]
+		a.chains = map[string]int{}
+		for _, rt := range a.RelatedTypes {
+			if d, ok := depth[rt]; ok {
+				a.chains[rt] = d
+			}
+		}
 	}
 	for j, a := range s.AllowList.InstanceActions {
 		if a != "*" && s.actions[a] == nil {

@@ -1,6 +1,8 @@
 package sandbox_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -305,6 +307,69 @@ func TestStatisticsAlwaysPresent(t *testing.T) {
 				if e, ok := findEntry(es, action); !ok || e.count() != n {
 					t.Errorf("%s: want instance_count %d: %s", action, n, r.raw)
 				}
+			}
+		})
+	}
+}
+
+// The ignore_iam_path collapse applies to a user's path only when its length equals the chain length
+// of the first matching instance selection with ignore_iam_path and the leaf is not "*"; groups are
+// never collapsed; it happens on every grant that writes the policy, never on a revoke. The sandbox
+// has no instance selections: the chain is the related type's chain in the creator config (ancestor
+// types + itself), and any length when the creator config does not list the type.
+func TestIgnoreIAMPathCollapse(t *testing.T) {
+	m := loadModel(t, `{"systems":[{"id":"s","resource_types":[{"id":"a"},{"id":"b"},{"id":"c"}],
+		"actions":[{"id":"edit_b","related_types":["b"]},{"id":"view_b","related_types":["b"],"ignore_iam_path":true},{"id":"view_c","related_types":["c"],"ignore_iam_path":true}],
+		"creator_actions":[{"id":"a","actions":[],"sub_resource_types":[{"id":"b","actions":[{"id":"edit_b","required":false}]}]}],
+		"allow_list":{"instance_actions":["*"],"creator_types":["*"]}}],
+		"users":["alice"],"groups":["1"],"apps":[{"code":"bkiam-sandbox","secret":"sandbox-secret","client_of":["*"]}]}`)
+	node := func(typ, id string) string { return `{"type":"` + typ + `","id":"` + id + `","name":"n"}` }
+	path := func(nodes ...string) string { return "[" + strings.Join(nodes, ",") + "]" }
+	body := func(op, subjType, subj, action, typ string, paths ...string) string {
+		return `{"system":"s","operate":"` + op + `","subject":{"type":"` + subjType + `","id":"` + subj + `"},"actions":[{"id":"` + action +
+			`"}],"resources":[{"system":"s","type":"` + typ + `","paths":[` + strings.Join(paths, ",") + `]}]}`
+	}
+	a1b1 := path(node("a", "a1"), node("b", "b1"))
+	a1b2 := path(node("a", "a1"), node("b", "b2"))
+	cases := []struct {
+		name   string
+		bodies []string
+		action string
+		want   string
+	}{
+		{"chain length: collapsed", []string{body("grant", "user", "alice", "view_b", "b", a1b1)}, "view_b",
+			`{"field":"b.id","op":"eq","value":"b1"}`},
+		{"longer than the chain: kept", []string{body("grant", "user", "alice", "view_b", "b", path(node("c", "c1"), node("a", "a1"), node("b", "b1")))}, "view_b",
+			`{"op":"AND","content":[{"field":"b.id","op":"eq","value":"b1"},{"field":"b._bk_iam_path_","op":"starts_with","value":"/c,c1/a,a1/"}]}`},
+		{"leaf *: kept", []string{body("grant", "user", "alice", "view_b", "b", path(node("a", "a1"), `{"type":"b","id":"*","name":""}`))}, "view_b",
+			`{"field":"b._bk_iam_path_","op":"starts_with","value":"/a,a1/"}`},
+		{"mixed lengths in one grant", []string{body("grant", "user", "alice", "view_b", "b", a1b1, path(node("c", "c1"), node("a", "a1"), node("b", "b2")))}, "view_b",
+			`{"op":"OR","content":[{"field":"b.id","op":"eq","value":"b1"},{"op":"AND","content":[{"field":"b.id","op":"eq","value":"b2"},{"field":"b._bk_iam_path_","op":"starts_with","value":"/c,c1/a,a1/"}]}]}`},
+		{"group: never collapsed", []string{body("grant", "group", "1", "view_b", "b", a1b1)}, "view_b",
+			`{"op":"AND","content":[{"field":"b.id","op":"eq","value":"b1"},{"field":"b._bk_iam_path_","op":"starts_with","value":"/a,a1/"}]}`},
+		{"action without ignore_iam_path", []string{body("grant", "user", "alice", "edit_b", "b", a1b1)}, "edit_b",
+			`{"op":"AND","content":[{"field":"b.id","op":"eq","value":"b1"},{"field":"b._bk_iam_path_","op":"starts_with","value":"/a,a1/"}]}`},
+		{"revoke writes full paths", []string{body("grant", "user", "alice", "view_b", "b", a1b1, a1b2), body("revoke", "user", "alice", "view_b", "b", a1b2)}, "view_b",
+			`{"op":"AND","content":[{"field":"b.id","op":"eq","value":"b1"},{"field":"b._bk_iam_path_","op":"starts_with","value":"/a,a1/"}]}`},
+		{"a later grant that writes collapses again", []string{body("grant", "user", "alice", "view_b", "b", a1b1, a1b2), body("revoke", "user", "alice", "view_b", "b", a1b2),
+			body("grant", "user", "alice", "view_b", "b", a1b2)}, "view_b", `{"field":"b.id","op":"in","value":["b1","b2"]}`},
+		{"type outside the creator config: any length", []string{body("grant", "user", "alice", "view_c", "c", path(node("a", "a1"), node("b", "b1"), node("c", "c1")))}, "view_c",
+			`{"field":"c.id","op":"eq","value":"c1"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, withModel(m))
+			for _, b := range tc.bodies {
+				wantOK(t, send(t, s, gw, "batch_path", b))
+			}
+			r := getRead(t, s, "/api/v1/systems/s/policies?action_id="+tc.action, goodAuth)
+			var ld listData
+			if err := json.Unmarshal([]byte(r.raw), &ld); err != nil || ld.Code != 0 || len(ld.Data.Results) != 1 {
+				t.Fatalf("list: %v %s", err, r.raw)
+			}
+			if got := ld.Data.Results[0].Expr; !reflect.DeepEqual(got, mustJSON(tc.want)) {
+				b, _ := json.Marshal(got)
+				t.Fatalf("expression %s, want %s", b, tc.want)
 			}
 		})
 	}
