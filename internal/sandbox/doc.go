@@ -199,7 +199,8 @@
 //     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
 //     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
-//     (1306403), the effective-permission query APIs and group-management APIs are out of scope.
+//     (1306403), the effective-permission query APIs and group-management APIs are out of scope, and
+//     so is the grade-manager authorization scope that a real group grant widens as a side effect.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
