@@ -416,14 +416,16 @@ resource "bkiam_instance_grant" "no_type" {
 		Steps: []resource.TestStep{
 			{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
 			{
-				// Host 8 of bob's combination is revoked outside.
+				// Bob's combination is revoked outside. IAM removes only the resource groups a
+				// revoke fully contains (a partial overlap, such as host 8 alone, is a no-op), so
+				// the outside revoke names the whole combination.
 				PreConfig: func() {
 					_, err := outsideClient(t, sb).BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
 						System: "bk_cmdb", Operate: bkiam.OperationRevoke, Subject: bkiam.Subject{Type: "user", ID: "bob"},
 						Actions: []bkiam.Action{{ID: "edit_biz_host"}},
 						Resources: []bkiam.InstanceResource{
 							{System: "bk_cmdb", Type: "biz", Instances: []bkiam.Instance{{ID: "1", Name: "biz1"}}},
-							{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: "8", Name: "host8"}}},
+							{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: "7", Name: "host7"}, {ID: "8", Name: "host8"}}},
 						},
 					})
 					if err != nil {
