@@ -85,7 +85,7 @@
 //     edit, list, delete, view.
 //   - bk_sops: resource types project and mini_app (a mini app lives under a project).
 //     project_view, project_edit relate to [project]; mini_app_view, mini_app_edit to [mini_app];
-//     mini_app_view sets ignore_iam_path (user path grants collapse to the id). Creator config:
+//     mini_app_view sets ignore_iam_path (a user's project/mini_app path grant collapses to the id). Creator config:
 //     project → project_view, project_edit, with the sub resource type mini_app → mini_app_view,
 //     mini_app_edit. The callback knows the projects project1 ("Project One") and project2
 //     ("Project Two"); any other project id is unknown (1902416).
@@ -100,9 +100,11 @@
 //     and gateway routes POST /api/v1/open/authorization/{…}/ serve one store.
 //   - Check order: injected faults; credentials (gateway: X-Bkapi-Authorization only; ESB: body,
 //     else the header); ESB's user check; then the SaaS: body JSON (1902414), system client (1902403
-//     "app_code X can not access system Y"), allow-list (1902403 "authorization_instance api don't
-//     support the [A] of system[S]"), field validation (1902412), model checks (1902416, 1902417),
-//     admin no-op, subject lookup (1902412 "user[x] not exists" / "group[x] not exists"), apply.
+//     "app_code X can not access system Y"), allow-list (batch_instance only; 1902403
+//     "authorization_instance api don't support the [A] of system[S]"), field validation (1902412),
+//     model checks (unknown system 1902416; unknown action 1902412 "x action not exists"; resources
+//     not matching the action 1902417 ACTION_VALIDATE_ERROR), admin no-op, subject lookup (1902412
+//     "user[x] not exists"; an unknown group: 1902500 on grant, OK with data [] on revoke), apply.
 //   - Gateway-layer failures use the gateway envelope {result,code,code_name,message,data:null} with
 //     X-Bkapi-Error-Code and X-Bkapi-Error-Message headers and real statuses: bad credentials 1640001
 //     (400), unknown route 1640401 (404), rate limit 1642902 (429 + Retry-After).
@@ -112,15 +114,23 @@
 //     1306000 (app secret, missing user, bad bk_token, bk_username from an app not on the skip-login
 //     whitelist) and 1306429 (rate limit). SaaS bodies pass through inside the 200.
 //   - Every answer echoes the client's X-Request-Id (a 32-hex id is generated when absent).
-//   - SaaS error messages are "<text> (<NAME>)"; a field-validation message is exactly the JSON of the
+//   - SaaS error messages are "<text> (<NAME>)", NAME being the server's ErrorCode name
+//     (VALIDATE_ERROR, NOT_FOUND_ERROR, INVALID_ARGS, ACTION_VALIDATE_ERROR, …); a field-validation message is exactly the JSON of the
 //     field errors, rendered like Python's json.dumps (", " ": " separators, \uXXXX escapes), e.g.
 //     {"non_field_errors": ["maximum number of instance grant 200"]}. Success is
 //     {"result":true,"code":0,"message":"OK","data":[…]}.
 //   - Field validation follows the DRF serializers: all field errors at once, nested per-item error
 //     lists with {} for valid items, DRF's messages ("This field is required.", "This list may not be
 //     empty.", "Ensure this field has no more than 36 characters.", …), numbers accepted where strings
-//     are expected, whitespace trimmed; object-level checks (the per-call limits) only after all fields
-//     pass. Unknown keys are ignored; "asynchronous" is accepted and ignored.
+//     are expected; object-level checks (the per-call limits) only after all fields pass. Unknown keys
+//     are ignored; "asynchronous" is accepted and ignored.
+//   - batch_path path nodes: system is optional (absent or "" takes the request's system); name must
+//     be present and may be "" only when the id is "*" (otherwise the node's non_field_errors say
+//     "name is required when id(x) is not `*`").
+//   - Ids are trimmed (DRF CharField's default): system, type, instance, path node, subject, creator,
+//     ancestor and action ids lose surrounding white space before use, so an id sent as " 1" is stored
+//     as "1". Names are not trimmed (a name of spaces is not blank); choices (operate, subject.type)
+//     are compared as sent.
 //
 // Semantics:
 //   - batch_instance and batch_path write one custom policy per (subject, system, action). A grant
@@ -137,26 +147,42 @@
 //     still listed); a revoke that empties a policy deletes it and answers its old id; the next grant
 //     creates a new id. Paths are removed by string equality, so a path granted with ancestors is not
 //     removed by a batch_instance revoke of the leaf id.
-//   - Empty instances mean any instance (policy "any"); an action with no related type takes
-//     resources [] and is always "any"; such actions cannot be mixed with related ones (1902417).
+//   - Empty instances mean any instance (policy "any") on a grant; an action with no related type
+//     takes resources [] and is always "any"; such actions cannot be mixed with related ones (1902417).
+//     On a revoke, empty instances remove nothing from the policy of an action with related types
+//     (instance, any or combined policy; it is still listed with its statistics); only the policy of
+//     an action without a resource type is deleted whole. A combined revoke with one type empty
+//     removes no group either.
 //     Resources must match each action's related types in count, order, system and type (1902417).
-//   - Combined resources (actions related to several types): a grant adds one group (an identical
-//     group is not added twice); a revoke removes the requested paths from each group whose every
-//     type overlaps the request, deleting a group left with an empty type, and the policy with its
-//     last group.
+//   - Combined resources (actions related to several types): a grant appends its resource group
+//     unless an existing group already contains it (each type's paths of the new group are among the
+//     existing group's; contained or equal adds nothing), and drops the existing groups the new one
+//     contains. A revoke removes only the groups fully contained in the revoked one (every type's
+//     paths within the request), and the policy with its last group; a partial overlap is a silent
+//     no-op that still answers OK.
+//   - Subjects: an unknown user is 1902412 "user[x] not exists" (grant and revoke). Group ids are not
+//     checked by the field validation (a non-numeric id is just an unknown group); a grant to an
+//     unknown group fails with 1902500 and HTTP 500 (HTTP 200 with the code on ESB), a revoke for one
+//     answers OK with data [].
 //   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
-//     policy_id 0 (no statistics), for grant and revoke alike.
-//   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; group policies
-//     never expire (4102444800, whatever expired_at says); creator grants are permanent and upgrade an
-//     existing policy; a grant only ever raises an expiry. expired_at must be after now ("greater than
+//     policy_id 0, for grant and revoke alike, each with statistics counting the instances (paths)
+//     requested for it.
+//   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; an existing
+//     policy's expiry changes only when the request's expired_at is greater (0 or none changes
+//     nothing: the default is for new policies only); group policies never expire (4102444800,
+//     whatever expired_at says); creator grants are permanent and upgrade an existing policy. expired_at must be after now ("greater than
 //     now timestamp") and at most 4102444800.
 //   - Creator grants take every action of the type's node in the system's creator config, at any
 //     depth of the tree (sub resource types); no config or no node answers the server's 1902412 texts.
+//     An action related to no resource type becomes an unlimited (any) policy, which no batch_path
+//     revoke of the created paths can undo; a node action related to another type (or several) fails
+//     the whole grant with 1902417.
 //     Each instance becomes the path ancestors + instance; ancestors are resolved through the "callback"
 //     (the model's instance names) and an unknown one fails with 1902416.
 //   - A grant's data lists every custom policy the subject holds in the system (the known server bug),
 //     ordered by policy_id; a revoke's data lists the requested actions that had a policy. Every entry
-//     has statistics.instance_count (all paths of all types; 0 for any).
+//     has statistics.instance_count (all paths of all types; 0 for any); a revoke that empties a
+//     policy reports the count it held before.
 //   - Limits from the model (defaults: the real server's): per grant resource entry and per creator
 //     call 200, per revoke entry 1000, instance/node id 36 characters, 10000 paths per type in one
 //     policy after the merge. A call over a limit fails as a whole and stores nothing.
@@ -173,8 +199,10 @@
 //     rows with expired_at > timestamp (absent or 0: today 00:00 of the clock's zone; more than one
 //     day before that: 1901400); "results" is null when empty. Expressions are built from the stored
 //     paths as the package doc of internal/bkiam describes them ("Policy expressions"), including
-//     the collapse of user grants of actions whose model sets ignore_iam_path (on grant only; a
-//     revoke that changes the policy writes full paths again) and the ",*/" prefix of a path that
+//     the ignore_iam_path collapse (for a user, never a group, and an action whose model sets
+//     ignore_iam_path, a grant that writes the policy stores each path whose length equals the
+//     chain length and whose leaf is not "*" as the bare id; a revoke that changes the policy
+//     writes full paths again) and the ",*/" prefix of a path that
 //     ends at an ancestor "*" (only a "*" of the action's own type is dropped). Errors, in the
 //     backend's order: 1901404 unknown system, 1901401 not a client, 1901400 bad parameters,
 //     1901404 unknown action or policy, 1901403 a policy of another system asked for by id.
@@ -187,14 +215,14 @@
 //   - Resource names are never verified (the real server does not verify instance names either);
 //     path node names are not stored.
 //   - Path topology is not checked against the system's instance selections: any path whose nodes
-//     name known resource types is accepted (the sandbox has no instance-selection model).
-//   - Creator config actions must relate to exactly the node's type (checked on model load); real
-//     systems could register creator actions on combined resources, which no known caller uses.
-//   - Revoking with empty instances deletes the policy. The real server removes nothing from an
-//     instance policy that way (only the policy of an action without a resource type goes whole);
-//     the provider never sends empty instances, so the difference is not exercised.
+//     name known resource types is accepted (the sandbox has no instance-selection model). For the
+//     same reason the ignore_iam_path collapse takes as "the chain length of the first matching
+//     instance selection with ignore_iam_path" the related type's chain in the system's creator
+//     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
+//     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
-//     (1306403), the effective-permission query APIs and group-management APIs are out of scope.
+//     (1306403), the effective-permission query APIs and group-management APIs are out of scope, and
+//     so is the grade-manager authorization scope that a real group grant widens as a side effect.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
@@ -212,12 +240,10 @@
 // # Known differences from the real server
 //
 // Found by comparing this package with the package doc of internal/bkiam ("Where the real server
-// differs from a first reading"); not yet followed:
-//   - A combined-resource revoke removes the requested paths from every group it overlaps in every
-//     type; the real server removes only groups fully contained in the revoked one.
-//   - An unknown action answers 1902416 here, 1902412 "x action not exists" on the real server; an
-//     unknown group answers 1902412 "group[x] not exists" here, while the real server fails a grant
-//     with 1902500 (HTTP 500) and answers a revoke OK with data [].
+// differs from a first reading"): none is left unfollowed. One open question: the SaaS's error table
+// declares HTTP 400 for 1902412, 1902416 and 1902417, while the open API as documented answers them
+// with HTTP 200, as the sandbox does; the provider's client classifies by code, not status, so it
+// handles either.
 //
 // # Model format
 //
@@ -245,8 +271,9 @@
 //	    ancestors of creator grants are looked up there (an id not listed is unknown: 1902416).
 //	  - systems[].actions[].related_types: resource types of the same system, in order; [] for an action
 //	    without instances, several for a combined resource.
-//	  - systems[].creator_actions: the resource-creator-actions tree; each node's actions must relate to
-//	    exactly that node's type; "required" is read and ignored, like the server.
+//	  - systems[].creator_actions: the resource-creator-actions tree; each node's actions must exist
+//	    and should relate to that node's type or to none (an action of another type loads, and a
+//	    creator grant for the node fails with 1902417); "required" is read and ignored, like the server.
 //	  - systems[].actions[].auth_type: "abac" (default), "rbac" or "all"; see "Semantics" for how
 //	    rbac and all change what the read list shows.
 //	  - systems[].template_policies: rows groups hold through permission templates, seeded on start

@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// SaaS error codes (bk-iam-saas); see the package doc of internal/bkiam, "Answers and errors".
+// SaaS error codes (bk-iam-saas); see the package doc of internal/bkiam, "Answers and errors". The
+// names in saasCodeNames are the server's own ErrorCode names, sent as the " (<NAME>)" suffix.
 const (
 	codeOK             = 0
 	codeUpstream       = 1902000
@@ -18,7 +19,7 @@ const (
 	codeValidation     = 1902412
 	codeBadJSON        = 1902414
 	codeInvalidArgs    = 1902416
-	codeActionMismatch = 1902417
+	codeActionValidate = 1902417
 	codeSystemError    = 1902500
 )
 
@@ -50,11 +51,11 @@ var saasCodeNames = map[int]string{
 	codeUpstream:       "REMOTE_REQUEST_ERROR",
 	codeUnauthorized:   "UNAUTHORIZED",
 	codeForbidden:      "FORBIDDEN",
-	codeNotFound:       "NOT_FOUND",
+	codeNotFound:       "NOT_FOUND_ERROR",
 	codeValidation:     "VALIDATE_ERROR",
 	codeBadJSON:        "JSON_FORMAT_ERROR",
 	codeInvalidArgs:    "INVALID_ARGS",
-	codeActionMismatch: "ACTION_RESOURCE_MISMATCH",
+	codeActionValidate: "ACTION_VALIDATE_ERROR",
 	codeSystemError:    "SYSTEM_ERROR",
 }
 

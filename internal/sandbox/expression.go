@@ -33,14 +33,21 @@ func (p *policy) expression(a *Action) expr {
 		}
 		return composite("AND", parts)
 	}
+	// collapse gives, per type, the path length the ignore_iam_path collapse applies to: -1 none, 0 any.
+	collapse := func(t string) int {
+		if !p.Collapsed || a == nil {
+			return -1
+		}
+		return a.chainLen(t)
+	}
 	if !p.Combined {
-		return typeExpr(types[0], p.Paths, p.Collapsed)
+		return typeExpr(types[0], p.Paths, collapse(types[0]))
 	}
 	var groups []expr
 	for _, g := range p.Groups {
 		parts := make([]expr, 0, len(types))
 		for _, t := range types {
-			parts = append(parts, typeExpr(t, g[t], p.Collapsed))
+			parts = append(parts, typeExpr(t, g[t], collapse(t)))
 		}
 		groups = append(groups, composite("AND", parts))
 	}
@@ -56,9 +63,11 @@ func anyLeaf(typ string) expr {
 
 // typeExpr translates one type's paths. Plain instances merge into one eq/in; instances under the
 // same ancestors into AND(id, _bk_iam_path_ starts_with ancestors); a path ending at an ancestor (or
-// at a "*" of the type, which is dropped) into a bare starts_with. collapse (a user grant of an ignore_iam_path action) drops the
-// ancestors of instance paths.
-func typeExpr(typ string, paths map[string][]Node, collapse bool) expr {
+// at a "*" of the type, which is dropped; an ancestor "*" stays) into a bare starts_with. The
+// ignore_iam_path collapse (a user grant of such an action) drops the ancestors of the instance
+// paths whose length is collapseLen (0: any length; -1: no collapse), the real server's rule of the
+// instance selection's chain length.
+func typeExpr(typ string, paths map[string][]Node, collapseLen int) expr {
 	if len(paths) == 0 {
 		return anyLeaf(typ)
 	}
@@ -78,7 +87,7 @@ func typeExpr(typ string, paths map[string][]Node, collapse bool) expr {
 			continue
 		}
 		prefix := ""
-		if !collapse {
+		if collapseLen < 0 || collapseLen > 0 && len(nodes) != collapseLen {
 			prefix = backendPath(nodes[:len(nodes)-1])
 		}
 		if _, ok := byPrefix[prefix]; !ok {

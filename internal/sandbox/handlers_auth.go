@@ -137,13 +137,11 @@ func (s *Server) subjectTurn(r *http.Request, subject string) (func(), bool) {
 func subjectKey(ep endpoint, body any) string {
 	m, _ := body.(map[string]any)
 	if ep == epCreator {
-		creator, _ := m["creator"].(string)
-		return "user/" + creator
+		return "user/" + looseString(m, "creator")
 	}
 	subject, _ := m["subject"].(map[string]any)
 	typ, _ := subject["type"].(string)
-	id, _ := subject["id"].(string)
-	return typ + "/" + id
+	return typ + "/" + looseString(subject, "id") // ids are trimmed, so " alice" is alice
 }
 
 // sleepLatency applies the injected latency; false when the client went away meanwhile.
@@ -238,7 +236,8 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 	if err := checkClient(app, sysID); err != nil {
 		return nil, err
 	}
-	if sys := s.model.systems[sysID]; sys != nil {
+	// The per-action allow-list guards batch_instance only; batch_path checks just the client.
+	if sys := s.model.systems[sysID]; sys != nil && !paths {
 		for _, a := range looseActionIDs(body) {
 			if !allowed(sys.AllowList.InstanceActions, a) {
 				return nil, newSaaSError(codeForbidden, fmt.Sprintf("authorization_instance api don't support the [%s] of system[%s]", a, sysID))
@@ -259,7 +258,23 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 		return nil, err
 	}
 	if req.Subject.Type == "user" && strings.EqualFold(req.Subject.ID, "admin") {
-		return adminEcho(req.Actions), nil
+		n := 0
+		for _, r := range req.Resources {
+			n += len(r.Paths)
+		}
+		counts := make([]int, len(req.Actions))
+		for i := range counts {
+			counts[i] = n
+		}
+		return adminEcho(req.Actions, counts), nil
+	}
+	if req.Subject.Type == "group" && !s.groupExists(req.Subject.ID) {
+		// The real server does not check group ids: a grant to an unknown group fails with an
+		// unhandled error (1902500, HTTP 500); a revoke finds nothing and answers OK with data [].
+		if req.Operate == "revoke" {
+			return []resultEntry{}, nil
+		}
+		return nil, newSaaSError(codeSystemError, fmt.Sprintf("unhandled error while granting to group[%s]: the group does not exist", req.Subject.ID))
 	}
 	if err := s.lookupSubject(req.Subject); err != nil {
 		return nil, err
@@ -267,32 +282,36 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 	if req.Operate == "revoke" {
 		return s.store.revoke(sys.ID, req.Subject, specs)
 	}
-	expiry := int64(permanentExpiredAt) // group policies never expire
+	// Group policies never expire. For a user, the 365-day default applies to a new policy only; an
+	// existing policy's expiry changes only when expired_at is given and greater.
+	expiry, newExpiry := int64(permanentExpiredAt), int64(permanentExpiredAt)
 	if req.Subject.Type == "user" {
-		expiry = now.Unix() + defaultUserExpirySec
-		if req.ExpiredAt != 0 {
-			expiry = req.ExpiredAt
+		expiry, newExpiry = req.ExpiredAt, req.ExpiredAt
+		if newExpiry == 0 {
+			newExpiry = now.Unix() + defaultUserExpirySec
 		}
 	}
-	return s.store.grant(sys.ID, req.Subject, specs, expiry, s.model.Limits)
+	return s.store.grant(sys.ID, req.Subject, specs, expiry, newExpiry, s.model.Limits)
 }
 
-// buildSpecs runs the model checks: actions exist, resources match each action's related types in
-// count, order and type (1902417), path nodes name known types.
+// buildSpecs runs the model checks: actions exist (1902412 "x action not exists"), resources match
+// each action's related types in count, order and type (1902417 ACTION_VALIDATE_ERROR), path nodes
+// name known types.
 func (s *Server) buildSpecs(sys *System, req *instanceReq) ([]grantSpec, *saasError) {
 	specs := make([]grantSpec, 0, len(req.Actions))
 	seen := map[string]bool{}
 	for _, id := range req.Actions {
 		a := sys.actions[id]
 		if a == nil {
-			return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("action[%s] of system[%s] not exists", id, sys.ID))
+			// The real server: VALIDATE_ERROR "x action not exists", after the allow-list check.
+			return nil, newSaaSError(codeValidation, fmt.Sprintf("%s action not exists", id))
 		}
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
 		if !resourcesMatch(sys, a, req.Resources) {
-			return nil, newSaaSError(codeActionMismatch, fmt.Sprintf(
+			return nil, newSaaSError(codeActionValidate, fmt.Sprintf(
 				"resources %s do not match the related resource types %s of action[%s]", describeResources(req.Resources), describeTypes(sys, a), id))
 		}
 		sp := grantSpec{action: a}
@@ -341,20 +360,21 @@ func describeTypes(sys *System, a *Action) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func adminEcho(actions []string) []resultEntry {
+// adminEcho is the answer for user admin: the requested actions with policy_id 0, each counting the
+// instances requested for it (statistics is always present).
+func adminEcho(actions []string, counts []int) []resultEntry {
 	data := make([]resultEntry, 0, len(actions))
-	for _, a := range actions {
-		data = append(data, resultEntry{Action: actionRef{ID: a}, PolicyID: 0})
+	for i, a := range actions {
+		data = append(data, resultEntry{Action: actionRef{ID: a}, PolicyID: 0, Statistics: statistics{InstanceCount: counts[i]}})
 	}
 	return data
 }
 
+// lookupSubject checks that a user exists (1902412 "user[x] not exists"); unknown groups are handled
+// by the caller, as the real server treats them differently per operation.
 func (s *Server) lookupSubject(subj subject) *saasError {
-	switch {
-	case subj.Type == "user" && !s.model.users[subj.ID]:
+	if subj.Type == "user" && !s.model.users[subj.ID] {
 		return newSaaSError(codeValidation, fmt.Sprintf("user[%s] not exists", subj.ID))
-	case subj.Type == "group" && !s.groupExists(subj.ID):
-		return newSaaSError(codeValidation, fmt.Sprintf("group[%s] not exists", subj.ID))
 	}
 	return nil
 }
@@ -395,15 +415,31 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 	specs := make([]grantSpec, len(node.Actions))
 	for i, ca := range node.Actions {
 		actionIDs[i] = ca.ID
-		specs[i] = grantSpec{action: sys.actions[ca.ID], perType: [][][]Node{req.Instances}}
+		a := sys.actions[ca.ID]
+		switch {
+		case len(a.RelatedTypes) == 0:
+			// An action related to no resource type: the creator gets it unlimited (an any policy).
+			specs[i] = grantSpec{action: a}
+		case len(a.RelatedTypes) == 1 && a.RelatedTypes[0] == req.Type:
+			specs[i] = grantSpec{action: a, perType: [][][]Node{req.Instances}}
+		default:
+			return nil, newSaaSError(codeActionValidate, fmt.Sprintf(
+				"resources [%s:%s] do not match the related resource types %s of action[%s]", sys.ID, req.Type, describeTypes(sys, a), a.ID))
+		}
 	}
 	if strings.EqualFold(req.Creator, "admin") {
-		return adminEcho(actionIDs), nil
+		counts := make([]int, len(specs))
+		for i, sp := range specs {
+			for _, paths := range sp.perType {
+				counts[i] += len(paths)
+			}
+		}
+		return adminEcho(actionIDs, counts), nil
 	}
 	if err := s.lookupSubject(subject{Type: "user", ID: req.Creator}); err != nil {
 		return nil, err
 	}
-	return s.store.grant(sys.ID, subject{Type: "user", ID: req.Creator}, specs, permanentExpiredAt, s.model.Limits)
+	return s.store.grant(sys.ID, subject{Type: "user", ID: req.Creator}, specs, permanentExpiredAt, permanentExpiredAt, s.model.Limits)
 }
 
 // checkAncestor resolves an ancestor's name through the system's "callback" (the model's instance

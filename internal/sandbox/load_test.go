@@ -81,45 +81,46 @@ func (w *loadWant) set(k loadKey, path string, present bool) {
 	}
 }
 
-// grantGroup and revokeGroup are the contract's combined-resource rules, applied to this writer's own
-// groups: other writers' groups never share a path with its requests, so the rules touch no other group.
+// grantGroup and revokeGroup are the real server's combined-resource rules (package doc of
+// internal/bkiam, "Writing"), applied to this writer's own groups: other writers' groups never share
+// a path with its requests, so the rules touch no other group. A grant appends its group unless an
+// existing one contains it, dropping the groups it contains; a revoke removes only the groups it
+// fully contains.
 func (w *loadWant) grantGroup(k loadKey, g loadGroup) {
 	for _, e := range w.groups[k] {
-		if e.canonical() == g.canonical() {
-			return // an identical group is not added twice
+		if e.contains(g) {
+			return
 		}
 	}
-	w.groups[k] = append(w.groups[k], g)
+	var kept []loadGroup
+	for _, e := range w.groups[k] {
+		if !g.contains(e) {
+			kept = append(kept, e)
+		}
+	}
+	w.groups[k] = append(kept, g)
 }
 
 func (w *loadWant) revokeGroup(k loadKey, req loadGroup) {
 	var kept []loadGroup
 	for _, g := range w.groups[k] {
-		overlaps := true
-		for typ, ps := range g {
-			hit := false
-			for p := range ps {
-				hit = hit || req[typ][p]
-			}
-			overlaps = overlaps && hit
+		if !req.contains(g) {
+			kept = append(kept, g)
 		}
-		if overlaps {
-			emptied := false
-			for typ, ps := range g {
-				for p := range ps {
-					if req[typ][p] {
-						delete(ps, p)
-					}
-				}
-				emptied = emptied || len(ps) == 0
-			}
-			if emptied {
-				continue
-			}
-		}
-		kept = append(kept, g)
 	}
 	w.groups[k] = kept
+}
+
+// contains reports whether every type's paths of inner are among g's.
+func (g loadGroup) contains(inner loadGroup) bool {
+	for typ, ps := range inner {
+		for p := range ps {
+			if !g[typ][p] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // loadHarness sends requests and counts them per stats key.

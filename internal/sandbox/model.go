@@ -69,6 +69,17 @@ type Action struct {
 	// single-type instance policy of an rbac or all action is stored as RBAC relations and listed
 	// only with ?type=rbac.
 	AuthType string `json:"auth_type,omitempty"`
+
+	// chains stands in for the real server's instance selections, which the model does not have:
+	// for each related type found in the system's creator config, the length of its chain there
+	// (ancestor types + itself). The ignore_iam_path collapse applies only to paths of that length.
+	chains map[string]int
+}
+
+// chainLen is the instance-selection chain length used by the ignore_iam_path collapse for typ: its
+// depth in the creator config, or 0 (any length) when the creator config does not list it.
+func (a *Action) chainLen(typ string) int {
+	return a.chains[typ]
 }
 
 // TemplatePolicy is one group's policy held through a permission template (see
@@ -372,6 +383,24 @@ func (s *System) validate(at string) error {
 	if err := s.validateCreator(at+".creator_actions", s.CreatorActions, seenType); err != nil {
 		return err
 	}
+	depth := map[string]int{}
+	var walk func([]CreatorConfig, int)
+	walk = func(nodes []CreatorConfig, d int) {
+		for _, n := range nodes {
+			depth[n.ID] = d
+			walk(n.SubResourceTypes, d+1)
+		}
+	}
+	walk(s.CreatorActions, 1)
+	for j := range s.Actions {
+		a := &s.Actions[j]
+		a.chains = map[string]int{}
+		for _, rt := range a.RelatedTypes {
+			if d, ok := depth[rt]; ok {
+				a.chains[rt] = d
+			}
+		}
+	}
 	for j, a := range s.AllowList.InstanceActions {
 		if a != "*" && s.actions[a] == nil {
 			return fmt.Errorf("%s.allow_list.instance_actions[%d]: unknown action %q", at, j, a)
@@ -385,8 +414,9 @@ func (s *System) validate(at string) error {
 	return nil
 }
 
-// validateCreator checks a creator config subtree. Each creator action must relate to exactly the
-// node's type: the sandbox stores the created instance under that type (documented limitation).
+// validateCreator checks a creator config subtree: node types and actions must exist. As on the real
+// server, an action may relate to no resource type (the creator gets it as an any policy) or to
+// another type than the node's: that is loadable, and a creator grant for the node fails with 1902417.
 func (s *System) validateCreator(at string, nodes []CreatorConfig, seen map[string]bool) error {
 	for i, n := range nodes {
 		p := fmt.Sprintf("%s[%d]", at, i)
@@ -403,12 +433,8 @@ func (s *System) validateCreator(at string, nodes []CreatorConfig, seen map[stri
 				return fmt.Errorf("%s.actions[%d].id: duplicate action %q", p, j, ca.ID)
 			}
 			seenAction[ca.ID] = true
-			a := s.actions[ca.ID]
-			if a == nil {
+			if s.actions[ca.ID] == nil {
 				return fmt.Errorf("%s.actions[%d].id: unknown action %q", p, j, ca.ID)
-			}
-			if len(a.RelatedTypes) != 1 || a.RelatedTypes[0] != n.ID {
-				return fmt.Errorf("%s.actions[%d].id: action %q must relate to exactly [%q]", p, j, ca.ID, n.ID)
 			}
 		}
 		if err := s.validateCreator(p+".sub_resource_types", n.SubResourceTypes, seen); err != nil {

@@ -85,9 +85,9 @@ func (p *policy) empty() bool {
 
 // resultEntry is one element of a grant/revoke answer's data.
 type resultEntry struct {
-	Action     actionRef   `json:"action"`
-	PolicyID   int64       `json:"policy_id"`
-	Statistics *statistics `json:"statistics,omitempty"`
+	Action     actionRef  `json:"action"`
+	PolicyID   int64      `json:"policy_id"`
+	Statistics statistics `json:"statistics"` // always present, as on the real server
 }
 
 type actionRef struct {
@@ -177,9 +177,11 @@ func (t *txn) commit() *saasError {
 	return nil
 }
 
-// grant merges specs into the subject's policies. Every policy is computed on a copy and checked
-// against the per-policy limit before anything is stored, so a failing call changes nothing.
-func (st *store) grant(system string, subj subject, specs []grantSpec, expiry int64, lim Limits) ([]resultEntry, *saasError) {
+// grant merges specs into the subject's policies. A new policy expires at newExpiry; an existing
+// one takes expiry only when it is greater (0, "not given", changes nothing). Every policy is
+// computed on a copy and checked against the per-policy limit before anything is stored, so a
+// failing call changes nothing.
+func (st *store) grant(system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]resultEntry, *saasError) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	updated := make([]*policy, len(specs))
@@ -189,10 +191,10 @@ func (st *store) grant(system string, subj subject, specs []grantSpec, expiry in
 		changed := true
 		if old := st.policies[k]; old != nil {
 			p = old.clone()
-			p.ExpiredAt = max(p.ExpiredAt, expiry) // a grant only ever raises an expiry
+			p.ExpiredAt = max(p.ExpiredAt, expiry) // only a greater expired_at changes it
 			changed = mergeGrant(p, sp)
 		} else {
-			p = &policy{Key: k, ExpiredAt: expiry, Combined: len(sp.action.RelatedTypes) > 1, Paths: map[string][]Node{}}
+			p = &policy{Key: k, ExpiredAt: newExpiry, Combined: len(sp.action.RelatedTypes) > 1, Paths: map[string][]Node{}}
 			mergeGrant(p, sp)
 		}
 		for _, typ := range sp.action.RelatedTypes {
@@ -247,28 +249,43 @@ func mergeGrant(p *policy, sp grantSpec) bool {
 			g[typ][pathKey(path)] = path
 		}
 	}
+	// The real server appends the new resource group unless an existing group already contains it
+	// (equal or wider in every type), and drops the existing groups that the new one contains.
 	for _, existing := range p.Groups {
-		if sameGroup(existing, g) {
-			return false // an identical group is not added twice
+		if groupContains(existing, g) {
+			return false
 		}
 	}
-	p.Groups = append(p.Groups, g)
+	kept := p.Groups[:0]
+	for _, existing := range p.Groups {
+		if !groupContains(g, existing) {
+			kept = append(kept, existing)
+		}
+	}
+	p.Groups = append(kept, g)
 	return true
 }
 
-func sameGroup(a, b group) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for t, ps := range a {
-		qs, ok := b[t]
-		if !ok || len(ps) != len(qs) {
+// groupContains reports whether every type's paths of inner are within outer's (an empty type is
+// any instance, which contains everything and is contained only by any).
+func groupContains(outer, inner group) bool {
+	for t, ips := range inner {
+		ops := outer[t]
+		if len(ops) == 0 {
+			continue
+		}
+		if len(ips) == 0 {
 			return false
 		}
-		for k := range ps {
-			if _, ok := qs[k]; !ok {
+		for k := range ips {
+			if _, ok := ops[k]; !ok {
 				return false
 			}
+		}
+	}
+	for t, ops := range outer {
+		if _, ok := inner[t]; !ok && len(ops) > 0 {
+			return false
 		}
 	}
 	return true
@@ -297,8 +314,12 @@ func (st *store) revoke(system string, subj subject, specs []grantSpec) ([]resul
 		} else if changed {
 			t.put(k, p)
 		}
+		count := p.instanceCount()
+		if p.empty() {
+			count = old.instanceCount() // an emptied policy reports what it held
+		}
 		data = append(data, resultEntry{Action: actionRef{ID: sp.action.ID}, PolicyID: p.ID,
-			Statistics: &statistics{InstanceCount: p.instanceCount()}})
+			Statistics: statistics{InstanceCount: count}})
 	}
 	if err := t.commit(); err != nil {
 		return nil, err
@@ -314,9 +335,14 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 			allEmpty = false
 		}
 	}
-	if allEmpty { // revoking "any" removes the whole policy (inferred; the sandbox documents it)
-		p.Any, p.Paths, p.Groups = false, map[string][]Node{}, nil
-		return true
+	if allEmpty {
+		// The real server deletes the policy of an action without a resource type whole; for an
+		// action with related types, instances: [] revokes nothing, whatever the policy holds.
+		if len(sp.action.RelatedTypes) == 0 {
+			p.Any, p.Paths, p.Groups = false, map[string][]Node{}, nil
+			return true
+		}
+		return false
 	}
 	if p.Any {
 		return false // instances are not subtracted from "any"
@@ -332,28 +358,20 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 		}
 		return changed
 	}
-	req := map[string]map[string]bool{}
+	// The real server removes only the groups fully contained in the revoked one (every type's paths
+	// within the request); a group the request only overlaps stays whole, silently.
+	req := group{}
 	for ti, typ := range sp.action.RelatedTypes {
-		req[typ] = map[string]bool{}
+		req[typ] = map[string][]Node{}
 		for _, path := range sp.perType[ti] {
-			req[typ][pathKey(path)] = true
+			req[typ][pathKey(path)] = path
 		}
 	}
 	kept := p.Groups[:0]
 	for _, g := range p.Groups {
-		if groupOverlaps(g, req) {
-			for typ, ps := range g {
-				for k := range ps {
-					if req[typ][k] {
-						delete(ps, k)
-						changed = true
-					}
-				}
-			}
-			if groupHasEmptyType(g) {
-				changed = true
-				continue
-			}
+		if revokeContains(req, g) {
+			changed = true
+			continue
 		}
 		kept = append(kept, g)
 	}
@@ -361,30 +379,21 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 	return changed
 }
 
-// groupOverlaps reports whether every type of g shares a path with the request.
-func groupOverlaps(g group, req map[string]map[string]bool) bool {
-	for typ, ps := range g {
-		hit := false
-		for k := range ps {
-			if req[typ][k] {
-				hit = true
-				break
-			}
-		}
-		if !hit {
+// revokeContains reports whether a revoke request contains the stored group g: every type of g has
+// paths, all of them in the request. A request type without paths revokes nothing (as instances: []
+// revokes nothing), so a group with an "any" type is never removed by a revoke.
+func revokeContains(req, g group) bool {
+	for t, ps := range g {
+		if len(ps) == 0 || len(req[t]) == 0 {
 			return false
+		}
+		for k := range ps {
+			if _, ok := req[t][k]; !ok {
+				return false
+			}
 		}
 	}
 	return true
-}
-
-func groupHasEmptyType(g group) bool {
-	for _, ps := range g {
-		if len(ps) == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // subjectPoliciesLocked lists every custom policy of the subject in the system: the grant answer's
@@ -400,7 +409,7 @@ func (st *store) subjectPoliciesLocked(system string, subj subject) []resultEntr
 	data := make([]resultEntry, 0, len(ps))
 	for _, p := range ps {
 		data = append(data, resultEntry{Action: actionRef{ID: p.Key.Action}, PolicyID: p.ID,
-			Statistics: &statistics{InstanceCount: p.instanceCount()}})
+			Statistics: statistics{InstanceCount: p.instanceCount()}})
 	}
 	return data
 }

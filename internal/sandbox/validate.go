@@ -13,7 +13,9 @@ import (
 
 // The field validation below mirrors the Django REST framework serializers of bk-iam-saas: the same
 // messages, all field errors collected before answering, object-level checks (the limits) only once
-// every field is valid, and CharField's leniency (numbers accepted as strings, whitespace trimmed).
+// every field is valid, and CharField's leniency (numbers accepted as strings). Ids (system, type,
+// instance, path node, subject and action ids) are trimmed of surrounding white space, the CharField
+// default; names are declared with trim_whitespace=False and kept as sent; choices are not trimmed.
 
 // Node is one node of a resource path.
 type Node struct {
@@ -121,8 +123,26 @@ func (v *validator) object(val any, path ...any) (map[string]any, bool) {
 	return m, ok
 }
 
-// str reads a CharField: required, not null, not blank (after trimming), at most maxLen (0 = any).
+// str reads an id CharField: required, not null, trimmed, then not blank, at most maxLen (0 = any).
 func (v *validator) str(obj map[string]any, key string, maxLen int, path ...any) (string, bool) {
+	return v.charField(obj, key, maxLen, true, path...)
+}
+
+// name reads a name CharField (trim_whitespace=False): required, not null, not "" — but " " is kept.
+func (v *validator) name(obj map[string]any, key string, path ...any) (string, bool) {
+	return v.charField(obj, key, 0, false, path...)
+}
+
+// optName reads a name CharField with allow_blank=True (and trim_whitespace=False): required and not
+// null, but "" is accepted.
+func (v *validator) optName(obj map[string]any, key string, path ...any) (string, bool) {
+	if s, ok := obj[key].(string); ok && s == "" {
+		return "", true
+	}
+	return v.charField(obj, key, 0, false, path...)
+}
+
+func (v *validator) charField(obj map[string]any, key string, maxLen int, trim bool, path ...any) (string, bool) {
 	p := append(append([]any{}, path...), key)
 	raw, present := obj[key]
 	if !present {
@@ -142,7 +162,9 @@ func (v *validator) str(obj map[string]any, key string, maxLen int, path ...any)
 		v.errs.add("Not a valid string.", p...)
 		return "", false
 	}
-	s = strings.TrimSpace(s)
+	if trim {
+		s = strings.TrimSpace(s)
+	}
 	if s == "" {
 		v.errs.add("This field may not be blank.", p...)
 		return "", false
@@ -154,18 +176,35 @@ func (v *validator) str(obj map[string]any, key string, maxLen int, path ...any)
 	return s, true
 }
 
-// choice reads a string field that must be one of choices; "" when it is not.
+// choice reads a ChoiceField: the value must be one of choices as sent (no trimming; "" is not a
+// valid choice either); "" when it is not.
 func (v *validator) choice(obj map[string]any, key string, choices []string, path ...any) string {
-	s, ok := v.str(obj, key, 0, path...)
-	if !ok {
+	p := append(append([]any{}, path...), key)
+	raw, present := obj[key]
+	if !present {
+		v.errs.add("This field is required.", p...)
 		return ""
+	}
+	var s string
+	switch x := raw.(type) {
+	case nil:
+		v.errs.add("This field may not be null.", p...)
+		return ""
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	case bool: // Python's str(True)
+		s = map[bool]string{true: "True", false: "False"}[x]
+	default:
+		s = fmt.Sprint(x)
 	}
 	for _, c := range choices {
 		if s == c {
 			return s
 		}
 	}
-	v.errs.add(fmt.Sprintf("%q is not a valid choice.", s), append(append([]any{}, path...), key)...)
+	v.errs.add(`"`+s+`" is not a valid choice.`, p...)
 	return ""
 }
 
@@ -283,14 +322,9 @@ func parseInstanceRequest(body any, paths bool, lim Limits, now time.Time) (*ins
 		v.errs.add("This field is required.", "subject")
 	} else if so, ok := v.object(raw, "subject"); ok {
 		req.Subject.Type = v.choice(so, "type", []string{"user", "group"}, "subject")
-		if id, ok := v.str(so, "id", 0, "subject"); ok {
-			req.Subject.ID = id
-			if req.Subject.Type == "group" {
-				if _, err := strconv.ParseUint(id, 10, 63); err != nil {
-					v.errs.add("A valid integer is required.", "subject", "id")
-				}
-			}
-		}
+		// Group ids are not checked here (the serializer's id is a plain CharField): a non-numeric
+		// group is simply an unknown one.
+		req.Subject.ID, _ = v.str(so, "id", 0, "subject")
 	}
 	if res, ok := v.list(obj, "resources", true); ok {
 		for i, r := range res {
@@ -302,7 +336,7 @@ func parseInstanceRequest(body any, paths bool, lim Limits, now time.Time) (*ins
 			rr.System, _ = v.str(ro, "system", 0, "resources", i)
 			rr.Type, _ = v.str(ro, "type", 0, "resources", i)
 			if paths {
-				rr.Paths = v.paths(ro, lim, i)
+				rr.Paths = v.paths(ro, lim, req.System, i)
 			} else {
 				rr.Paths = v.instances(ro, lim, rr.System, rr.Type, i)
 			}
@@ -341,7 +375,7 @@ func (v *validator) instances(ro map[string]any, lim Limits, system, typ string,
 			continue
 		}
 		id, idOK := v.str(io, "id", lim.InstanceIDLength, "resources", i, "instances", j)
-		v.str(io, "name", 0, "resources", i, "instances", j)
+		v.name(io, "name", "resources", i, "instances", j)
 		if idOK {
 			out = append(out, []Node{{System: system, Type: typ, ID: id}})
 		}
@@ -349,7 +383,10 @@ func (v *validator) instances(ro map[string]any, lim Limits, system, typ string,
 	return out
 }
 
-func (v *validator) paths(ro map[string]any, lim Limits, i int) [][]Node {
+// paths reads a batch_path resource's paths. A node's system is optional (absent or "" takes the
+// request's system); its name must be present and may be "" only when the id is "*" (checked by the
+// node serializer's validate, so only once the node's fields are valid).
+func (v *validator) paths(ro map[string]any, lim Limits, system string, i int) [][]Node {
 	list, ok := v.list(ro, "paths", true, "resources", i)
 	if !ok {
 		return nil
@@ -374,16 +411,22 @@ func (v *validator) paths(ro map[string]any, lim Limits, i int) [][]Node {
 				valid = false
 				continue
 			}
-			n := Node{}
-			var okS, okT, okI bool
-			n.System, okS = v.str(no, "system", 0, at...)
+			n := Node{System: system}
+			okS := true
+			if raw, present := no["system"]; present {
+				if s, isStr := raw.(string); !isStr || strings.TrimSpace(s) != "" {
+					n.System, okS = v.str(no, "system", 0, at...)
+				}
+			}
+			var okT, okI bool
 			n.Type, okT = v.str(no, "type", 0, at...)
 			n.ID, okI = v.str(no, "id", lim.InstanceIDLength, at...)
-			// name is required unless the node is the wildcard "*".
-			if !okI || n.ID != "*" {
-				v.str(no, "name", 0, at...)
+			name, okN := v.optName(no, "name", at...)
+			if okS && okT && okI && okN && name == "" && n.ID != "*" {
+				v.errs.add(fmt.Sprintf("name is required when id(%s) is not `*`", n.ID), append(at, "non_field_errors")...)
+				okN = false
 			}
-			valid = valid && okS && okT && okI
+			valid = valid && okS && okT && okI && okN
 			path = append(path, n)
 		}
 		if valid {
@@ -411,7 +454,7 @@ func parseCreatorRequest(body any, lim Limits) (*creatorReq, *saasError) {
 				continue
 			}
 			id, idOK := v.str(io, "id", lim.InstanceIDLength, "instances", j)
-			v.str(io, "name", 0, "instances", j)
+			v.name(io, "name", "instances", j)
 			var path []Node
 			valid := idOK
 			if ancRaw, present := io["ancestors"]; present && ancRaw != nil {
