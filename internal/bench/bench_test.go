@@ -10,35 +10,39 @@ import (
 
 // TestScenarioCallCounts pins, through the harness itself, the IAM calls
 // of each benchmark scenario at a small size: the lower bound of
-// ceil(instances / limit) per changed group, none on a no-op plan.
+// ceil(instances / limit) per changed group, none on a no-op plan. Each
+// provider process that plans a change reads the system's model once
+// (check_model): terraform plan runs one, terraform apply two (its plan
+// and apply walks; an apply of a saved plan one).
 func TestScenarioCallCounts(t *testing.T) {
 	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10}
 	none := map[string]int{}
+	model := map[string]int{"model_query": 1}
 	cases := []struct {
 		sc   Scenario
 		want map[string]map[string]int
 	}{
 		{InstanceGrant(450, false), map[string]map[string]int{
-			StepCreatePlan:  none,
-			StepCreateApply: {"batch_instance:grant": 3},
+			StepCreatePlan:  model,
+			StepCreateApply: {"batch_instance:grant": 3, "model_query": 1},
 			StepNoopPlan:    none,
 			// 1% of 450 replaced: 4 instances out, 4 in.
-			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1},
+			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2},
 			StepDestroy:     {"batch_instance:revoke": 1},
 		}},
 		{ManyGrants(20, "0s"), map[string]map[string]int{
-			StepCreatePlan:  none,
-			StepCreateApply: {"batch_instance:grant": 20},
+			StepCreatePlan:  model,
+			StepCreateApply: {"batch_instance:grant": 20, "model_query": 1},
 			StepNoopPlan:    none,
 			// One resource replaced by another.
-			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1},
+			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2},
 			StepDestroy:     {"batch_instance:revoke": 20},
 		}},
 		{CreatorGrant(450), map[string]map[string]int{
-			StepCreatePlan:  none,
-			StepCreateApply: {"batch_resource_creator_action": 3},
+			StepCreatePlan:  model,
+			StepCreateApply: {"batch_resource_creator_action": 3, "model_query": 1},
 			StepNoopPlan:    none,
-			StepChangeApply: {"batch_resource_creator_action": 1, "batch_path:revoke": 1},
+			StepChangeApply: {"batch_resource_creator_action": 1, "batch_path:revoke": 1, "model_query": 2},
 			StepDestroy:     {"batch_path:revoke": 1},
 		}},
 	}

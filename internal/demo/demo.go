@@ -141,23 +141,32 @@ func heading(out io.Writer, format string, args ...any) {
 	fmt.Fprintf(out, "\n==> "+format+"\n", args...)
 }
 
-// printCalls says what a step cost in IAM calls.
+// printCalls says what a step cost in IAM calls. The model reads of the
+// plan-time checks (check_model: one per system per provider process,
+// and terraform apply runs two) are told apart from the grants.
 func printCalls(out io.Writer, what string, before, after sandbox.Stats) {
 	var parts []string
 	total := 0
 	for _, kind := range sortedKeys(after.Requests) {
-		if n := after.Requests[kind] - before.Requests[kind]; n > 0 {
+		if n := after.Requests[kind] - before.Requests[kind]; n > 0 && kind != "model_query" {
 			parts = append(parts, fmt.Sprintf("%d %s", n, kind))
 			total += n
 		}
 	}
+	models := ""
+	switch n := after.Requests["model_query"] - before.Requests["model_query"]; {
+	case n == 1:
+		models = " (and 1 model read for the plan-time checks)"
+	case n > 1:
+		models = fmt.Sprintf(" (and %d model reads for the plan-time checks)", n)
+	}
 	switch total {
 	case 0:
-		fmt.Fprintf(out, "%s cost no IAM call.\n", what)
+		fmt.Fprintf(out, "%s cost no IAM call%s.\n", what, models)
 	case 1:
-		fmt.Fprintf(out, "%s cost 1 IAM call: %s.\n", what, strings.Join(parts, ", "))
+		fmt.Fprintf(out, "%s cost 1 IAM call: %s%s.\n", what, strings.Join(parts, ", "), models)
 	default:
-		fmt.Fprintf(out, "%s cost %d IAM calls: %s.\n", what, total, strings.Join(parts, ", "))
+		fmt.Fprintf(out, "%s cost %d IAM calls: %s%s.\n", what, total, strings.Join(parts, ", "), models)
 	}
 }
 

@@ -27,10 +27,10 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"==> 1. terraform apply",
 		"Apply complete! Resources: 6 added, 0 changed, 0 destroyed.",
-		"The apply cost 6 IAM calls: 4 batch_instance:grant, 2 batch_resource_creator_action.",
+		"The apply cost 6 IAM calls: 4 batch_instance:grant, 2 batch_resource_creator_action (and 6 model reads for the plan-time checks).",
 		"SUBJECT", "group 1", "mini_app_view", "project project1 › mini_app mini_app1",
 		"Plan: 0 to add, 2 to change, 0 to destroy.",
-		"The change cost 2 IAM calls: 2 batch_instance:grant.",
+		"The change cost 2 IAM calls: 2 batch_instance:grant (and 1 model read for the plan-time checks).",
 		"No changes.",
 		"The plan cost no IAM call.",
 		"Destroy complete! Resources: 6 destroyed.",

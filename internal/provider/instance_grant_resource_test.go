@@ -386,12 +386,25 @@ resource "bkiam_instance_grant" "admin" {
 				},
 				{
 					// A changed combination is revoked whole and granted
-					// anew: IAM's combined revoke cuts into every stored
-					// combination it overlaps.
+					// anew: IAM drops a stored combination only when a
+					// revoke fully contains it, and a grant the stored one
+					// contains adds nothing.
 					Config:           config(`{ "7" = "host7", "8" = "host8", "9" = "host9" }`),
 					ConfigPlanChecks: emptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(
 						checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8", "9")}),
+						calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}),
+					),
+				},
+				{
+					// Shrunk: a revoke of hosts 8 and 9 alone would overlap
+					// the stored combination in part, which IAM ignores, and
+					// all three hosts would stay. What IAM keeps is exactly
+					// the configuration.
+					Config:           config(`{ "7" = "host7" }`),
+					ConfigPlanChecks: emptyPlanAfterApply,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7")}),
 						calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}),
 					),
 				},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -182,4 +183,36 @@ func checkHeldAction(sb *sandboxtest.Sandbox, system, subjectType, subjectID, ac
 		}
 		return nil
 	}
+}
+
+// TestAccDestroyAfterGroupDeleted: a grant to a user group that was
+// deleted in IAM since (taking its policies with it) is destroyed
+// cleanly: IAM answers a revoke for a group it does not know with OK and
+// nothing revoked. Refresh without detect_drift does not notice the
+// deletion, so the destroy is what meets it.
+func TestAccDestroyAfterGroupDeleted(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	provider := transports[gatewayTransport].block(sb.URL)
+	calls := newCallCounter(sb)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:           strings.Replace(groupHostGrant(provider, "edit_host"), `id = "1"`, `id = "3"`, 1),
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check:            checkHeld(sb, "bk_cmdb", "group", "3", map[string][]string{"edit_host": hostPaths("1", "2")}),
+			},
+			{
+				PreConfig: func() {
+					if err := sb.DeleteGroup("3"); err != nil {
+						t.Fatal(err)
+					}
+					calls.reset()
+				},
+				Config: provider,
+				Check:  calls.expect(map[string]int{"batch_instance:revoke": 1}),
+			},
+		},
+	})
 }

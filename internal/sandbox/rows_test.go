@@ -235,3 +235,34 @@ func TestAncestorStarPrefix(t *testing.T) {
 		t.Fatalf("ancestor * leaf: %s", got)
 	}
 }
+
+// A deleted group takes its policies with it and becomes a group IAM does not know: a grant fails
+// with 1902500 (HTTP 500 on the gateway), a revoke answers OK with data [] (package doc of
+// internal/bkiam, "Group subjects"). A reset brings it back.
+func TestDeleteGroup(t *testing.T) {
+	s := newServer(t)
+	grant := instBody("grant", "group", "2", []string{"edit_host"}, "host", []string{"1"}, "")
+	wantOK(t, send(t, s, gw, "batch_instance", grant))
+	if err := s.AddTemplatePolicy("bk_cmdb", sandbox.TemplatePolicy{TemplateID: 4, Group: "2", Action: "view_host"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := control(t, s, "DELETE", "/_sandbox/groups/2", ""); r.status != 200 {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	wantPolicies(t, s, sandbox.PolicyFilter{SubjectType: "group"}, noPolicies)
+	if r := send(t, s, gw, "batch_instance", grant); r.status != 500 || r.code() != 1902500 {
+		t.Fatalf("grant to a deleted group: %d %s", r.status, r.raw)
+	}
+	r := send(t, s, gw, "batch_instance", instBody("revoke", "group", "2", []string{"edit_host"}, "host", []string{"1"}, ""))
+	wantOK(t, r)
+	if es := r.entries(t); len(es) != 0 {
+		t.Fatalf("revoke for a deleted group: %s", r.raw)
+	}
+	if r := control(t, s, "DELETE", "/_sandbox/groups/9", ""); r.status != 404 || !strings.Contains(r.raw, "not a group of the model") {
+		t.Fatalf("delete an unknown group: %d %s", r.status, r.raw)
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, send(t, s, gw, "batch_instance", grant))
+}
