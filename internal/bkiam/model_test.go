@@ -185,3 +185,38 @@ func TestSystemModelSandbox(t *testing.T) {
 		t.Errorf("model_query = %d, want 3", n)
 	}
 }
+
+// TestScanCacheUsesModels: with the systems' models, a group's lookup reads the RBAC list only for
+// an action whose auth_type is rbac or all; without them, both lists.
+func TestScanCacheUsesModels(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	c := sandboxClient(t, sb.URL)
+	group := Subject{Type: "group", ID: "1"}
+	grantHosts(t, c, group, "manage_host", "4")
+	grantHosts(t, c, group, "edit_host", "4")
+	for _, tc := range []struct {
+		name       string
+		withModels bool
+		action     string
+		wantLists  int
+	}{
+		{"abac action, models", true, "edit_host", 1},
+		{"rbac action, models", true, "manage_host", 2},
+		{"abac action, no models", false, "edit_host", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := sandboxStats(t, sb.URL)["policy_list"]
+			sc := NewScanCache(c, nil)
+			if tc.withModels {
+				sc.UseModels(NewModelCache(c))
+			}
+			rows, err := sc.Lookup(context.Background(), "bk_cmdb", tc.action, group)
+			if err != nil || len(rows) != 1 {
+				t.Fatalf("Lookup = %+v, %v; want the group's one row", rows, err)
+			}
+			if n := sandboxStats(t, sb.URL)["policy_list"] - before; n != tc.wantLists {
+				t.Errorf("%d policy lists read, want %d", n, tc.wantLists)
+			}
+		})
+	}
+}

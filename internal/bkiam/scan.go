@@ -18,7 +18,7 @@ import (
 // are separate rows), and a group's single-type grants of an RBAC action are listed only in the
 // RBAC list: Lookup returns every unexpired row of the subject, from the default list and, for a
 // group, from the RBAC list too (a second scan, shared the same way, made only when a group is
-// looked up).
+// looked up, and with UseModels only for an action whose auth_type is rbac or all).
 //
 // Concurrent callers wait for the scan in flight. Invalidate drops a result (this process wrote
 // to that action), so the next caller scans again; a scan in flight during Invalidate still
@@ -35,6 +35,30 @@ type ScanCache struct {
 	// happened between its start and its end.
 	gens  map[scanKey]uint64
 	scans int
+	// models, when set, tells which actions IAM can store as RBAC
+	// relations (their auth_type), so that a group's lookup of any other
+	// action skips the RBAC list.
+	models *ModelCache
+}
+
+// UseModels lets Lookup learn each action's auth_type from the systems'
+// models: a group's lookup then reads the RBAC list only for an action
+// whose auth_type is rbac or all. Without models (or when a model cannot
+// be read) both lists are read for groups. Call it before any Lookup.
+func (s *ScanCache) UseModels(m *ModelCache) { s.models = m }
+
+// needsRBAC reports whether a group's rows of the action may be in the
+// RBAC list.
+func (s *ScanCache) needsRBAC(ctx context.Context, system, action string) bool {
+	if s.models == nil {
+		return true
+	}
+	m, err := s.models.Get(ctx, system)
+	if err != nil {
+		return true // unknown: read both lists, as without a model
+	}
+	a := m.Action(action)
+	return a == nil || a.RBAC()
 }
 
 type scanKey struct {
@@ -70,7 +94,7 @@ const subjectGroup = "group"
 // more.
 func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject Subject) ([]Policy, error) {
 	kinds := []PolicyKind{PolicyKindABAC}
-	if subject.Type == subjectGroup {
+	if subject.Type == subjectGroup && s.needsRBAC(ctx, system, action) {
 		kinds = append(kinds, PolicyKindRBAC)
 	}
 	var out []Policy

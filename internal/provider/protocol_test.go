@@ -41,7 +41,13 @@ type protoEnv struct {
 // merging window.
 func newProtoEnv(t *testing.T, settings map[string]any) *protoEnv {
 	t.Helper()
-	sb := sandboxtest.Start(t)
+	return newProtoEnvWith(t, settings)
+}
+
+// newProtoEnvWith is newProtoEnv with sandbox options (a model of its own).
+func newProtoEnvWith(t *testing.T, settings map[string]any, opts ...sandbox.Option) *protoEnv {
+	t.Helper()
+	sb := sandboxtest.Start(t, opts...)
 	log := &sentLog{}
 	// The provider reaches the sandbox through a proxy that notes what
 	// each authorization call asks for.

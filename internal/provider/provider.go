@@ -150,6 +150,11 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	p.book.Store(data.book)
 	if settings.detectDrift {
 		data.scans = bkiam.NewScanCache(client, time.Now)
+		if settings.checkModel {
+			// The model tells which actions can have RBAC rows: a group's
+			// read of any other action skips the RBAC list.
+			data.scans.UseModels(data.models)
+		}
 	}
 	p.data.Store(data)
 	resp.ResourceData = data
