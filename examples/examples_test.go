@@ -75,6 +75,17 @@ func TestExamples(t *testing.T) {
 			}
 			run("get") // installs local modules; providers come from dev_overrides
 			run("validate", "-no-color")
+			if strings.HasPrefix(filepath.ToSlash(rel), "data-sources/") {
+				// A data source's example reads the sandbox and plans empty.
+				sb := sandboxtest.Start(t)
+				env = []string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret}
+				run("apply", "-auto-approve", "-no-color")
+				run("plan", "-detailed-exitcode", "-no-color")
+				if sb.Stats().Requests["model_query"] == 0 {
+					t.Fatalf("examples/%s read no model", rel)
+				}
+				return
+			}
 			if !strings.HasPrefix(filepath.ToSlash(rel), "resources/") {
 				return // the demo applies examples/demo; examples/provider names a real site
 			}

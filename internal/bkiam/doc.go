@@ -207,6 +207,24 @@
 // present one proves nothing (and they are rate limited, 1901429). The management API's group
 // policy list is exact but only for groups whose grade manager the system created through the API.
 //
+// # The model of a system
+//
+// What a system registered — its actions, resource types, instance selections and
+// resource-creator configuration — through the gateway only (gateway resource system_query, public;
+// SystemModel, ModelCache; ErrModelNeedsGateway on ESB):
+//
+//	GET {gw}/api/v1/model/systems/{system}/query?fields=actions,resource_types,instance_selections,resource_creator_actions
+//
+// Backend envelope, HTTP 200 for errors: 1901401 when the app is not a client of the system, 1901404
+// for an unknown system. data.actions[] are {id, name, name_en, description, auth_type ("abac",
+// "rbac", "all" or ""), type, hidden, version, related_resource_types: [{system_id, id,
+// selection_mode, instance_selections: [{system_id, id, ignore_iam_path}]}], related_actions};
+// related_resource_types are in the order a grant's resources must follow. data.resource_types[]
+// are {id, name, name_en, parents: [{system_id, id}], …}. data.resource_creator_actions is {} for a
+// system without a creator configuration, else {"config": [{id, actions: [{id, required}],
+// sub_resource_types: […]}]}. The provider checks planned grants against it (check_model) and shows
+// it in the bkiam_system data source.
+//
 // # Policy expressions
 //
 // A list row's expression is everything the subject holds for the action, merged into one tree, so

@@ -249,8 +249,9 @@ func providerSchema() schema.Schema {
 					"resources in the wrong order or a creator type without a creator configuration fail the plan, " +
 					"naming the attribute, instead of failing the apply after other calls went out. Defaults to `true` " +
 					"with `apigw_url` and cannot be `true` with `esb_url` (ESB serves no model). The cost is one model " +
-					"read per system per Terraform command, shared by every resource of the system, and only when a " +
-					"resource of the system is created or changed; a plan that changes nothing reads no model. The app " +
+					"read per system per provider process (Terraform runs one for a plan, two for an apply), shared by " +
+					"every resource of the system, and only when a resource of the system is created or changed; a plan " +
+					"that changes nothing reads no model. The app " +
 					"must be a client of each system. Set it to `false` to plan without the checks, for instance when " +
 					"the model cannot be read.",
 			},

@@ -59,7 +59,7 @@ func (d *systemDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 		MarkdownDescription: "The model a system registered in IAM: its actions with the resource types each relates to " +
 			"(in the order a grant's `resources` must follow), its resource types, and its resource-creator " +
 			"configuration. Read through the API gateway (`apigw_url`; ESB has no model API), once per system per " +
-			"Terraform command, shared with the plan-time checks of `check_model`.",
+			"provider process, shared with the plan-time checks of `check_model`.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{
 				Required:            true,
