@@ -137,7 +137,7 @@ func TestAccModelReadFails(t *testing.T) {
 	})
 }
 
-// TestModelReadsPerCommand pins the cost: a plan of resources across three
+// TestModelReadsPerCommand pins the cost: a plan of 201 resources across three
 // systems reads each system's model once, and a plan of an unchanged
 // configuration reads no model and calls nothing.
 func TestModelReadsPerCommand(t *testing.T) {
@@ -145,7 +145,7 @@ func TestModelReadsPerCommand(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	w := newCLIWorkspace(t, testutil.BuildProvider(t))
 	var b strings.Builder
-	for i := range 30 {
+	for i := range 67 {
 		fmt.Fprintf(&b, `
 resource "bkiam_instance_grant" "cmdb%d" {
   system    = "bk_cmdb"
@@ -171,7 +171,7 @@ resource "bkiam_creator_grant" "sops%d" {
 	reads := func() int { return sb.Stats().Requests["model_query"] }
 	w.mustRun("plan", "-out=tfplan")
 	if n := reads(); n != 3 {
-		t.Fatalf("a plan of 90 resources in 3 systems read %d models, want 3", n)
+		t.Fatalf("a plan of 201 resources in 3 systems read %d models, want 3", n)
 	}
 	if n := iamCalls(sb); n != 0 {
 		t.Fatalf("the plan sent %d other requests", n)
