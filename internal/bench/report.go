@@ -43,7 +43,9 @@ gone: the provider's share of that plan is now about 25 ms for ` + "`bkiam_insta
 provider's ledger of shared grants; an A/B run of the 10 000-instance scenarios against the provider before
 the ledger was within the noise below (±10%) on every step. The SDK's own trace
 logging is off unless ` + "`TF_LOG`/`TF_LOG_PROVIDER`" + ` asks. Calls are the lower bound everywhere; a
-no-op plan, apply or refresh makes none. Concurrent resources' calls are merged (` + "`batch_window`" + `): a
+no-op plan, apply or refresh makes none. A plan that changes a grant reads its system's model once per
+provider process (` + "`check_model`" + `): one ` + "`model_query`" + ` per plan, one per apply of a saved plan, two
+per apply that plans itself (its plan and apply walks). Concurrent resources' calls are merged (` + "`batch_window`" + `): a
 lone call leaves at once, a stream of calls gathers up to half of Terraform's parallelism.
 
 ## Where it stands against the targets
