@@ -83,9 +83,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	}
 
 	heading(out, "The IAM sandbox serves %s (app bkiam-sandbox). Working in %s.", url, work)
-	fmt.Fprintln(out, "Terraform uses the provider built in", opts.ProviderDir, "through a dev_overrides CLI config of its own.")
+	fmt.Fprintln(out, tf.name, "uses the provider built in", opts.ProviderDir, "through a dev_overrides CLI config of its own.")
 
-	heading(out, "1. terraform apply: a team module with for_each, a group grant and two creator grants")
+	heading(out, "1. %s apply: a team module with for_each, a group grant and two creator grants", tf.name)
 	if err := tf.run(ctx, "get"); err != nil {
 		return err
 	}
@@ -120,11 +120,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		return err
 	}
 	if code != 0 {
-		return fmt.Errorf("the second plan is not empty (terraform plan -detailed-exitcode exited %d)", code)
+		return fmt.Errorf("the second plan is not empty (%s plan -detailed-exitcode exited %d)", tf.name, code)
 	}
 	printCalls(out, "The plan", before, srv.Stats())
 
-	heading(out, "5. terraform destroy")
+	heading(out, "5. %s destroy", tf.name)
 	if err := tf.run(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
 		return err
 	}

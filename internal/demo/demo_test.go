@@ -24,8 +24,10 @@ func TestDemo(t *testing.T) {
 	if err := Run(context.Background(), opts, &out); err != nil {
 		t.Fatalf("the demo failed: %v\n%s", err, out.String())
 	}
+	cli := filepath.Base(opts.Terraform) // terraform or tofu
 	for _, want := range []string{
-		"==> 1. terraform apply",
+		"==> 1. " + cli + " apply",
+		"$ " + cli + " apply -no-color -auto-approve",
 		"Apply complete! Resources: 6 added, 0 changed, 0 destroyed.",
 		"The apply cost 6 IAM calls: 4 batch_instance:grant, 2 batch_resource_creator_action (and 6 model reads for the plan-time checks).",
 		"SUBJECT", "group 1", "mini_app_view", "project project1 › mini_app mini_app1",
@@ -66,7 +68,7 @@ func TestDemoPortInUse(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot start the sandbox on "+ln.Addr().String()) {
 		t.Fatalf("Run = %v, want a clear error about the port", err)
 	}
-	if strings.Contains(out.String(), "$ terraform") {
+	if strings.Contains(out.String(), "$ ") {
 		t.Fatalf("Terraform ran although the sandbox could not start:\n%s", out.String())
 	}
 }

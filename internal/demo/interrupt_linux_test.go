@@ -46,7 +46,7 @@ func TestDemoInterruptedLeavesNoProcess(t *testing.T) {
 	// Wait until terraform apply is running, then stop the demo.
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
-		if strings.HasPrefix(lines.Text(), "$ terraform apply") {
+		if strings.HasPrefix(lines.Text(), "$ "+filepath.Base(terraform)+" apply") {
 			break
 		}
 	}

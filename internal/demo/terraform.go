@@ -15,6 +15,9 @@ import (
 // terraform runs the Terraform CLI in the demo's working directory.
 type terraform struct {
 	path string
+	// name is the CLI's file name, terraform or tofu, as the demo shows
+	// its commands.
+	name string
 	dir  string
 	env  []string
 	out  io.Writer
@@ -42,7 +45,7 @@ func newTerraform(opts Options, work, url string, out io.Writer) (*terraform, er
 	if err := os.WriteFile(cliConfig, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	tf := &terraform{path: terraformPath, dir: filepath.Join(work, "demo"), out: out}
+	tf := &terraform{path: terraformPath, name: filepath.Base(terraformPath), dir: filepath.Join(work, "demo"), out: out}
 	if !opts.Color {
 		tf.args = []string{"-no-color"}
 	}
@@ -91,7 +94,7 @@ func (tf *terraform) exitCode(ctx context.Context, args ...string) (int, error) 
 	} else {
 		full = append(full, args[1:]...)
 	}
-	fmt.Fprintf(tf.out, "$ terraform %s\n", strings.Join(full, " "))
+	fmt.Fprintf(tf.out, "$ %s %s\n", tf.name, strings.Join(full, " "))
 	cmd := exec.CommandContext(ctx, tf.path, full...)
 	cmd.Dir = tf.dir
 	cmd.Env = tf.env

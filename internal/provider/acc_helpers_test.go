@@ -17,6 +17,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
 // TestMain clears the provider's environment variables, so that a
@@ -29,6 +30,11 @@ func TestMain(m *testing.M) {
 		_ = os.Unsetenv(name)
 	}
 	QuietUnrequestedLogs()
+	var err error
+	if cliName, err = testutil.CLIEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	site = realSiteFromEnv()
 	if site != nil {
 		_ = os.Setenv("BKIAM_APP_SECRET", site.client.AppSecret)
@@ -49,6 +55,10 @@ type realSite struct {
 }
 
 var site *realSite
+
+// cliName is the CLI the acceptance tests drive: "terraform" or "tofu"
+// (testutil.CLIEnv), for the few tests whose expectations differ.
+var cliName string
 
 func realSiteFromEnv() *realSite {
 	c := bkiam.Config{

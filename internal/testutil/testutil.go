@@ -3,6 +3,8 @@
 package testutil
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,4 +48,48 @@ func BuildProvider(t testing.TB) string {
 		t.Fatalf("building the provider: %v\n%s", err, out)
 	}
 	return dir
+}
+
+// CLIEnv prepares the process environment for driving the CLI named by
+// TF_ACC_TERRAFORM_PATH, Terraform or OpenTofu, and returns the CLI's
+// name ("terraform" or "tofu"). Two things differ between them:
+//
+//   - the registry a provider source without a host resolves to:
+//     bkiam/bkiam is registry.terraform.io/bkiam/bkiam to Terraform and
+//     registry.opentofu.org/bkiam/bkiam to OpenTofu. terraform-plugin-testing
+//     serves the provider under TF_ACC_PROVIDER_HOST, which is set to match
+//     unless already set;
+//   - a CLI configuration file that cannot be read: OpenTofu warns on
+//     stdout, which breaks the version check of terraform-plugin-testing,
+//     so a TF_CLI_CONFIG_FILE naming a missing file is replaced by an
+//     empty one.
+//
+// Call it from TestMain, before any test runs; it does nothing without
+// TF_ACC_TERRAFORM_PATH.
+func CLIEnv() (string, error) {
+	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			if err := os.Setenv("TF_CLI_CONFIG_FILE", os.DevNull); err != nil {
+				return "", err
+			}
+		}
+	}
+	path := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if path == "" {
+		return "", nil
+	}
+	out, err := exec.Command(path, "version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s version: %w", path, err)
+	}
+	name, host := "terraform", "registry.terraform.io"
+	if bytes.Contains(out, []byte("OpenTofu v")) {
+		name, host = "tofu", "registry.opentofu.org"
+	}
+	if os.Getenv("TF_ACC_PROVIDER_HOST") == "" {
+		if err := os.Setenv("TF_ACC_PROVIDER_HOST", host); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
 }
