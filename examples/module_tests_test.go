@@ -1,0 +1,67 @@
+package examples
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// TestModuleTests runs the team_access module's own tests with `tofu
+// test`, as a module author would: the mocked ones with no IAM at all,
+// then the integration ones against the IAM sandbox with the real
+// provider. Terraform 1.5.7 has no test command, so this runs in make
+// test's OpenTofu pass.
+func TestModuleTests(t *testing.T) {
+	cli := testutil.Terraform(t)
+	if out, err := exec.Command(cli, "version").Output(); err != nil || !bytes.Contains(out, []byte("OpenTofu")) {
+		t.Skipf("needs OpenTofu (mock_provider): %s is not it", cli)
+	}
+	providerDir := testutil.BuildProvider(t)
+	dir := filepath.Join(t.TempDir(), "team_access")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testutil.RepoRoot(t), "examples", "modules", "team_access"))); err != nil {
+		t.Fatal(err)
+	}
+	cliConfig := filepath.Join(t.TempDir(), "cli.tfrc")
+	if err := os.WriteFile(cliConfig, []byte("provider_installation {\n  dev_overrides {\n    \"bkiam/bkiam\" = \""+providerDir+"\"\n  }\n  direct {}\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tofuTest := func(env []string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(cli, append([]string{"test", "-no-color"}, args...)...)
+		cmd.Dir = dir
+		// Only what the CLI needs: no BlueKing settings from the developer's
+		// environment reach the mocked run.
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TF_CLI_CONFIG_FILE=" + cliConfig,
+			"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"}, env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tofu test %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+
+	out := tofuTest(nil, "-filter=tests/mock.tftest.hcl")
+	if !strings.Contains(out, "3 passed, 0 failed") {
+		t.Fatalf("the mocked tests did not all run and pass:\n%s", out)
+	}
+
+	sb := sandboxtest.Start(t)
+	out = tofuTest([]string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret},
+		"-filter=tests/sandbox.tftest.hcl")
+	if !strings.Contains(out, "2 passed, 0 failed") {
+		t.Fatalf("the sandbox tests did not all run and pass:\n%s", out)
+	}
+	if n := sb.Stats().Requests["batch_instance:grant"]; n == 0 {
+		t.Fatal("the sandbox tests granted nothing in IAM")
+	}
+	if left := sb.Policies(sandbox.PolicyFilter{}).Policies; len(left) != 0 {
+		t.Fatalf("tofu test left %d policies in IAM", len(left))
+	}
+}

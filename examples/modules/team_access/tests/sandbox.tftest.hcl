@@ -1,0 +1,36 @@
+# Integration tests of the module against IAM: the provider is the real one,
+# configured through the environment (BKIAM_APIGW_URL, BKIAM_APP_CODE,
+# BKIAM_APP_SECRET), e.g. the IAM sandbox of this repository. `tofu test`
+# applies, asserts, and destroys what it applied.
+
+variables {
+  members   = ["alice", "bob"]
+  actions   = ["view_host", "edit_host"]
+  instances = { "1" = "host1", "2" = "host2" }
+}
+
+run "grants_every_member" {
+  command = apply
+
+  assert {
+    condition     = length(output.policies) == 2
+    error_message = "Each member must hold a grant."
+  }
+  assert {
+    condition     = alltrue([for user, p in output.policies : p["view_host"] > 0 && p["edit_host"] > 0])
+    error_message = "IAM must return a policy ID for every member and action."
+  }
+}
+
+run "a_member_leaves" {
+  command = apply
+
+  variables {
+    members = ["alice"]
+  }
+
+  assert {
+    condition     = keys(output.policies) == ["alice"]
+    error_message = "Only the remaining member keeps a grant."
+  }
+}
