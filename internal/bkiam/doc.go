@@ -225,6 +225,34 @@
 // sub_resource_types: […]}]}. The provider checks planned grants against it (check_model) and shows
 // it in the bkiam_system data source.
 //
+// # The management API
+//
+// IAM's management API v2 lets an app manage, for its own system, grade managers (分级管理员), their
+// user groups and the groups' members. Gateway only (ErrManagementNeedsGateway), under
+// {gw}/api/v2/open/management/systems/{system}/, every route with a trailing slash:
+//
+//	POST   grade_managers/                  {name, description, members, authorization_scopes, subject_scopes, sync_perm, group_name} → {id}
+//	GET    grade_managers/{id}/             {id, name, description, members, sync_perm, …} (no scopes, no sync group name)
+//	PUT    grade_managers/{id}/             the create body, a full replace: sync_perm left out deletes the sync group
+//	DELETE grade_managers/{id}/             {} at once; IAM deletes the grade manager, its groups and their members later
+//	POST   grade_managers/{id|-}/groups/    {groups: [{name, description, readonly}] (≤ 10)} → [group ids]; "-" is the system manager
+//	GET    grade_managers/{id}/groups/      ?page&page_size&inherit&id&name (name: case-insensitive substring) → {count, results}
+//	PUT    groups/{id}/                     {name, description}: an empty field is kept as it was
+//	DELETE groups/{id}/                     {} (members and policies go with it)
+//	GET    groups/{id}/members/             ?page&page_size → {count, results: [{type, id, name, expired_at, created_at}]}, expired members included
+//	POST   groups/{id}/members/             {members: [{type, id}] (≤ 1000), expired_at}: an upsert that only ever raises an expiry
+//	DELETE groups/{id}/members/             ?type=user|department&ids=a,b,c (≤ 1000)
+//
+// The app must be a client of the system and the system on the management allow-list for the
+// route; and a grade manager or group must have been created by that system through the API. The
+// ownership check comes first, so an id that does not exist (never, or no more) answers 403 like a
+// foreign one: ErrNotOwned tells it from the allow-list's 403 by its message, and a caller that
+// created the object reads it as gone. Errors keep their own HTTP status (401, 403, 404, 409 name
+// taken: ErrConflict, 400 validation), except IAM backend errors — the 1000-per-call limit, a
+// subject's group quota, an unknown subject — which come as 1902000 in HTTP 200. admin and users
+// unknown to IAM are dropped from a member add without an error. Lists are paged (page_size with
+// no maximum; this client reads 500 a page).
+//
 // # Policy expressions
 //
 // A list row's expression is everything the subject holds for the action, merged into one tree, so

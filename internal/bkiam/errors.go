@@ -97,6 +97,13 @@ func (e *Error) Is(target error) bool {
 		return e.isRateLimited()
 	case ErrTransient:
 		return e.isTransient()
+	case ErrConflict:
+		return e.Code == 1902409 || e.HTTPStatus == http.StatusConflict
+	case ErrNotOwned:
+		// The management API's ownership refusal: "role[N] can not be operated by app_code[…],
+		// since role is not created by system[…]" and "group[N] can not operated by …".
+		return e.Code == 1902403 && (strings.Contains(e.Message, "can not be operated by app_code") ||
+			strings.Contains(e.Message, "can not operated by app_code"))
 	case ErrNotFound:
 		return e.Code == 1640401 || e.Code == 1902404 || e.Code == 1901404 || e.HTTPStatus == http.StatusNotFound
 	case ErrUnexpectedResponse:

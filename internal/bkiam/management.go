@@ -1,0 +1,361 @@
+package bkiam
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The management API v2 (see the package doc, "The management API"): grade managers, their user
+// groups and the groups' members, for the app's own system. Gateway only; every route ends in a
+// slash; the SaaS envelope {result, code, message, data} with the error code's own HTTP status,
+// except errors of IAM's backend, which come as code 1902000 in HTTP 200.
+
+// ErrManagementNeedsGateway is returned, before any I/O, by the management calls of a client
+// configured for ESB.
+var ErrManagementNeedsGateway = errors.New("bkiam: the management API needs the API gateway; set apigw_url")
+
+var (
+	// ErrConflict is IAM's 1902409: a grade manager or group of that name exists already.
+	ErrConflict = errors.New("bkiam: conflict")
+	// ErrNotOwned is the 403 IAM answers for a grade manager or group the system did not create
+	// through the API — which includes one that no longer exists (IAM checks ownership first, and
+	// a deleted object has no owner). A caller that created the object reads it as gone.
+	ErrNotOwned = errors.New("bkiam: not created by this system through the API, or gone")
+)
+
+// Management limits of the real server (defaults of its settings).
+const (
+	// MaxGroupsPerCreate is the most groups one batch create takes.
+	MaxGroupsPerCreate = 10
+	// MaxMembersPerCall is the most members IAM's backend takes in one add or delete.
+	MaxMembersPerCall = 1000
+	// managementPageSize is the page size of the list scans; the server sets no maximum.
+	managementPageSize = 500
+)
+
+// SubjectScope is one entry of a grade manager's subject scope: who its groups may hold.
+// Type is "user", "department" or "*" (with ID "*").
+type SubjectScope struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// AuthorizationScope is one system's part of what a grade manager may grant.
+type AuthorizationScope struct {
+	System    string         `json:"system"`
+	Actions   []Action       `json:"actions"`
+	Resources []PathResource `json:"resources"`
+}
+
+// GradeManagerSpec is the body of a grade manager's create, and of its update, which is a full
+// replace: an update without SyncPerm deletes the grade manager's sync group.
+type GradeManagerSpec struct {
+	Name                string               `json:"name"`
+	Description         string               `json:"description"`
+	Members             []string             `json:"members"`
+	AuthorizationScopes []AuthorizationScope `json:"authorization_scopes"`
+	SubjectScopes       []SubjectScope       `json:"subject_scopes"`
+	SyncPerm            bool                 `json:"sync_perm"`
+	GroupName           string               `json:"group_name"`
+}
+
+// GradeManager is what IAM reads back of a grade manager: not its scopes nor its sync group's
+// name, which no v2 route returns.
+type GradeManager struct {
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Members     []string `json:"members"`
+	SyncPerm    bool     `json:"sync_perm"`
+}
+
+// GroupSpec is one group of a batch create.
+type GroupSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Readonly    bool   `json:"readonly,omitempty"`
+}
+
+// Group is a row of a grade manager's group list.
+type Group struct {
+	ID              int64  `json:"id"`
+	Name            string `json:"name"`
+	Description     string `json:"description"`
+	UserCount       int    `json:"user_count"`
+	DepartmentCount int    `json:"department_count"`
+	Readonly        bool   `json:"readonly"`
+}
+
+// MemberRef names a group member: Type "user" or "department".
+type MemberRef struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// Member is a row of a group's member list; ExpiredAt is unix seconds (PermanentExpiry for
+// permanent). Expired members are listed too.
+type Member struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	ExpiredAt int64  `json:"expired_at"`
+}
+
+// SystemManager is the group-create id of the system manager's role: groups created under it
+// belong to the system itself. They cannot be listed through v2.
+const SystemManager = "-"
+
+// managementPath is a route path under the system's management prefix.
+func managementPath(system string, parts ...string) string {
+	var b strings.Builder
+	b.WriteString("/api/v2/open/management/systems/")
+	b.WriteString(url.PathEscape(system))
+	b.WriteByte('/')
+	for _, p := range parts {
+		b.WriteString(url.PathEscape(p))
+		b.WriteByte('/')
+	}
+	return b.String()
+}
+
+func idString(id int64) string { return strconv.FormatInt(id, 10) }
+
+// manage sends one management call with the client's retries and hands a successful answer's
+// data to decode (nil when the caller needs no data).
+func (c *Client) manage(ctx context.Context, op, method, path string, q url.Values, payload any, decode func([]byte) error) error {
+	if c.cfg.transport != TransportGateway {
+		return ErrManagementNeedsGateway
+	}
+	var wire, loggable []byte
+	if payload != nil {
+		var err error
+		if wire, loggable, err = c.encodeBody(payload); err != nil {
+			return err
+		}
+	}
+	ctx = c.logContext(ctx)
+	u := c.cfg.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	st := &callState{op: op, url: u, start: time.Now(), loggable: loggable}
+	resp, raw, e := c.roundTrip(ctx, st, method, wire)
+	if e != nil {
+		return e
+	}
+	defer resp.Body.Close() // the replayable copy left by peekBody; closing it is a no-op
+	e = c.interpretInto(op, resp, raw, func(d []byte) error {
+		if decode == nil {
+			return nil
+		}
+		return decode(d)
+	})
+	if e != nil {
+		e.Attempts = st.attempts
+		st.logResult(ctx, c, 0, e)
+		return e
+	}
+	st.logResult(ctx, c, 0, nil)
+	return nil
+}
+
+// CreateGradeManager creates a grade manager of the system and returns its id.
+func (c *Client) CreateGradeManager(ctx context.Context, system string, spec GradeManagerSpec) (int64, error) {
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	err := c.manage(ctx, "grade manager create", http.MethodPost, managementPath(system, "grade_managers"), nil, spec, func(d []byte) error {
+		if err := json.Unmarshal(d, &out); err != nil || out.ID <= 0 {
+			return fmt.Errorf("data is not a created grade manager's id: %s", d)
+		}
+		return nil
+	})
+	return out.ID, err
+}
+
+// GradeManager reads a grade manager back. One the system did not create, or that is gone, is
+// ErrNotOwned.
+func (c *Client) GradeManager(ctx context.Context, system string, id int64) (*GradeManager, error) {
+	var out GradeManager
+	err := c.manage(ctx, "grade manager get", http.MethodGet, managementPath(system, "grade_managers", idString(id)), nil, nil, func(d []byte) error {
+		if err := json.Unmarshal(d, &out); err != nil || out.ID != id {
+			return fmt.Errorf("data is not grade manager %d: %s", id, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateGradeManager replaces a grade manager whole (see GradeManagerSpec).
+func (c *Client) UpdateGradeManager(ctx context.Context, system string, id int64, spec GradeManagerSpec) error {
+	return c.manage(ctx, "grade manager update", http.MethodPut, managementPath(system, "grade_managers", idString(id)), nil, spec, nil)
+}
+
+// DeleteGradeManager asks IAM to delete a grade manager with its groups. IAM answers at once and
+// deletes later: the grade manager reads as ErrNotOwned once it is gone.
+func (c *Client) DeleteGradeManager(ctx context.Context, system string, id int64) error {
+	return c.manage(ctx, "grade manager delete", http.MethodDelete, managementPath(system, "grade_managers", idString(id)), nil, nil, nil)
+}
+
+// CreateGroups creates up to MaxGroupsPerCreate groups under a grade manager (SystemManager for
+// the system's own) and returns their ids in the order given.
+func (c *Client) CreateGroups(ctx context.Context, system, gradeManager string, groups []GroupSpec) ([]int64, error) {
+	if len(groups) == 0 || len(groups) > MaxGroupsPerCreate {
+		return nil, invalid("group create", "%d groups, want 1 to %d", len(groups), MaxGroupsPerCreate)
+	}
+	body := struct {
+		Groups []GroupSpec `json:"groups"`
+	}{groups}
+	var ids []int64
+	err := c.manage(ctx, "group create", http.MethodPost, managementPath(system, "grade_managers", gradeManager, "groups"), nil, body, func(d []byte) error {
+		if err := json.Unmarshal(d, &ids); err != nil || len(ids) != len(groups) {
+			return fmt.Errorf("data is not the ids of %d created groups: %s", len(groups), d)
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// GroupFilter narrows ListGroups: ID exactly; Name as IAM filters it, a case-insensitive
+// substring (callers that want one name match it again).
+type GroupFilter struct {
+	ID   int64
+	Name string
+}
+
+// ListGroups reads every group of a grade manager matching f, its own only (not its subset
+// managers'), newest first, in pages.
+func (c *Client) ListGroups(ctx context.Context, system string, gradeManager int64, f GroupFilter) ([]Group, error) {
+	q := url.Values{}
+	q.Set("inherit", "false")
+	if f.ID != 0 {
+		q.Set("id", idString(f.ID))
+	}
+	if f.Name != "" {
+		q.Set("name", f.Name)
+	}
+	var all []Group
+	err := c.pages(ctx, "group list", managementPath(system, "grade_managers", idString(gradeManager), "groups"), q, func(d json.RawMessage) error {
+		var g Group
+		if err := json.Unmarshal(d, &g); err != nil || g.ID <= 0 {
+			return fmt.Errorf("a group list row that is not a group: %s", d)
+		}
+		all = append(all, g)
+		return nil
+	})
+	return all, err
+}
+
+// UpdateGroup renames a group or changes its description. IAM keeps a field sent empty: a
+// description cannot be cleared.
+func (c *Client) UpdateGroup(ctx context.Context, system string, id int64, name, description string) error {
+	body := map[string]string{}
+	if name != "" {
+		body["name"] = name
+	}
+	if description != "" {
+		body["description"] = description
+	}
+	return c.manage(ctx, "group update", http.MethodPut, managementPath(system, "groups", idString(id)), nil, body, nil)
+}
+
+// DeleteGroup deletes a group with its members and policies.
+func (c *Client) DeleteGroup(ctx context.Context, system string, id int64) error {
+	return c.manage(ctx, "group delete", http.MethodDelete, managementPath(system, "groups", idString(id)), nil, nil, nil)
+}
+
+// GroupMembers reads every member of a group, expired ones included.
+func (c *Client) GroupMembers(ctx context.Context, system string, group int64) ([]Member, error) {
+	var all []Member
+	err := c.pages(ctx, "member list", managementPath(system, "groups", idString(group), "members"), url.Values{}, func(d json.RawMessage) error {
+		var m Member
+		if err := json.Unmarshal(d, &m); err != nil || m.Type == "" || m.ID == "" {
+			return fmt.Errorf("a member list row that is not a member: %s", d)
+		}
+		all = append(all, m)
+		return nil
+	})
+	return all, err
+}
+
+// AddMembers adds up to MaxMembersPerCall members with one expiry. IAM raises the expiry of a
+// member already in the group, never lowers it, and silently drops admin and unknown users.
+func (c *Client) AddMembers(ctx context.Context, system string, group int64, members []MemberRef, expiredAt int64) error {
+	if err := checkMemberBatch("member add", members); err != nil {
+		return err
+	}
+	body := struct {
+		Members   []MemberRef `json:"members"`
+		ExpiredAt int64       `json:"expired_at"`
+	}{members, expiredAt}
+	return c.manage(ctx, "member add", http.MethodPost, managementPath(system, "groups", idString(group), "members"), nil, body, nil)
+}
+
+// DeleteMembers removes up to MaxMembersPerCall members of one type ("user" or "department").
+func (c *Client) DeleteMembers(ctx context.Context, system string, group int64, typ string, ids []string) error {
+	if len(ids) == 0 || len(ids) > MaxMembersPerCall {
+		return invalid("member delete", "%d members, want 1 to %d", len(ids), MaxMembersPerCall)
+	}
+	for _, id := range ids {
+		if id == "" || strings.Contains(id, ",") {
+			return invalid("member delete", "member id %q is empty or holds a comma", id)
+		}
+	}
+	q := url.Values{}
+	q.Set("type", typ)
+	q.Set("ids", strings.Join(ids, ","))
+	return c.manage(ctx, "member delete", http.MethodDelete, managementPath(system, "groups", idString(group), "members"), q, nil, nil)
+}
+
+func checkMemberBatch(op string, members []MemberRef) error {
+	if len(members) == 0 || len(members) > MaxMembersPerCall {
+		return invalid(op, "%d members, want 1 to %d", len(members), MaxMembersPerCall)
+	}
+	for _, m := range members {
+		if m.Type != "user" && m.Type != "department" {
+			return invalid(op, "member type %q, want user or department", m.Type)
+		}
+	}
+	return nil
+}
+
+// pages reads a paged v2 list ({count, results}) to its end, handing each row to row.
+func (c *Client) pages(ctx context.Context, op, path string, q url.Values, row func(json.RawMessage) error) error {
+	q.Set("page_size", strconv.Itoa(managementPageSize))
+	for page := 1; ; page++ {
+		q.Set("page", strconv.Itoa(page))
+		var count, got int
+		err := c.manage(ctx, fmt.Sprintf("%s, page %d", op, page), http.MethodGet, path, q, nil, func(d []byte) error {
+			var w struct {
+				Count   *int              `json:"count"`
+				Results []json.RawMessage `json:"results"`
+			}
+			if err := json.Unmarshal(d, &w); err != nil || w.Count == nil {
+				return fmt.Errorf("data is not a paged list: %s", d)
+			}
+			count, got = *w.Count, len(w.Results)
+			for _, r := range w.Results {
+				if err := row(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if page*managementPageSize >= count || got == 0 {
+			return nil
+		}
+	}
+}
