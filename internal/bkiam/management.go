@@ -359,3 +359,18 @@ func (c *Client) pages(ctx context.Context, op, path string, q url.Values, row f
 		}
 	}
 }
+
+// GroupByName finds the grade manager's group named exactly name: IAM's name filter is a
+// case-insensitive substring, so its answer is filtered again. Nil when there is none.
+func (c *Client) GroupByName(ctx context.Context, system string, gradeManager int64, name string) (*Group, error) {
+	groups, err := c.ListGroups(ctx, system, gradeManager, GroupFilter{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	for i := range groups {
+		if groups[i].Name == name {
+			return &groups[i], nil
+		}
+	}
+	return nil, nil
+}

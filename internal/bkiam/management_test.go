@@ -207,3 +207,17 @@ func TestManagementErrors(t *testing.T) {
 		t.Errorf("a comma in an id: %v", err)
 	}
 }
+
+// TestGroupByName: IAM's name filter matches substrings, case-insensitively; the exact name wins.
+func TestGroupByName(t *testing.T) {
+	list := mgmtOK(`{"count":3,"results":[{"id":9,"name":"ops-admins"},{"id":8,"name":"OPS"},{"id":7,"name":"ops"}]}`)
+	fs := newFakeServer(t, list)
+	c := mustClient(t, gatewayConfig(fs.URL))
+	g, err := c.GroupByName(context.Background(), "bk_cmdb", 3, "ops")
+	if err != nil || g == nil || g.ID != 7 {
+		t.Fatalf("GroupByName(ops) = %+v, %v", g, err)
+	}
+	if g, err := c.GroupByName(context.Background(), "bk_cmdb", 3, "op"); err != nil || g != nil {
+		t.Fatalf("GroupByName(op) = %+v, %v; want none", g, err)
+	}
+}
