@@ -40,6 +40,12 @@
 // GET /api/v1/systems/{system}/policies/{backend_id}, and GET /api/v1/open/systems/{system}/policies/
 // which answers 301 as it does through a real gateway (details under "Emulated behaviour").
 //
+// Management routes (gateway only), so far the grade managers of the management API v2 (see the
+// package doc of internal/bkiam, "The management API"): POST
+// /api/v2/open/management/systems/{system}/grade_managers/, and GET, PUT and DELETE
+// …/grade_managers/{id}/ (details under "Emulated behaviour"). Groups and members are not served
+// yet (404).
+//
 // Inspection and control, without credentials, JSON in and out:
 //   - GET /_sandbox/policies[?system=S&subject_type=T&subject_id=ID&action=A] answers
 //     {"policies":[{"policy_id":3,"system":"bk_cmdb","subject":{"type":"user","id":"alice"},
@@ -191,6 +197,21 @@
 //     for different subjects overlap. Changes to the store are serialised by one store lock (a
 //     superset of the real per-subject lock that keeps every answer consistent). A call that fails —
 //     by validation, limit, fault or a failed state save — changes nothing.
+//   - Management, grade managers: the SaaS envelope with each error's own HTTP status (403, 409,
+//     400; 1902000 would be HTTP 200). Checks in the SaaS's order: the app is a client of the path's
+//     system ("app_code X can not access system Y"), the model's management allow-list
+//     (apps[].management; "system[S] is not allowed to call management api[A], …"), then ownership:
+//     a grade manager id not created through the API by the path's system, or gone, is 403
+//     "role[N] can not be operated by app_code[…], since role is not created by system[S])".
+//     Names are unique across every grade manager, compared case-insensitively (409
+//     CONFLICT_ERROR). Create and update take the same body (name ≤ 512, description, members,
+//     non-empty authorization_scopes and subject_scopes, sync_perm, group_name; the scopes are
+//     checked for presence only): an update is a full replace. GET answers {id, name, description,
+//     creator, created_time, updated_time, updater, members, sync_perm}, never the scopes. DELETE
+//     answers {} at once; the grade manager goes after limits.grade_manager_delete_delay_ms (2000
+//     by default), and until then it still reads and a repeat DELETE answers {} again. Stats keys
+//     are "mgmt:<allow-list name>", e.g. "mgmt:v2_grade_manager_create". Grade managers are not
+//     persisted in the state file yet.
 //   - Read routes (gateway only, backend envelope {code,message,data}, errors with HTTP 200):
 //     GET /api/v1/systems/{s}/policies?action_id=&page=&page_size=&timestamp=&type= and
 //     GET /api/v1/systems/{s}/policies/{backend_id}. Backend ids come from their own sequence and
@@ -281,10 +302,14 @@
 //	    resource, paths as inspection strings (none = any), expired_at (0 = permanent).
 //	  - systems[].allow_list: IAM's API allow-list for batch_instance/batch_path actions and creator
 //	    types; "*" allows all.
+//	  - apps[].management: the management API allow-list as it applies to the app: system id (or
+//	    "*") → allow-list names (e.g. "v2_grade_manager_create") or "*". The default model allows
+//	    "bkiam-sandbox" everything and "outsider" nothing.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the
 //	    app on ESB's skip-login whitelist (bk_username accepted).
 //	  - tokens: ESB bk_token values and the user each stands for.
-//	  - limits: zero or absent fields take the real server's defaults.
+//	  - limits: zero or absent fields take the real server's defaults; grade_manager_delete_delay_ms
+//	    is how long a grade-manager delete takes to be carried out.
 //
 // # State file
 //

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 //go:embed default_model.json
@@ -125,6 +126,21 @@ type App struct {
 	Secret       string   `json:"secret"`
 	ClientOf     []string `json:"client_of"`
 	ESBSkipLogin bool     `json:"esb_skip_login,omitempty"`
+	// Management is IAM's management-API allow-list as it applies to the app's calls: system id
+	// (or "*") → the management API names it may call ("v2_grade_manager_create", …, or "*").
+	Management map[string][]string `json:"management,omitempty"`
+}
+
+// mayManage reports whether the management allow-list lets the app call api for system.
+func (a *App) mayManage(system, api string) bool {
+	for _, key := range []string{system, "*"} {
+		for _, name := range a.Management[key] {
+			if name == "*" || name == api {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Limits are the server settings that bound a call; zero means the real server's default.
@@ -133,6 +149,17 @@ type Limits struct {
 	RevokeInstances  int `json:"revoke_instances"`
 	InstanceIDLength int `json:"instance_id_length"`
 	PolicyInstances  int `json:"policy_instances"`
+	// GradeManagerDeleteDelayMS is how long a grade-manager delete takes to be carried out (IAM
+	// answers at once and deletes in a background task); 0 means 2000.
+	GradeManagerDeleteDelayMS int `json:"grade_manager_delete_delay_ms,omitempty"`
+}
+
+// gradeManagerDeleteDelay is how long IAM takes to carry out a grade-manager delete.
+func (m *Model) gradeManagerDeleteDelay() time.Duration {
+	if m.Limits.GradeManagerDeleteDelayMS > 0 {
+		return time.Duration(m.Limits.GradeManagerDeleteDelayMS) * time.Millisecond
+	}
+	return defaultGradeManagerDeleteDelay
 }
 
 // The real server's defaults (BKAPP_AUTHORIZATION_INSTANCE_LIMIT etc.).
@@ -251,6 +278,11 @@ func (m *Model) validate() error {
 		for j, sys := range a.ClientOf {
 			if sys != "*" && m.systems[sys] == nil {
 				return fmt.Errorf("%s.client_of[%d]: unknown system %q", at, j, sys)
+			}
+		}
+		for sys := range a.Management {
+			if sys != "*" && m.systems[sys] == nil {
+				return fmt.Errorf("%s.management[%q]: unknown system", at, sys)
 			}
 		}
 	}
