@@ -1,19 +1,21 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// The management API v2 (the package doc of internal/bkiam, "The management API"), grade
-// managers so far: create, get, update (a full replace), delete (answered at once, carried out
-// after the model's grade_manager_delete_delay). Gateway only; the SaaS envelope with the error's
-// own HTTP status (v2), IAM backend errors as 1902000 in HTTP 200.
+// The management API v2 (the package doc of internal/bkiam, "The management API"): grade
+// managers (create, get, update as a full replace, delete answered at once and carried out after
+// a delay), their groups (batch create, list, update, delete) and the groups' members (list, add,
+// delete, raise the expiry). Gateway only; the SaaS envelope with the error's own HTTP status
+// (v2), IAM backend errors as 1902000 in HTTP 200. The state is in mgmt_store.go, the bodies'
+// validation in mgmt_validate.go.
 
 const mgmtPrefix = "/api/v2/open/management/systems/"
 
@@ -22,21 +24,6 @@ const (
 	// defaultGradeManagerDeleteDelay stands for IAM's asynchronous delete (a Celery task).
 	defaultGradeManagerDeleteDelay = 2 * time.Second
 )
-
-// gradeManager is a grade manager created through the API by System.
-type gradeManager struct {
-	ID          int64
-	System      string
-	Name        string
-	Description string
-	Members     []string
-	SyncPerm    bool
-	GroupName   string
-	Created     time.Time
-	Updated     time.Time
-	// DeleteAt is when an asked-for delete is carried out; zero when none was asked.
-	DeleteAt time.Time
-}
 
 // mgmtStatus is the v2 HTTP status of a SaaS error code: its own, except IAM backend errors,
 // which the SaaS answers with HTTP 200.
@@ -70,180 +57,570 @@ func forbidden(detail string) *saasError {
 	return mgmtError(codeForbidden, "没有访问权限: "+detail)
 }
 
-// serveManagement serves the management routes; false when the path is not one of them.
+// mgmtRoute is a management route as the SaaS's permission layer sees it.
+type mgmtRoute struct {
+	// api is the allow-list name; "" for a request no view action serves (refused with 403).
+	api  string
+	stat string
+	// gm is the grade manager in the path (dash: "-", the system manager); group the group.
+	gm, group int64
+	dash      bool
+}
+
+// pathID matches Django's <int:id>: digits only.
+func pathID(s string) (int64, bool) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// parseMgmtRoute matches a management path; false when it is none (the gateway's 404).
+func parseMgmtRoute(method, path string) (string, mgmtRoute, bool) {
+	rest, ok := strings.CutPrefix(path, mgmtPrefix)
+	if !ok || !strings.HasSuffix(rest, "/") {
+		return "", mgmtRoute{}, false
+	}
+	parts := strings.Split(strings.TrimSuffix(rest, "/"), "/")
+	system, parts := parts[0], parts[1:]
+	if system == "" || len(parts) == 0 {
+		return "", mgmtRoute{}, false
+	}
+	var rt mgmtRoute
+	pick := func(apis map[string][2]string) bool {
+		a, ok := apis[method]
+		rt.api, rt.stat = a[0], a[1]
+		return ok
+	}
+	switch {
+	case len(parts) == 1 && parts[0] == "grade_managers":
+		ok = pick(map[string][2]string{http.MethodPost: {"v2_grade_manager_create", "grade_manager:create"}})
+	case len(parts) == 2 && parts[0] == "grade_managers":
+		rt.gm, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodGet: {"v2_grade_manager_detail", "grade_manager:get"},
+			http.MethodPut: {"v2_grade_manager_update", "grade_manager:update"}, http.MethodDelete: {"v2_grade_manager_delete", "grade_manager:delete"}})
+	case len(parts) == 3 && parts[0] == "grade_managers" && parts[2] == "groups":
+		if parts[1] == "-" {
+			rt.dash, ok = true, true
+		} else {
+			rt.gm, ok = pathID(parts[1])
+		}
+		ok = ok && pick(map[string][2]string{http.MethodPost: {"v2_group_batch_create", "group:create"},
+			http.MethodGet: {"v2_group_list", "group:list"}})
+		if ok && rt.dash && method == http.MethodGet {
+			rt.api = "" // grade_managers/-/groups/ maps POST only: the permission layer refuses a GET
+		}
+	case len(parts) == 2 && parts[0] == "groups":
+		rt.group, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodPut: {"v2_group_update", "group:update"},
+			http.MethodDelete: {"v2_group_delete", "group:delete"}})
+	case len(parts) == 3 && parts[0] == "groups" && parts[2] == "members":
+		rt.group, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodGet: {"v2_group_member_list", "member:list"},
+			http.MethodPost: {"v2_group_member_add", "member:add"}, http.MethodDelete: {"v2_group_member_delete", "member:delete"}})
+	case len(parts) == 5 && parts[0] == "groups" && parts[2] == "members" && parts[3] == "-" && parts[4] == "expired_at":
+		rt.group, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodPut: {"v2_group_member_expired_at_update", "member:expiry"}})
+	default:
+		ok = false
+	}
+	return system, rt, ok
+}
+
+// serveManagement serves the management routes; false when the path is not one of them. Injected
+// faults apply as they do to the authorization calls.
 func (s *Server) serveManagement(c *call) bool {
-	rest, ok := strings.CutPrefix(c.r.URL.Path, mgmtPrefix)
+	system, rt, ok := parseMgmtRoute(c.r.Method, c.r.URL.Path)
 	if !ok {
 		return false
 	}
-	system, route, _ := strings.Cut(rest, "/")
-	parts := strings.Split(strings.TrimSuffix(route, "/"), "/")
-	var api string
-	var id int64
-	switch {
-	case len(parts) == 1 && parts[0] == "grade_managers" && c.r.Method == http.MethodPost:
-		api = "v2_grade_manager_create"
-	case len(parts) == 2 && parts[0] == "grade_managers" && strings.HasSuffix(route, "/"):
-		n, err := strconv.ParseInt(parts[1], 10, 64)
-		if err != nil || n <= 0 {
-			return false // <int:id> does not match: no route
-		}
-		id = n
-		switch c.r.Method {
-		case http.MethodGet:
-			api = "v2_grade_manager_detail"
-		case http.MethodPut:
-			api = "v2_grade_manager_update"
-		case http.MethodDelete:
-			api = "v2_grade_manager_delete"
-		default:
-			return false
-		}
-	default:
-		return false
-	}
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
+	raw, readErr := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, s.maxBody))
 	failed := true
-	defer func() { s.stats.record("mgmt:"+api, 0, failed) }()
+	defer func() { s.stats.record(rt.stat, 0, failed) }()
 	if !s.sleepLatency(c.r) {
 		return true
 	}
 	if f := s.faults.take(); f != nil {
-		s.writeFault(c, f)
-		return true
+		switch {
+		case f.slow != nil:
+			time.Sleep(time.Duration(f.slow.DelayMS) * time.Millisecond)
+		case f.drop != nil:
+			if f.drop.Served {
+				lost := &call{tr: c.tr, w: discardWriter{header: http.Header{}}, r: c.r}
+				failed = !s.serveManagementNow(lost, system, rt, raw, readErr)
+			}
+			resetConnection(c.w)
+			return true
+		default:
+			s.writeFault(c, f)
+			return true
+		}
 	}
+	failed = !s.serveManagementNow(c, system, rt, raw, readErr)
+	return true
+}
+
+// serveManagementNow serves a call past the injected faults and reports whether it succeeded.
+func (s *Server) serveManagementNow(c *call, system string, rt mgmtRoute, raw []byte, readErr error) bool {
 	app, ok := s.gatewayAuth(c)
 	if !ok {
-		return true
+		return false
 	}
-	data, e := s.manage(c, app, system, api, id)
+	data, e := s.manage(app, system, rt, c.r.URL.Query(), raw, readErr)
 	if e != nil {
-		c.writeJSON(mgmtStatus(e.code), saasBody{Result: false, Code: e.code, Message: e.message})
-		return true
+		c.writeJSON(mgmtStatus(e.code), saasBody{Result: false, Code: e.code, Message: e.message, Data: map[string]any{}})
+		return false
 	}
-	failed = false
 	s.faults.success()
 	c.writeJSON(http.StatusOK, saasBody{Result: true, Code: codeOK, Message: "OK", Data: data})
 	return true
 }
 
-// manage checks the caller as the SaaS does — client, allow-list, ownership — and serves api.
-func (s *Server) manage(c *call, app *App, system, api string, id int64) (any, *saasError) {
+// mgmtCall is one management call past the permission layer's app checks.
+type mgmtCall struct {
+	s      *Server
+	ms     *mgmtState
+	app    *App
+	system string
+	rt     mgmtRoute
+	q      url.Values
+	raw    []byte
+	now    time.Time
+}
+
+// manage checks the caller as the SaaS does — client, allow-list, then (in apply) ownership — and
+// serves the call. A write works on the live state; a failure, or a failed save, restores a clone.
+func (s *Server) manage(app *App, system string, rt mgmtRoute, q url.Values, raw []byte, readErr error) (any, *saasError) {
+	if rt.api == "" {
+		return nil, forbidden("You do not have permission to perform this action.")
+	}
 	if !app.clientOf(system) {
 		return nil, forbidden(fmt.Sprintf("app_code %s can not access system %s", app.Code, system))
 	}
-	if !app.mayManage(system, api) {
-		return nil, forbidden(fmt.Sprintf("system[%s] is not allowed to call management api[%s], please contact the developer to add a whitelist", system, api))
+	if !app.mayManage(system, rt.api) {
+		return nil, forbidden(fmt.Sprintf("system[%s] is not allowed to call management api[%s], please contact the developer to add a whitelist", system, rt.api))
 	}
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	now := s.now()
-	s.store.purgeGradeManagersLocked(now)
-	var gm *gradeManager
-	if id != 0 {
-		gm = s.store.gms[id]
-		if gm == nil || gm.System != system {
-			return nil, forbidden(fmt.Sprintf("role[%d] can not be operated by app_code[%s], since role is not created by system[%s])", id, app.Code, system))
-		}
-	}
-	switch api {
-	case "v2_grade_manager_detail":
-		return gm.view(), nil
-	case "v2_grade_manager_delete":
-		if gm.DeleteAt.IsZero() {
-			gm.DeleteAt = now.Add(s.model.gradeManagerDeleteDelay())
-		}
-		return map[string]any{}, nil
-	}
-	spec, e := decodeGradeManager(c.r, s.maxBody)
-	if e != nil {
+	if e := st.purgeMgmtLocked(now); e != nil {
 		return nil, e
 	}
-	for _, other := range s.store.gms {
-		if other != gm && strings.EqualFold(other.Name, spec.Name) {
-			return nil, mgmtError(codeConflict, fmt.Sprintf("与已有资源冲突(重名等): 名称 [%s] 已存在，请修改为其他名称", spec.Name))
+	old := st.mgmt.clone()
+	mc := &mgmtCall{s: s, ms: st.mgmt, app: app, system: system, rt: rt, q: q, raw: raw, now: now}
+	if readErr != nil {
+		mc.raw = nil
+	}
+	data, write, e := mc.apply(readErr)
+	if e != nil {
+		st.mgmt = old
+		return nil, e
+	}
+	if write && st.persist != nil {
+		if err := st.persist(); err != nil {
+			st.mgmt = old
+			return nil, newSaaSError(codeSystemError, "save state: "+err.Error())
 		}
 	}
+	return data, nil
+}
+
+// purgeMgmtLocked carries out the grade-manager deletes that are due, and saves the state if any was.
+func (st *store) purgeMgmtLocked(now time.Time) *saasError {
+	old := st.mgmt.clone()
+	if !st.mgmt.purge(now) || st.persist == nil {
+		return nil
+	}
+	if err := st.persist(); err != nil {
+		st.mgmt = old
+		return newSaaSError(codeSystemError, "save state: "+err.Error())
+	}
+	return nil
+}
+
+func (mc *mgmtCall) roleForbidden(id int64) *saasError {
+	return forbidden(fmt.Sprintf("role[%d] can not be operated by app_code[%s], since role is not created by system[%s])", id, mc.app.Code, mc.system))
+}
+
+func (mc *mgmtCall) groupForbidden(id int64) *saasError {
+	return forbidden(fmt.Sprintf("group[%d] can not operated by app_code[%s], since related role of group is not created by system[%s])", id, mc.app.Code, mc.system))
+}
+
+// ownedGroup is the path's group if the path's system owns it (through its grade manager, or as
+// its system manager's group).
+func (mc *mgmtCall) ownedGroup() (*mgmtGroup, *saasError) {
+	g := mc.ms.groups[mc.rt.group]
+	ok := g != nil && g.System == mc.system
+	if ok && g.GradeManager != 0 {
+		gm := mc.ms.gms[g.GradeManager]
+		ok = gm != nil && gm.System == mc.system
+	}
+	if !ok {
+		return nil, mc.groupForbidden(mc.rt.group)
+	}
+	return g, nil
+}
+
+// apply runs the call: its data, whether it may have changed the state, or its error.
+func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
+	ms, rt := mc.ms, mc.rt
+	var gm *gradeManager
+	switch rt.api {
+	case "v2_grade_manager_detail", "v2_grade_manager_update", "v2_grade_manager_delete", "v2_group_batch_create", "v2_group_list":
+		if !rt.dash {
+			gm = ms.gms[rt.gm]
+			if gm == nil || gm.System != mc.system {
+				return nil, false, mc.roleForbidden(rt.gm)
+			}
+		}
+	}
+	var g *mgmtGroup
+	if strings.HasPrefix(rt.api, "v2_group_member_") || rt.api == "v2_group_update" || rt.api == "v2_group_delete" {
+		var e *saasError
+		if g, e = mc.ownedGroup(); e != nil {
+			return nil, false, e
+		}
+	}
+	if readErr != nil {
+		return nil, false, mgmtError(codeBadJSON, "Json格式错误")
+	}
+	switch rt.api {
+	case "v2_grade_manager_detail":
+		return gm.view(), false, nil
+	case "v2_grade_manager_create", "v2_grade_manager_update":
+		return mc.putGradeManager(gm)
+	case "v2_grade_manager_delete":
+		if gm.DeleteAt.IsZero() {
+			gm.DeleteAt = mc.now.Add(mc.s.gradeManagerDeleteDelay())
+		}
+		ms.purge(mc.now)
+		return map[string]any{}, true, nil
+	case "v2_group_batch_create":
+		return mc.createGroups(gm)
+	case "v2_group_list":
+		return mc.listGroups(gm)
+	case "v2_group_update":
+		return mc.updateGroup(g)
+	case "v2_group_delete":
+		delete(ms.groups, g.ID) // members go with it
+		return map[string]any{}, true, nil
+	case "v2_group_member_list":
+		return mc.listMembers(g)
+	case "v2_group_member_add":
+		return mc.addMembers(g)
+	case "v2_group_member_delete":
+		return mc.deleteMembers(g)
+	case "v2_group_member_expired_at_update":
+		return mc.updateExpiry(g)
+	}
+	return nil, false, forbidden("You do not have permission to perform this action.")
+}
+
+// putGradeManager creates (gm nil) or replaces a grade manager.
+func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
+	spec, e := decodeGradeManager(mc.raw, mc.s.model)
+	if e != nil {
+		return nil, false, e
+	}
+	for _, other := range mc.ms.gms {
+		if other != gm && strings.EqualFold(other.Name, spec.Name) {
+			return nil, false, mgmtError(codeConflict, fmt.Sprintf("与已有资源冲突(重名等): 名称 [%s] 已存在，请修改为其他名称", spec.Name))
+		}
+	}
+	created := gm == nil
+	if created {
+		mc.ms.nextGM++
+		gm = &gradeManager{ID: mc.ms.nextGM, System: mc.system, Created: mc.now}
+		mc.ms.gms[gm.ID] = gm
+	}
+	gm.Name, gm.Description, gm.Members, gm.SyncPerm, gm.GroupName, gm.Updated = spec.Name, spec.Description, spec.Members, spec.SyncPerm, spec.GroupName, mc.now
+	mc.ms.syncGradeManager(gm, mc.s.model.users, mc.now)
+	if created {
+		return map[string]int64{"id": gm.ID}, true, nil
+	}
+	return map[string]any{}, true, nil
+}
+
+func (mc *mgmtCall) createGroups(gm *gradeManager) (any, bool, *saasError) {
+	specs, e := decodeGroups(mc.raw)
+	if e != nil {
+		return nil, false, e
+	}
+	var owner int64
+	if gm != nil {
+		owner = gm.ID
+		if n := len(mc.ms.groupsOf(mc.system, owner)) + len(specs); n > maxGroupsPerGradeManager {
+			return nil, false, validationText(fmt.Sprintf("超过分级管理员最大可创建用户组数%d", maxGroupsPerGradeManager))
+		}
+	}
+	for _, sp := range specs {
+		if mc.ms.nameTaken(mc.system, owner, sp.Name, 0) {
+			return nil, false, mgmtError(codeConflict, "与已有资源冲突(重名等): 存在同名用户组")
+		}
+	}
+	ids := make([]int64, 0, len(specs))
+	for _, sp := range specs {
+		g := mc.ms.newGroup(mc.system, owner, sp.Name, sp.Description, sp.Readonly, mc.now)
+		ids = append(ids, g.ID)
+	}
+	return ids, true, nil
+}
+
+func (mc *mgmtCall) listGroups(gm *gradeManager) (any, bool, *saasError) {
+	off, lim, e := pageOf(mc.q)
+	if e != nil {
+		return nil, false, e
+	}
+	id, hasID := int64(0), mc.q.Get("id") != ""
+	if hasID {
+		n, err := strconv.ParseInt(mc.q.Get("id"), 10, 64)
+		if err != nil {
+			var fe fieldErrors
+			fe.add("Enter a number.", "id")
+			return nil, false, validationErr(fe)
+		}
+		id = n
+	}
+	name, desc := strings.ToLower(mc.q.Get("name")), strings.ToLower(mc.q.Get("description"))
+	rows := []map[string]any{}
+	for _, g := range mc.ms.groupsOf(mc.system, gm.ID) {
+		if hasID && g.ID != id || !strings.Contains(strings.ToLower(g.Name), name) || !strings.Contains(strings.ToLower(g.Description), desc) {
+			continue
+		}
+		users, depts := g.counts()
+		rows = append(rows, map[string]any{"id": g.ID, "name": g.Name, "user_count": users, "department_count": depts,
+			"subject_template_count": 0, "description": g.Description, "creator": anonymousUser,
+			"created_time": g.Created.Format(timeLayout), "readonly": g.Readonly})
+	}
+	return paged(rows, off, lim), false, nil
+}
+
+func (mc *mgmtCall) updateGroup(g *mgmtGroup) (any, bool, *saasError) {
+	name, desc, e := decodeGroupUpdate(mc.raw)
+	if e != nil {
+		return nil, false, e
+	}
+	if name == "" {
+		name = g.Name
+	}
+	if desc == "" {
+		desc = g.Description
+	}
+	if mc.ms.nameTaken(g.System, g.GradeManager, name, g.ID) {
+		return nil, false, mgmtError(codeConflict, "与已有资源冲突(重名等): 存在同名用户组")
+	}
+	g.Name, g.Description = name, desc
+	return map[string]any{}, true, nil
+}
+
+func (mc *mgmtCall) listMembers(g *mgmtGroup) (any, bool, *saasError) {
+	off, lim, e := pageOf(mc.q)
+	if e != nil {
+		return nil, false, e
+	}
+	rows := []map[string]any{}
+	for _, m := range g.sortedMembers() {
+		rows = append(rows, map[string]any{"type": m.Type, "id": m.ID, "name": m.ID, "expired_at": m.ExpiredAt, "created_at": m.CreatedAt})
+	}
+	return paged(rows, off, lim), false, nil
+}
+
+// known reports whether IAM's organisation knows the subject.
+func (mc *mgmtCall) known(typ, id string) bool {
+	switch typ {
+	case "user":
+		return mc.s.model.users[id]
+	case "department":
+		return mc.s.model.departments[id]
+	}
+	return false
+}
+
+// backendError is an error of IAM's backend as the SaaS passes it on: 1902000 in HTTP 200.
+func backendError(msg string) *saasError {
+	return mgmtError(codeUpstream, "请求第三方API错误: "+msg)
+}
+
+func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
+	refs, expiredAt, e := decodeMembers(mc.raw, mc.now, true)
+	if e != nil {
+		return nil, false, e
+	}
+	var keep []memberKey
+	for _, r := range refs {
+		switch {
+		case r.Type == "template":
+			return nil, false, validationText("人员模板不存在") // the sandbox has no subject templates
+		case r.Type == "user" && r.ID == "admin", !mc.known(r.Type, r.ID):
+			continue // dropped without an error
+		}
+		keep = append(keep, r)
+	}
+	users, depts := g.counts()
+	if users+depts+len(keep) > maxGroupMembers {
+		return nil, false, validationText(fmt.Sprintf("超过用户组最大可添加成员数%d", maxGroupMembers))
+	}
+	if len(keep) > maxMembersPerCall {
+		return nil, false, backendError(fmt.Sprintf("iam backend: the number of members must be at most %d", maxMembersPerCall))
+	}
+	for _, k := range keep {
+		mc.ms.upsert(g, k.Type, k.ID, expiredAt, mc.now)
+		if g.Sync && k.Type == "user" {
+			mc.syncMemberToGradeManager(g, k.ID, true)
+		}
+	}
+	return map[string]any{}, true, nil
+}
+
+// syncMemberToGradeManager mirrors a sync group's user member change on its grade manager.
+func (mc *mgmtCall) syncMemberToGradeManager(g *mgmtGroup, user string, add bool) {
+	gm := mc.ms.gms[g.GradeManager]
 	if gm == nil {
-		s.store.nextGM++
-		gm = &gradeManager{ID: s.store.nextGM, System: system, Created: now}
-		s.store.gms[gm.ID] = gm
+		return
 	}
-	gm.Name, gm.Description, gm.Members, gm.SyncPerm, gm.GroupName, gm.Updated = spec.Name, spec.Description, spec.Members, spec.SyncPerm, spec.GroupName, now
-	if api == "v2_grade_manager_create" {
-		return map[string]int64{"id": gm.ID}, nil
+	i := slicesIndex(gm.Members, user)
+	switch {
+	case add && i < 0:
+		gm.Members = append(gm.Members, user)
+	case !add && i >= 0:
+		gm.Members = append(gm.Members[:i:i], gm.Members[i+1:]...)
 	}
-	return map[string]any{}, nil
 }
 
-// gradeManagerSpec is the create and update body.
-type gradeManagerSpec struct {
-	Name                *string           `json:"name"`
-	Description         *string           `json:"description"`
-	Members             []string          `json:"members"`
-	AuthorizationScopes []json.RawMessage `json:"authorization_scopes"`
-	SubjectScopes       []json.RawMessage `json:"subject_scopes"`
-	SyncPerm            bool              `json:"sync_perm"`
-	GroupName           string            `json:"group_name"`
+func slicesIndex(list []string, v string) int {
+	for i, x := range list {
+		if x == v {
+			return i
+		}
+	}
+	return -1
 }
 
-type gradeManagerFields struct {
-	Name, Description, GroupName string
-	Members                      []string
-	SyncPerm                     bool
-}
-
-func decodeGradeManager(r *http.Request, limit int64) (gradeManagerFields, *saasError) {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	var b gradeManagerSpec
-	if err != nil || int64(len(raw)) > limit || json.Unmarshal(raw, &b) != nil {
-		return gradeManagerFields{}, mgmtError(codeBadJSON, "Json格式错误")
+func (mc *mgmtCall) deleteMembers(g *mgmtGroup) (any, bool, *saasError) {
+	typ, ids := mc.q.Get("type"), []string{}
+	for _, id := range strings.Split(mc.q.Get("ids"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
 	}
 	var fe fieldErrors
 	switch {
-	case b.Name == nil:
-		fe.add("This field is required.", "name")
-	case strings.TrimSpace(*b.Name) == "":
-		fe.add("This field may not be blank.", "name")
-	case len([]rune(*b.Name)) > 512:
-		fe.add("Ensure this field has no more than 512 characters.", "name")
+	case !mc.q.Has("type"):
+		fe.add("This field is required.", "type")
+	case typ != "user" && typ != "department" && typ != "template":
+		fe.add(fmt.Sprintf("\"%s\" is not a valid choice.", typ), "type")
 	}
-	if b.Description == nil {
-		fe.add("This field is required.", "description")
-	}
-	if b.Members == nil {
-		fe.add("This field is required.", "members")
-	}
-	if len(b.AuthorizationScopes) == 0 {
-		fe.add("This list may not be empty.", "authorization_scopes")
-	}
-	if len(b.SubjectScopes) == 0 {
-		fe.add("This list may not be empty.", "subject_scopes")
+	switch {
+	case !mc.q.Has("ids"):
+		fe.add("This field is required.", "ids")
+	case len(ids) == 0:
+		fe.add("This field may not be blank.", "ids")
 	}
 	if !fe.empty() {
-		e := fe.err() // on v2 open paths the JSON of the field errors is followed by the name
-		e.message += " (VALIDATE_ERROR)"
-		return gradeManagerFields{}, e
+		return nil, false, validationErr(fe)
 	}
-	return gradeManagerFields{Name: strings.TrimSpace(*b.Name), Description: *b.Description, Members: b.Members,
-		SyncPerm: b.SyncPerm, GroupName: b.GroupName}, nil
+	if typ == "template" {
+		return map[string]any{}, false, nil // the sandbox has no subject templates
+	}
+	if len(ids) > maxMembersPerCall {
+		return nil, false, backendError(fmt.Sprintf("iam backend: the number of members must be at most %d", maxMembersPerCall))
+	}
+	for _, id := range ids {
+		if !mc.known(typ, id) {
+			return nil, false, backendError(fmt.Sprintf("iam backend: subject %s(%s) not exists", typ, id))
+		}
+	}
+	for _, id := range ids {
+		if _, ok := g.Members[memberKey{typ, id}]; ok {
+			delete(g.Members, memberKey{typ, id})
+			if g.Sync && typ == "user" {
+				mc.syncMemberToGradeManager(g, id, false)
+			}
+		}
+	}
+	return map[string]any{}, true, nil
+}
+
+func (mc *mgmtCall) updateExpiry(g *mgmtGroup) (any, bool, *saasError) {
+	refs, expiredAt, e := decodeMembers(mc.raw, mc.now, false)
+	if e != nil {
+		return nil, false, e
+	}
+	for _, r := range refs {
+		if m := g.Members[r]; m != nil && expiredAt > m.ExpiredAt {
+			m.ExpiredAt = expiredAt
+		}
+	}
+	return map[string]any{}, true, nil
+}
+
+// pageOf reads page/page_size (or limit/offset): an offset and a limit; default page size 10, no
+// maximum.
+func pageOf(q url.Values) (int, int, *saasError) {
+	var fe fieldErrors
+	num := func(key string, def, least int) int {
+		v := q.Get(key)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fe.add("A valid integer is required.", key)
+			return def
+		}
+		if n < least {
+			fe.add(fmt.Sprintf("Ensure this value is greater than or equal to %d.", least), key)
+		}
+		return n
+	}
+	var off, lim int
+	if q.Get("page") == "" && q.Get("page_size") == "" && q.Get("limit") != "" {
+		lim, off = num("limit", defaultPageSize, 1), num("offset", 0, 0)
+	} else {
+		page, size := num("page", 1, 1), num("page_size", defaultPageSize, 1)
+		off, lim = (page-1)*size, size
+	}
+	if !fe.empty() {
+		return 0, 0, validationErr(fe)
+	}
+	return off, lim, nil
+}
+
+func paged[T any](rows []T, off, lim int) map[string]any {
+	n := len(rows)
+	lo, hi := min(off, n), min(off+lim, n)
+	return map[string]any{"count": n, "results": rows[lo:hi]}
+}
+
+const (
+	anonymousUser            = "bk__anonymous_user"
+	timeLayout               = "2006-01-02 15:04:05"
+	defaultPageSize          = 10
+	maxGroupsPerGradeManager = 10000
+	maxGroupMembers          = 1000
+	maxMembersPerCall        = 1000
+	maxGroupsPerCreate       = 10
+)
+
+// gradeManagerDeleteDelay is how long a grade-manager delete takes to be carried out: the
+// WithGradeManagerDeleteDelay option, else the model's limit.
+func (s *Server) gradeManagerDeleteDelay() time.Duration {
+	if s.gmDeleteDelay != nil {
+		return *s.gmDeleteDelay
+	}
+	return s.model.gradeManagerDeleteDelay()
 }
 
 func (gm *gradeManager) view() map[string]any {
-	const layout = "2006-01-02 15:04:05"
 	members := gm.Members
 	if members == nil {
 		members = []string{}
 	}
-	return map[string]any{"id": gm.ID, "name": gm.Name, "description": gm.Description, "creator": "bk__anonymous_user",
-		"created_time": gm.Created.Format(layout), "updated_time": gm.Updated.Format(layout), "updater": "bk__anonymous_user",
+	return map[string]any{"id": gm.ID, "name": gm.Name, "description": gm.Description, "creator": anonymousUser,
+		"created_time": gm.Created.Format(timeLayout), "updated_time": gm.Updated.Format(timeLayout), "updater": anonymousUser,
 		"members": members, "sync_perm": gm.SyncPerm}
-}
-
-// purgeGradeManagersLocked carries out the grade-manager deletes whose time has come.
-func (st *store) purgeGradeManagersLocked(now time.Time) {
-	for id, gm := range st.gms {
-		if !gm.DeleteAt.IsZero() && !now.Before(gm.DeleteAt) {
-			delete(st.gms, id)
-		}
-	}
 }

@@ -38,7 +38,7 @@ func TestGradeManagerRoutes(t *testing.T) {
 			t.Errorf("%s: %d, want the gateway's 404 (no such route)", path, r.status)
 		}
 	}
-	if n := s.Stats().Requests["mgmt:v2_grade_manager_detail"]; n != 1 {
+	if n := s.Stats().Requests["grade_manager:get"]; n != 1 {
 		t.Errorf("stats: %v", s.Stats().Requests)
 	}
 }

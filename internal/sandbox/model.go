@@ -18,17 +18,20 @@ var defaultModelJSON []byte
 // registration (resource types, actions, creator config), from the user directory, from the PaaS app
 // registry and from IAM's allow-list. The JSON format is documented in doc.go.
 type Model struct {
-	Systems []System          `json:"systems"`
-	Users   []string          `json:"users"`
-	Groups  []string          `json:"groups"`
-	Apps    []App             `json:"apps"`
-	Tokens  map[string]string `json:"tokens,omitempty"`
-	Limits  Limits            `json:"limits"`
+	Systems []System `json:"systems"`
+	Users   []string `json:"users"`
+	Groups  []string `json:"groups"`
+	// Departments are the organisation's department ids (numeric), for group members.
+	Departments []string          `json:"departments,omitempty"`
+	Apps        []App             `json:"apps"`
+	Tokens      map[string]string `json:"tokens,omitempty"`
+	Limits      Limits            `json:"limits"`
 
-	systems map[string]*System
-	users   map[string]bool
-	groups  map[string]bool
-	apps    map[string]*App
+	systems     map[string]*System
+	users       map[string]bool
+	groups      map[string]bool
+	departments map[string]bool
+	apps        map[string]*App
 }
 
 // System is one registered system.
@@ -154,6 +157,16 @@ type Limits struct {
 	GradeManagerDeleteDelayMS int `json:"grade_manager_delete_delay_ms,omitempty"`
 }
 
+// maxGroupID is the highest group id of the model (0 without groups).
+func (m *Model) maxGroupID() int64 {
+	var n int64
+	for g := range m.groups {
+		v, _ := strconv.ParseInt(g, 10, 64)
+		n = max(n, v)
+	}
+	return n
+}
+
 // gradeManagerDeleteDelay is how long IAM takes to carry out a grade-manager delete.
 func (m *Model) gradeManagerDeleteDelay() time.Duration {
 	if m.Limits.GradeManagerDeleteDelayMS > 0 {
@@ -260,6 +273,13 @@ func (m *Model) validate() error {
 			return fmt.Errorf("groups[%d]: group id %q is not numeric", i, g)
 		}
 		m.groups[g] = true
+	}
+	m.departments = map[string]bool{}
+	for i, d := range m.Departments {
+		if _, err := strconv.ParseUint(d, 10, 63); err != nil {
+			return fmt.Errorf("departments[%d]: department id %q is not numeric", i, d)
+		}
+		m.departments[d] = true
 	}
 	m.apps = map[string]*App{}
 	for i := range m.Apps {

@@ -32,6 +32,9 @@ type Server struct {
 	// whose client gave up included (see WaitIdle).
 	busy atomic.Int64
 
+	// gmDeleteDelay overrides the model's grade-manager delete delay (WithGradeManagerDeleteDelay).
+	gmDeleteDelay *time.Duration
+
 	// deletedGroups holds the model groups removed by DeleteGroup (id -> struct{}), until a reset.
 	deletedGroups sync.Map
 }
@@ -48,6 +51,13 @@ func WithNow(now func() time.Time) Option { return func(s *Server) { s.now = now
 
 // WithStateFile persists policies to path: loaded by New, rewritten atomically on every change.
 func WithStateFile(path string) Option { return func(s *Server) { s.statePath = path } }
+
+// WithGradeManagerDeleteDelay sets how long a grade-manager delete of the management API takes to
+// be carried out, overriding the model's limits.grade_manager_delete_delay_ms; 0 carries it out at
+// once. With WithNow, the delay runs on the injected clock.
+func WithGradeManagerDeleteDelay(d time.Duration) Option {
+	return func(s *Server) { s.gmDeleteDelay = &d }
+}
 
 // WithMaxBodyBytes bounds request bodies (default 10 MiB).
 func WithMaxBodyBytes(n int64) Option { return func(s *Server) { s.maxBody = n } }
@@ -67,6 +77,8 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("sandbox: model was not loaded with LoadModel/DefaultModel")
 	}
 	s.store = newStore()
+	s.store.groupFloor = s.model.maxGroupID()
+	s.store.mgmt = newMgmtState(s.store.groupFloor)
 	s.stats.s = newStats()
 	if s.statePath != "" {
 		if err := s.store.loadState(s.statePath); err != nil {

@@ -111,9 +111,10 @@ type store struct {
 	policies      map[policyKey]*policy
 	nextID        int64
 	nextBackendID int64
-	// gms are the grade managers created through the management API (handlers_mgmt.go).
-	gms    map[int64]*gradeManager
-	nextGM int64
+	// mgmt is the management API's state (mgmt_store.go); groupFloor is where its group ids start
+	// (after the model's groups, so that ids never collide).
+	mgmt       *mgmtState
+	groupFloor int64
 	// persist is called with mu held after every change; an error rolls the change back.
 	persist func() error
 }
@@ -130,7 +131,7 @@ func newStore() *store {
 
 func (st *store) resetLocked() {
 	st.policies = map[policyKey]*policy{}
-	st.gms, st.nextGM = map[int64]*gradeManager{}, 0
+	st.mgmt = newMgmtState(st.groupFloor)
 	st.nextID = 1
 	st.nextBackendID = 1 + backendIDOffset
 }

@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The management API's state (see the package doc of internal/bkiam, "The management API"): grade
+// managers, their user groups (and the system managers' groups, created under "-") and the groups'
+// members. It lives in the store beside the policies, under the same lock, and is written to the
+// state file with them.
+
+// gradeManager is a grade manager created through the API by System.
+type gradeManager struct {
+	ID          int64
+	System      string
+	Name        string
+	Description string
+	Members     []string
+	SyncPerm    bool
+	GroupName   string
+	Created     time.Time
+	Updated     time.Time
+	// DeleteAt is when an asked-for delete is carried out; zero when none was asked.
+	DeleteAt time.Time
+}
+
+// mgmtGroup is a user group created through the management API. GradeManager is its owning grade
+// manager, 0 for the system manager of System ("-" in the create route).
+type mgmtGroup struct {
+	ID           int64
+	System       string
+	GradeManager int64
+	Name         string
+	Description  string
+	Readonly     bool
+	// Sync marks the sync group of a grade manager created or updated with sync_perm.
+	Sync    bool
+	Created time.Time
+	Members map[memberKey]*member
+}
+
+type memberKey struct{ Type, ID string }
+
+// member is a group membership; Seq orders the relations (newest first in the list).
+type member struct {
+	Type      string
+	ID        string
+	ExpiredAt int64
+	CreatedAt int64
+	Seq       int64
+}
+
+// mgmtState is the whole management state; a call works on it and a failed call restores a clone.
+type mgmtState struct {
+	gms       map[int64]*gradeManager
+	groups    map[int64]*mgmtGroup
+	nextGM    int64
+	nextGroup int64
+	nextRel   int64
+}
+
+func newMgmtState(groupFloor int64) *mgmtState {
+	return &mgmtState{gms: map[int64]*gradeManager{}, groups: map[int64]*mgmtGroup{}, nextGroup: groupFloor}
+}
+
+func (ms *mgmtState) clone() *mgmtState {
+	c := *ms
+	c.gms = make(map[int64]*gradeManager, len(ms.gms))
+	for id, gm := range ms.gms {
+		g := *gm
+		g.Members = slices.Clone(gm.Members)
+		c.gms[id] = &g
+	}
+	c.groups = make(map[int64]*mgmtGroup, len(ms.groups))
+	for id, g := range ms.groups {
+		n := *g
+		n.Members = make(map[memberKey]*member, len(g.Members))
+		for k, m := range g.Members {
+			mm := *m
+			n.Members[k] = &mm
+		}
+		c.groups[id] = &n
+	}
+	return &c
+}
+
+// purge carries out the grade-manager deletes whose time has come: the grade manager, its groups and
+// their members go. It reports whether anything went.
+func (ms *mgmtState) purge(now time.Time) bool {
+	changed := false
+	for id, gm := range ms.gms {
+		if !gm.DeleteAt.IsZero() && !now.Before(gm.DeleteAt) {
+			delete(ms.gms, id)
+			for gid, g := range ms.groups {
+				if g.GradeManager == id {
+					delete(ms.groups, gid)
+				}
+			}
+			changed = true
+		}
+	}
+	return changed
+}
+
+// groupsOf lists the groups owned by a grade manager (0 with system: the system manager's).
+func (ms *mgmtState) groupsOf(system string, gm int64) []*mgmtGroup {
+	var out []*mgmtGroup
+	for _, g := range ms.groups {
+		if g.GradeManager == gm && (gm != 0 || g.System == system) {
+			out = append(out, g)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID }) // ordering ["-id"]
+	return out
+}
+
+// nameTaken reports whether another group of the same owner has the name (compared as the
+// database's case-insensitive collation does).
+func (ms *mgmtState) nameTaken(system string, gm int64, name string, except int64) bool {
+	for _, g := range ms.groupsOf(system, gm) {
+		if g.ID != except && strings.EqualFold(g.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (ms *mgmtState) newGroup(system string, gm int64, name, description string, readonly bool, now time.Time) *mgmtGroup {
+	ms.nextGroup++
+	g := &mgmtGroup{ID: ms.nextGroup, System: system, GradeManager: gm, Name: name, Description: description,
+		Readonly: readonly, Created: now, Members: map[memberKey]*member{}}
+	ms.groups[g.ID] = g
+	return g
+}
+
+// upsert adds a member or raises an existing member's expiry (never lowers it).
+func (ms *mgmtState) upsert(g *mgmtGroup, typ, id string, expiredAt int64, now time.Time) {
+	k := memberKey{typ, id}
+	if m := g.Members[k]; m != nil {
+		m.ExpiredAt = max(m.ExpiredAt, expiredAt)
+		return
+	}
+	ms.nextRel++
+	g.Members[k] = &member{Type: typ, ID: id, ExpiredAt: expiredAt, CreatedAt: now.Unix(), Seq: ms.nextRel}
+}
+
+// counts are the group's user and department counts, expired members included.
+func (g *mgmtGroup) counts() (users, departments int) {
+	for k := range g.Members {
+		switch k.Type {
+		case "user":
+			users++
+		case "department":
+			departments++
+		}
+	}
+	return users, departments
+}
+
+// sortedMembers lists the members newest relation first.
+func (g *mgmtGroup) sortedMembers() []*member {
+	ms := slices.Collect(maps.Values(g.Members))
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Seq > ms[j].Seq })
+	return ms
+}
+
+// syncGroup is the grade manager's sync group, nil when it has none.
+func (ms *mgmtState) syncGroup(gm int64) *mgmtGroup {
+	for _, g := range ms.groups {
+		if g.GradeManager == gm && g.Sync {
+			return g
+		}
+	}
+	return nil
+}
+
+// syncGradeManager applies sync_perm after a create or update: without it the sync group is
+// deleted; with it the group is created (named group_name or "<name>-管理员组") or renamed when
+// group_name is given, and its user members are made the grade manager's members that are users
+// the model knows.
+func (ms *mgmtState) syncGradeManager(gm *gradeManager, users map[string]bool, now time.Time) {
+	g := ms.syncGroup(gm.ID)
+	if !gm.SyncPerm {
+		if g != nil {
+			delete(ms.groups, g.ID)
+		}
+		return
+	}
+	switch {
+	case g == nil:
+		name := gm.GroupName
+		if name == "" {
+			name = gm.Name + "-管理员组"
+		}
+		g = ms.newGroup(gm.System, gm.ID, name, "", true, now)
+		g.Sync = true
+	case gm.GroupName != "":
+		g.Name = gm.GroupName
+	}
+	want := map[string]bool{}
+	for _, u := range gm.Members {
+		if users[u] {
+			want[u] = true
+		}
+	}
+	for k := range g.Members {
+		if k.Type == "user" && !want[k.ID] {
+			delete(g.Members, k)
+		}
+	}
+	for _, u := range gm.Members {
+		if want[u] {
+			ms.upsert(g, "user", u, permanentExpiredAt, now)
+		}
+	}
+}
