@@ -30,6 +30,8 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		reply(http.StatusOK, s.Policies(PolicyFilter{System: q.Get("system"), SubjectType: q.Get("subject_type"),
 			SubjectID: q.Get("subject_id"), Action: q.Get("action")}))
+	case "GET /_sandbox/grade_managers":
+		reply(http.StatusOK, s.Management())
 	case "GET /_sandbox/stats":
 		reply(http.StatusOK, s.Stats())
 	case "POST /_sandbox/reset":

@@ -1,10 +1,14 @@
 package sandbox_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The management allow-list and the route shapes of the grade-manager routes (package doc of
@@ -40,5 +44,235 @@ func TestGradeManagerRoutes(t *testing.T) {
 	}
 	if n := s.Stats().Requests["grade_manager:get"]; n != 1 {
 		t.Errorf("stats: %v", s.Stats().Requests)
+	}
+}
+
+// mgmtCall sends one management call through the gateway as the default model's app.
+func mgmtCall(s http.Handler, method, path, body string) response {
+	req := httptest.NewRequest(method, "/api/v2/open/management/systems/"+path, strings.NewReader(body))
+	req.Header.Set("X-Bkapi-Authorization", goodAuth)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	r := response{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
+	_ = json.Unmarshal(rec.Body.Bytes(), &r.body)
+	return r
+}
+
+const gmBody = `{"name":"ops","description":"d","members":["alice","nobody"],"sync_perm":true,
+  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[]}],
+  "subject_scopes":[{"type":"*","id":"*"}]}`
+
+// The groups and members of the management API, step by step against one sandbox, as the package
+// doc of internal/bkiam describes them ("The management API"): ownership 403s, name conflicts,
+// the serializers' checks, paging and filters, the member upsert and the limits.
+func TestManagementGroupsAndMembers(t *testing.T) {
+	s := newServer(t)
+	far := fmt.Sprint(fixedNow.Unix() + 3600)
+	later := fmt.Sprint(fixedNow.Unix() + 7200)
+	steps := []struct {
+		name, method, path, body string
+		status, code             int
+		want                     string // a substring of the raw answer
+	}{
+		{"grade manager with sync_perm", "POST", "bk_cmdb/grade_managers/", gmBody, 200, 0, `"data":{"id":1}`},
+		{"its sync group holds its known members", "GET", "bk_cmdb/grade_managers/1/groups/", "", 200, 0,
+			`"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"","id":4,"name":"ops-管理员组","readonly":true,"subject_template_count":0,"user_count":1}]`},
+		{"grade-manager name taken, any case, any system", "POST", "bk_job/grade_managers/", strings.Replace(gmBody, `"ops"`, `"OPS"`, 1), 409, 1902409,
+			`"message":"与已有资源冲突(重名等): 名称 [OPS] 已存在，请修改为其他名称 (CONFLICT_ERROR)"`},
+		{"scope action unknown", "POST", "bk_cmdb/grade_managers/", strings.Replace(strings.Replace(gmBody, "view_host", "nope", 1), `"ops"`, `"x"`, 1), 400, 1902412,
+			`"message":"nope action not exists (VALIDATE_ERROR)"`},
+		{"grade-manager fields", "POST", "bk_cmdb/grade_managers/", `{"name":"","members":[],"authorization_scopes":[],"subject_scopes":[{"type":"team","id":"1"}]}`, 400, 1902412,
+			`{\"name\": [\"This field may not be blank.\"], \"description\": [\"This field is required.\"], \"authorization_scopes\": [\"This list may not be empty.\"], \"subject_scopes\": [{\"type\": [\"\\\"team\\\" is not a valid choice.\"]}]} (VALIDATE_ERROR)`},
+		{"batch create", "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":"developers"},{"name":"qa","description":""}]}`, 200, 0, `"data":[5,6]`},
+		{"group name taken under the grade manager", "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"DEV","description":""}]}`, 409, 1902409,
+			`"message":"与已有资源冲突(重名等): 存在同名用户组 (CONFLICT_ERROR)"`},
+		{"a name twice in one batch", "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"ab","description":""},{"name":"ab","description":""}]}`, 400, 1902412,
+			`{\"groups\": [\"\\u7528\\u6237\\u7ec4\\u540d\\u79f0ab\\u4e0d\\u80fd\\u91cd\\u590d\"]} (VALIDATE_ERROR)`}, // 用户组名称ab不能重复, as json.dumps escapes it
+		{"group fields", "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"ok","description":""},{"name":"a"}]}`, 400, 1902412,
+			`{\"groups\": [{}, {\"name\": [\"Ensure this field has at least 2 characters.\"], \"description\": [\"This field is required.\"]}]} (VALIDATE_ERROR)`},
+		{"more than 10 groups", "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[` + strings.Repeat(`{"name":"gg","description":""},`, 10) + `{"name":"gg","description":""}]}`, 400, 1902412,
+			`Ensure this field has no more than 10 elements.`},
+		{"system manager's group", "POST", "bk_cmdb/grade_managers/-/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0, `"data":[7]`},
+		{"no list under -", "GET", "bk_cmdb/grade_managers/-/groups/", "", 403, 1902403, `You do not have permission`},
+		{"list: newest first, paged", "GET", "bk_cmdb/grade_managers/1/groups/?page=2&page_size=2", "", 200, 0, `"count":3,"results":[{"created_time"`},
+		{"list: name is a case-insensitive substring", "GET", "bk_cmdb/grade_managers/1/groups/?name=DE", "", 200, 0, `"count":1,"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"developers","id":5,"name":"dev"`},
+		{"list: by id", "GET", "bk_cmdb/grade_managers/1/groups/?id=6&inherit=false", "", 200, 0, `"count":1,"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"","id":6,"name":"qa"`},
+		{"list: description", "GET", "bk_cmdb/grade_managers/1/groups/?description=DEVEL", "", 200, 0, `"count":1`},
+		{"list: bad page", "GET", "bk_cmdb/grade_managers/1/groups/?page=0", "", 400, 1902412, `greater than or equal to 1`},
+		{"another system's grade manager", "GET", "bk_job/grade_managers/1/groups/", "", 403, 1902403,
+			`没有访问权限: role[1] can not be operated by app_code[bkiam-sandbox], since role is not created by system[bk_job]) (FORBIDDEN)`},
+		{"another system's group", "PUT", "bk_job/groups/5/", `{"name":"x1"}`, 403, 1902403,
+			`没有访问权限: group[5] can not operated by app_code[bkiam-sandbox], since related role of group is not created by system[bk_job]) (FORBIDDEN)`},
+		{"unknown group", "GET", "bk_cmdb/groups/99/members/", "", 403, 1902403, `group[99] can not operated`},
+		{"update: empty keeps", "PUT", "bk_cmdb/groups/5/", `{"name":"devs","description":""}`, 200, 0, `"data":{}`},
+		{"update: name taken", "PUT", "bk_cmdb/groups/5/", `{"name":"QA"}`, 409, 1902409, `存在同名用户组`},
+		{"update: name too long", "PUT", "bk_cmdb/groups/5/", `{"name":"` + strings.Repeat("n", 129) + `"}`, 400, 1902412, `no more than 128 characters`},
+		{"updated", "GET", "bk_cmdb/grade_managers/1/groups/?id=5", "", 200, 0, `"description":"developers","id":5,"name":"devs"`},
+		{"add members: admin and unknown dropped", "POST", "bk_cmdb/groups/5/members/",
+			`{"members":[{"type":"user","id":"alice"},{"type":"user","id":"admin"},{"type":"user","id":"ghost"},{"type":"department","id":"2"},{"type":"department","id":"77"}],"expired_at":` + far + `}`, 200, 0, `"data":{}`},
+		{"add: bob later", "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"user","id":"bob"}],"expired_at":` + far + `}`, 200, 0, `"data":{}`},
+		{"add: an existing member's expiry only rises", "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"user","id":"alice"}],"expired_at":` + fmt.Sprint(fixedNow.Unix()+60) + `}`, 200, 0, `"data":{}`},
+		{"add: expiry in the past", "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"user","id":"bob"}],"expired_at":1}`, 400, 1902412,
+			`{\"expired_at\": [\"expired_at must more then now\"]} (VALIDATE_ERROR)`},
+		{"add: expiry after 2100", "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"user","id":"bob"}],"expired_at":4102444801}`, 400, 1902412, `less than or equal to 4102444800`},
+		{"members: newest relation first, expired included", "GET", "bk_cmdb/groups/5/members/", "", 200, 0,
+			`{"count":3,"results":[{"created_at":1767225600,"expired_at":` + far + `,"id":"bob","name":"bob","type":"user"},{"created_at":1767225600,"expired_at":` + far + `,"id":"2","name":"2","type":"department"},{"created_at":1767225600,"expired_at":` + far + `,"id":"alice","name":"alice","type":"user"}]}`},
+		{"counts in the list", "GET", "bk_cmdb/grade_managers/1/groups/?id=5", "", 200, 0, `"department_count":1,`},
+		{"expiry: raised", "PUT", "bk_cmdb/groups/5/members/-/expired_at/", `{"members":[{"type":"user","id":"alice"},{"type":"user","id":"carol"}],"expired_at":` + later + `}`, 200, 0, `"data":{}`},
+		{"expiry: never lowered", "PUT", "bk_cmdb/groups/5/members/-/expired_at/", `{"members":[{"type":"user","id":"alice"}],"expired_at":` + far + `}`, 200, 0, `"data":{}`},
+		{"expiry: no templates", "PUT", "bk_cmdb/groups/5/members/-/expired_at/", `{"members":[{"type":"template","id":"1"}],"expired_at":` + far + `}`, 400, 1902412, `is not a valid choice`},
+		{"members after the expiry updates", "GET", "bk_cmdb/groups/5/members/?page_size=1&page=3", "", 200, 0,
+			`{"count":3,"results":[{"created_at":1767225600,"expired_at":` + later + `,"id":"alice"`},
+		{"delete members: non-members ignored", "DELETE", "bk_cmdb/groups/5/members/?type=user&ids=bob,,carol", "", 200, 0, `"data":{}`},
+		{"delete members: an unknown subject is a backend error in HTTP 200", "DELETE", "bk_cmdb/groups/5/members/?type=user&ids=ghost", "", 200, 1902000, `(REMOTE_REQUEST_ERROR)`},
+		{"delete members: more than 1000", "DELETE", "bk_cmdb/groups/5/members/?type=user&ids=" + strings.Repeat("alice,", 1001), "", 200, 1902000, `REMOTE_REQUEST_ERROR`},
+		{"delete members: no ids", "DELETE", "bk_cmdb/groups/5/members/?type=user&ids=,", "", 400, 1902412, `{\"ids\": [\"This field may not be blank.\"]}`},
+		{"delete members: bad type", "DELETE", "bk_cmdb/groups/5/members/?type=team&ids=1", "", 400, 1902412, `is not a valid choice`},
+		{"after the delete", "GET", "bk_cmdb/groups/5/members/", "", 200, 0, `"count":2`},
+		{"delete group", "DELETE", "bk_cmdb/groups/6/", "", 200, 0, `"data":{}`},
+		{"a deleted group is not owned", "DELETE", "bk_cmdb/groups/6/", "", 403, 1902403, `group[6] can not operated`},
+		{"the system manager's group is the system's", "GET", "bk_cmdb/groups/7/members/", "", 200, 0, `"count":0`},
+		{"... and no other system's", "GET", "bk_job/groups/7/members/", "", 403, 1902403, `group[7] can not operated`},
+		{"grade manager update without sync_perm", "PUT", "bk_cmdb/grade_managers/1/", strings.Replace(gmBody, `"sync_perm":true`, `"sync_perm":false`, 1), 200, 0, `"data":{}`},
+		{"the sync group is gone", "GET", "bk_cmdb/grade_managers/1/groups/", "", 200, 0, `"count":1,`},
+		{"bad JSON after the checks", "POST", "bk_cmdb/groups/5/members/", `{`, 400, 1902414, `JSON_FORMAT_ERROR`},
+	}
+	for _, st := range steps {
+		r := mgmtCall(s, st.method, st.path, st.body)
+		if r.status != st.status || r.code() != st.code || !strings.Contains(r.raw, st.want) {
+			t.Fatalf("%s: %s %s: HTTP %d code %d, want %d %d with %s\n%s", st.name, st.method, st.path, r.status, r.code(), st.status, st.code, st.want, r.raw)
+		}
+	}
+	stats := s.Stats().Requests
+	for _, k := range []string{"grade_manager:create", "grade_manager:update", "group:create", "group:list", "group:update", "group:delete",
+		"member:list", "member:add", "member:delete", "member:expiry"} {
+		if stats[k] == 0 {
+			t.Errorf("stats %s not counted: %v", k, stats)
+		}
+	}
+}
+
+// A grade manager's delete is carried out after the delay, on the injected clock, with its groups
+// and their members; the 1000-member group limit; the faults apply to management calls.
+func TestManagementDeleteLimitsFaults(t *testing.T) {
+	now := fixedNow
+	users := make([]string, 1001)
+	for i := range users {
+		users[i] = fmt.Sprintf(`"u%d"`, i)
+	}
+	m := loadModel(t, `{"systems": [{"id": "bk_cmdb", "resource_types": [{"id": "host"}], "actions": [{"id": "view_host", "related_types": ["host"]}],
+  "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]}}], "users": [`+strings.Join(users, ",")+`], "groups": ["1"],
+  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["*"], "management": {"bk_cmdb": ["*"]}}],
+  "limits": {"grade_manager_delete_delay_ms": 5000}}`)
+	s := newServer(t, withModel(m), sandbox.WithNow(func() time.Time { return now }))
+	must := func(method, path, body string, status, code int) response {
+		t.Helper()
+		r := mgmtCall(s, method, path, body)
+		if r.status != status || r.code() != code {
+			t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
+		}
+		return r
+	}
+	must("POST", "bk_cmdb/grade_managers/", gmBody, 200, 0)
+	must("POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0) // group 3 (after the model's 1 and the sync group 2)
+	var refs []string
+	for i := range 1001 {
+		refs = append(refs, fmt.Sprintf(`{"type":"user","id":"u%d"}`, i))
+	}
+	exp := fmt.Sprint(now.Unix() + 60)
+	r := must("POST", "bk_cmdb/groups/3/members/", `{"members":[`+strings.Join(refs, ",")+`],"expired_at":`+exp+`}`, 400, 1902412)
+	if r.message() != "超过用户组最大可添加成员数1000 (VALIDATE_ERROR)" {
+		t.Fatalf("group limit: %s", r.raw)
+	}
+	must("POST", "bk_cmdb/groups/3/members/", `{"members":[`+strings.Join(refs[:999], ",")+`],"expired_at":`+exp+`}`, 200, 0)
+	// Members already in the group count again.
+	must("POST", "bk_cmdb/groups/3/members/", `{"members":[`+strings.Join(refs[:2], ",")+`],"expired_at":`+exp+`}`, 400, 1902412)
+	must("POST", "bk_cmdb/groups/3/members/", `{"members":[`+strings.Join(refs[:1], ",")+`],"expired_at":`+exp+`}`, 200, 0)
+
+	// Faults: a fail fault answers its status and code, and the call changes nothing.
+	if err := s.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{Count: 1, Status: 500, Code: 1902500}}); err != nil {
+		t.Fatal(err)
+	}
+	must("DELETE", "bk_cmdb/groups/3/", "", 500, 1902500)
+	must("GET", "bk_cmdb/groups/3/members/?page_size=1", "", 200, 0)
+
+	must("DELETE", "bk_cmdb/grade_managers/1/", "", 200, 0)
+	now = now.Add(4 * time.Second)
+	must("GET", "bk_cmdb/grade_managers/1/", "", 200, 0)
+	must("DELETE", "bk_cmdb/grade_managers/1/", "", 200, 0) // a repeat delete does not move the time
+	must("GET", "bk_cmdb/groups/3/members/?page_size=1", "", 200, 0)
+	now = now.Add(time.Second)
+	for _, p := range []string{"bk_cmdb/grade_managers/1/", "bk_cmdb/grade_managers/1/groups/"} {
+		if r := must("GET", p, "", 403, 1902403); !strings.Contains(r.message(), "role[1] can not be operated") {
+			t.Fatal(r.raw)
+		}
+	}
+	must("GET", "bk_cmdb/groups/3/members/", "", 403, 1902403)
+	if n := len(s.Groups(1)); n != 0 {
+		t.Fatalf("groups left: %d", n)
+	}
+}
+
+// The allow-list names each route checks, and an app that is not a client.
+func TestManagementAllowList(t *testing.T) {
+	cases := []struct{ method, path, api string }{
+		{"POST", "grade_managers/", "v2_grade_manager_create"},
+		{"GET", "grade_managers/1/", "v2_grade_manager_detail"},
+		{"PUT", "grade_managers/1/", "v2_grade_manager_update"},
+		{"DELETE", "grade_managers/1/", "v2_grade_manager_delete"},
+		{"POST", "grade_managers/-/groups/", "v2_group_batch_create"},
+		{"GET", "grade_managers/1/groups/", "v2_group_list"},
+		{"PUT", "groups/1/", "v2_group_update"},
+		{"DELETE", "groups/1/", "v2_group_delete"},
+		{"GET", "groups/1/members/", "v2_group_member_list"},
+		{"POST", "groups/1/members/", "v2_group_member_add"},
+		{"DELETE", "groups/1/members/", "v2_group_member_delete"},
+		{"PUT", "groups/1/members/-/expired_at/", "v2_group_member_expired_at_update"},
+	}
+	m := loadModel(t, `{"systems": [{"id": "bk_cmdb", "resource_types": [{"id": "host"}], "actions": [{"id": "view_host", "related_types": ["host"]}],
+  "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]}}], "users": ["alice"], "groups": ["1"],
+  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["bk_cmdb"], "management": {"bk_cmdb": ["v2_grade_manager_detail"]}}]}`)
+	s := newServer(t, withModel(m))
+	for _, tc := range cases {
+		r := mgmtCall(s, tc.method, "bk_cmdb/"+tc.path, "{}")
+		want := "没有访问权限: system[bk_cmdb] is not allowed to call management api[" + tc.api + "], please contact the developer to add a whitelist (FORBIDDEN)"
+		if tc.api == "v2_grade_manager_detail" {
+			want = "没有访问权限: role[1] can not be operated by app_code[bkiam-sandbox], since role is not created by system[bk_cmdb]) (FORBIDDEN)"
+		}
+		if r.status != 403 || r.message() != want {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, r.status, r.raw)
+		}
+	}
+	r := mgmtCall(s, "GET", "bk_job/groups/1/members/", "")
+	if r.status != 403 || r.message() != "没有访问权限: app_code bkiam-sandbox can not access system bk_job (FORBIDDEN)" {
+		t.Errorf("not a client: %d %s", r.status, r.raw)
+	}
+}
+
+// GET /_sandbox/grade_managers shows the management state; a reset clears it.
+func TestManagementInspection(t *testing.T) {
+	s := newServer(t, sandbox.WithGradeManagerDeleteDelay(time.Hour))
+	mgmtCall(s, "POST", "bk_cmdb/grade_managers/", gmBody)
+	mgmtCall(s, "POST", "bk_cmdb/grade_managers/-/groups/", `{"groups":[{"name":"sys","description":"s","readonly":true}]}`)
+	mgmtCall(s, "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"department","id":"1"}],"expired_at":4102444800}`)
+	mgmtCall(s, "DELETE", "bk_cmdb/grade_managers/1/", "")
+	r := control(t, s, "GET", "/_sandbox/grade_managers", "")
+	want := `{"grade_managers":[{"id":1,"system":"bk_cmdb","name":"ops","description":"d","members":["alice","nobody"],"sync_perm":true,"delete_at":1767229200}],` +
+		`"groups":[{"id":4,"system":"bk_cmdb","grade_manager":1,"name":"ops-管理员组","description":"","readonly":true,"sync":true,"members":[{"type":"user","id":"alice","expired_at":4102444800,"created_at":1767225600}]},` +
+		`{"id":5,"system":"bk_cmdb","grade_manager":0,"name":"sys","description":"s","readonly":true,"members":[{"type":"department","id":"1","expired_at":4102444800,"created_at":1767225600}]}]}`
+	if strings.TrimSpace(r.raw) != want {
+		t.Fatalf("inspection:\n got %s\nwant %s", r.raw, want)
+	}
+	if len(s.GradeManagers()) != 1 || len(s.Groups(0)) != 1 || len(s.Members(5)) != 1 || s.Members(99) != nil {
+		t.Fatalf("accessors: %+v", s.Management())
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Management(); len(v.GradeManagers)+len(v.Groups) != 0 {
+		t.Fatalf("after a reset: %+v", v)
+	}
+	if r := mgmtCall(s, "POST", "bk_cmdb/grade_managers/", gmBody); !strings.Contains(r.raw, `"id":1`) {
+		t.Fatalf("ids start again after a reset: %s", r.raw)
 	}
 }

@@ -1,0 +1,99 @@
+package sandbox
+
+import "sort"
+
+// Inspection of the management API's state: GET /_sandbox/grade_managers and the Server accessors.
+
+// GradeManagerView is a stored grade manager as inspection shows it. DeleteAt (unix seconds) is
+// set while an asked-for delete waits to be carried out.
+type GradeManagerView struct {
+	ID          int64    `json:"id"`
+	System      string   `json:"system"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Members     []string `json:"members"`
+	SyncPerm    bool     `json:"sync_perm"`
+	GroupName   string   `json:"group_name,omitempty"`
+	DeleteAt    int64    `json:"delete_at,omitempty"`
+}
+
+// GroupView is a stored management group. GradeManager is its owning grade manager, 0 for the
+// system manager of System; Sync marks a grade manager's sync group.
+type GroupView struct {
+	ID           int64        `json:"id"`
+	System       string       `json:"system"`
+	GradeManager int64        `json:"grade_manager"`
+	Name         string       `json:"name"`
+	Description  string       `json:"description"`
+	Readonly     bool         `json:"readonly"`
+	Sync         bool         `json:"sync,omitempty"`
+	Members      []MemberView `json:"members"`
+}
+
+// MemberView is a group membership, newest relation first in a GroupView.
+type MemberView struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	ExpiredAt int64  `json:"expired_at"`
+	CreatedAt int64  `json:"created_at"`
+}
+
+// ManagementView is the body of GET /_sandbox/grade_managers.
+type ManagementView struct {
+	GradeManagers []GradeManagerView `json:"grade_managers"`
+	Groups        []GroupView        `json:"groups"`
+}
+
+// Management returns the management API's state, grade managers and groups ordered by id, after
+// carrying out the grade-manager deletes that are due.
+func (s *Server) Management() ManagementView {
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	_ = st.purgeMgmtLocked(s.now()) // a failed save keeps the state as it was; the view says so
+	v := ManagementView{GradeManagers: []GradeManagerView{}, Groups: []GroupView{}}
+	for _, gm := range st.mgmt.gms {
+		gv := GradeManagerView{ID: gm.ID, System: gm.System, Name: gm.Name, Description: gm.Description,
+			Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName}
+		if !gm.DeleteAt.IsZero() {
+			gv.DeleteAt = gm.DeleteAt.Unix()
+		}
+		v.GradeManagers = append(v.GradeManagers, gv)
+	}
+	sort.Slice(v.GradeManagers, func(i, j int) bool { return v.GradeManagers[i].ID < v.GradeManagers[j].ID })
+	for _, g := range st.mgmt.groups {
+		gv := GroupView{ID: g.ID, System: g.System, GradeManager: g.GradeManager, Name: g.Name, Description: g.Description,
+			Readonly: g.Readonly, Sync: g.Sync, Members: []MemberView{}}
+		for _, m := range g.sortedMembers() {
+			gv.Members = append(gv.Members, MemberView{Type: m.Type, ID: m.ID, ExpiredAt: m.ExpiredAt, CreatedAt: m.CreatedAt})
+		}
+		v.Groups = append(v.Groups, gv)
+	}
+	sort.Slice(v.Groups, func(i, j int) bool { return v.Groups[i].ID < v.Groups[j].ID })
+	return v
+}
+
+// GradeManagers returns the stored grade managers, ordered by id.
+func (s *Server) GradeManagers() []GradeManagerView { return s.Management().GradeManagers }
+
+// Groups returns the groups of grade manager gm (0: the system managers' groups), ordered by id.
+func (s *Server) Groups(gm int64) []GroupView {
+	out := []GroupView{}
+	for _, g := range s.Management().Groups {
+		if g.GradeManager == gm {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Members returns the members of a management group, newest relation first (nil when there is no
+// such group).
+func (s *Server) Members(group int64) []MemberView {
+	for _, g := range s.Management().Groups {
+		if g.ID == group {
+			return g.Members
+		}
+	}
+	return nil
+}
