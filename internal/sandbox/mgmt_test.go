@@ -6,6 +6,9 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +277,51 @@ func TestManagementInspection(t *testing.T) {
 	}
 	if r := mgmtCall(s, "POST", "bk_cmdb/grade_managers/", gmBody); !strings.Contains(r.raw, `"id":1`) {
 		t.Fatalf("ids start again after a reset: %s", r.raw)
+	}
+}
+
+// Grade managers, groups and members persist in the state file; a state file without them (older
+// sandboxes) still loads; a failed save rolls the call back.
+func TestManagementState(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "state.json")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, sandbox.WithStateFile(path))
+	mgmtCall(s, "POST", "bk_cmdb/grade_managers/", gmBody)
+	mgmtCall(s, "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`)
+	mgmtCall(s, "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"user","id":"bob"}],"expired_at":4102444800}`)
+	mgmtCall(s, "DELETE", "bk_cmdb/grade_managers/1/", "")
+	before := s.Management()
+	again := newServer(t, sandbox.WithStateFile(path))
+	if got := again.Management(); !reflect.DeepEqual(got, before) {
+		t.Fatalf("after a restart:\n got %+v\nwant %+v", got, before)
+	}
+	if r := mgmtCall(again, "POST", "bk_cmdb/grade_managers/-/groups/", `{"groups":[{"name":"sys","description":""}]}`); !strings.Contains(r.raw, `"data":[6]`) {
+		t.Fatalf("the sequences go on after a restart: %s", r.raw)
+	}
+
+	if err := os.RemoveAll(filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	mid := again.Management()
+	r := mgmtCall(again, "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"user","id":"carol"}],"expired_at":4102444800}`)
+	if r.status != 500 || r.code() != 1902500 || !reflect.DeepEqual(again.Management(), mid) {
+		t.Fatalf("a failed save: %s\n%+v", r.raw, again.Management())
+	}
+
+	old := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(old, []byte(`{"version":1,"next_policy_id":1,"next_backend_id":1001,"policies":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := newServer(t, sandbox.WithStateFile(old)).Management(); len(v.GradeManagers)+len(v.Groups) != 0 {
+		t.Fatalf("an older state file: %+v", v)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"version":1,"next_policy_id":1,"next_backend_id":1001,"policies":[],
+	  "management":{"groups":[{"id":9,"system":"bk_cmdb","grade_manager":3,"name":"x","members":[]}]}}`), 0o600)
+	if _, err := sandbox.New(sandbox.WithStateFile(bad)); err == nil || !strings.Contains(err.Error(), "unknown grade manager 3") {
+		t.Fatalf("an inconsistent management state: %v", err)
 	}
 }

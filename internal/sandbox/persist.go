@@ -17,6 +17,8 @@ type stateFile struct {
 	NextPolicyID  int64         `json:"next_policy_id"`
 	NextBackendID int64         `json:"next_backend_id"`
 	Policies      []statePolicy `json:"policies"`
+	// Management is the management API's state (mgmt_persist.go); absent in older files.
+	Management *stateMgmt `json:"management,omitempty"`
 }
 
 type statePolicy struct {
@@ -37,7 +39,8 @@ type statePolicy struct {
 const stateVersion = 1
 
 func (st *store) snapshotLocked() stateFile {
-	sf := stateFile{Version: stateVersion, NextPolicyID: st.nextID, NextBackendID: st.nextBackendID, Policies: []statePolicy{}}
+	sf := stateFile{Version: stateVersion, NextPolicyID: st.nextID, NextBackendID: st.nextBackendID, Policies: []statePolicy{},
+		Management: st.mgmt.snapshot()}
 	for _, p := range st.sortedPoliciesLocked() {
 		sp := statePolicy{PolicyID: p.ID, BackendID: p.BackendID, System: p.Key.System,
 			Subject: Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID}, Action: p.Key.Action, Template: p.Key.TemplateID,
@@ -99,7 +102,11 @@ func (st *store) restoreLocked(sf stateFile) error {
 	if sf.NextPolicyID <= maxID || sf.NextBackendID <= maxB {
 		return fmt.Errorf("id sequences (%d, %d) are behind the stored ids (%d, %d)", sf.NextPolicyID, sf.NextBackendID, maxID, maxB)
 	}
-	st.policies, st.nextID, st.nextBackendID = policies, sf.NextPolicyID, sf.NextBackendID
+	ms, err := restoreMgmt(sf.Management, st.groupFloor)
+	if err != nil {
+		return err
+	}
+	st.policies, st.nextID, st.nextBackendID, st.mgmt = policies, sf.NextPolicyID, sf.NextBackendID, ms
 	return nil
 }
 
