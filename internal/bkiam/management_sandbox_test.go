@@ -78,3 +78,92 @@ func TestGradeManagersSandbox(t *testing.T) {
 		t.Fatalf("an app that is not a client: %v", err)
 	}
 }
+
+// TestGroupsAndMembersSandbox drives the group and member calls against the sandbox (package doc,
+// "The management API"): batch create, the name conflict, the list with its case-insensitive name
+// filter, the update that keeps empty fields, members added (admin and unknown users dropped),
+// expiry only raised, members deleted, the group delete and its 403 afterwards.
+func TestGroupsAndMembersSandbox(t *testing.T) {
+	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
+	c := sandboxClient(t, sb.URL)
+	ctx := context.Background()
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", GradeManagerSpec{Name: "team", Members: []string{},
+		AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "view_host"}}, Resources: []PathResource{}}},
+		SubjectScopes:       []SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := c.CreateGroups(ctx, "bk_cmdb", idString(gm), []GroupSpec{{Name: "Dev", Description: "developers"}, {Name: "ops", Description: "o"}})
+	if err != nil || len(ids) != 2 || ids[1] <= ids[0] {
+		t.Fatalf("create groups: %v %v", ids, err)
+	}
+	if _, err := c.CreateGroups(ctx, "bk_cmdb", idString(gm), []GroupSpec{{Name: "dev"}}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a group name taken: %v", err)
+	}
+	if _, err := c.CreateGroups(ctx, "bk_cmdb", SystemManager, []GroupSpec{{Name: "dev"}}); err != nil {
+		t.Fatalf("the system manager's groups are another owner: %v", err)
+	}
+	groups, err := c.ListGroups(ctx, "bk_cmdb", gm, GroupFilter{})
+	if err != nil || len(groups) != 2 || groups[0].ID != ids[1] {
+		t.Fatalf("list, newest first: %+v %v", groups, err)
+	}
+	if g, err := c.GroupByName(ctx, "bk_cmdb", gm, "dev"); err != nil || g != nil {
+		t.Fatalf("the name filter is a substring, the exact match is the client's: %+v %v", g, err)
+	}
+	if err := c.UpdateGroup(ctx, "bk_cmdb", ids[0], "dev", ""); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := c.GroupByName(ctx, "bk_cmdb", gm, "dev"); err != nil || g == nil || g.Description != "developers" {
+		t.Fatalf("renamed, description kept: %+v %v", g, err)
+	}
+	if err := c.UpdateGroup(ctx, "bk_job", ids[0], "x1", ""); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("another system's group: %v", err)
+	}
+
+	far, later := time.Now().Unix()+3600, time.Now().Unix()+7200
+	if err := c.AddMembers(ctx, "bk_cmdb", ids[0], []MemberRef{{"user", "alice"}, {"user", "admin"}, {"user", "ghost"}, {"department", "1"}}, far); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddMembers(ctx, "bk_cmdb", ids[0], []MemberRef{{"user", "bob"}, {"user", "alice"}}, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddMembers(ctx, "bk_cmdb", ids[0], []MemberRef{{"user", "alice"}}, far); err != nil {
+		t.Fatal(err)
+	}
+	members, err := c.GroupMembers(ctx, "bk_cmdb", ids[0])
+	if err != nil || len(members) != 3 || members[0].ID != "bob" || members[2].ID != "alice" || members[2].ExpiredAt != later {
+		t.Fatalf("members (admin and ghost dropped, newest first, alice's expiry raised, never lowered): %+v %v", members, err)
+	}
+	if err := c.AddMembers(ctx, "bk_cmdb", ids[0], []MemberRef{{"user", "bob"}}, 1); !errors.Is(err, ErrValidation) {
+		t.Fatalf("an expiry in the past: %v", err)
+	}
+	if groups, _ := c.ListGroups(ctx, "bk_cmdb", gm, GroupFilter{ID: ids[0]}); len(groups) != 1 || groups[0].UserCount != 2 || groups[0].DepartmentCount != 1 {
+		t.Fatalf("counts: %+v", groups)
+	}
+	if err := c.DeleteMembers(ctx, "bk_cmdb", ids[0], "user", []string{"bob", "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	if members, _ := c.GroupMembers(ctx, "bk_cmdb", ids[0]); len(members) != 2 {
+		t.Fatalf("after the delete: %+v", members)
+	}
+	if err := c.DeleteMembers(ctx, "bk_cmdb", ids[0], "user", []string{"ghost"}); err == nil || !strings.Contains(err.Error(), "1902000") {
+		t.Fatalf("an unknown subject, a backend error: %v", err)
+	}
+
+	if err := c.DeleteGroup(ctx, "bk_cmdb", ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteGroup(ctx, "bk_cmdb", ids[1]); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("a deleted group: %v", err)
+	}
+	if err := c.DeleteGradeManager(ctx, "bk_cmdb", gm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GroupMembers(ctx, "bk_cmdb", ids[0]); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("the groups go with their grade manager: %v", err)
+	}
+	outsider := mustClient(t, Config{APIGatewayURL: sb.URL, AppCode: "outsider", AppSecret: "outsider-secret", MaxRetries: 0})
+	if _, err := outsider.ListGroups(ctx, "bk_cmdb", gm, GroupFilter{}); !errors.Is(err, ErrForbidden) || errors.Is(err, ErrNotOwned) {
+		t.Fatalf("an app that is not a client: %v", err)
+	}
+}
