@@ -40,11 +40,17 @@
 // GET /api/v1/systems/{system}/policies/{backend_id}, and GET /api/v1/open/systems/{system}/policies/
 // which answers 301 as it does through a real gateway (details under "Emulated behaviour").
 //
-// Management routes (gateway only), so far the grade managers of the management API v2 (see the
-// package doc of internal/bkiam, "The management API"): POST
-// /api/v2/open/management/systems/{system}/grade_managers/, and GET, PUT and DELETE
-// …/grade_managers/{id}/ (details under "Emulated behaviour"). Groups and members are not served
-// yet (404).
+// Management routes (gateway only, credentials in X-Bkapi-Authorization): the management API v2
+// for grade managers, user groups and group members (see the package doc of internal/bkiam, "The
+// management API"; group policies are not served), under
+// /api/v2/open/management/systems/{system}/, every route ending in "/" (details under "Emulated
+// behaviour"):
+//
+//	POST   grade_managers/                     GET/PUT/DELETE grade_managers/{id}/
+//	POST   grade_managers/{id|-}/groups/       GET grade_managers/{id}/groups/
+//	PUT    groups/{id}/                        DELETE groups/{id}/
+//	GET    groups/{id}/members/                POST groups/{id}/members/
+//	DELETE groups/{id}/members/?type=&ids=     PUT groups/{id}/members/-/expired_at/
 //
 // Inspection and control, without credentials, JSON in and out:
 //   - GET /_sandbox/policies[?system=S&subject_type=T&subject_id=ID&action=A] answers
@@ -58,12 +64,23 @@
 //     template has "template_id":N; a policy the real server stores as RBAC relations has "rbac":true.
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
-//     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N},"max_instances_per_call":N}
+//     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N,"model_query":N,
+//     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,
+//     "group:create":N,"group:list":N,"group:update":N,"group:delete":N,"member:list":N,
+//     "member:add":N,"member:delete":N,"member:expiry":N},"max_instances_per_call":N}
 //     (Stats): the requests received since start or the last reset, errors included.
 //     In Go, Server.WaitIdle waits until no authorization call is being served: a call whose
 //     client gave up is still carried out, and tests let it land before comparing.
-//   - POST /_sandbox/reset clears policies, stats and faults, and keeps the model (whose template
-//     policies are seeded again).
+//   - GET /_sandbox/grade_managers answers the management API's state (ManagementView):
+//     {"grade_managers":[{"id":1,"system":"bk_cmdb","name":"ops","description":"","members":["alice"],
+//     "sync_perm":true,"group_name":"…","delete_at":1767229200}],"groups":[{"id":4,"system":"bk_cmdb",
+//     "grade_manager":1,"name":"dev","description":"","readonly":false,"sync":true,
+//     "members":[{"type":"user","id":"alice","expired_at":4102444800,"created_at":1767225600}]}]},
+//     ordered by id, members newest relation first; grade_manager 0 is the system manager ("-");
+//     delete_at is set while a grade-manager delete waits; sync marks a grade manager's sync group.
+//     In Go: Server.Management, GradeManagers, Groups(gradeManager) and Members(group).
+//   - POST /_sandbox/reset clears policies, the management state, stats and faults, and keeps the
+//     model (whose template policies are seeded again).
 //   - POST /_sandbox/template_policies with {"system":"bk_cmdb","template_id":7,"group":"1",
 //     "action":"edit_host","paths":["/bk_cmdb,host,9/"],"expired_at":0} gives a group a row held
 //     through a permission template (Server.AddTemplatePolicy; no paths = any; expired_at 0 =
@@ -81,8 +98,9 @@
 //   - Apps: "bkiam-sandbox" with secret "sandbox-secret", a client of every system below,
 //     allow-listed for every action and creator type, on ESB's skip-login whitelist; "outsider" with
 //     secret "outsider-secret", a client of no system.
-//   - Users admin, alice, bob, carol, dave; groups 1, 2, 3; the ESB token "token-alice" stands for
-//     alice.
+//   - Users admin, alice, bob, carol, dave; groups 1, 2, 3; departments 1, 2, 3; the ESB token
+//     "token-alice" stands for alice. The management API allow-list lets "bkiam-sandbox" call every
+//     management API of every system, "outsider" none.
 //   - bk_cmdb: resource types biz and host. view_host, edit_host, delete_host relate to [host];
 //     view_biz, edit_biz to [biz]; edit_biz_host to [biz, host]; create_biz to nothing;
 //     manage_host to [host] with auth_type rbac (a group's grant of it is stored as RBAC). Creator
@@ -197,21 +215,58 @@
 //     for different subjects overlap. Changes to the store are serialised by one store lock (a
 //     superset of the real per-subject lock that keeps every answer consistent). A call that fails —
 //     by validation, limit, fault or a failed state save — changes nothing.
-//   - Management, grade managers: the SaaS envelope with each error's own HTTP status (403, 409,
-//     400; 1902000 would be HTTP 200). Checks in the SaaS's order: the app is a client of the path's
-//     system ("app_code X can not access system Y"), the model's management allow-list
-//     (apps[].management; "system[S] is not allowed to call management api[A], …"), then ownership:
-//     a grade manager id not created through the API by the path's system, or gone, is 403
-//     "role[N] can not be operated by app_code[…], since role is not created by system[S])".
-//     Names are unique across every grade manager, compared case-insensitively (409
-//     CONFLICT_ERROR). Create and update take the same body (name ≤ 512, description, members,
-//     non-empty authorization_scopes and subject_scopes, sync_perm, group_name; the scopes are
-//     checked for presence only): an update is a full replace. GET answers {id, name, description,
-//     creator, created_time, updated_time, updater, members, sync_perm}, never the scopes. DELETE
-//     answers {} at once; the grade manager goes after limits.grade_manager_delete_delay_ms (2000
-//     by default), and until then it still reads and a repeat DELETE answers {} again. Stats keys
-//     are "mgmt:<allow-list name>", e.g. "mgmt:v2_grade_manager_create". Grade managers are not
-//     persisted in the state file yet.
+//   - Management (see the package doc of internal/bkiam, "The management API"): the SaaS envelope,
+//     success {"data":…,"result":true,"code":0,"message":"OK"}, each error with its own HTTP status
+//     (401, 403, 404, 409, 400), except IAM backend errors, 1902000 REMOTE_REQUEST_ERROR in HTTP
+//     200. Checks in the SaaS's order: gateway credentials; the app is a client of the path's
+//     system ("app_code X can not access system Y"); the model's management allow-list
+//     (apps[].management; "system[S] is not allowed to call management api[A], please contact the
+//     developer to add a whitelist"), by the real names v2_grade_manager_{create,update,detail,delete},
+//     v2_group_{batch_create,list,update,delete}, v2_group_member_{list,add,delete,expired_at_update};
+//     then ownership: a grade manager belongs to the system in whose path it was created, a group
+//     to its grade manager's system (or, created under "-", to the path's system manager). An id
+//     not owned by the path's system, unknown or gone is 403 "role[N] can not be operated by
+//     app_code[A], since role is not created by system[S])" (grade managers) or "group[N] can not
+//     operated by app_code[A], since related role of group is not created by system[S])"
+//     (groups); GET grade_managers/-/groups/ is 403 (no view serves it). Then the body (bad JSON
+//     1902414) and the serializers' field checks (1902412, the JSON of the field errors followed by
+//     " (VALIDATE_ERROR)"). Ids in paths are digits only; another path is the gateway's 404.
+//   - Grade managers: create and update take the same body (name 1..512, description, members of
+//     any strings ≤ 64, non-empty authorization_scopes whose actions must be the system's
+//     ("x action not exists"; resources are checked for presence only), non-empty subject_scopes of
+//     type user, department or *, sync_perm, group_name); an update is a full replace. Names are
+//     unique across every grade manager, compared case-insensitively (409 "名称 [X] 已存在，…").
+//     sync_perm creates the sync group (group_name or "<name>-管理员组", readonly) holding the grade
+//     manager's members that are users of the model; an update without sync_perm deletes it, one
+//     with it renames it (when group_name is given) and syncs its members. GET answers {id, name,
+//     description, creator, created_time, updated_time, updater, members, sync_perm}
+//     (creator/updater "bk__anonymous_user"), never the scopes. DELETE answers {} at once; the grade
+//     manager, its groups and their members go after limits.grade_manager_delete_delay_ms (2000 by
+//     default; WithGradeManagerDeleteDelay overrides it, 0 = at once; the delay runs on the WithNow
+//     clock), and until then it still reads and a repeat DELETE answers {} again.
+//   - Groups: a batch create takes 1..10 groups {name 2..512, description, readonly} (a name twice
+//     in the batch: 400 "用户组名称X不能重复") and answers their ids in order; group ids follow the
+//     model's highest group id. Names are unique per owner, compared case-insensitively (409
+//     "存在同名用户组"); at most 10000 groups per grade manager. The list (page/page_size, or
+//     limit/offset; default 10, no maximum; inherit accepted; id exact; name and description
+//     case-insensitive substrings) is newest first, rows {id, name, user_count, department_count,
+//     subject_template_count, description, creator, created_time, readonly}. PUT takes {name 2..128,
+//     description}, an empty or absent field keeping the old value. DELETE is at once, members
+//     included; afterwards the group is a 403.
+//   - Members: add {members [{type user|department|template, id}], expired_at} with now < expired_at
+//     ≤ 4102444800 (else 400 "expired_at must more then now" or DRF's bound): "admin" and users or
+//     departments the model does not know are dropped silently, a template is 400 "人员模板不存在"
+//     (no subject templates); the group's users + departments + the members added (present ones
+//     counted again) must stay ≤ 1000 (400 "超过用户组最大可添加成员数1000"), then more than 1000 in
+//     one call is 1902000; an upsert that only ever raises a member's expiry. DELETE takes
+//     ?type=&ids=a,b,c (empty entries dropped): more than 1000, or a subject the model does not know,
+//     is 1902000 in HTTP 200; non-members are ignored. PUT …/members/-/expired_at/ (user and
+//     department only) raises the expiry of members, ignores the rest. The list includes expired
+//     members, newest relation first, rows {type, id, name (the id), expired_at, created_at}. A sync
+//     group's user changes are mirrored on its grade manager's members.
+//   - Management calls count in the stats under grade_manager:*, group:* and member:*, and the
+//     injected faults (latency, fail, rate_limit, drop, slow) apply to them as to the authorization
+//     calls. A failed call, or a failed state save, changes nothing.
 //   - Read routes (gateway only, backend envelope {code,message,data}, errors with HTTP 200):
 //     GET /api/v1/systems/{s}/policies?action_id=&page=&page_size=&timestamp=&type= and
 //     GET /api/v1/systems/{s}/policies/{backend_id}. Backend ids come from their own sequence and
@@ -242,8 +297,12 @@
 //     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
 //     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
-//     (1306403), the effective-permission query APIs and group-management APIs are out of scope, and
-//     so is the grade-manager authorization scope that a real group grant widens as a side effect.
+//     (1306403), the effective-permission query APIs and the management API's group policies, subject
+//     templates, subset managers and v1 routes are out of scope, and so is the grade-manager
+//     authorization scope that a real group grant widens as a side effect. Groups created through the
+//     management API are not subjects of the authorization routes (only the model's groups are), and
+//     member subject scopes, the per-subject group quota, cross-system authorization scopes and the
+//     per-system grade-manager quota are not checked.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
@@ -283,7 +342,9 @@
 //		  }],
 //		  "users": ["admin", "alice"],
 //		  "groups": ["1", "2"],
-//		  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["bk_sops"], "esb_skip_login": true}],
+//		  "departments": ["1", "2"],
+//		  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["bk_sops"], "esb_skip_login": true,
+//		            "management": {"bk_sops": ["*"]}}],
 //		  "tokens": {"token-alice": "alice"},
 //		  "limits": {"grant_instances": 200, "revoke_instances": 1000, "instance_id_length": 36, "policy_instances": 10000}
 //		}
@@ -304,7 +365,9 @@
 //	    types; "*" allows all.
 //	  - apps[].management: the management API allow-list as it applies to the app: system id (or
 //	    "*") → allow-list names (e.g. "v2_grade_manager_create") or "*". The default model allows
-//	    "bkiam-sandbox" everything and "outsider" nothing.
+//	    "bkiam-sandbox" everything and "outsider" nothing. The client check applies as well.
+//	  - departments: the organisation's department ids (numeric), which group members may name;
+//	    users (above) are the users they may name.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the
 //	    app on ESB's skip-login whitelist (bk_username accepted).
 //	  - tokens: ESB bk_token values and the user each stands for.
@@ -316,7 +379,8 @@
 // With WithStateFile (--state), every change is written atomically (temp file in the same directory,
 // fsync, rename, directory fsync), so a crash leaves the old or the new file, never a torn one. A state
 // file that does not exist yet starts an empty store and is created at once (so an unwritable location
-// fails at startup, not on the first grant); one that exists but cannot be read, parsed or checked is
+// fails at startup, not on the first grant); the management API's state is kept in it too, under
+// "management", which a file from an older sandbox lacks and still loads without; one that exists but cannot be read, parsed or checked is
 // a startup error and is left untouched — never silently emptied. If a save fails, the change is rolled back and
 // the call answers 1902500.
 package sandbox
