@@ -257,8 +257,8 @@
 //     ≤ 4102444800 (else 400 "expired_at must more then now" or DRF's bound): "admin" and users or
 //     departments the model does not know are dropped silently, a template is 400 "人员模板不存在"
 //     (no subject templates); the group's users + departments + the members added (present ones
-//     counted again) must stay ≤ 1000 (400 "超过用户组最大可添加成员数1000"), then more than 1000 in
-//     one call is 1902000; an upsert that only ever raises a member's expiry. DELETE takes
+//     counted again) must stay ≤ limits.group_member_limit (1000 by default; 400
+//     "超过用户组最大可添加成员数1000"), then more than 1000 in one call is 1902000; an upsert that only ever raises a member's expiry. DELETE takes
 //     ?type=&ids=a,b,c (empty entries dropped): more than 1000, or a subject the model does not know,
 //     is 1902000 in HTTP 200; non-members are ignored. PUT …/members/-/expired_at/ (user and
 //     department only) raises the expiry of members, ignores the rest. The list includes expired
@@ -372,7 +372,9 @@
 //	    app on ESB's skip-login whitelist (bk_username accepted).
 //	  - tokens: ESB bk_token values and the user each stands for.
 //	  - limits: zero or absent fields take the real server's defaults; grade_manager_delete_delay_ms
-//	    is how long a grade-manager delete takes to be carried out.
+//	    is how long a grade-manager delete takes to be carried out; group_member_limit is how many
+//	    users and departments a group may hold (1000, the SaaS's BKAPP_GROUP_MEMBER_LIMIT default; a
+//	    site may raise it, and the benchmarks do).
 //
 // # State file
 //

@@ -461,8 +461,8 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 		keep = append(keep, r)
 	}
 	users, depts := g.counts()
-	if users+depts+len(keep) > maxGroupMembers {
-		return nil, false, validationText(fmt.Sprintf("超过用户组最大可添加成员数%d", maxGroupMembers))
+	if limit := mc.s.model.groupMemberLimit(); users+depts+len(keep) > limit {
+		return nil, false, validationText(fmt.Sprintf("超过用户组最大可添加成员数%d", limit))
 	}
 	if len(keep) > maxMembersPerCall {
 		return nil, false, backendError(fmt.Sprintf("iam backend: the number of members must be at most %d", maxMembersPerCall))
@@ -601,7 +601,7 @@ const (
 	timeLayout               = "2006-01-02 15:04:05"
 	defaultPageSize          = 10
 	maxGroupsPerGradeManager = 10000
-	maxGroupMembers          = 1000
+	maxGradeManagerMembers   = 1000
 	maxMembersPerCall        = 1000
 	maxGroupsPerCreate       = 10
 )

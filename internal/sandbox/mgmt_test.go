@@ -325,3 +325,38 @@ func TestManagementState(t *testing.T) {
 		t.Fatalf("an inconsistent management state: %v", err)
 	}
 }
+
+// A site may raise the SaaS's group member limit (limits.group_member_limit); the backend's 1000
+// members per call stays.
+func TestGroupMemberLimitRaised(t *testing.T) {
+	users := make([]string, 1500)
+	refs := make([]string, len(users))
+	for i := range users {
+		users[i] = fmt.Sprintf(`"u%d"`, i)
+		refs[i] = fmt.Sprintf(`{"type":"user","id":"u%d"}`, i)
+	}
+	m := loadModel(t, `{"systems": [{"id": "bk_cmdb", "resource_types": [{"id": "host"}], "actions": [{"id": "view_host", "related_types": ["host"]}],
+  "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]}}], "users": [`+strings.Join(users, ",")+`], "groups": ["1"],
+  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["*"], "management": {"bk_cmdb": ["*"]}}],
+  "limits": {"group_member_limit": 1500}}`)
+	s := newServer(t, withModel(m), sandbox.WithNow(func() time.Time { return fixedNow }))
+	exp := fmt.Sprint(fixedNow.Unix() + 60)
+	for _, c := range []struct {
+		path, body   string
+		status, code int
+	}{
+		{"bk_cmdb/grade_managers/", gmBody, 200, 0},
+		{"bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0},
+		{"bk_cmdb/groups/3/members/", `{"members":[` + strings.Join(refs[:1001], ",") + `],"expired_at":` + exp + `}`, 200, 1902000},
+		{"bk_cmdb/groups/3/members/", `{"members":[` + strings.Join(refs[:1000], ",") + `],"expired_at":` + exp + `}`, 200, 0},
+		{"bk_cmdb/groups/3/members/", `{"members":[` + strings.Join(refs[1000:], ",") + `],"expired_at":` + exp + `}`, 200, 0},
+		{"bk_cmdb/groups/3/members/", `{"members":[` + refs[0] + `],"expired_at":` + exp + `}`, 400, 1902412},
+	} {
+		if r := mgmtCall(s, "POST", c.path, c.body); r.status != c.status || r.code() != c.code {
+			t.Fatalf("POST %s: %d %d, want %d %d\n%.300s", c.path, r.status, r.code(), c.status, c.code, r.raw)
+		}
+	}
+	if n := len(s.Members(3)); n != 1500 {
+		t.Fatalf("members: %d, want 1500", n)
+	}
+}

@@ -88,8 +88,8 @@ func decodeGradeManager(raw []byte, m *Model) (gradeManagerFields, *saasError) {
 	if b.Members == nil {
 		fe.add("This field is required.", "members")
 	} else {
-		if len(*b.Members) > maxGroupMembers {
-			fe.add(fmt.Sprintf("Ensure this field has no more than %d elements.", maxGroupMembers), "members")
+		if len(*b.Members) > maxGradeManagerMembers {
+			fe.add(fmt.Sprintf("Ensure this field has no more than %d elements.", maxGradeManagerMembers), "members")
 		}
 		for i, u := range *b.Members {
 			charField(&fe, &u, false, 0, 64, "members", i)

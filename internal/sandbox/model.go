@@ -155,6 +155,17 @@ type Limits struct {
 	// GradeManagerDeleteDelayMS is how long a grade-manager delete takes to be carried out (IAM
 	// answers at once and deletes in a background task); 0 means 2000.
 	GradeManagerDeleteDelayMS int `json:"grade_manager_delete_delay_ms,omitempty"`
+	// GroupMemberLimit is how many users and departments one group may hold (the SaaS setting
+	// BKAPP_GROUP_MEMBER_LIMIT); 0 means 1000, the SaaS default.
+	GroupMemberLimit int `json:"group_member_limit,omitempty"`
+}
+
+// groupMemberLimit is how many users and departments one group may hold.
+func (m *Model) groupMemberLimit() int {
+	if m.Limits.GroupMemberLimit > 0 {
+		return m.Limits.GroupMemberLimit
+	}
+	return defaultGroupMemberLimit
 }
 
 // maxGroupID is the highest group id of the model (0 without groups).
@@ -177,12 +188,14 @@ func (m *Model) gradeManagerDeleteDelay() time.Duration {
 
 // The real server's defaults (BKAPP_AUTHORIZATION_INSTANCE_LIMIT etc.).
 const (
-	defaultGrantLimit    = 200
-	defaultRevokeLimit   = 1000
-	defaultIDLength      = 36
-	defaultPolicyLimit   = 10000
-	permanentExpiredAt   = 4102444800
-	defaultUserExpirySec = 365 * 24 * 3600
+	defaultGrantLimit  = 200
+	defaultRevokeLimit = 1000
+	defaultIDLength    = 36
+	defaultPolicyLimit = 10000
+	// defaultGroupMemberLimit is the SaaS's group_member_limit.
+	defaultGroupMemberLimit = 1000
+	permanentExpiredAt      = 4102444800
+	defaultUserExpirySec    = 365 * 24 * 3600
 )
 
 // DefaultModel returns a fresh copy of the embedded default model described in the contract.
