@@ -1,0 +1,47 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+)
+
+// The resources of IAM's management API (bkiam_grade_manager, bkiam_group,
+// bkiam_group_members, the bkiam_group data source) share what is said
+// here: the API is served through the API gateway only, and a grade
+// manager or group that is gone answers the same 403 as one another
+// system owns.
+
+// managementNeedsGateway is the error a management resource gives at plan
+// time when the provider is configured with esb_url: ESB serves no v2
+// management route. ok is false when the provider uses the gateway (or is
+// not configured yet, when nothing can be said).
+func managementNeedsGateway(data *providerData, resourceType string) (summary, detail string, ok bool) {
+	if data == nil || data.client == nil || data.client.Transport() != bkiam.TransportESB {
+		return "", "", false
+	}
+	return "The management API needs the API gateway",
+		fmt.Sprintf("%s is managed through IAM's management API v2, which the API gateway serves and ESB does not. "+
+			"The provider is configured with esb_url: set apigw_url (and remove esb_url) in the provider configuration, "+
+			"or use a provider alias configured for the gateway for this resource.", resourceType), true
+}
+
+// managementError says what a failed management call means to a user:
+// what was asked, IAM's answer, and for the answers that have one, the fix.
+func managementError(what string, err error) string {
+	switch {
+	case errors.Is(err, bkiam.ErrNotOwned):
+		return fmt.Sprintf("%s: %s\n\nIAM lets an app manage only the grade managers and groups that the system in "+
+			"the path created through the management API. The object was created by another system or in the IAM "+
+			"web UI, or it no longer exists.", what, err)
+	case errors.Is(err, bkiam.ErrConflict):
+		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
+			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
+			"object.", what, err)
+	case errors.Is(err, bkiam.ErrForbidden):
+		return fmt.Sprintf("%s: %s\n\nThe app is not allowed this management API for the system: IAM's management "+
+			"allow-list (ManagementAPIPermission) must list it, and the app must be a client of the system.", what, err)
+	}
+	return fmt.Sprintf("%s: %s", what, err)
+}
