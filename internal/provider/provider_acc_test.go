@@ -403,9 +403,16 @@ var notAtPlanTime = map[string]string{
 	"privateState.set: Cannot record what the resource holds":    "apply time, and a bug",
 	"instanceGrant.apply: Unknown grant at apply":                "apply time, and a bug",
 	"creatorGrant.apply: Unknown instances at apply":             "apply time, and a bug",
-	"systemDataSource.Configure: Unexpected provider data":       "a bug: Configure always hands over *providerData",
-	"systemDataSource.Read: Provider not configured":             "a bug: Terraform configures the provider before reading a data source",
-	"planAndRun: Cannot plan the IAM calls":                      "apply time; the validation refuses every grant the planner would",
+	"groupMembers.apply: Unknown members at apply":               "apply time, and a bug",
+	"groupMembers.apply: Unknown members in state":               "apply time, and a bug",
+	"groupMembers.apply: Cannot read the group's members": "apply time: depends on the group in IAM " +
+		"(TestAccGroupMembersGroupGone provokes it)",
+	"groupMembers.read: Cannot read the group's members": "refresh time: depends on what IAM answers to the read",
+	"groupMembers.apply: IAM dropped members": "apply time: depends on IAM's organisation " +
+		"(TestAccGroupMembersDropped provokes it)",
+	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *providerData",
+	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
+	"planAndRun: Cannot plan the IAM calls":                "apply time; the validation refuses every grant the planner would",
 	"instanceGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
 	"creatorGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
@@ -436,6 +443,8 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, instanceGrantValidationCases()...)
 	cases = append(cases, creatorGrantValidationCases()...)
 	cases = append(cases, modelCheckCases()...)
+	cases = append(cases, groupMembersValidationCases()...)
+	cases = append(cases, managementCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.want {

@@ -25,6 +25,7 @@ import (
 var protocolResources = []servedResource{
 	serve[instanceGrantModel](instanceGrant{}),
 	serve[creatorGrantModel](creatorGrant{}),
+	serve[groupMembersModel](groupMembers{}),
 }
 
 // frameworkResources and frameworkDataSources are served by the

@@ -23,6 +23,9 @@ type runError struct {
 	// revokeInDoubt says the failed revoke may have been carried out; its
 	// instances are still recorded as held.
 	revokeInDoubt bool
+	// doubtNote, when set, says instead of doubt and revokeInDoubt what
+	// state records of a call that may have been carried out.
+	doubtNote string
 }
 
 func (e *runError) Error() string {
@@ -39,6 +42,8 @@ func (e *runError) Error() string {
 	}
 	doubt := ""
 	switch {
+	case e.doubtNote != "":
+		doubt = " IAM may or may not have carried out this call: " + e.doubtNote
 	case e.doubt:
 		doubt = " IAM may or may not have carried out this call: state counts it as held, so that a destroy revokes it, and the next apply sends it again."
 	case e.revokeInDoubt:

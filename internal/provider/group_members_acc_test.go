@@ -1,0 +1,532 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+const membersAddr = "bkiam_group_members.test"
+
+// members renders a users or departments map: id → expiry ("" for
+// permanent).
+func membersHCL(m map[string]string) string {
+	var b strings.Builder
+	b.WriteString("{\n")
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		if m[id] == "" {
+			fmt.Fprintf(&b, "    %q = {}\n", id)
+		} else {
+			fmt.Fprintf(&b, "    %q = { expires_at = %q }\n", id, m[id])
+		}
+	}
+	b.WriteString("  }")
+	return b.String()
+}
+
+// groupMembersConfig renders a bkiam_group_members of group in bk_cmdb.
+func groupMembersConfig(provider string, group int64, users, departments map[string]string) string {
+	var b strings.Builder
+	b.WriteString(provider)
+	fmt.Fprintf(&b, "resource \"bkiam_group_members\" \"test\" {\n  system   = \"bk_cmdb\"\n  group_id = \"%d\"\n", group)
+	if users != nil {
+		fmt.Fprintf(&b, "  users = %s\n", membersHCL(users))
+	}
+	if departments != nil {
+		fmt.Fprintf(&b, "  departments = %s\n", membersHCL(departments))
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// newGroup creates, outside Terraform, a grade manager of bk_cmdb and a
+// group under it, and returns the group's id.
+func newGroup(t *testing.T, c *bkiam.Client, name string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{
+		Name: name + "-managers", Members: []string{"alice"},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
+			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*", Name: ""}}}}}}},
+		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids[0]
+}
+
+// checkMembers is a step check: the group holds exactly want in the
+// sandbox, member "type:id" → expiry.
+func checkMembers(sb *sandboxtest.Sandbox, group int64, want map[string]int64) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		got := map[string]int64{}
+		for _, m := range sb.Members(group) {
+			got[m.Type+":"+m.ID] = m.ExpiredAt
+		}
+		if !maps.Equal(got, want) {
+			return fmt.Errorf("group %d holds %v, want %v", group, got, want)
+		}
+		return nil
+	}
+}
+
+// modelWithUsers is the default model with users u00000… added and the
+// group member limit set.
+func modelWithUsers(t testing.TB, users, memberLimit int) *sandbox.Model {
+	t.Helper()
+	m := sandbox.DefaultModel()
+	for i := range users {
+		m.Users = append(m.Users, fmt.Sprintf("u%05d", i))
+	}
+	m.Limits.GroupMemberLimit = memberLimit
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAccGroupMembers is the lifecycle of a group's members: create,
+// add and remove, an expiry raised in place and one lowered (delete and
+// re-add, said in the plan), members changed outside Terraform (drift),
+// import, and destroy, with the calls each step sends.
+func TestAccGroupMembers(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	client := outsideClient(t, sb)
+	group := newGroup(t, client, "dev")
+	calls := newCallCounter(sb)
+	soon := time.Now().Add(time.Hour).Truncate(time.Second).UTC()
+	later := soon.Add(24 * time.Hour)
+	rfc := func(t time.Time) string { return t.Format(time.RFC3339) }
+	perm := bkiam.PermanentExpiry
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: calls.reset,
+				Config:    groupMembersConfig(provider, group, map[string]string{"alice": "", "bob": rfc(soon)}, map[string]string{"1": ""}),
+				Check: resource.ComposeTestCheckFunc(
+					checkMembers(sb, group, map[string]int64{"user:alice": perm, "user:bob": soon.Unix(), "department:1": perm}),
+					resource.TestCheckResourceAttr(membersAddr, "id", fmt.Sprintf("bk_cmdb/%d", group)),
+					// The create reads the group, adds in one call per expiry and
+					// reads the group back. (The checks run after the apply, before
+					// the plan that follows it, whose refresh counts in the next step.)
+					calls.expect(map[string]int{"member:list": 2, "member:add": 2}),
+				),
+			},
+			{
+				// bob's expiry raised in place; carol added; department 1 removed.
+				Config: groupMembersConfig(provider, group, map[string]string{"alice": "", "bob": rfc(later), "carol": ""}, nil),
+				Check: resource.ComposeTestCheckFunc(
+					checkMembers(sb, group, map[string]int64{"user:alice": perm, "user:bob": later.Unix(), "user:carol": perm}),
+					// The last step's plan and this apply refresh; the read-back.
+					calls.expect(map[string]int{"member:list": 3, "member:add": 2, "member:delete": 1}),
+				),
+			},
+			{
+				// Lowered: bob is deleted and added again.
+				Config: groupMembersConfig(provider, group, map[string]string{"alice": "", "bob": rfc(soon), "carol": ""}, nil),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(membersAddr, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					checkMembers(sb, group, map[string]int64{"user:alice": perm, "user:bob": soon.Unix(), "user:carol": perm}),
+					calls.expect(map[string]int{"member:list": 3, "member:add": 1, "member:delete": 1}),
+				),
+			},
+			{
+				// Drift: dave added and carol removed outside Terraform.
+				PreConfig: func() {
+					ctx := context.Background()
+					if err := client.AddMembers(ctx, "bk_cmdb", group, []bkiam.MemberRef{{Type: "user", ID: "dave"}}, perm); err != nil {
+						t.Fatal(err)
+					}
+					if err := client.DeleteMembers(ctx, "bk_cmdb", group, "user", []string{"carol"}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             groupMembersConfig(provider, group, map[string]string{"alice": "", "bob": rfc(soon), "carol": ""}, nil),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: groupMembersConfig(provider, group, map[string]string{"alice": "", "bob": rfc(soon), "carol": ""}, nil),
+				Check:  checkMembers(sb, group, map[string]int64{"user:alice": perm, "user:bob": soon.Unix(), "user:carol": perm}),
+			},
+			{
+				ResourceName:            membersAddr,
+				ImportState:             true,
+				ImportStateId:           fmt.Sprintf("bk_cmdb/%d", group),
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			if n := len(sb.Members(group)); n != 0 {
+				return fmt.Errorf("group %d still has %d members after destroy", group, n)
+			}
+			return nil
+		},
+	})
+}
+
+// TestAccGroupMembersDropped: IAM drops users it does not know without an
+// error; the apply fails naming them, state records what the group holds,
+// and the corrected configuration converges.
+func TestAccGroupMembersDropped(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	group := newGroup(t, outsideClient(t, sb), "dev")
+	perm := bkiam.PermanentExpiry
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      groupMembersConfig(provider, group, map[string]string{"alice": "", "nobody": "", "ghost": ""}, nil),
+				ExpectError: regexp.MustCompile(`(?s)IAM dropped members.*did not make 2 members \(user ghost, user\s+nobody\)`),
+			},
+			{
+				// State holds alice, as IAM does: the plan adds the others again.
+				Config:             groupMembersConfig(provider, group, map[string]string{"alice": "", "nobody": "", "ghost": ""}, nil),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: groupMembersConfig(provider, group, map[string]string{"alice": "", "bob": ""}, nil),
+				Check:  checkMembers(sb, group, map[string]int64{"user:alice": perm, "user:bob": perm}),
+			},
+		},
+	})
+}
+
+// TestAccGroupMembersGroupGone: a group deleted outside Terraform takes
+// its members with it; refresh removes the resource from state, so the
+// plan shows a create, and a destroy has nothing left to do.
+func TestAccGroupMembersGroupGone(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	client := outsideClient(t, sb)
+	group := newGroup(t, client, "dev")
+	config := groupMembersConfig(provider, group, map[string]string{"alice": ""}, nil)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					if err := client.DeleteGroup(context.Background(), "bk_cmdb", group); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(membersAddr, plancheck.ResourceActionCreate),
+				}},
+			},
+			{
+				// Creating the members of a group that is gone says why.
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)Cannot read the group's members.*IAM lets an app manage only the grade\s+managers and groups`),
+			},
+		},
+	})
+}
+
+// memberFaultClass is a fault injected into the second member call of a
+// step of TestAccGroupMembersFaultMatrix.
+type memberFaultClass struct {
+	name     string
+	fault    func(after int) sandbox.Faults
+	recovers bool
+	failure  []string
+	doubt    bool
+}
+
+// memberInDoubt is what a member call whose outcome is unknown adds.
+const memberInDoubt = `IAM may or may not have carried out this call: state (counts its members as added|still counts its members)`
+
+// With max_retries = 2 a call makes 3 attempts: 3 strikes exhaust them.
+var memberFaultClasses = []memberFaultClass{
+	{name: "refused", fault: func(after int) sandbox.Faults {
+		return sandbox.Faults{Fail: &sandbox.FailFault{After: after, Count: 1, Status: 400, Code: 1902412}}
+	}, failure: []string{`HTTP 400, code 1902412`}},
+	{name: "http 500", fault: func(after int) sandbox.Faults {
+		return sandbox.Faults{Fail: &sandbox.FailFault{After: after, Count: 3, Status: 500, Code: 1902500}}
+	}, failure: []string{`HTTP 500`, `code 1902500`}},
+	{name: "1902000 in http 200", doubt: true, fault: func(after int) sandbox.Faults {
+		return sandbox.Faults{Fail: &sandbox.FailFault{After: after, Count: 3, Status: 200, Code: 1902000}}
+	}, failure: []string{`code 1902000`, `after 3 attempts`, memberInDoubt}},
+	{name: "connection reset after carrying the call out", doubt: true, fault: func(after int) sandbox.Faults {
+		return sandbox.Faults{Drop: &sandbox.DropFault{After: after, Count: 3, Served: true}}
+	}, failure: []string{`connection reset by peer`, memberInDoubt}},
+	{name: "gateway 429 absorbed", recovers: true, fault: func(after int) sandbox.Faults {
+		return sandbox.Faults{RateLimit: &sandbox.RateFault{After: after, Count: 2, RetryAfterS: 1}}
+	}},
+	{name: "gateway 502 html absorbed", recovers: true, fault: func(after int) sandbox.Faults {
+		return sandbox.Faults{Fail: &sandbox.FailFault{After: after, Count: 2, Status: 502, Code: 1, Body: "html"}}
+	}},
+}
+
+// memberFaultStep is a step of a group's members, each of at least two
+// member calls; after is how many requests precede its second call.
+type memberFaultStep struct {
+	name  string
+	users []string // nil: destroy
+	after int
+}
+
+var memberFaultSteps = []memberFaultStep{
+	// Read the group, add 1000, add 500 (struck), read back.
+	{"create", userRange(0, 1500), 2},
+	// Add 1000 and 1000 (struck), delete 1000.
+	{"update", userRange(1000, 3500), 1},
+	// Delete 1000, 1000 (struck) and 500.
+	{"destroy", nil, 1},
+}
+
+func userRange(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("u%05d", i))
+	}
+	return out
+}
+
+// TestAccGroupMembersFaultMatrix: every fault class strikes the second
+// member call of a create, an update and a destroy of 1 500 to 2 500
+// members, through the real Terraform CLI with -refresh=false (so that the
+// calls are the step's own). After each: the error names the call and the
+// request; the state records exactly what the group holds (after a call
+// whose outcome is unknown, at least that); the same command without the
+// fault converges, and the plan after it is empty.
+func TestAccGroupMembersFaultMatrix(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	t.Parallel()
+	providerDir := testutil.BuildProvider(t)
+	for _, fc := range memberFaultClasses {
+		t.Run(strings.ReplaceAll(fc.name, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			sb := sandboxtest.Start(t, sandbox.WithModel(modelWithUsers(t, 3500, 5000)))
+			provider := transports[gatewayTransport].block(sb.URL)
+			group := newGroup(t, outsideClient(t, sb), "big")
+			w := newCLIWorkspace(t, providerDir)
+			for _, step := range memberFaultSteps {
+				runMemberFaultStep(t, w, sb, provider, group, step, fc)
+			}
+		})
+	}
+}
+
+func runMemberFaultStep(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, provider string, group int64, step memberFaultStep, fc memberFaultClass) {
+	t.Helper()
+	args := []string{"destroy", "-auto-approve", "-refresh=false"}
+	if step.users != nil {
+		users := map[string]string{}
+		for _, u := range step.users {
+			users[u] = ""
+		}
+		w.configure(provider, strings.TrimPrefix(groupMembersConfig("", group, users, nil), "\n"))
+		args = []string{"apply", "-auto-approve", "-refresh=false"}
+	}
+	if err := sb.SetFaults(fc.fault(step.after)); err != nil {
+		t.Fatal(err)
+	}
+	out, code := w.run(args...)
+	if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case fc.recovers && code != 0:
+		t.Fatalf("%s: the retries should have absorbed the fault, but terraform exited %d:\n%s", step.name, code, out)
+	case !fc.recovers && code == 0:
+		t.Fatalf("%s: terraform succeeded despite the fault:\n%s", step.name, out)
+	case !fc.recovers:
+		patterns := append([]string{`Call 2 of \d failed, (adding|removing) (500|1000) members`, `request [0-9a-f]{32}`,
+			`The call before it succeeded and is recorded in state`}, fc.failure...)
+		for _, p := range patterns {
+			if !regexp.MustCompile(`(?s)` + strings.ReplaceAll(p, " ", `\s+`)).MatchString(out) {
+				t.Fatalf("%s: the error does not match %q:\n%s", step.name, p, out)
+			}
+		}
+		if err := checkMembersState(w, sb, group, fc.doubt); err != nil {
+			t.Fatalf("%s, after the fault: %v\nterraform said:\n%s", step.name, err, out)
+		}
+		// Without the fault, the same command finishes the job.
+		w.mustRun(args[:2]...)
+	}
+	if err := checkMembersState(w, sb, group, false); err != nil {
+		t.Fatalf("%s, at the end: %v", step.name, err)
+	}
+	got := map[string]bool{}
+	for _, m := range sb.Members(group) {
+		got[m.ID] = true
+	}
+	if len(got) != len(step.users) {
+		t.Fatalf("%s: the group holds %d members, want %d", step.name, len(got), len(step.users))
+	}
+	for _, u := range step.users {
+		if !got[u] {
+			t.Fatalf("%s: the group lacks %s", step.name, u)
+		}
+	}
+	if step.users != nil && !w.planIsEmpty() {
+		t.Fatalf("%s: the plan after the apply is not empty", step.name)
+	}
+}
+
+// checkMembersState compares the users the state records for the group
+// with those the sandbox holds: exactly, or with upperBound, the sandbox
+// may hold fewer but never more.
+func checkMembersState(w *cliWorkspace, sb *sandboxtest.Sandbox, group int64, upperBound bool) error {
+	raw, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	if err != nil {
+		return err
+	}
+	var state struct {
+		Resources []struct {
+			Type      string `json:"type"`
+			Instances []struct {
+				Attributes struct {
+					Users map[string]json.RawMessage `json:"users"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		return err
+	}
+	recorded := map[string]bool{}
+	for _, r := range state.Resources {
+		for _, in := range r.Instances {
+			for u := range in.Attributes.Users {
+				recorded[u] = true
+			}
+		}
+	}
+	held := map[string]bool{}
+	for _, m := range sb.Members(group) {
+		held[m.ID] = true
+		if !recorded[m.ID] {
+			return fmt.Errorf("the group holds %s, which the state does not record", m.ID)
+		}
+	}
+	if !upperBound {
+		for u := range recorded {
+			if !held[u] {
+				return fmt.Errorf("the state records %s, which the group does not hold", u)
+			}
+		}
+	}
+	return nil
+}
+
+// groupMembersValidationCases are the configuration mistakes of a
+// bkiam_group_members, each refused at plan time with the attribute and
+// the fix.
+func groupMembersValidationCases() []planTimeCase {
+	config := func(group, users, departments, extra, importID string) string {
+		imp := ""
+		if importID != "" {
+			imp = fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n", membersAddr, importID)
+		}
+		return imp + fmt.Sprintf("resource \"bkiam_group_members\" \"test\" {\n  system   = \"bk_cmdb\"\n  group_id = %q\n  users = %s\n  departments = %s\n%s}\n",
+			group, users, departments, extra)
+	}
+	alice := `{ alice = {} }`
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	return []planTimeCase{
+		{name: "group id not a number", config: config("dev", alice, "{}", "", ""),
+			want: []string{"Invalid group id", `group_id must be a user group's numeric id, such as bkiam_group.dev.id or "42"; got "dev".`}},
+		{name: "username with white space", config: config("42", `{ " alice" = {} }`, "{}", "", ""),
+			want: []string{"Invalid username", `users[" alice"]: " alice" is not a username IAM knows: it is blank, or has white space around it or control characters.`}},
+		{name: "username with a comma", config: config("42", `{ "alice,bob" = {} }`, "{}", "", ""),
+			want: []string{"Invalid username", `users["alice,bob"]: "alice,bob" holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.`}},
+		{name: "admin", config: config("42", `{ admin = {} }`, "{}", "", ""),
+			want: []string{"IAM does not add admin to groups", "admin is IAM's super user: IAM drops it from a member add without an error, so it would never be a member. Remove it."}},
+		{name: "department id not a number", config: config("42", alice, `{ "ops" = {} }`, "", ""),
+			want: []string{"Invalid department id", `departments["ops"]: department ids are the numeric ids of IAM's organisation, such as "12"; got "ops".`}},
+		{name: "expiry not RFC 3339", config: config("42", `{ alice = { expires_at = "tomorrow" } }`, "{}", "", ""),
+			want: []string{"Invalid RFC 3339 time", `users["alice"].expires_at must be an RFC 3339 time such as "2027-06-30T00:00:00Z", got "tomorrow".`}},
+		{name: "expiry after 2100", config: config("42", alice, `{ "1" = { expires_at = "2101-01-01T00:00:00Z" } }`, "", ""),
+			want: []string{"Expiry too late", `departments["1"].expires_at must be no later than 2100-01-01T00:00:00Z, IAM's "permanent", got 2101-01-01T00:00:00Z. Remove it for a permanent membership.`}},
+		{name: "expiry in the past", config: config("42", fmt.Sprintf(`{ alice = { expires_at = %q } }`, past), "{}", "", ""),
+			want: []string{"Expiry in the past", fmt.Sprintf(`users["alice"].expires_at is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, or remove it for a permanent membership.`, past)}},
+		{name: "members timeout not a duration", config: config("42", alice, "{}", "  timeouts = { create = \"soon\" }\n", ""),
+			want: []string{"Invalid duration", `timeouts.create must be a positive duration such as "30m" or "1h", got "soon".`}},
+		{name: "members import ID of the wrong shape", config: config("42", alice, "{}", "", "bk_cmdb/dev"),
+			want: []string{"Invalid import ID", `Expected SYSTEM/GROUP_ID, e.g. bk_cmdb/42; got "bk_cmdb/dev".`}},
+	}
+}
+
+// TestAccGroupMembers_planTimeValidation: every mistake is refused at plan
+// time, before any call.
+func TestAccGroupMembers_planTimeValidation(t *testing.T) {
+	sb, provider := target(t)
+	test := planTimeTest(t, provider, groupMembersValidationCases())
+	test.CheckDestroy = func(*terraform.State) error {
+		if sb != nil {
+			if n := iamCalls(sb); n != 0 {
+				return fmt.Errorf("refused configurations sent %d requests", n)
+			}
+		}
+		return nil
+	}
+	resource.Test(t, test)
+}
+
+// TestAccGroupMembersNeedTheGateway: with esb_url, the plan fails on the
+// provider's transport before any call, naming the fix.
+func TestAccGroupMembersNeedTheGateway(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      groupMembersConfig(transports[esbTransport].block(sb.URL), 42, map[string]string{"alice": ""}, nil),
+			PlanOnly:    true,
+			ExpectError: planErrorPattern(managementCases()[0].want...),
+		}},
+	})
+	if n := iamCalls(sb); n != 0 {
+		t.Errorf("the refused plan sent %d requests", n)
+	}
+}
+
+// managementCases are the messages the management resources share
+// (management.go), as the acceptance tests provoke them.
+func managementCases() []planTimeCase {
+	return []planTimeCase{
+		{name: "management through ESB", want: []string{"The management API needs the API gateway",
+			"is managed through IAM's management API v2, which the API gateway serves and ESB does not. The provider is configured with esb_url: " +
+				"set apigw_url (and remove esb_url) in the provider configuration, or use a provider alias configured for the gateway for this resource."}},
+	}
+}
