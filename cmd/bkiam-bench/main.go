@@ -57,10 +57,12 @@ func main() {
 		bench.ManyGrants(1000, ""),
 		bench.ManyGrants(1000, "0s"),
 		bench.CreatorGrant(10000),
+		bench.GroupMembers(10000),
 	}
 	if *quick {
 		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(10, ""), bench.ManyGrants(10, "0s"),
-			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000)}
+			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000),
+			bench.GroupMembers(1000)}
 	}
 
 	// The report goes to stdout as it is measured, and to -out once complete.

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
 
@@ -49,6 +50,12 @@ type Scenario struct {
 	// RefusedWith, when set, is the plan-time error the provider must
 	// answer with: the scenario measures how fast a plan is refused.
 	RefusedWith string
+	// Model, unless nil, is the sandbox's model (the default otherwise).
+	Model func() (*sandbox.Model, error)
+	// Prepare, unless nil, sets the sandbox up before the steps (through
+	// the management API at url) and returns more variables for both
+	// configurations, which declare them.
+	Prepare func(ctx context.Context, url string) (map[string]any, error)
 }
 
 // Result is one step's measurement.
@@ -167,10 +174,81 @@ func CreatorGrant(size int) Scenario {
 	}
 }
 
+// GroupMembers is scenario 4: one bkiam_group_members with size users
+// ("u" + each instance id) in a group the scenario creates first, on a
+// site whose group member limit allows them (BKAPP_GROUP_MEMBER_LIMIT).
+func GroupMembers(size int) Scenario {
+	return Scenario{
+		Name: fmt.Sprintf("one bkiam_group_members, %d users", size), Size: size,
+		Config: `resource "bkiam_group_members" "team" {
+  system   = "bk_cmdb"
+  group_id = var.group_id
+  users    = { for id, name in var.instances : "u${id}" => "permanent" }
+}
+
+variable "group_id" {
+  type = string
+}
+`,
+		Baseline: `resource "terraform_data" "team" {
+  input = {
+    system   = "bk_cmdb"
+    group_id = var.group_id
+    users    = { for id, name in var.instances : "u${id}" => "permanent" }
+  }
+}
+
+variable "group_id" {
+  type = string
+}
+`,
+		Model: func() (*sandbox.Model, error) {
+			m := sandbox.DefaultModel()
+			for i := range size {
+				m.Users = append(m.Users, fmt.Sprintf("u%d", i), fmt.Sprintf("unew-%d", i))
+			}
+			m.Limits.GroupMemberLimit = 2 * size
+			raw, err := json.Marshal(m)
+			if err != nil {
+				return nil, err
+			}
+			return sandbox.LoadModel(raw)
+		},
+		Prepare: func(ctx context.Context, url string) (map[string]any, error) {
+			c, err := bkiam.New(bkiam.Config{APIGatewayURL: url, AppCode: "bkiam-sandbox", AppSecret: "sandbox-secret"})
+			if err != nil {
+				return nil, err
+			}
+			gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{
+				Name: "bench", Members: []string{"alice"},
+				AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
+					Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}}},
+				SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
+			})
+			if err != nil {
+				return nil, err
+			}
+			ids, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "team"}})
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"group_id": fmt.Sprint(ids[0])}, nil
+		},
+	}
+}
+
 // Run measures a scenario: every step with the provider, then with the
 // baseline, against a fresh sandbox.
 func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
-	srv, err := sandbox.New()
+	var sandboxOpts []sandbox.Option
+	if sc.Model != nil {
+		m, err := sc.Model()
+		if err != nil {
+			return nil, err
+		}
+		sandboxOpts = append(sandboxOpts, sandbox.WithModel(m))
+	}
+	srv, err := sandbox.New(sandboxOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +262,13 @@ func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
+	url := "http://" + ln.Addr().String()
+	var vars map[string]any
+	if sc.Prepare != nil {
+		if vars, err = sc.Prepare(ctx, url); err != nil {
+			return nil, fmt.Errorf("%s: preparing the sandbox: %w", sc.Name, err)
+		}
+	}
 
 	steps := allSteps
 	if sc.PlanOnly {
@@ -205,7 +290,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
 		if baseline && opts.SkipBaseline {
 			break
 		}
-		w, err := newWorkdir(opts, "http://"+ln.Addr().String(), sc, baseline)
+		w, err := newWorkdir(opts, url, sc, baseline, vars)
 		if err != nil {
 			return nil, err
 		}
@@ -231,9 +316,10 @@ type workdir struct {
 	env  []string
 	opts Options
 	sc   Scenario
+	vars map[string]any
 }
 
-func newWorkdir(opts Options, url string, sc Scenario, baseline bool) (*workdir, error) {
+func newWorkdir(opts Options, url string, sc Scenario, baseline bool, vars map[string]any) (*workdir, error) {
 	dir, err := os.MkdirTemp("", "bkiam-bench-")
 	if err != nil {
 		return nil, err
@@ -256,7 +342,7 @@ func newWorkdir(opts Options, url string, sc Scenario, baseline bool) (*workdir,
 			return nil, err
 		}
 	}
-	w := &workdir{dir: dir, opts: opts, sc: sc}
+	w := &workdir{dir: dir, opts: opts, sc: sc, vars: vars}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "BKIAM_") && !strings.HasPrefix(kv, "BK_") {
 			w.env = append(w.env, kv)
@@ -284,7 +370,9 @@ func (w *workdir) writeInstances(g int) error {
 		}
 		instances[id] = "host " + id
 	}
-	data, err := json.Marshal(map[string]any{"instances": instances})
+	all := map[string]any{"instances": instances}
+	maps.Copy(all, w.vars)
+	data, err := json.Marshal(all)
 	if err != nil {
 		return err
 	}

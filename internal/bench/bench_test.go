@@ -45,6 +45,16 @@ func TestScenarioCallCounts(t *testing.T) {
 			StepChangeApply: {"batch_resource_creator_action": 1, "batch_path:revoke": 1, "model_query": 2},
 			StepDestroy:     {"batch_path:revoke": 1},
 		}},
+		// A group's members: no model read; every refresh reads the group,
+		// and an apply that adds reads it back.
+		{GroupMembers(450), map[string]map[string]int{
+			StepCreatePlan:  none,
+			StepCreateApply: {"member:list": 2, "member:add": 1},
+			StepNoopPlan:    {"member:list": 1},
+			// 1% of 450 replaced: one add of 4 users, one delete of 4.
+			StepChangeApply: {"member:list": 2, "member:add": 1, "member:delete": 1},
+			StepDestroy:     {"member:list": 1, "member:delete": 1},
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.sc.Name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -21,8 +22,11 @@ import (
 
 // groupMembers is bkiam_group_members: the exact members of one user
 // group, through the management API (management.go). It is served on
-// protocol values because a group of 10 000 members is a map of objects,
-// which the framework plans in quadratic time (DESIGN.md). Its model and
+// protocol values because a group of 10 000 members is a 10 000-entry map,
+// which the framework takes over a second to plan (DESIGN.md). The maps
+// are of strings (id → expiry), not objects: Terraform's own conversion
+// of a 10 000-object configuration value to map(object) costs seconds
+// before the provider is called (BENCHMARKS.md). Its model and
 // codec are in group_members_codec.go; the calls come from
 // internal/memberplan.
 type groupMembers struct{}
@@ -34,20 +38,17 @@ const (
 
 func (groupMembers) name() string { return "group_members" }
 
+// permanentMember is the expiry of a permanent membership.
+const permanentMember = "permanent"
+
 func membersAttribute(what, key, example string) schema.Attribute {
-	return schema.MapNestedAttribute{
-		Optional: true,
-		MarkdownDescription: fmt.Sprintf("The %s of the group, by %s, e.g. `%s`. Each may have an expiry; without one "+
-			"the membership is permanent. Leaving the attribute out, or `{}`, means none.", what, key, example),
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"expires_at": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "When the membership expires, as an RFC 3339 time such as `2027-06-30T00:00:00Z`, " +
-					"no later than `2100-01-01T00:00:00Z` (IAM's permanent). Unset is permanent. IAM raises an expiry in " +
-					"place but cannot lower one: a lowered expiry is applied by removing the member and adding it again, " +
-					"and the plan says so.",
-			},
-		}},
+	return schema.MapAttribute{
+		Optional:    true,
+		ElementType: types.StringType,
+		MarkdownDescription: fmt.Sprintf("The %s of the group: %s → when the membership expires, `\"permanent\"` or an "+
+			"RFC 3339 time such as `\"2027-06-30T00:00:00Z\"` (no later than `2100-01-01T00:00:00Z`, IAM's permanent), e.g. "+
+			"`%s`. Leaving the attribute out, or `{}`, means none. IAM raises an expiry in place but cannot lower one: a "+
+			"lowered expiry is applied by removing the member and adding it again, and the plan says so.", what, key, example),
 	}
 }
 
@@ -71,8 +72,8 @@ func (groupMembers) schema(context.Context) schema.Schema {
 				Required:            true,
 				MarkdownDescription: "The group's numeric id, e.g. `bkiam_group.dev.id`. Changing it replaces the resource.",
 			},
-			"users":       membersAttribute("users", "username", `{ alice = {}, bob = { expires_at = "2027-06-30T00:00:00Z" } }`),
-			"departments": membersAttribute("departments", "department id", `{ "12" = {} }`),
+			"users":       membersAttribute("users", "username", `{ alice = "permanent", bob = "2027-06-30T00:00:00Z" }`),
+			"departments": membersAttribute("departments", "department id", `{ "12" = "permanent" }`),
 			"timeouts":    timeoutsAttribute(),
 		},
 	}
@@ -96,18 +97,14 @@ func viewMembers(m groupMembersModel) membersView {
 	members := memberplan.Members{}
 	for _, part := range []struct {
 		typ string
-		x   memberMapValue
+		x   stringMapValue
 	}{{memberUser, m.Users}, {memberDepartment, m.Departments}} {
 		if part.x.isUnknown() {
 			return v
 		}
 		elems, _ := part.x.get()
 		for id, e := range elems {
-			entry, ok := e.get()
-			if !ok || entry.ExpiresAt.isUnknown() {
-				return v
-			}
-			exp, ok := memberExpiry(entry.ExpiresAt)
+			exp, ok := memberExpiry(e)
 			if !ok {
 				return v
 			}
@@ -118,15 +115,15 @@ func viewMembers(m groupMembersModel) membersView {
 	return v
 }
 
-// memberExpiry is the expired_at of a member's expires_at: null is IAM's
-// permanent expiry.
+// memberExpiry is the expired_at of a member's expiry: "permanent" is
+// IAM's permanent expiry.
 func memberExpiry(x stringValue) (int64, bool) {
-	if x.isNull() {
-		return bkiam.PermanentExpiry, true
-	}
 	s, ok := x.get()
 	if !ok {
 		return 0, false
+	}
+	if s == permanentMember {
+		return bkiam.PermanentExpiry, true
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
@@ -184,21 +181,19 @@ func (groupMembers) validate(_ context.Context, config groupMembersModel, diags 
 	checkTimeouts(config.Timeouts, diags)
 }
 
-func checkMemberExpiry(at *tftypes.AttributePath, e value[memberModel], diags *diagnostics) {
-	entry, _ := e.get()
-	s, ok := entry.ExpiresAt.get()
-	if !ok {
+func checkMemberExpiry(at *tftypes.AttributePath, e stringValue, diags *diagnostics) {
+	s, ok := e.get()
+	if !ok || s == permanentMember {
 		return
 	}
-	at = at.WithAttributeName("expires_at")
 	t, err := time.Parse(time.RFC3339, s)
 	switch {
 	case err != nil:
-		diags.addAttributeError(at, "Invalid RFC 3339 time",
-			fmt.Sprintf("%s must be an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", pathString(at), s))
+		diags.addAttributeError(at, "Invalid member expiry",
+			fmt.Sprintf("%s must be \"permanent\" or an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", pathString(at), s))
 	case t.Unix() > bkiam.PermanentExpiry:
 		diags.addAttributeError(at, "Expiry too late",
-			fmt.Sprintf("%s must be no later than 2100-01-01T00:00:00Z, IAM's \"permanent\", got %s. Remove it for a permanent membership.", pathString(at), s))
+			fmt.Sprintf("%s must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got %s. Write \"permanent\" for a permanent membership.", pathString(at), s))
 	}
 }
 
@@ -255,23 +250,22 @@ func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags 
 	now := time.Now()
 	for _, part := range []struct {
 		name, typ string
-		x         memberMapValue
+		x         stringMapValue
 	}{{"users", memberUser, planned.Users}, {"departments", memberDepartment, planned.Departments}} {
 		elems, _ := part.x.get()
 		for id, e := range elems {
-			entry, _ := e.get()
-			exp, ok := memberExpiry(entry.ExpiresAt)
+			exp, ok := memberExpiry(e)
 			if !ok || exp > now.Unix() {
 				continue
 			}
 			if old, was := held[memberplan.Key{Type: part.typ, ID: id}]; was && old == exp {
 				continue
 			}
-			at := root(part.name).WithElementKeyString(id).WithAttributeName("expires_at")
-			s, _ := entry.ExpiresAt.get()
+			at := root(part.name).WithElementKeyString(id)
+			s, _ := e.get()
 			diags.addAttributeError(at, "Expiry in the past",
 				fmt.Sprintf("%s is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, "+
-					"or remove it for a permanent membership.", pathString(at), s))
+					"or \"permanent\".", pathString(at), s))
 		}
 	}
 }
@@ -393,37 +387,33 @@ func (groupMembers) readMembers(ctx context.Context, c *bkiam.Client, system str
 // member's expiry as like (then alt) writes it when it is the same
 // instant, so that an expiry written with an offset reads back unchanged;
 // null when held has none of the type and like is null.
-func membersValue(held memberplan.Members, typ string, like, alt memberMapValue) memberMapValue {
+func membersValue(held memberplan.Members, typ string, like, alt stringMapValue) stringMapValue {
 	likeElems, _ := like.get()
 	altElems, _ := alt.get()
-	out := map[string]value[memberModel]{}
+	out := map[string]stringValue{}
 	for k, exp := range held {
 		if k.Type != typ {
 			continue
 		}
-		var entry memberModel
 		switch {
 		case sameExpiry(likeElems[k.ID], exp):
-			entry, _ = likeElems[k.ID].get()
+			out[k.ID] = likeElems[k.ID]
 		case sameExpiry(altElems[k.ID], exp):
-			entry, _ = altElems[k.ID].get()
-		case exp != bkiam.PermanentExpiry:
-			entry.ExpiresAt = known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
+			out[k.ID] = altElems[k.ID]
+		case exp == bkiam.PermanentExpiry:
+			out[k.ID] = known(permanentMember)
+		default:
+			out[k.ID] = known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
 		}
-		out[k.ID] = known(entry)
 	}
 	if len(out) == 0 && like.isNull() {
-		return memberMapValue{}
+		return stringMapValue{}
 	}
 	return known(out)
 }
 
-func sameExpiry(e value[memberModel], exp int64) bool {
-	entry, ok := e.get()
-	if !ok {
-		return false
-	}
-	have, ok := memberExpiry(entry.ExpiresAt)
+func sameExpiry(e stringValue, exp int64) bool {
+	have, ok := memberExpiry(e)
 	return ok && have == exp
 }
 
@@ -453,8 +443,8 @@ func (r groupMembers) read(ctx context.Context, data *providerData, req readRequ
 		return &state, req.private, false
 	}
 	m := state
-	m.Users = membersValue(held, memberUser, state.Users, memberMapValue{})
-	m.Departments = membersValue(held, memberDepartment, state.Departments, memberMapValue{})
+	m.Users = membersValue(held, memberUser, state.Users, stringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, state.Departments, stringMapValue{})
 	return &m, req.private, true
 }
 

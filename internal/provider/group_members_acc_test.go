@@ -25,17 +25,17 @@ import (
 
 const membersAddr = "bkiam_group_members.test"
 
-// members renders a users or departments map: id → expiry ("" for
+// membersHCL renders a users or departments map: id → expiry ("" for
 // permanent).
 func membersHCL(m map[string]string) string {
 	var b strings.Builder
 	b.WriteString("{\n")
 	for _, id := range slices.Sorted(maps.Keys(m)) {
-		if m[id] == "" {
-			fmt.Fprintf(&b, "    %q = {}\n", id)
-		} else {
-			fmt.Fprintf(&b, "    %q = { expires_at = %q }\n", id, m[id])
+		exp := m[id]
+		if exp == "" {
+			exp = "permanent"
 		}
+		fmt.Fprintf(&b, "    %q = %q\n", id, exp)
 	}
 	b.WriteString("  }")
 	return b.String()
@@ -462,25 +462,25 @@ func groupMembersValidationCases() []planTimeCase {
 		return imp + fmt.Sprintf("resource \"bkiam_group_members\" \"test\" {\n  system   = \"bk_cmdb\"\n  group_id = %q\n  users = %s\n  departments = %s\n%s}\n",
 			group, users, departments, extra)
 	}
-	alice := `{ alice = {} }`
+	alice := `{ alice = "permanent" }`
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	return []planTimeCase{
 		{name: "group id not a number", config: config("dev", alice, "{}", "", ""),
 			want: []string{"Invalid group id", `group_id must be a user group's numeric id, such as bkiam_group.dev.id or "42"; got "dev".`}},
-		{name: "username with white space", config: config("42", `{ " alice" = {} }`, "{}", "", ""),
+		{name: "username with white space", config: config("42", `{ " alice" = "permanent" }`, "{}", "", ""),
 			want: []string{"Invalid username", `users[" alice"]: " alice" is not a username IAM knows: it is blank, or has white space around it or control characters.`}},
-		{name: "username with a comma", config: config("42", `{ "alice,bob" = {} }`, "{}", "", ""),
+		{name: "username with a comma", config: config("42", `{ "alice,bob" = "permanent" }`, "{}", "", ""),
 			want: []string{"Invalid username", `users["alice,bob"]: "alice,bob" holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.`}},
-		{name: "admin", config: config("42", `{ admin = {} }`, "{}", "", ""),
+		{name: "admin", config: config("42", `{ admin = "permanent" }`, "{}", "", ""),
 			want: []string{"IAM does not add admin to groups", "admin is IAM's super user: IAM drops it from a member add without an error, so it would never be a member. Remove it."}},
-		{name: "department id not a number", config: config("42", alice, `{ "ops" = {} }`, "", ""),
+		{name: "department id not a number", config: config("42", alice, `{ "ops" = "permanent" }`, "", ""),
 			want: []string{"Invalid department id", `departments["ops"]: department ids are the numeric ids of IAM's organisation, such as "12"; got "ops".`}},
-		{name: "expiry not RFC 3339", config: config("42", `{ alice = { expires_at = "tomorrow" } }`, "{}", "", ""),
-			want: []string{"Invalid RFC 3339 time", `users["alice"].expires_at must be an RFC 3339 time such as "2027-06-30T00:00:00Z", got "tomorrow".`}},
-		{name: "expiry after 2100", config: config("42", alice, `{ "1" = { expires_at = "2101-01-01T00:00:00Z" } }`, "", ""),
-			want: []string{"Expiry too late", `departments["1"].expires_at must be no later than 2100-01-01T00:00:00Z, IAM's "permanent", got 2101-01-01T00:00:00Z. Remove it for a permanent membership.`}},
-		{name: "expiry in the past", config: config("42", fmt.Sprintf(`{ alice = { expires_at = %q } }`, past), "{}", "", ""),
-			want: []string{"Expiry in the past", fmt.Sprintf(`users["alice"].expires_at is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, or remove it for a permanent membership.`, past)}},
+		{name: "expiry neither permanent nor RFC 3339", config: config("42", `{ alice = "tomorrow" }`, "{}", "", ""),
+			want: []string{"Invalid member expiry", `users["alice"] must be "permanent" or an RFC 3339 time such as "2027-06-30T00:00:00Z", got "tomorrow".`}},
+		{name: "expiry after 2100", config: config("42", alice, `{ "1" = "2101-01-01T00:00:00Z" }`, "", ""),
+			want: []string{"Expiry too late", `departments["1"] must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got 2101-01-01T00:00:00Z. Write "permanent" for a permanent membership.`}},
+		{name: "expiry in the past", config: config("42", fmt.Sprintf(`{ alice = %q }`, past), "{}", "", ""),
+			want: []string{"Expiry in the past", fmt.Sprintf(`users["alice"] is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, or "permanent".`, past)}},
 		{name: "members timeout not a duration", config: config("42", alice, "{}", "  timeouts = { create = \"soon\" }\n", ""),
 			want: []string{"Invalid duration", `timeouts.create must be a positive duration such as "30m" or "1h", got "soon".`}},
 		{name: "members import ID of the wrong shape", config: config("42", alice, "{}", "", "bk_cmdb/dev"),

@@ -164,6 +164,36 @@ func benchPlanCreatorGrantOn(b *testing.B, n int, server tfprotov6.ProviderServe
 	benchPlanCreate(b, server, "bkiam_creator_grant", objType, value)
 }
 
+// BenchmarkPlanMembersCreate is the plan of a bkiam_group_members of n
+// users (a map of strings, like the instance grant's instances).
+func BenchmarkPlanMembersCreate(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchPlanMembersOn(b, n, protoServerB(b)) })
+	}
+}
+
+func benchPlanMembersOn(b *testing.B, n int, server tfprotov6.ProviderServer) {
+	QuietUnrequestedLogs()
+	objType := objectTypeOf("bkiam_group_members")
+	usersType := objType.AttributeTypes["users"].(tftypes.Map)
+	users := map[string]tftypes.Value{}
+	for i := range n {
+		users[fmt.Sprintf("u%d", i)] = tftypes.NewValue(usersType.ElementType, "permanent")
+	}
+	value := func(computed any) tftypes.Value {
+		v := map[string]tftypes.Value{}
+		for name, typ := range objType.AttributeTypes {
+			v[name] = tftypes.NewValue(typ, nil)
+		}
+		v["id"] = tftypes.NewValue(tftypes.String, computed)
+		v["system"] = tftypes.NewValue(tftypes.String, "bk_cmdb")
+		v["group_id"] = tftypes.NewValue(tftypes.String, "42")
+		v["users"] = tftypes.NewValue(usersType, users)
+		return tftypes.NewValue(objType, v)
+	}
+	benchPlanCreate(b, server, "bkiam_group_members", objType, value)
+}
+
 // The exit ramp (DESIGN.md): the same schemas served by plain framework
 // resources, planned by the framework's own machinery, so that each
 // framework upgrade shows in make bench whether the protocol-level path

@@ -44,15 +44,17 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 		// refused is what Terraform prints when IAM refuses the app's
 		// credentials, over this transport.
 		refused *regexp.Regexp
+		// management adds the steps of a group's members (gateway only).
+		management bool
 	}{
 		{"gateway", func(url string) string {
 			return fmt.Sprintf("provider \"bkiam\" {\n  apigw_url = %q\n  app_code = %q\n  max_retries = 0\n}\n", url, sandboxtest.AppCode)
 		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret}, []string{sandboxtest.AppSecret, wrongSecret},
-			planErrorPattern("bk_app_code or bk_app_secret is incorrect")},
+			planErrorPattern("bk_app_code or bk_app_secret is incorrect"), true},
 		{"esb with bk_token", func(url string) string {
 			return fmt.Sprintf("provider \"bkiam\" {\n  esb_url = %q\n  app_code = %q\n  max_retries = 0\n}\n", url, sandboxtest.AppCode)
 		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret, "BKIAM_BK_TOKEN": token}, []string{sandboxtest.AppSecret, token, wrongSecret},
-			planErrorPattern("APP Secret verification failed, please check bk_app_code and bk_app_secret")},
+			planErrorPattern("APP Secret verification failed, please check bk_app_code and bk_app_secret"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "trace.log")
@@ -77,13 +79,45 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 			errs := newErrorWatch(t, tc.secrets...)
 			// After a failed step too, the state must hold no secret.
 			errs.afterError = func() error { return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil) }
+			var managementSteps []resource.TestStep
+			if tc.management {
+				// A group's members: added, changed, a refresh that fails.
+				group := newGroup(t, outsideClient(t, sb), "dev")
+				members := func(users ...string) string {
+					m := map[string]string{}
+					for _, u := range users {
+						m[u] = ""
+					}
+					return grant("3", "4") + groupMembersConfig("", group, m, nil)
+				}
+				managementSteps = []resource.TestStep{
+					errs.pass(resource.TestStep{Config: members("alice", "bob"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.pass(resource.TestStep{Config: members("bob", "carol"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.expect(resource.TestStep{
+						PreConfig: func() {
+							if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{Count: 1, Status: 500, Code: 1902500}}); err != nil {
+								t.Fatal(err)
+							}
+						},
+						Config: members("bob", "carol", "dave"),
+					}, regexp.MustCompile(`(?s)Cannot read the group's members`)),
+					errs.pass(resource.TestStep{
+						PreConfig: func() {
+							if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+								t.Fatal(err)
+							}
+						},
+						Config: members("bob", "carol", "dave"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState,
+					}),
+				}
+			}
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				ErrorCheck:               errs.check,
 				CheckDestroy: func(*terraform.State) error {
 					return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil)
 				},
-				Steps: []resource.TestStep{
+				Steps: append([]resource.TestStep{
 					errs.pass(resource.TestStep{Config: grant("1", "2"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
 					errs.pass(resource.TestStep{Config: grant("2", "3"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
 					errs.expect(resource.TestStep{
@@ -109,7 +143,7 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 						PreConfig: func() { t.Setenv("BKIAM_APP_SECRET", sandboxtest.AppSecret) },
 						Config:    grant("3", "4"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState,
 					}),
-				},
+				}, managementSteps...),
 			})
 			raw, err := os.ReadFile(logFile)
 			if err != nil {
@@ -118,7 +152,11 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 			logs := string(raw)
 			// The logs must hold what a secret could hide in: the provider's
 			// own request logs, for both operations.
-			for _, want := range []string{"sending planned IAM call", "batch_instance"} {
+			wantLogs := []string{"sending planned IAM call", "batch_instance"}
+			if tc.management {
+				wantLogs = append(wantLogs, "sending planned member call", "member add", "member delete")
+			}
+			for _, want := range wantLogs {
 				if !strings.Contains(logs, want) {
 					t.Fatalf("the trace log (%d bytes) lacks %q: logging was not captured, so this test could not see a leak", len(raw), want)
 				}

@@ -1,0 +1,126 @@
+package provider
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+)
+
+var membersResource = protoResource[groupMembersModel]{
+	def: groupMembers{},
+	proposed: func(config groupMembersModel, prior *groupMembersModel) groupMembersModel {
+		config.ID = unknownValue[string]()
+		if prior != nil {
+			config.ID = prior.ID
+		}
+		return config
+	},
+}
+
+// membersModel is a bkiam_group_members of group in bk_cmdb with users
+// (id → expiry, "" for permanent).
+func membersModel(group int64, users map[string]string) groupMembersModel {
+	m := groupMembersModel{System: known("bk_cmdb"), GroupID: known(fmt.Sprint(group))}
+	elems := map[string]string{}
+	for id, exp := range users {
+		if exp == "" {
+			exp = permanentMember
+		}
+		elems[id] = exp
+	}
+	m.Users = knownStringMap(elems)
+	return m
+}
+
+// TestProtocolGroupMembers: the plan says when an expiry is lowered (and
+// only then), a change of group is a replacement, and a refresh of an
+// unchanged group changes nothing.
+func TestProtocolGroupMembers(t *testing.T) {
+	env := newProtoEnv(t, nil)
+	group := newGroup(t, outsideClient(t, env.sb), "dev")
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	later := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
+
+	config := membersModel(group, map[string]string{"alice": later, "bob": ""})
+	created := membersResource.mustChange(t, env.server, nil, nil, &config)
+	if got := membersResource.model(t, created.NewState).ID; got != known(fmt.Sprintf("bk_cmdb/%d", group)) {
+		t.Fatalf("id %v", got)
+	}
+
+	raised := membersModel(group, map[string]string{"alice": later, "bob": "", "carol": soon})
+	expectDiags(t, membersResource.plan(t, env.server, created.NewState, nil, &raised).Diagnostics)
+
+	lowered := membersModel(group, map[string]string{"alice": soon, "bob": ""})
+	plan := membersResource.plan(t, env.server, created.NewState, nil, &lowered)
+	expectDiags(t, plan.Diagnostics, protoWarning("removes 1 member (user alice) from the group and adds them again", nil))
+	env.calls.reset()
+	applied := membersResource.apply(t, env.server, created.NewState, plan, &lowered)
+	expectDiags(t, applied.Diagnostics)
+	env.expectCalls(t, map[string]int{"member:delete": 1, "member:add": 1, "member:list": 1})
+	for _, m := range env.sb.Members(group) {
+		if want, _ := time.Parse(time.RFC3339, soon); m.ID == "alice" && m.ExpiredAt != want.Unix() {
+			t.Errorf("alice expires at %d, want %d", m.ExpiredAt, want.Unix())
+		}
+	}
+
+	moved := membersModel(group+1, map[string]string{"alice": soon, "bob": ""})
+	if plan := membersResource.plan(t, env.server, applied.NewState, nil, &moved); !pathsEqual(plan.RequiresReplace, []*tftypes.AttributePath{root("group_id")}) {
+		t.Errorf("a new group_id plans %s, want a replacement on group_id", renderPaths(plan.RequiresReplace))
+	}
+
+	env.calls.reset()
+	read := membersResource.read(t, env.server, applied.NewState, nil)
+	expectDiags(t, read.Diagnostics)
+	if read.NewState != applied.NewState {
+		t.Error("a refresh of an unchanged group re-encoded the state")
+	}
+	env.expectCalls(t, map[string]int{"member:list": 1})
+}
+
+// TestProtocolGroupMembersAtScale: a group of 10 000 members is created
+// in ten adds; the plan of it unchanged reads and sends nothing (the no-op
+// answer comes before any decoding); a change of 1% of its members sends
+// one add and one delete, then reads the group back to check the add.
+func TestProtocolGroupMembersAtScale(t *testing.T) {
+	env := newProtoEnvWith(t, nil, sandbox.WithModel(modelWithUsers(t, 10100, 10100)))
+	group := newGroup(t, outsideClient(t, env.sb), "big")
+	users := func(from, to int) map[string]string {
+		out := map[string]string{}
+		for i := from; i < to; i++ {
+			out[fmt.Sprintf("u%05d", i)] = ""
+		}
+		return out
+	}
+	config := membersModel(group, users(0, 10000))
+	env.calls.reset()
+	created := membersResource.mustChange(t, env.server, nil, nil, &config)
+	if n := len(env.sb.Members(group)); n != 10000 {
+		t.Fatalf("the group holds %d members", n)
+	}
+	// The empty group's read (one page), ten adds, the read-back (20 pages of 500).
+	env.expectCalls(t, map[string]int{"member:list": 21, "member:add": 10})
+
+	plan := membersResource.plan(t, env.server, created.NewState, nil, &config)
+	expectDiags(t, plan.Diagnostics)
+	planned, _ := plan.PlannedState.Unmarshal(objectTypeOf(membersResource.typeName()))
+	state, _ := created.NewState.Unmarshal(objectTypeOf(membersResource.typeName()))
+	if !planned.Equal(state) {
+		t.Error("the plan of an unchanged group is not its state")
+	}
+	env.expectCalls(t, map[string]int{})
+
+	changed := membersModel(group, users(100, 10100))
+	membersResource.mustChange(t, env.server, created.NewState, nil, &changed)
+	env.expectCalls(t, map[string]int{"member:add": 1, "member:delete": 1, "member:list": 20})
+	held := map[string]bool{}
+	for _, m := range env.sb.Members(group) {
+		held[m.ID] = true
+	}
+	if len(held) != 10000 || held["u00099"] || !held["u10099"] {
+		t.Errorf("after the change the group holds %d members (u00099 %v, u10099 %v)", len(held), held["u00099"], held["u10099"])
+	}
+}
