@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
 
 // The management allow-list and the route shapes of the grade-manager routes (package doc of
