@@ -191,6 +191,40 @@ func printHoldings(out io.Writer, srv *sandbox.Server) {
 	_ = w.Flush()
 }
 
+// printManagement renders the grade managers and user groups the
+// sandbox holds, with each group's members.
+func printManagement(out io.Writer, srv *sandbox.Server) {
+	m := srv.Management()
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "GRADE MANAGER\tSYSTEM\tMEMBERS\tSYNC GROUP")
+	for _, gm := range m.GradeManagers {
+		sync := "no"
+		if gm.SyncPerm {
+			sync = "yes"
+		}
+		fmt.Fprintf(w, "%d %s\t%s\t%s\t%s\n", gm.ID, gm.Name, gm.System, strings.Join(gm.Members, ", "), sync)
+	}
+	_ = w.Flush()
+	fmt.Fprintln(out)
+	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "GROUP\tGRADE MANAGER\tMEMBER\tEXPIRES")
+	for _, g := range m.Groups {
+		name := fmt.Sprintf("%d %s", g.ID, g.Name)
+		if g.Sync {
+			name += " (sync group)"
+		}
+		if len(g.Members) == 0 {
+			fmt.Fprintf(w, "%s\t%d\t-\t\n", name, g.GradeManager)
+		}
+		members := slices.Clone(g.Members)
+		sort.Slice(members, func(i, j int) bool { return members[i].Type+members[i].ID < members[j].Type+members[j].ID })
+		for _, mem := range members {
+			fmt.Fprintf(w, "%s\t%d\t%s %s\t%s\n", name, g.GradeManager, mem.Type, mem.ID, expiry(mem.ExpiredAt))
+		}
+	}
+	_ = w.Flush()
+}
+
 func expiry(unix int64) string {
 	if unix >= 4102444800 {
 		return "never"
