@@ -4,12 +4,15 @@
 package examples
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -79,10 +82,16 @@ func TestExamples(t *testing.T) {
 				// A data source's example reads the sandbox and plans empty.
 				sb := sandboxtest.Start(t)
 				env = []string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret}
+				read := "model_query"
+				if filepath.Base(rel) == "bkiam_group" {
+					// It finds a group made outside the configuration.
+					env = append(env, "TF_VAR_grade_manager_id="+fmt.Sprint(outsideGroup(t, sb, "developers")))
+					read = "group:list"
+				}
 				run("apply", "-auto-approve", "-no-color")
 				run("plan", "-detailed-exitcode", "-no-color")
-				if sb.Stats().Requests["model_query"] == 0 {
-					t.Fatalf("examples/%s read no model", rel)
+				if sb.Stats().Requests[read] == 0 {
+					t.Fatalf("examples/%s made no %s call", rel, read)
 				}
 				return
 			}
@@ -96,19 +105,44 @@ func TestExamples(t *testing.T) {
 			sb := sandboxtest.Start(t)
 			env = []string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret}
 			run("apply", "-auto-approve", "-no-color")
-			if len(sb.Policies(sandbox.PolicyFilter{}).Policies) == 0 {
-				t.Fatalf("applying examples/%s granted nothing", rel)
+			if len(sb.Policies(sandbox.PolicyFilter{}).Policies) == 0 && len(sb.GradeManagers()) == 0 {
+				t.Fatalf("applying examples/%s granted nothing and created no grade manager", rel)
 			}
 			run("plan", "-detailed-exitcode", "-no-color") // exit 2 (a change) fails
 			run("destroy", "-auto-approve", "-no-color")
 			if left := sb.Policies(sandbox.PolicyFilter{}).Policies; len(left) != 0 {
 				t.Fatalf("destroying examples/%s left %d policies in IAM", rel, len(left))
 			}
+			if m := sb.Management(); len(m.GradeManagers) != 0 || len(m.Groups) != 0 {
+				t.Fatalf("destroying examples/%s left %d grade managers and %d groups in IAM", rel, len(m.GradeManagers), len(m.Groups))
+			}
 		})
 	}
 }
 
 // exampleDirs lists the directories under root that hold .tf files.
+// outsideGroup creates, as another team would, a grade manager of bk_cmdb
+// with a group called name, and returns the grade manager's id.
+func outsideGroup(t *testing.T, sb *sandboxtest.Sandbox, name string) int64 {
+	t.Helper()
+	c, err := bkiam.New(bkiam.Config{APIGatewayURL: sb.URL, AppCode: sandboxtest.AppCode, AppSecret: sandboxtest.AppSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "platform", Members: []string{"alice"},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
+			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}}},
+		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return gm
+}
+
 func exampleDirs(t *testing.T, root string) []string {
 	t.Helper()
 	seen := map[string]bool{}

@@ -51,3 +51,35 @@ resource "bkiam_creator_grant" "mini_apps" {
   }
   actions = ["mini_app_view", "mini_app_edit"]
 }
+
+# The SRE team administers its own user group in CMDB: a grade manager
+# (Carol), the group, and its members, with Bob's membership ending.
+resource "bkiam_grade_manager" "sre" {
+  system      = "bk_cmdb"
+  name        = "sre"
+  description = "Site reliability engineering"
+  members     = ["carol"]
+  authorization_scopes = [{
+    system  = "bk_cmdb"
+    actions = ["view_host", "edit_host"]
+    resources = [{
+      system    = "bk_cmdb"
+      type      = "host"
+      instances = [for id in keys(merge([for team in var.teams : team.hosts]...)) : { id = id }]
+    }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "sre" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.sre.id
+  name             = "sre-oncall"
+  description      = "SREs on call"
+}
+
+resource "bkiam_group_members" "sre" {
+  system   = "bk_cmdb"
+  group_id = bkiam_group.sre.id
+  users    = var.sre_members
+}

@@ -10,3 +10,8 @@ output "creator_actions" {
     mini_apps    = bkiam_creator_grant.mini_apps.granted_actions
   }
 }
+
+output "sre_group_id" {
+  description = "IAM's id of the SRE on-call group."
+  value       = bkiam_group.sre.id
+}

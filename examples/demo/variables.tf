@@ -45,3 +45,12 @@ variable "mini_apps" {
     "mini_app2" = { name = "incident review", project = "project2" }
   }
 }
+
+variable "sre_members" {
+  description = "Members of the SRE on-call group: username => \"permanent\" or when the membership expires."
+  type        = map(string)
+  default = {
+    alice = "permanent"
+    bob   = "2030-06-30T00:00:00Z"
+  }
+}

@@ -166,8 +166,32 @@ func (c *Client) manage(ctx context.Context, op, method, path string, q url.Valu
 	return nil
 }
 
+// wire is the spec as IAM takes it: every list present, empty rather than null (IAM requires
+// authorization_scopes[].resources even when an action relates to no type).
+func (s GradeManagerSpec) wire() GradeManagerSpec {
+	if s.Members == nil {
+		s.Members = []string{}
+	}
+	scopes := make([]AuthorizationScope, len(s.AuthorizationScopes))
+	for i, sc := range s.AuthorizationScopes {
+		if sc.Actions == nil {
+			sc.Actions = []Action{}
+		}
+		if sc.Resources == nil {
+			sc.Resources = []PathResource{}
+		}
+		scopes[i] = sc
+	}
+	s.AuthorizationScopes = scopes
+	if s.SubjectScopes == nil {
+		s.SubjectScopes = []SubjectScope{}
+	}
+	return s
+}
+
 // CreateGradeManager creates a grade manager of the system and returns its id.
 func (c *Client) CreateGradeManager(ctx context.Context, system string, spec GradeManagerSpec) (int64, error) {
+	spec = spec.wire()
 	var out struct {
 		ID int64 `json:"id"`
 	}
@@ -198,7 +222,7 @@ func (c *Client) GradeManager(ctx context.Context, system string, id int64) (*Gr
 
 // UpdateGradeManager replaces a grade manager whole (see GradeManagerSpec).
 func (c *Client) UpdateGradeManager(ctx context.Context, system string, id int64, spec GradeManagerSpec) error {
-	return c.manage(ctx, "grade manager update", http.MethodPut, managementPath(system, "grade_managers", idString(id)), nil, spec, nil)
+	return c.manage(ctx, "grade manager update", http.MethodPut, managementPath(system, "grade_managers", idString(id)), nil, spec.wire(), nil)
 }
 
 // DeleteGradeManager asks IAM to delete a grade manager with its groups. IAM answers at once and

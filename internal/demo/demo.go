@@ -85,7 +85,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	heading(out, "The IAM sandbox serves %s (app bkiam-sandbox). Working in %s.", url, work)
 	fmt.Fprintln(out, tf.name, "uses the provider built in", opts.ProviderDir, "through a dev_overrides CLI config of its own.")
 
-	heading(out, "1. %s apply: a team module with for_each, a group grant and two creator grants", tf.name)
+	heading(out, "1. %s apply: a team module with for_each, a group grant, two creator grants, and the SRE team's grade manager, group and members", tf.name)
 	if err := tf.run(ctx, "get"); err != nil {
 		return err
 	}
@@ -97,9 +97,12 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 
 	heading(out, "2. What the sandbox now holds: who may do what on which instances")
 	printHoldings(out, srv)
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "And the grade managers and user groups, through the management API:")
+	printManagement(out, srv)
 
-	heading(out, "3. A change: host web-3 joins the ops team")
-	change := `extra_hosts = { ops = { "5" = "web-3" } }` + "\n"
+	heading(out, "3. A change: host web-3 joins the ops team; dave joins the SRE group and bob leaves it")
+	change := `extra_hosts = { ops = { "5" = "web-3" } }` + "\n" + `sre_members = { alice = "permanent", dave = "permanent" }` + "\n"
 	if err := os.WriteFile(filepath.Join(tf.dir, "change.auto.tfvars"), []byte(change), 0o600); err != nil {
 		return err
 	}
@@ -112,6 +115,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		return err
 	}
 	printCalls(out, "The change", before, srv.Stats())
+	printManagement(out, srv)
 
 	heading(out, "4. A second plan: nothing left to do")
 	before = srv.Stats()
@@ -132,7 +136,11 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		printHoldings(out, srv)
 		return fmt.Errorf("the sandbox still holds %d policies after the destroy", len(left))
 	}
-	fmt.Fprintln(out, "The sandbox is empty: every grant was revoked.")
+	if m := srv.Management(); len(m.GradeManagers) != 0 || len(m.Groups) != 0 {
+		printManagement(out, srv)
+		return fmt.Errorf("the sandbox still holds %d grade managers and %d groups after the destroy", len(m.GradeManagers), len(m.Groups))
+	}
+	fmt.Fprintln(out, "The sandbox is empty: every grant was revoked, and the grade manager, its group and members are gone.")
 	heading(out, "Demo complete.")
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 )
 
@@ -44,4 +46,18 @@ func managementError(what string, err error) string {
 			"allow-list (ManagementAPIPermission) must list it, and the app must be a client of the system.", what, err)
 	}
 	return fmt.Sprintf("%s: %s", what, err)
+}
+
+// configuredData is the provider's data as a framework resource or data
+// source receives it in Configure: nil before the provider is configured.
+func configuredData(given any, typeName string, diags *diag.Diagnostics) *providerData {
+	if given == nil {
+		return nil
+	}
+	data, ok := given.(*providerData)
+	if !ok {
+		diags.AddError("Unexpected provider data", fmt.Sprintf("%s got %T; this is a bug in the provider.", typeName, given))
+		return nil
+	}
+	return data
 }

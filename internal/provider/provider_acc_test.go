@@ -407,7 +407,30 @@ var notAtPlanTime = map[string]string{
 	"groupMembers.apply: Unknown members in state":               "apply time, and a bug",
 	"groupMembers.apply: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
-	"groupMembers.read: Cannot read the group's members": "refresh time: depends on what IAM answers to the read",
+	"groupMembers.read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
+	"configuredData: Unexpected provider data":                 "a bug: Configure always hands over *providerData",
+	"gradeManagerResource.configured: Provider not configured": "a bug: Terraform configures the provider first",
+	"groupResource.configured: Provider not configured":        "a bug: Terraform configures the provider first",
+	"groupDataSource.Read: Provider not configured":            "a bug: Terraform configures the provider first",
+	"gradeManagerResource.Create: Cannot create the grade manager": "apply time: depends on IAM " +
+		"(TestAccGradeManagerRefusals provokes the name conflict)",
+	"gradeManagerResource.Read: Invalid grade manager id":                           "refresh time: a state the provider did not write",
+	"gradeManagerResource.Read: Cannot read the grade manager":                      "refresh time: depends on what IAM answers to the read",
+	"gradeManagerResource.Update: Cannot update the grade manager":                  "apply time: depends on IAM",
+	"gradeManagerResource.Delete: Cannot delete the grade manager":                  "apply time: depends on IAM",
+	"gradeManagerResource.Delete: Cannot tell whether the grade manager is deleted": "apply time: depends on IAM's read after the delete",
+	"gradeManagerResource.Delete: The grade manager is still there": "apply time: IAM's background delete outlasts timeouts.delete " +
+		"(TestAccGradeManagerDeleteWaits provokes it)",
+	"groupResource.Create: group ids for one group": "apply time: an answer IAM never gives",
+	"groupResource.Create: Cannot create the group": "apply time: depends on IAM " +
+		"(TestAccGradeManagerRefusals provokes the ownership 403)",
+	"groupResource.Read: Invalid group id":          "refresh time: a state the provider did not write",
+	"groupResource.Read: Cannot read the group":     "refresh time: depends on what IAM answers to the read",
+	"groupResource.Update: Cannot update the group": "apply time: depends on IAM",
+	"groupResource.Delete: Cannot delete the group": "apply time: depends on IAM",
+	"groupDataSource.Read: No such group": "read time: depends on the groups in IAM " +
+		"(TestAccGradeManagerRefusals provokes it)",
+	"groupDataSource.Read: Cannot find the group": "read time: depends on what IAM answers to the list",
 	"groupMembers.apply: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *providerData",
@@ -445,6 +468,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, modelCheckCases()...)
 	cases = append(cases, groupMembersValidationCases()...)
 	cases = append(cases, managementCases()...)
+	cases = append(cases, managementValidationCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.want {

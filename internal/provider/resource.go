@@ -33,8 +33,8 @@ var protocolResources = []servedResource{
 // nothing that matters (DESIGN.md, "Resources and data sources on the
 // framework"). They get the provider's *providerData from Configure.
 var (
-	frameworkResources   []func() resource.Resource
-	frameworkDataSources = []func() datasource.DataSource{newSystemDataSource}
+	frameworkResources   = []func() resource.Resource{newGradeManagerResource, newGroupResource}
+	frameworkDataSources = []func() datasource.DataSource{newSystemDataSource, newGroupDataSource}
 )
 
 // resourceDef is a resource served on protocol values, written against

@@ -1,0 +1,32 @@
+resource "bkiam_grade_manager" "platform" {
+  system  = "bk_cmdb"
+  name    = "platform"
+  members = ["alice"]
+  authorization_scopes = [{
+    system    = "bk_cmdb"
+    actions   = ["view_host"]
+    resources = [{ system = "bk_cmdb", type = "host", instances = [{ id = "*" }] }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "developers" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "developers"
+}
+
+# Exactly these members: Alice and Carol for good, Bob until mid-2030, and
+# everyone in department 1.
+resource "bkiam_group_members" "developers" {
+  system   = "bk_cmdb"
+  group_id = bkiam_group.developers.id
+  users = {
+    alice = "permanent"
+    bob   = "2030-06-30T00:00:00Z"
+    carol = "permanent"
+  }
+  departments = {
+    "1" = "permanent"
+  }
+}

@@ -1,0 +1,431 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+)
+
+// gradeManagerResource is bkiam_grade_manager: a grade manager (分级管理员)
+// created, and so owned, by a system through the management API. Its
+// values are small, so the framework serves it.
+type gradeManagerResource struct {
+	data *providerData
+}
+
+var (
+	_ resource.ResourceWithConfigure      = &gradeManagerResource{}
+	_ resource.ResourceWithImportState    = &gradeManagerResource{}
+	_ resource.ResourceWithModifyPlan     = &gradeManagerResource{}
+	_ resource.ResourceWithValidateConfig = &gradeManagerResource{}
+)
+
+func newGradeManagerResource() resource.Resource { return &gradeManagerResource{} }
+
+// gradeManagerDeleteTimeout bounds the wait for IAM to carry out a
+// delete, which it does in a background task.
+const gradeManagerDeleteTimeout = 10 * time.Minute
+
+type gradeManagerModel struct {
+	ID                  types.String   `tfsdk:"id"`
+	System              types.String   `tfsdk:"system"`
+	Name                types.String   `tfsdk:"name"`
+	Description         types.String   `tfsdk:"description"`
+	Members             types.Set      `tfsdk:"members"`
+	AuthorizationScopes []scopeModel   `tfsdk:"authorization_scopes"`
+	SubjectScopes       []subjectScope `tfsdk:"subject_scopes"`
+	SyncPerm            types.Bool     `tfsdk:"sync_perm"`
+	GroupName           types.String   `tfsdk:"group_name"`
+	Timeouts            timeouts.Value `tfsdk:"timeouts"`
+}
+
+type scopeModel struct {
+	System    types.String         `tfsdk:"system"`
+	Actions   []types.String       `tfsdk:"actions"`
+	Resources []scopeResourceModel `tfsdk:"resources"`
+}
+
+type scopeResourceModel struct {
+	System    types.String         `tfsdk:"system"`
+	Type      types.String         `tfsdk:"type"`
+	Instances []scopeInstanceModel `tfsdk:"instances"`
+}
+
+type scopeInstanceModel struct {
+	ID        types.String     `tfsdk:"id"`
+	Name      types.String     `tfsdk:"name"`
+	Ancestors []scopeNodeModel `tfsdk:"ancestors"`
+}
+
+type scopeNodeModel struct {
+	System types.String `tfsdk:"system"`
+	Type   types.String `tfsdk:"type"`
+	ID     types.String `tfsdk:"id"`
+}
+
+type subjectScope struct {
+	Type types.String `tfsdk:"type"`
+	ID   types.String `tfsdk:"id"`
+}
+
+func (r *gradeManagerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_grade_manager"
+}
+
+func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A grade manager (分级管理员) of BlueKing IAM, created through the management API by a system, " +
+			"which then owns it: only apps that are clients of that system can change or delete it. A grade manager " +
+			"may grant, within its authorization scopes, to the subjects of its subject scopes, through its user groups " +
+			"(`bkiam_group`). API gateway only.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The grade manager's numeric id, as `bkiam_group.grade_manager_id` takes it.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"system": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The system that creates and owns the grade manager, e.g. `bk_cmdb`: its management " +
+					"API is called, and the provider's app must be a client of it. Changing it replaces the grade manager.",
+				Validators:    []validator.String{iamIDValidator{}},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"name": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The grade manager's name, unique across IAM (compared case-insensitively, among " +
+					"every grade manager and pending application), at most 512 characters.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 512)},
+			},
+			"description": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(""),
+				MarkdownDescription: "What the grade manager is for; empty by default, at most 255 characters.",
+				Validators:          []validator.String{stringvalidator.LengthAtMost(255)},
+			},
+			"members": schema.SetAttribute{
+				Required:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "The usernames that administer the grade manager: at least one, at most 1 000, each " +
+					"at most 64 characters. IAM does not check that they exist.",
+				Validators: []validator.Set{setvalidator.SizeBetween(1, 1000),
+					setvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, 64))},
+			},
+			"authorization_scopes": schema.ListNestedAttribute{
+				Required: true,
+				MarkdownDescription: "What the grade manager may grant: per system, actions and the resources they may " +
+					"be granted on. IAM checks the actions and resource types against the system's model. IAM cannot read " +
+					"the scopes back: they are kept from the configuration, and a change made outside Terraform goes " +
+					"unnoticed (the next change of the resource sends the configured scopes again).",
+				Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The system of the actions.",
+						Validators: []validator.String{iamIDValidator{}}},
+					"actions": schema.ListAttribute{Required: true, ElementType: types.StringType,
+						MarkdownDescription: "The action ids: at least one, no duplicates.",
+						Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
+							listvalidator.ValueStringsAre(iamIDValidator{})}},
+					"resources": schema.ListNestedAttribute{
+						Optional: true,
+						MarkdownDescription: "The resource types of the actions, in the order the system relates them, each with " +
+							"the instance paths the grade manager may grant; none for actions related to no type.",
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system.",
+								Validators: []validator.String{iamIDValidator{}}},
+							"type": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type.",
+								Validators: []validator.String{iamIDValidator{}}},
+							"instances": schema.ListNestedAttribute{
+								Required: true,
+								MarkdownDescription: "The instances of the type the grade manager may grant, each under its ancestors " +
+									"in the system's topology: `{ id = \"*\" }` is every instance, `{ id = \"*\", ancestors = [{ system = " +
+									"\"bk_cmdb\", type = \"biz\", id = \"2\" }] }` every instance under business 2.",
+								Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+								NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+									"id": schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id, or `*` for every instance.",
+										Validators: []validator.String{iamIDValidator{}, stringvalidator.LengthAtMost(36)}},
+									"name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
+										MarkdownDescription: "The instance's display name; empty by default."},
+									"ancestors": schema.ListNestedAttribute{
+										Optional:            true,
+										MarkdownDescription: "The instance's ancestors, outermost first.",
+										NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+											"system": schema.StringAttribute{Required: true, MarkdownDescription: "The ancestor's system.",
+												Validators: []validator.String{iamIDValidator{}}},
+											"type": schema.StringAttribute{Required: true, MarkdownDescription: "The ancestor's resource type.",
+												Validators: []validator.String{iamIDValidator{}}},
+											"id": schema.StringAttribute{Required: true, MarkdownDescription: "The ancestor's id, or `*`.",
+												Validators: []validator.String{iamIDValidator{}, stringvalidator.LengthAtMost(36)}},
+										}},
+									},
+								}},
+							},
+						}},
+					},
+				}},
+			},
+			"subject_scopes": schema.ListNestedAttribute{
+				Required: true,
+				MarkdownDescription: "Who the grade manager's groups may hold: users and departments, or " +
+					"`{ type = \"*\", id = \"*\" }` for everyone. IAM cannot read them back: they are kept from the configuration.",
+				Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"type": schema.StringAttribute{Required: true, MarkdownDescription: "`user`, `department` or `*`.",
+						Validators: []validator.String{stringvalidator.OneOf("user", "department", "*")}},
+					"id": schema.StringAttribute{Required: true, MarkdownDescription: "A username, a numeric department id, or `*` " +
+						"(with type `*`).", Validators: []validator.String{iamIDValidator{}}},
+				}},
+			},
+			"sync_perm": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Whether IAM keeps a *sync group*: a user group holding the grade manager's members " +
+					"with its whole authorization scope. Every update sends it, so the group never goes by omission.",
+			},
+			"group_name": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The sync group's name; IAM's default is `<name>-管理员组`. IAM cannot read it back: " +
+					"it is kept from the configuration.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 512)},
+			},
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
+				DeleteDescription: "How long a destroy waits for IAM to carry out the delete, which it does in a background " +
+					"task (default 10m)."}),
+		},
+	}
+}
+
+func (r *gradeManagerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configuredData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
+}
+
+// ValidateConfig checks what the schema cannot say of one attribute.
+func (r *gradeManagerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var scopes []subjectScope
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("subject_scopes"), &scopes)...)
+	for i, s := range scopes {
+		at := path.Root("subject_scopes").AtListIndex(i)
+		typ, id := s.Type.ValueString(), s.ID.ValueString()
+		if s.Type.IsUnknown() || s.ID.IsUnknown() {
+			continue
+		}
+		switch {
+		case (typ == "*") != (id == "*"):
+			resp.Diagnostics.AddAttributeError(at, "Invalid subject scope",
+				fmt.Sprintf("subject_scopes[%d] is { type = %q, id = %q }: everyone is { type = \"*\", id = \"*\" }, and the id \"*\" "+
+					"goes with no other type.", i, typ, id))
+		case typ == "department":
+			if n, err := strconv.ParseInt(id, 10, 64); err != nil || n <= 0 {
+				resp.Diagnostics.AddAttributeError(at.AtName("id"), "Invalid department id",
+					fmt.Sprintf("subject_scopes[%d].id: department ids are the numeric ids of IAM's organisation, such as \"12\"; got %q.", i, id))
+			}
+		}
+	}
+}
+
+// ModifyPlan refuses, for a create or a change, a provider that cannot
+// reach the management API.
+func (r *gradeManagerResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	if summary, detail, ok := managementNeedsGateway(r.data, "bkiam_grade_manager"); ok {
+		resp.Diagnostics.AddError(summary, detail)
+	}
+}
+
+// spec is the body of a create or a full-replace update.
+func (m gradeManagerModel) spec(ctx context.Context) (bkiam.GradeManagerSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	spec := bkiam.GradeManagerSpec{
+		Name: m.Name.ValueString(), Description: m.Description.ValueString(),
+		SyncPerm: m.SyncPerm.ValueBool(), GroupName: m.GroupName.ValueString(),
+	}
+	diags.Append(m.Members.ElementsAs(ctx, &spec.Members, false)...)
+	for _, s := range m.AuthorizationScopes {
+		scope := bkiam.AuthorizationScope{System: s.System.ValueString(), Actions: []bkiam.Action{}, Resources: []bkiam.PathResource{}}
+		for _, a := range s.Actions {
+			scope.Actions = append(scope.Actions, bkiam.Action{ID: a.ValueString()})
+		}
+		for _, res := range s.Resources {
+			pr := bkiam.PathResource{System: res.System.ValueString(), Type: res.Type.ValueString(), Paths: [][]bkiam.PathNode{}}
+			for _, in := range res.Instances {
+				nodes := make([]bkiam.PathNode, 0, len(in.Ancestors)+1)
+				for _, a := range in.Ancestors {
+					nodes = append(nodes, bkiam.PathNode{System: a.System.ValueString(), Type: a.Type.ValueString(), ID: a.ID.ValueString()})
+				}
+				nodes = append(nodes, bkiam.PathNode{System: pr.System, Type: pr.Type, ID: in.ID.ValueString(), Name: in.Name.ValueString()})
+				pr.Paths = append(pr.Paths, nodes)
+			}
+			scope.Resources = append(scope.Resources, pr)
+		}
+		spec.AuthorizationScopes = append(spec.AuthorizationScopes, scope)
+	}
+	for _, s := range m.SubjectScopes {
+		spec.SubjectScopes = append(spec.SubjectScopes, bkiam.SubjectScope{Type: s.Type.ValueString(), ID: s.ID.ValueString()})
+	}
+	return spec, diags
+}
+
+func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan gradeManagerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	spec, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	system := plan.System.ValueString()
+	id, err := r.data.client.CreateGradeManager(ctx, system, spec)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot create the grade manager",
+			managementError(fmt.Sprintf("Creating grade manager %q in %s", spec.Name, system), err))
+		return
+	}
+	plan.ID = types.StringValue(strconv.FormatInt(id, 10))
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state gradeManagerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	id, err := strconv.ParseInt(state.ID.ValueString(), 10, 64)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid grade manager id", fmt.Sprintf("The state holds id %q, which is not numeric.", state.ID.ValueString()))
+		return
+	}
+	system := state.System.ValueString()
+	gm, err := r.data.client.GradeManager(ctx, system, id)
+	if errors.Is(err, bkiam.ErrNotOwned) {
+		// IAM answers a grade manager that is gone the same way as one
+		// another system owns: the resource leaves state.
+		tflog.Warn(ctx, "the grade manager is gone (or no longer the system's): removing it from state", map[string]any{"system": system, "id": id})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the grade manager", managementError(fmt.Sprintf("Reading grade manager %d in %s", id, system), err))
+		return
+	}
+	state.Name = types.StringValue(gm.Name)
+	state.Description = types.StringValue(gm.Description)
+	members, diags := types.SetValueFrom(ctx, types.StringType, gm.Members)
+	resp.Diagnostics.Append(diags...)
+	state.Members = members
+	state.SyncPerm = types.BoolValue(gm.SyncPerm)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+func (r *gradeManagerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan gradeManagerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	timeout, diags := plan.Timeouts.Update(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	spec, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, _ := strconv.ParseInt(plan.ID.ValueString(), 10, 64)
+	system := plan.System.ValueString()
+	// A full replace: sync_perm and group_name always go with it, or IAM
+	// would delete the sync group.
+	if err := r.data.client.UpdateGradeManager(ctx, system, id, spec); err != nil {
+		resp.Diagnostics.AddError("Cannot update the grade manager", managementError(fmt.Sprintf("Updating grade manager %d in %s", id, system), err))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+func (r *gradeManagerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state gradeManagerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	timeout, diags := state.Timeouts.Delete(ctx, gradeManagerDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, _ := strconv.ParseInt(state.ID.ValueString(), 10, 64)
+	system := state.System.ValueString()
+	err := r.data.client.DeleteGradeManager(ctx, system, id)
+	if errors.Is(err, bkiam.ErrNotOwned) {
+		return // gone already
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot delete the grade manager", managementError(fmt.Sprintf("Deleting grade manager %d in %s", id, system), err))
+		return
+	}
+	// IAM answers at once and deletes in a background task, groups and
+	// members included: wait until it no longer has the grade manager.
+	wait := 250 * time.Millisecond
+	for {
+		_, err := r.data.client.GradeManager(ctx, system, id)
+		switch {
+		case errors.Is(err, bkiam.ErrNotOwned):
+			return
+		case err != nil && ctx.Err() == nil:
+			resp.Diagnostics.AddError("Cannot tell whether the grade manager is deleted",
+				managementError(fmt.Sprintf("IAM accepted the delete of grade manager %d in %s, but reading it back failed", id, system), err))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			resp.Diagnostics.AddError("The grade manager is still there",
+				fmt.Sprintf("IAM accepted the delete of grade manager %d in %s, but still had it after %s: IAM deletes grade "+
+					"managers in a background task, with their groups and members. Check IAM's task queue (celery) and run "+
+					"terraform destroy again; a longer timeouts.delete waits longer.", id, system, timeout))
+			return
+		case <-time.After(wait):
+			wait = min(2*wait, 2*time.Second)
+		}
+	}
+}
+
+// ImportState takes SYSTEM/ID. What IAM cannot read back (the scopes, the
+// sync group's name) comes from the configuration at the next apply.
+func (r *gradeManagerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	system, id, ok := strings.Cut(req.ID, "/")
+	if n, err := strconv.ParseInt(id, 10, 64); !ok || strings.TrimSpace(system) == "" || err != nil || n <= 0 {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GRADE_MANAGER_ID, e.g. bk_cmdb/12; got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("system"), system)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+}
+
+func (r *gradeManagerResource) configured(diags *diag.Diagnostics) bool {
+	if r.data == nil {
+		diags.AddError("Provider not configured", "bkiam_grade_manager was used before the provider was configured; this is a bug in the provider.")
+		return false
+	}
+	return true
+}

@@ -1,0 +1,501 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// gradeManagerHCL renders the platform team's grade manager of bk_cmdb.
+func gradeManagerHCL(name, description string, members []string, syncPerm bool) string {
+	quoted := make([]string, len(members))
+	for i, m := range members {
+		quoted[i] = fmt.Sprintf("%q", m)
+	}
+	return fmt.Sprintf(`
+resource "bkiam_grade_manager" "platform" {
+  system      = "bk_cmdb"
+  name        = %q
+  description = %q
+  members     = [%s]
+  authorization_scopes = [{
+    system  = "bk_cmdb"
+    actions = ["view_host", "edit_host"]
+    resources = [{
+      system    = "bk_cmdb"
+      type      = "host"
+      instances = [{ id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] }]
+    }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+  sync_perm      = %t
+  group_name     = "platform-admins"
+}
+`, name, description, strings.Join(quoted, ", "), syncPerm)
+}
+
+// groupsHCL renders groups of the platform grade manager: label, name,
+// description each. (terraform-plugin-testing cannot read back the state
+// of a for_each: TestAccGroupsForEach drives the CLI itself.)
+func groupsHCL(groups ...[3]string) string {
+	var b strings.Builder
+	for _, g := range groups {
+		fmt.Fprintf(&b, "\nresource \"bkiam_group\" %q {\n  system           = \"bk_cmdb\"\n  grade_manager_id = bkiam_grade_manager.platform.id\n  name             = %q\n  description      = %q\n}\n", g[0], g[1], g[2])
+	}
+	return b.String()
+}
+
+// sandboxGroups is what the sandbox holds of a grade manager's groups:
+// name → description, the sync group marked "(sync) <members>".
+func sandboxGroups(sb *sandboxtest.Sandbox) map[string]string {
+	out := map[string]string{}
+	for _, gm := range sb.GradeManagers() {
+		for _, g := range sb.Groups(gm.ID) {
+			if g.Sync {
+				var members []string
+				for _, m := range g.Members {
+					members = append(members, m.ID)
+				}
+				slices.Sort(members)
+				out[g.Name] = "(sync) " + strings.Join(members, ",")
+				continue
+			}
+			out[g.Name] = g.Description
+		}
+	}
+	return out
+}
+
+func checkSandboxGroups(sb *sandboxtest.Sandbox, want map[string]string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if got := sandboxGroups(sb); !mapsEqual(got, want) {
+			return fmt.Errorf("the sandbox holds groups %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// checkGradeManager is a step check of the one grade manager the sandbox
+// holds.
+func checkGradeManager(sb *sandboxtest.Sandbox, name, description string, members ...string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		gms := sb.GradeManagers()
+		if len(gms) != 1 {
+			return fmt.Errorf("the sandbox holds %d grade managers, want 1", len(gms))
+		}
+		gm := gms[0]
+		got := slices.Sorted(slices.Values(gm.Members))
+		if gm.Name != name || gm.Description != description || !slices.Equal(got, members) {
+			return fmt.Errorf("the grade manager is %q %q %v, want %q %q %v", gm.Name, gm.Description, got, name, description, members)
+		}
+		return nil
+	}
+}
+
+// TestAccGradeManagerAndGroups is the life of a grade manager with a sync
+// group and three groups: create; update (the full replace keeps the sync
+// group); a group renamed in place, a description cleared (a
+// replacement); drift of each resource; objects deleted outside
+// Terraform; the data source's exact name; import; destroy, which waits
+// until IAM has carried out the grade manager's delete.
+func TestAccGradeManagerAndGroups(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	client := outsideClient(t, sb)
+	lookup := `
+data "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "dev"
+  depends_on       = [bkiam_group.dev, bkiam_group.devops, bkiam_group.third]
+}
+`
+	step1 := provider + gradeManagerHCL("platform", "", []string{"alice", "bob"}, true) +
+		groupsHCL([3]string{"dev", "dev", "developers"}, [3]string{"devops", "devops", ""}, [3]string{"third", "ops", "operators"}) + lookup
+	step2 := provider + gradeManagerHCL("platform", "the platform team", []string{"alice", "carol"}, true) +
+		groupsHCL([3]string{"dev", "dev", "developers"}, [3]string{"devops", "devops", ""}, [3]string{"third", "quality", "testers"}) + lookup
+	step3 := provider + gradeManagerHCL("platform", "the platform team", []string{"alice", "carol"}, true) +
+		groupsHCL([3]string{"dev", "dev", ""}, [3]string{"devops", "devops", ""}, [3]string{"third", "quality", "testers"}) + lookup
+	gmID := func() int64 { return sb.GradeManagers()[0].ID }
+	groupID := func(name string) int64 {
+		for _, g := range sb.Groups(gmID()) {
+			if g.Name == name {
+				return g.ID
+			}
+		}
+		t.Fatalf("no group %q", name)
+		return 0
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: step1,
+				Check: resource.ComposeTestCheckFunc(
+					checkGradeManager(sb, "platform", "", "alice", "bob"),
+					checkSandboxGroups(sb, map[string]string{"platform-admins": "(sync) alice,bob", "dev": "developers", "devops": "", "ops": "operators"}),
+					func(st *terraform.State) error {
+						return resource.TestCheckResourceAttr("data.bkiam_group.dev", "id", fmt.Sprint(groupID("dev")))(st)
+					},
+					resource.TestCheckResourceAttr("data.bkiam_group.dev", "description", "developers"),
+				),
+			},
+			{
+				// The grade manager's update is a full replace that keeps the
+				// sync group (and syncs its members); a group renamed in place.
+				Config: step2,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("bkiam_grade_manager.platform", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("bkiam_group.third", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					checkGradeManager(sb, "platform", "the platform team", "alice", "carol"),
+					checkSandboxGroups(sb, map[string]string{"platform-admins": "(sync) alice,carol", "dev": "developers", "devops": "", "quality": "testers"}),
+				),
+			},
+			{
+				// IAM keeps a description an update sends empty: clearing it
+				// replaces the group.
+				Config: step3,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("bkiam_group.dev", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: checkSandboxGroups(sb, map[string]string{"platform-admins": "(sync) alice,carol", "dev": "", "devops": "", "quality": "testers"}),
+			},
+			{
+				// Drift: the grade manager and a group changed outside Terraform.
+				PreConfig: func() {
+					ctx := context.Background()
+					gm, err := client.GradeManager(ctx, "bk_cmdb", gmID())
+					if err != nil {
+						t.Fatal(err)
+					}
+					spec := bkiam.GradeManagerSpec{Name: gm.Name, Description: "changed outside", Members: gm.Members, SyncPerm: true,
+						GroupName: "platform-admins", SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
+						AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}}}}
+					if err := client.UpdateGradeManager(ctx, "bk_cmdb", gmID(), spec); err != nil {
+						t.Fatal(err)
+					}
+					if err := client.UpdateGroup(ctx, "bk_cmdb", groupID("quality"), "quality-renamed", ""); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             step3,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: step3,
+				Check: resource.ComposeTestCheckFunc(
+					checkGradeManager(sb, "platform", "the platform team", "alice", "carol"),
+					checkSandboxGroups(sb, map[string]string{"platform-admins": "(sync) alice,carol", "dev": "", "devops": "", "quality": "testers"}),
+				),
+			},
+			{
+				// A group deleted outside Terraform leaves state: the plan creates it.
+				PreConfig: func() {
+					if err := client.DeleteGroup(context.Background(), "bk_cmdb", groupID("devops")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             step3,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: step3,
+				Check:  checkSandboxGroups(sb, map[string]string{"platform-admins": "(sync) alice,carol", "dev": "", "devops": "", "quality": "testers"}),
+			},
+			{
+				ResourceName: "bkiam_grade_manager.platform", ImportState: true, ImportStateVerify: true,
+				ImportStateIdFunc: func(*terraform.State) (string, error) { return fmt.Sprintf("bk_cmdb/%d", gmID()), nil },
+				// What IAM cannot read back comes from the configuration.
+				ImportStateVerifyIgnore: []string{"authorization_scopes", "subject_scopes", "group_name", "timeouts"},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			// The destroy waited until IAM carried out the grade manager's delete.
+			if m := sb.Management(); len(m.GradeManagers) != 0 || len(m.Groups) != 0 {
+				return fmt.Errorf("after destroy the sandbox holds %d grade managers and %d groups", len(m.GradeManagers), len(m.Groups))
+			}
+			return nil
+		},
+	})
+}
+
+// TestAccGradeManagerGone: a grade manager deleted outside Terraform
+// leaves state, and so do its groups: the plan creates them all again.
+func TestAccGradeManagerGone(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
+	provider := transports[gatewayTransport].block(sb.URL)
+	client := outsideClient(t, sb)
+	config := provider + gradeManagerHCL("platform", "", []string{"alice"}, false) + groupsHCL([3]string{"dev", "dev", ""})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					if err := client.DeleteGradeManager(context.Background(), "bk_cmdb", sb.GradeManagers()[0].ID); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("bkiam_grade_manager.platform", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction("bkiam_group.dev", plancheck.ResourceActionCreate),
+				}},
+			},
+			{Config: config, Check: checkSandboxGroups(sb, map[string]string{"dev": ""})},
+		},
+	})
+}
+
+// TestAccGradeManagerRefusals: what IAM refuses reaches the user with the
+// fix: a group under a grade manager another system created (IAM's
+// ownership 403), a grade manager whose name is taken (409, compared
+// case-insensitively), and a group the data source cannot find.
+func TestAccGradeManagerRefusals(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	client := outsideClient(t, sb)
+	ctx := context.Background()
+	scope := []bkiam.AuthorizationScope{{System: "bk_job", Actions: []bkiam.Action{{ID: "view"}},
+		Resources: []bkiam.PathResource{{System: "bk_job", Type: "job", Paths: [][]bkiam.PathNode{{{System: "bk_job", Type: "job", ID: "*"}}}}}}}
+	foreign, err := client.CreateGradeManager(ctx, "bk_job", bkiam.GradeManagerSpec{Name: "Platform", Members: []string{"alice"},
+		AuthorizationScopes: scope, SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: provider + fmt.Sprintf(`
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = "%d"
+  name             = "dev"
+}
+`, foreign),
+				ExpectError: planErrorPattern("Cannot create the group", fmt.Sprintf("Creating group \"dev\" under grade manager %d in bk_cmdb:", foreign),
+					"HTTP 403", "IAM lets an app manage only the grade managers and groups that the system in the path created through the management API."),
+			},
+			{
+				Config: provider + gradeManagerHCL("platform", "", []string{"alice"}, false),
+				ExpectError: planErrorPattern("Cannot create the grade manager", `Creating grade manager "platform" in bk_cmdb:`, "HTTP 409",
+					"The name is taken: grade manager names are unique across IAM and group names within their grade manager (compared case-insensitively)."),
+			},
+			{
+				Config: provider + fmt.Sprintf(`
+data "bkiam_group" "missing" {
+  system           = "bk_job"
+  grade_manager_id = "%d"
+  name             = "nobody"
+}
+`, foreign),
+				ExpectError: planErrorPattern("No such group", fmt.Sprintf(`Grade manager %d of bk_job has no group named exactly "nobody"`, foreign)),
+			},
+		},
+	})
+	if n := len(sb.GradeManagers()); n != 1 {
+		t.Errorf("the sandbox holds %d grade managers, want only the foreign one", n)
+	}
+}
+
+// TestAccGroupImport: a group is imported by SYSTEM/GRADE_MANAGER_ID/ID,
+// and reads back whole.
+func TestAccGroupImport(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	config := provider + gradeManagerHCL("platform", "", []string{"alice"}, false) + `
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "dev"
+  description      = "developers"
+  readonly         = true
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config, Check: checkSandboxGroups(sb, map[string]string{"dev": "developers"})},
+			{
+				ResourceName: "bkiam_group.dev", ImportState: true, ImportStateVerify: true,
+				ImportStateIdFunc: func(st *terraform.State) (string, error) {
+					gm := st.RootModule().Resources["bkiam_grade_manager.platform"].Primary.ID
+					return fmt.Sprintf("bk_cmdb/%s/%s", gm, st.RootModule().Resources["bkiam_group.dev"].Primary.ID), nil
+				},
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+		},
+	})
+}
+
+// TestAccGroupsForEach: a for_each of groups under a grade manager,
+// through the CLI (terraform-plugin-testing cannot read a for_each's
+// state back): created, one key removed and one added, an empty plan after
+// each apply, and a destroy that leaves IAM empty.
+func TestAccGroupsForEach(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
+	provider := transports[gatewayTransport].block(sb.URL)
+	w := newCLIWorkspace(t, testutil.BuildProvider(t))
+	config := func(groups map[string]string) string {
+		var b strings.Builder
+		b.WriteString(gradeManagerHCL("platform", "", []string{"alice"}, false))
+		b.WriteString("\nresource \"bkiam_group\" \"team\" {\n  for_each = {\n")
+		for _, name := range sortedKeys(groups) {
+			fmt.Fprintf(&b, "    %q = %q\n", name, groups[name])
+		}
+		b.WriteString("  }\n  system           = \"bk_cmdb\"\n  grade_manager_id = bkiam_grade_manager.platform.id\n  name             = each.key\n  description      = each.value\n}\n")
+		return b.String()
+	}
+	for _, groups := range []map[string]string{
+		{"dev": "developers", "ops": "operators", "qa": "testers"},
+		{"dev": "developers", "ops": "operators", "sec": "security"},
+	} {
+		w.configure(provider, config(groups))
+		w.mustRun("apply", "-auto-approve")
+		if got := sandboxGroups(sb); !mapsEqual(got, groups) {
+			t.Fatalf("the sandbox holds groups %v, want %v", got, groups)
+		}
+		if !w.planIsEmpty() {
+			t.Fatal("the plan after the apply is not empty")
+		}
+	}
+	w.mustRun("destroy", "-auto-approve")
+	if m := sb.Management(); len(m.GradeManagers) != 0 || len(m.Groups) != 0 {
+		t.Fatalf("after destroy the sandbox holds %d grade managers and %d groups", len(m.GradeManagers), len(m.Groups))
+	}
+}
+
+// managementValidationCases are the configuration mistakes of
+// bkiam_grade_manager, bkiam_group and the bkiam_group data source, each
+// refused at plan time with the attribute and the fix.
+func managementValidationCases() []planTimeCase {
+	gm := func(subject, importID string) string {
+		imp := ""
+		if importID != "" {
+			imp = fmt.Sprintf("import {\n  to = bkiam_grade_manager.platform\n  id = %q\n}\n", importID)
+		}
+		return imp + strings.Replace(gradeManagerHCL("platform", "", []string{"alice"}, false),
+			`subject_scopes = [{ type = "*", id = "*" }]`, "subject_scopes = ["+subject+"]", 1)
+	}
+	group := func(gradeManager, importID string) string {
+		imp := ""
+		if importID != "" {
+			imp = fmt.Sprintf("import {\n  to = bkiam_group.dev\n  id = %q\n}\n", importID)
+		}
+		return imp + fmt.Sprintf("resource \"bkiam_group\" \"dev\" {\n  system           = \"bk_cmdb\"\n  grade_manager_id = %q\n  name             = \"dev\"\n}\n", gradeManager)
+	}
+	return []planTimeCase{
+		{name: "subject scope of everyone with an id", config: gm(`{ type = "*", id = "alice" }`, ""),
+			want: []string{"Invalid subject scope", `subject_scopes[0] is { type = "*", id = "alice" }: everyone is { type = "*", id = "*" }, and the id "*" goes with no other type.`}},
+		{name: "subject scope department not numeric", config: gm(`{ type = "department", id = "ops" }`, ""),
+			want: []string{"Invalid department id", `subject_scopes[0].id: department ids are the numeric ids of IAM's organisation, such as "12"; got "ops".`}},
+		{name: "grade manager import ID of the wrong shape", config: gm(`{ type = "*", id = "*" }`, "bk_cmdb"),
+			want: []string{"Invalid import ID", `Expected SYSTEM/GRADE_MANAGER_ID, e.g. bk_cmdb/12; got "bk_cmdb".`}},
+		{name: "group import ID of the wrong shape", config: group("12", "bk_cmdb/12"),
+			want: []string{"Invalid import ID", `Expected SYSTEM/GRADE_MANAGER_ID/GROUP_ID, e.g. bk_cmdb/12/345; got "bk_cmdb/12".`}},
+		{name: "import of a system manager's group", config: group("-", "bk_cmdb/-/345"),
+			want: []string{"Cannot import a system manager's group", `IAM's management API lists the groups of grade managers only, so a group under the system manager ("-") cannot be read back to import. Declare it in the configuration, or recreate it under a grade manager.`}},
+	}
+}
+
+// TestAccManagement_planTimeValidation: every mistake is refused at plan
+// time, before any call.
+func TestAccManagement_planTimeValidation(t *testing.T) {
+	sb, provider := target(t)
+	test := planTimeTest(t, provider, managementValidationCases())
+	test.CheckDestroy = func(*terraform.State) error {
+		if sb != nil {
+			if n := iamCalls(sb); n != 0 {
+				return fmt.Errorf("refused configurations sent %d requests", n)
+			}
+		}
+		return nil
+	}
+	resource.Test(t, test)
+}
+
+// TestAccManagementNeedsTheGateway: with esb_url, a plan that creates a
+// grade manager or a group, or reads the data source, fails before any
+// call, naming the fix.
+func TestAccManagementNeedsTheGateway(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	provider := transports[esbTransport].block(sb.URL)
+	want := planErrorPattern(managementCases()[0].want...)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: provider + gradeManagerHCL("platform", "", []string{"alice"}, false), PlanOnly: true, ExpectError: want},
+			{Config: provider + groupsHCL([3]string{"dev", "dev", ""}) + gradeManagerHCL("platform", "", []string{"alice"}, false), PlanOnly: true, ExpectError: want},
+			{Config: provider + "data \"bkiam_group\" \"dev\" {\n  system = \"bk_cmdb\"\n  grade_manager_id = \"1\"\n  name = \"dev\"\n}\n", PlanOnly: true, ExpectError: want},
+		},
+	})
+	if n := iamCalls(sb); n != 0 {
+		t.Errorf("the refused plans sent %d requests", n)
+	}
+}
+
+// TestAccGradeManagerDeleteWaits: IAM deletes a grade manager in a
+// background task. A destroy waits for it within timeouts.delete; when IAM
+// takes longer, the destroy fails saying so, state keeps the grade
+// manager, and the next destroy, once IAM is done, succeeds.
+func TestAccGradeManagerDeleteWaits(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	sb := sandboxtest.Start(t, sandbox.WithNow(clock), sandbox.WithGradeManagerDeleteDelay(time.Hour))
+	w := newCLIWorkspace(t, testutil.BuildProvider(t))
+	w.configure(transports[gatewayTransport].block(sb.URL),
+		strings.Replace(gradeManagerHCL("platform", "", []string{"alice"}, false), "  sync_perm", "  timeouts       = { delete = \"2s\" }\n  sync_perm", 1))
+	w.mustRun("apply", "-auto-approve")
+	out, code := w.run("destroy", "-auto-approve")
+	if code == 0 || !planErrorPattern("The grade manager is still there", "IAM accepted the delete of grade manager 1 in bk_cmdb, but still had it after 2s").MatchString(out) {
+		t.Fatalf("the destroy should have timed out waiting for IAM (exit %d):\n%s", code, out)
+	}
+	if gms := sb.GradeManagers(); len(gms) != 1 || gms[0].DeleteAt == 0 {
+		t.Fatalf("the sandbox should hold the grade manager, its delete pending: %+v", gms)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour) // IAM's task has run
+	mu.Unlock()
+	w.mustRun("destroy", "-auto-approve")
+	if n := len(sb.GradeManagers()); n != 0 {
+		t.Fatalf("the sandbox holds %d grade managers after the destroy", n)
+	}
+}

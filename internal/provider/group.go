@@ -1,0 +1,291 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+)
+
+// groupResource is bkiam_group: a user group of a grade manager (or of a
+// system's system manager), created through the management API.
+type groupResource struct {
+	data *providerData
+}
+
+var (
+	_ resource.ResourceWithConfigure   = &groupResource{}
+	_ resource.ResourceWithImportState = &groupResource{}
+	_ resource.ResourceWithModifyPlan  = &groupResource{}
+)
+
+func newGroupResource() resource.Resource { return &groupResource{} }
+
+// systemManager is the grade_manager_id of a system manager's groups: the
+// management API's "-".
+const systemManager = "-"
+
+// maxGroupNameOnUpdate is the longest name IAM's group update takes
+// (create takes 512).
+const maxGroupNameOnUpdate = 128
+
+// gradeManagerIDPattern is a grade manager's id, or the system manager.
+var gradeManagerIDPattern = regexp.MustCompile(`^([1-9][0-9]*|-)$`)
+
+type groupModel struct {
+	ID             types.String   `tfsdk:"id"`
+	System         types.String   `tfsdk:"system"`
+	GradeManagerID types.String   `tfsdk:"grade_manager_id"`
+	Name           types.String   `tfsdk:"name"`
+	Description    types.String   `tfsdk:"description"`
+	Readonly       types.Bool     `tfsdk:"readonly"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+}
+
+func (r *groupResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_group"
+}
+
+func (r *groupResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A user group (用户组) of BlueKing IAM under a grade manager, or under a system's system " +
+			"manager, created through the management API. Its members are `bkiam_group_members`. API gateway only.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The group's numeric id, as `bkiam_group_members.group_id` and grants to the group take it.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"system": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The system whose management API manages the group: the system that created the grade " +
+					"manager, or whose system manager owns the group. Changing it replaces the group.",
+				Validators:    []validator.String{iamIDValidator{}},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"grade_manager_id": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The grade manager the group belongs to (`bkiam_grade_manager.x.id`), or `\"-\"` for the " +
+					"system manager of `system`. IAM cannot list a system manager's groups, so such a group's name and " +
+					"description are kept from state, not read back. Changing it replaces the group.",
+				Validators: []validator.String{stringvalidator.RegexMatches(gradeManagerIDPattern,
+					"must be a grade manager's numeric id, or \"-\" for the system manager")},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"name": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The group's name, unique within its grade manager (compared case-insensitively). IAM " +
+					"creates groups with names of 2 to 512 characters but renames them only to names of at most 128: a " +
+					"rename to a longer one replaces the group.",
+				Validators:    []validator.String{stringvalidator.LengthBetween(2, 512)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(renameNeedsReplace, "A rename to a name longer than 128 characters replaces the group: IAM's group update takes at most 128.", "A rename to a name longer than 128 characters replaces the group: IAM's group update takes at most 128.")},
+			},
+			"description": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(""),
+				MarkdownDescription: "What the group is for; empty by default, at most 512 characters. IAM keeps the old " +
+					"description when an update sends an empty one, so clearing it replaces the group.",
+				Validators: []validator.String{stringvalidator.LengthAtMost(512)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(clearNeedsReplace,
+					"Clearing the description replaces the group: IAM keeps the old one when an update sends an empty one.",
+					"Clearing the description replaces the group: IAM keeps the old one when an update sends an empty one.")},
+			},
+			"readonly": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Whether the IAM web UI may not change the group (the management API still may). IAM has " +
+					"no update of it: changing it replaces the group.",
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			},
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func renameNeedsReplace(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+	resp.RequiresReplace = !req.StateValue.IsNull() && len([]rune(req.PlanValue.ValueString())) > maxGroupNameOnUpdate
+}
+
+func clearNeedsReplace(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+	resp.RequiresReplace = req.StateValue.ValueString() != "" && req.PlanValue.ValueString() == "" && !req.PlanValue.IsUnknown()
+}
+
+func (r *groupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configuredData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
+}
+
+// ModifyPlan refuses, for a create or a change, a provider that cannot
+// reach the management API.
+func (r *groupResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	if summary, detail, ok := managementNeedsGateway(r.data, "bkiam_group"); ok {
+		resp.Diagnostics.AddError(summary, detail)
+	}
+}
+
+func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan groupModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	system, gm, name := plan.System.ValueString(), plan.GradeManagerID.ValueString(), plan.Name.ValueString()
+	ids, err := r.data.client.CreateGroups(ctx, system, gm, []bkiam.GroupSpec{{
+		Name: name, Description: plan.Description.ValueString(), Readonly: plan.Readonly.ValueBool(),
+	}})
+	if err == nil && len(ids) != 1 {
+		err = fmt.Errorf("IAM answered %d group ids for one group", len(ids))
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot create the group",
+			managementError(fmt.Sprintf("Creating group %q under grade manager %s in %s", name, gm, system), err))
+		return
+	}
+	plan.ID = types.StringValue(strconv.FormatInt(ids[0], 10))
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state groupModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	system, gmID := state.System.ValueString(), state.GradeManagerID.ValueString()
+	id, err := strconv.ParseInt(state.ID.ValueString(), 10, 64)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid group id", fmt.Sprintf("The state holds id %q, which is not numeric.", state.ID.ValueString()))
+		return
+	}
+	if gmID == systemManager {
+		// IAM lists no system manager's groups: whether the group still
+		// exists shows in its member list (the ownership 403 when gone).
+		_, err := r.data.client.GroupMembers(ctx, system, id)
+		if errors.Is(err, bkiam.ErrNotOwned) {
+			tflog.Warn(ctx, "the group is gone: removing it from state", map[string]any{"system": system, "id": id})
+			resp.State.RemoveResource(ctx)
+		} else if err != nil {
+			resp.Diagnostics.AddError("Cannot read the group", managementError(fmt.Sprintf("Reading group %d in %s", id, system), err))
+		}
+		return
+	}
+	gm, _ := strconv.ParseInt(gmID, 10, 64)
+	groups, err := r.data.client.ListGroups(ctx, system, gm, bkiam.GroupFilter{ID: id})
+	if errors.Is(err, bkiam.ErrNotOwned) {
+		tflog.Warn(ctx, "the group's grade manager is gone: removing the group from state", map[string]any{"system": system, "grade_manager": gm, "id": id})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the group", managementError(fmt.Sprintf("Reading group %d of grade manager %d in %s", id, gm, system), err))
+		return
+	}
+	var found *bkiam.Group
+	for i := range groups {
+		if groups[i].ID == id {
+			found = &groups[i]
+		}
+	}
+	if found == nil {
+		tflog.Warn(ctx, "the group is gone: removing it from state", map[string]any{"system": system, "grade_manager": gm, "id": id})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.Name = types.StringValue(found.Name)
+	state.Description = types.StringValue(found.Description)
+	state.Readonly = types.BoolValue(found.Readonly)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan groupModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	timeout, diags := plan.Timeouts.Update(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	system := plan.System.ValueString()
+	id, _ := strconv.ParseInt(plan.ID.ValueString(), 10, 64)
+	if err := r.data.client.UpdateGroup(ctx, system, id, plan.Name.ValueString(), plan.Description.ValueString()); err != nil {
+		resp.Diagnostics.AddError("Cannot update the group", managementError(fmt.Sprintf("Updating group %d in %s", id, system), err))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state groupModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	timeout, diags := state.Timeouts.Delete(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	system := state.System.ValueString()
+	id, _ := strconv.ParseInt(state.ID.ValueString(), 10, 64)
+	err := r.data.client.DeleteGroup(ctx, system, id)
+	if err != nil && !errors.Is(err, bkiam.ErrNotOwned) { // the ownership 403: gone already
+		resp.Diagnostics.AddError("Cannot delete the group", managementError(fmt.Sprintf("Deleting group %d in %s", id, system), err))
+	}
+}
+
+// ImportState takes SYSTEM/GRADE_MANAGER_ID/GROUP_ID; the read fills the
+// rest. A system manager's group cannot be read back, so it cannot be
+// imported.
+func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	parts := strings.Split(req.ID, "/")
+	if len(parts) == 3 && parts[1] == systemManager {
+		resp.Diagnostics.AddError("Cannot import a system manager's group",
+			"IAM's management API lists the groups of grade managers only, so a group under the system manager (\"-\") "+
+				"cannot be read back to import. Declare it in the configuration, or recreate it under a grade manager.")
+		return
+	}
+	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || !positiveID(parts[1]) || !positiveID(parts[2]) {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GRADE_MANAGER_ID/GROUP_ID, e.g. bk_cmdb/12/345; got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("system"), parts[0])...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("grade_manager_id"), parts[1])...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), parts[2])...)
+}
+
+func positiveID(s string) bool {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && n > 0
+}
+
+func (r *groupResource) configured(diags *diag.Diagnostics) bool {
+	if r.data == nil {
+		diags.AddError("Provider not configured", "bkiam_group was used before the provider was configured; this is a bug in the provider.")
+		return false
+	}
+	return true
+}
