@@ -384,6 +384,36 @@ func (c *Client) pages(ctx context.Context, op, path string, q url.Values, row f
 	}
 }
 
+// GradeManagerInfo is a row of the grade-manager list.
+type GradeManagerInfo struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// GradeManagersNamed lists the grade managers the system created through the management API whose
+// name is exactly name. No v2 route lists grade managers: this is the v1 list (GET
+// /api/v1/open/management/grade_managers/?system=, allow-list name grade_manager_list), whose name
+// filter is a case-insensitive substring, so its answer is filtered again. It is how a create whose
+// answer was lost finds what IAM made.
+func (c *Client) GradeManagersNamed(ctx context.Context, system, name string) ([]GradeManagerInfo, error) {
+	q := url.Values{}
+	q.Set("system", system)
+	q.Set("name", name)
+	var out []GradeManagerInfo
+	err := c.pages(ctx, "grade manager list", "/api/v1/open/management/grade_managers/", q, func(d json.RawMessage) error {
+		var gm GradeManagerInfo
+		if err := json.Unmarshal(d, &gm); err != nil || gm.ID <= 0 {
+			return fmt.Errorf("a grade manager list row that is not a grade manager: %s", d)
+		}
+		if gm.Name == name {
+			out = append(out, gm)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // GroupByName finds the grade manager's group named exactly name: IAM's name filter is a
 // case-insensitive substring, so its answer is filtered again. Nil when there is none.
 func (c *Client) GroupByName(ctx context.Context, system string, gradeManager int64, name string) (*Group, error) {

@@ -167,3 +167,43 @@ func TestGroupsAndMembersSandbox(t *testing.T) {
 		t.Fatalf("an app that is not a client: %v", err)
 	}
 }
+
+// TestGradeManagersNamedSandbox: the v1 list finds a system's grade
+// managers by exact name (IAM's filter is a substring), only the system's
+// own, and is refused without the allow-list entry.
+func TestGradeManagersNamedSandbox(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	c := sandboxClient(t, sb.URL)
+	ctx := context.Background()
+	spec := func(name string) GradeManagerSpec {
+		return GradeManagerSpec{Name: name, Members: []string{"alice"}, SubjectScopes: []SubjectScope{{Type: "*", ID: "*"}},
+			AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "view_host"}}}}}
+	}
+	var ops int64
+	for _, name := range []string{"ops", "devops", "ops-2"} {
+		id, err := c.CreateGradeManager(ctx, "bk_cmdb", spec(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "ops" {
+			ops = id
+		}
+	}
+	got, err := c.GradeManagersNamed(ctx, "bk_cmdb", "ops")
+	if err != nil || len(got) != 1 || got[0].ID != ops || got[0].Name != "ops" {
+		t.Fatalf("GradeManagersNamed(ops) = %+v, %v; want grade manager %d alone", got, err, ops)
+	}
+	if got, err := c.GradeManagersNamed(ctx, "bk_job", "ops"); err != nil || len(got) != 0 {
+		t.Fatalf("another system's list: %+v, %v", got, err)
+	}
+	if n := sb.Stats().Requests["grade_manager:list"]; n != 2 {
+		t.Fatalf("grade_manager:list counted %d, want 2", n)
+	}
+	outsider, err := New(Config{APIGatewayURL: sb.URL, AppCode: "outsider", AppSecret: "outsider-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := outsider.GradeManagersNamed(ctx, "bk_cmdb", "ops"); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("the outsider's list: %v, want forbidden", err)
+	}
+}

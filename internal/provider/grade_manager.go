@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -299,6 +300,15 @@ func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRe
 	defer cancel()
 	system := plan.System.ValueString()
 	id, err := r.data.client.CreateGradeManager(ctx, system, spec)
+	if err != nil && lostCreate(err) {
+		if found := r.findCreated(ctx, system, spec); found > 0 {
+			resp.Diagnostics.AddWarning("Grade manager found after a lost answer",
+				fmt.Sprintf("IAM's answer to the create of grade manager %q in %s did not arrive (%v). The provider found grade "+
+					"manager %d, which %s created with that name, the same description and the same members, and records it.",
+					spec.Name, system, err, found, system))
+			id, err = found, nil
+		}
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot create the grade manager",
 			managementError(fmt.Sprintf("Creating grade manager %q in %s", spec.Name, system), err))
@@ -306,6 +316,30 @@ func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRe
 	}
 	plan.ID = types.StringValue(strconv.FormatInt(id, 10))
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+// findCreated looks for the grade manager a create whose answer was lost
+// may have made: the system's grade manager of that exact name, with the
+// description and members asked for. 0 when there is none, or more than
+// one, or the lookup fails.
+func (r *gradeManagerResource) findCreated(ctx context.Context, system string, spec bkiam.GradeManagerSpec) int64 {
+	found, err := r.data.client.GradeManagersNamed(ctx, system, spec.Name)
+	if err != nil || len(found) != 1 {
+		tflog.Warn(ctx, "could not find the grade manager of a lost create", map[string]any{"found": len(found), "error": fmt.Sprint(err)})
+		return 0
+	}
+	gm, err := r.data.client.GradeManager(ctx, system, found[0].ID)
+	if err != nil || gm.Description != spec.Description || !sameSet(gm.Members, spec.Members) {
+		return 0
+	}
+	return gm.ID
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
 func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -499,3 +499,47 @@ func TestAccGradeManagerDeleteWaits(t *testing.T) {
 		t.Fatalf("the sandbox holds %d grade managers after the destroy", n)
 	}
 }
+
+// TestAccManagementLostCreates: IAM carries out a create whose answer is
+// lost (the connection reset after it), and the client's retry finds the
+// name taken. The grade manager's and the group's creates find what IAM
+// made, by exact name, and record it: one object in IAM, in state, and an
+// empty plan.
+func TestAccManagementLostCreates(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
+	provider := transports[gatewayTransport].block(sb.URL)
+	w := newCLIWorkspace(t, testutil.BuildProvider(t))
+	lost := sandbox.Faults{Drop: &sandbox.DropFault{Count: 1, Served: true}}
+	for _, config := range []string{
+		gradeManagerHCL("platform", "", []string{"alice"}, false),
+		gradeManagerHCL("platform", "", []string{"alice"}, false) + groupsHCL([3]string{"dev", "dev", "developers"}),
+	} {
+		w.configure(provider, config)
+		if err := sb.SetFaults(lost); err != nil {
+			t.Fatal(err)
+		}
+		// Without a refresh, the create is the step's first call.
+		out := w.mustRun("apply", "-auto-approve", "-refresh=false")
+		if !strings.Contains(out, "found after a lost answer") {
+			t.Fatalf("the apply did not say it found what IAM made:\n%s", out)
+		}
+		if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+			t.Fatal(err)
+		}
+		if !w.planIsEmpty() {
+			t.Fatal("the plan after the apply is not empty")
+		}
+	}
+	if n := len(sb.GradeManagers()); n != 1 {
+		t.Fatalf("the sandbox holds %d grade managers, want 1", n)
+	}
+	if got := sandboxGroups(sb); !mapsEqual(got, map[string]string{"dev": "developers"}) {
+		t.Fatalf("the sandbox holds groups %v", got)
+	}
+	w.mustRun("destroy", "-auto-approve")
+	if m := sb.Management(); len(m.GradeManagers) != 0 || len(m.Groups) != 0 {
+		t.Fatalf("after destroy the sandbox holds %d grade managers and %d groups", len(m.GradeManagers), len(m.Groups))
+	}
+}

@@ -159,6 +159,17 @@ func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, 
 	if err == nil && len(ids) != 1 {
 		err = fmt.Errorf("IAM answered %d group ids for one group", len(ids))
 	}
+	if err != nil && lostCreate(err) && gm != systemManager {
+		// IAM may have made the group: look for it by its exact name.
+		gmID, _ := strconv.ParseInt(gm, 10, 64)
+		g, ferr := r.data.client.GroupByName(ctx, system, gmID, name)
+		if ferr == nil && g != nil && g.Description == plan.Description.ValueString() && g.Readonly == plan.Readonly.ValueBool() {
+			resp.Diagnostics.AddWarning("Group found after a lost answer",
+				fmt.Sprintf("IAM's answer to the create of group %q under grade manager %s in %s did not arrive (%v). The provider "+
+					"found group %d of that name, description and readonly flag, and records it.", name, gm, system, err, g.ID))
+			ids, err = []int64{g.ID}, nil
+		}
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot create the group",
 			managementError(fmt.Sprintf("Creating group %q under grade manager %s in %s", name, gm, system), err))

@@ -61,3 +61,15 @@ func configuredData(given any, typeName string, diags *diag.Diagnostics) *provid
 	}
 	return data
 }
+
+// lostCreate reports whether a failed create may hide one IAM carried out:
+// its answer was lost, or a retry of it found the name taken (by the
+// attempt whose answer was lost). The resources then look the name up,
+// and record what they find when it is what they asked for.
+func lostCreate(err error) bool {
+	if bkiam.OutcomeUnknown(err) {
+		return true
+	}
+	var e *bkiam.Error
+	return errors.Is(err, bkiam.ErrConflict) && errors.As(err, &e) && e.Attempts > 1
+}

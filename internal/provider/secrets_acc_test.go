@@ -81,14 +81,15 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 			errs.afterError = func() error { return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil) }
 			var managementSteps []resource.TestStep
 			if tc.management {
-				// A group's members: added, changed, a refresh that fails.
-				group := newGroup(t, outsideClient(t, sb), "dev")
+				// A grade manager, its group and the group's members: created,
+				// changed, a refresh that fails.
 				members := func(users ...string) string {
 					m := map[string]string{}
 					for _, u := range users {
 						m[u] = ""
 					}
-					return grant("3", "4") + groupMembersConfig("", group, m, nil)
+					return grant("3", "4") + gradeManagerHCL("platform", "", users, true) + groupsHCL([3]string{"dev", "dev", ""}) +
+						strings.Replace(groupMembersConfig("", 0, m, nil), `group_id = "0"`, "group_id = bkiam_group.dev.id", 1)
 				}
 				managementSteps = []resource.TestStep{
 					errs.pass(resource.TestStep{Config: members("alice", "bob"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
@@ -100,7 +101,7 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 							}
 						},
 						Config: members("bob", "carol", "dave"),
-					}, regexp.MustCompile(`(?s)Cannot read the group's members`)),
+					}, regexp.MustCompile(`(?s)Cannot read the (grade manager|group|group's members)`)),
 					errs.pass(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{}); err != nil {
@@ -154,7 +155,8 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 			// own request logs, for both operations.
 			wantLogs := []string{"sending planned IAM call", "batch_instance"}
 			if tc.management {
-				wantLogs = append(wantLogs, "sending planned member call", "member add", "member delete")
+				wantLogs = append(wantLogs, "sending planned member call", "member add", "member delete", "grade manager create",
+					"grade manager update", "group create", "grade manager delete")
 			}
 			for _, want := range wantLogs {
 				if !strings.Contains(logs, want) {

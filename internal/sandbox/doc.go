@@ -65,7 +65,7 @@
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N,"model_query":N,
-//     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,
+//     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,"grade_manager:list":N,
 //     "group:create":N,"group:list":N,"group:update":N,"group:delete":N,"member:list":N,
 //     "member:add":N,"member:delete":N,"member:expiry":N},"max_instances_per_call":N}
 //     (Stats): the requests received since start or the last reset, errors included.

@@ -194,7 +194,7 @@ type Stats struct {
 // Stat keys of Stats.Requests.
 var statKeys = []string{"batch_instance:grant", "batch_instance:revoke", "batch_path:grant", "batch_path:revoke",
 	"batch_resource_creator_action", "policy_list", "policy_get", "model_query",
-	"grade_manager:create", "grade_manager:get", "grade_manager:update", "grade_manager:delete",
+	"grade_manager:create", "grade_manager:get", "grade_manager:update", "grade_manager:delete", "grade_manager:list",
 	"group:create", "group:list", "group:update", "group:delete",
 	"member:list", "member:add", "member:delete", "member:expiry"}
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,10 @@ import (
 // validation in mgmt_validate.go.
 
 const mgmtPrefix = "/api/v2/open/management/systems/"
+
+// mgmtV1GradeManagers is the v1 list of a system's API-created grade managers, the only route
+// that lists grade managers (?system=S, paged, name a case-insensitive substring).
+const mgmtV1GradeManagers = "/api/v1/open/management/grade_managers/"
 
 const (
 	codeConflict = 1902409
@@ -65,6 +70,8 @@ type mgmtRoute struct {
 	// gm is the grade manager in the path (dash: "-", the system manager); group the group.
 	gm, group int64
 	dash      bool
+	// v1 marks a v1 route, whose errors other than 401, 403, 404 and 500 answer HTTP 200.
+	v1 bool
 }
 
 // pathID matches Django's <int:id>: digits only.
@@ -132,6 +139,10 @@ func parseMgmtRoute(method, path string) (string, mgmtRoute, bool) {
 // faults apply as they do to the authorization calls.
 func (s *Server) serveManagement(c *call) bool {
 	system, rt, ok := parseMgmtRoute(c.r.Method, c.r.URL.Path)
+	if c.r.URL.Path == mgmtV1GradeManagers && c.r.Method == http.MethodGet {
+		// The system is in the query (SYSTEM_IN_QUERY).
+		system, rt, ok = c.r.URL.Query().Get("system"), mgmtRoute{api: "grade_manager_list", stat: "grade_manager:list", v1: true}, true
+	}
 	if !ok {
 		return false
 	}
@@ -171,7 +182,11 @@ func (s *Server) serveManagementNow(c *call, system string, rt mgmtRoute, raw []
 	}
 	data, e := s.manage(app, system, rt, c.r.URL.Query(), raw, readErr)
 	if e != nil {
-		c.writeJSON(mgmtStatus(e.code), saasBody{Result: false, Code: e.code, Message: e.message, Data: map[string]any{}})
+		status := mgmtStatus(e.code)
+		if rt.v1 && status != http.StatusUnauthorized && status != http.StatusForbidden && status != http.StatusNotFound && status != http.StatusInternalServerError {
+			status = http.StatusOK
+		}
+		c.writeJSON(status, saasBody{Result: false, Code: e.code, Message: e.message, Data: map[string]any{}})
 		return false
 	}
 	s.faults.success()
@@ -289,6 +304,8 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 		return nil, false, mgmtError(codeBadJSON, "Json格式错误")
 	}
 	switch rt.api {
+	case "grade_manager_list":
+		return mc.listGradeManagers()
 	case "v2_grade_manager_detail":
 		return gm.view(), false, nil
 	case "v2_grade_manager_create", "v2_grade_manager_update":
@@ -368,6 +385,33 @@ func (mc *mgmtCall) createGroups(gm *gradeManager) (any, bool, *saasError) {
 		ids = append(ids, g.ID)
 	}
 	return ids, true, nil
+}
+
+// listGradeManagers is the v1 list: the grade managers the system created through the API,
+// most recently updated first, rows {id, name, description}.
+func (mc *mgmtCall) listGradeManagers() (any, bool, *saasError) {
+	off, lim, e := pageOf(mc.q)
+	if e != nil {
+		return nil, false, e
+	}
+	name := strings.ToLower(mc.q.Get("name"))
+	var gms []*gradeManager
+	for _, gm := range mc.ms.gms {
+		if gm.System == mc.system && strings.Contains(strings.ToLower(gm.Name), name) {
+			gms = append(gms, gm)
+		}
+	}
+	sort.Slice(gms, func(i, j int) bool {
+		if !gms[i].Updated.Equal(gms[j].Updated) {
+			return gms[i].Updated.After(gms[j].Updated)
+		}
+		return gms[i].ID > gms[j].ID
+	})
+	rows := make([]map[string]any, 0, len(gms))
+	for _, gm := range gms {
+		rows = append(rows, map[string]any{"id": gm.ID, "name": gm.Name, "description": gm.Description})
+	}
+	return paged(rows, off, lim), false, nil
 }
 
 func (mc *mgmtCall) listGroups(gm *gradeManager) (any, bool, *saasError) {
