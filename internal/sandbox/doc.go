@@ -52,6 +52,9 @@
 //	GET    groups/{id}/members/                POST groups/{id}/members/
 //	DELETE groups/{id}/members/?type=&ids=     PUT groups/{id}/members/-/expired_at/
 //
+// and, from the v1 management API, the one route that lists grade managers: GET
+// /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=].
+//
 // Inspection and control, without credentials, JSON in and out:
 //   - GET /_sandbox/policies[?system=S&subject_type=T&subject_id=ID&action=A] answers
 //     {"policies":[{"policy_id":3,"system":"bk_cmdb","subject":{"type":"user","id":"alice"},
@@ -244,6 +247,10 @@
 //     manager, its groups and their members go after limits.grade_manager_delete_delay_ms (2000 by
 //     default; WithGradeManagerDeleteDelay overrides it, 0 = at once; the delay runs on the WithNow
 //     clock), and until then it still reads and a repeat DELETE answers {} again.
+//   - The v1 grade-manager list (allow-list name grade_manager_list; the client and allow-list
+//     checks on the query's system) answers the grade managers that system created, most recently
+//     updated first, rows {id, name, description}, name a case-insensitive substring, paged as the
+//     v2 lists; its errors other than 401, 403, 404 and 500 answer HTTP 200, as v1 routes do.
 //   - Groups: a batch create takes 1..10 groups {name 2..512, description, readonly} (a name twice
 //     in the batch: 400 "用户组名称X不能重复") and answers their ids in order; group ids follow the
 //     model's highest group id. Names are unique per owner, compared case-insensitively (409
