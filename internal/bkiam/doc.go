@@ -253,6 +253,16 @@
 // unknown to IAM are dropped from a member add without an error. Lists are paged (page_size with
 // no maximum; this client reads 500 a page).
 //
+// No v2 route lists grade managers. The v1 management API's list does (GradeManagersNamed):
+//
+//	GET {gw}/api/v1/open/management/grade_managers/?system=S&name=&page&page_size → {count, results: [{id, name, description}]}
+//
+// the grade managers S created through the API (allow-list name grade_manager_list, no v2_ prefix),
+// name a case-insensitive substring; v1 errors other than 401, 403, 404 and 500 come in HTTP 200.
+// Creates are not idempotent: a create whose answer was lost may have been carried out, and its
+// retry then finds the name taken (409). Callers look the name up (GradeManagersNamed, GroupByName)
+// to find what IAM made.
+//
 // # Policy expressions
 //
 // A list row's expression is everything the subject holds for the action, merged into one tree, so
