@@ -41,8 +41,8 @@
 // which answers 301 as it does through a real gateway (details under "Emulated behaviour").
 //
 // Management routes (gateway only, credentials in X-Bkapi-Authorization): the management API v2
-// for grade managers, user groups and group members (see the package doc of internal/bkiam, "The
-// management API"; group policies are not served), under
+// for grade managers, user groups, group members and group permissions (see the package doc of
+// internal/bkiam, "The management API"), under
 // /api/v2/open/management/systems/{system}/, every route ending in "/" (details under "Emulated
 // behaviour"):
 //
@@ -51,6 +51,8 @@
 //	PUT    groups/{id}/                        DELETE groups/{id}/
 //	GET    groups/{id}/members/                POST groups/{id}/members/
 //	DELETE groups/{id}/members/?type=&ids=     PUT groups/{id}/members/-/expired_at/
+//	POST/DELETE/GET groups/{id}/policies/     GET groups/{id}/policies/-/actions/
+//	DELETE groups/{id}/actions/-/policies/
 //
 // and, from the v1 management API, the one route that lists grade managers: GET
 // /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=].
@@ -68,9 +70,11 @@
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N,"model_query":N,
-//     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,"grade_manager:list":N,
-//     "group:create":N,"group:list":N,"group:update":N,"group:delete":N,"member:list":N,
-//     "member:add":N,"member:delete":N,"member:expiry":N},"max_instances_per_call":N}
+//     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,
+//     "grade_manager:list":N,"group:create":N,"group:list":N,"group:update":N,"group:delete":N,
+//     "member:list":N,"member:add":N,"member:delete":N,"member:expiry":N,"group_policy:grant":N,
+//     "group_policy:revoke":N,"group_policy:list":N,"group_policy:delete":N,"group_policy:actions":N},
+//     "max_instances_per_call":N}
 //     (Stats): the requests received since start or the last reset, errors included.
 //     In Go, Server.WaitIdle waits until no authorization call is being served: a call whose
 //     client gave up is still carried out, and tests let it land before comparing.
@@ -247,6 +251,29 @@
 //     manager, its groups and their members go after limits.grade_manager_delete_delay_ms (2000 by
 //     default; WithGradeManagerDeleteDelay overrides it, 0 = at once; the delay runs on the WithNow
 //     clock), and until then it still reads and a repeat DELETE answers {} again.
+//   - Group permissions (allow-list names group_policy_grant, group_policy_revoke and
+//     group_policy_list, the v1 names the v2 routes check; v2_group_policy_delete and
+//     v2_group_policy_action_list): a grant or revoke takes {system (absent or blank: the path's),
+//     actions [{id}] (non-empty, no repeats), resources [{system, type, paths [[{system, type, id ≤
+//     36, name}]]}]}, checked against the model as batch_path is (x action not exists, 1902417 for
+//     resources that do not match the action's types), and the grant against the owning grade
+//     manager's authorization scope: each action named by a scope of the system, each path under one
+//     of the scope's paths of its type (a prefix of it, ids equal or "*", or a lone "*" node of the
+//     path's own type), else 400 1902412 "系统：S 模板：0 校验错误：…". A system manager's group may be
+//     granted anything of its system. The policies are the authorization API's (one per system, group
+//     and action, permanent; a grant merges, a revoke subtracts and deletes an emptied policy), so a
+//     grant through either API shows in both, and the per-policy limit applies. The list answers the
+//     group's custom policies of the path system as rows {id (the action), policy_id,
+//     backend_policy_id 0, expired_at, expired_display, auth_type, type, name, description,
+//     sensitivity_level, resource_groups [{id (a fresh UUID on every read), environments [],
+//     related_resource_types [{system_id, type, condition [{id, attributes [], instances [{type, name,
+//     path [[{system_id, type, type_name, id, name ""}]]}]}]}]}]}, paths grouped into instances by the
+//     type of their last node whose id is not "*", condition [] for any instance; the actions route
+//     answers [{id}]. DELETE …/actions/-/policies/ deletes every custom policy of the group in the
+//     system whatever actions it names, as the SaaS does (quirks.group_policy_delete_ignores_actions
+//     false deletes only those). Groups created through the management API are subjects of the
+//     authorization routes as the model's are; deleting one (or its grade manager) deletes its
+//     policies.
 //   - The v1 grade-manager list (allow-list name grade_manager_list; the client and allow-list
 //     checks on the query's system) answers the grade managers that system created, most recently
 //     updated first, rows {id, name, description}, name a case-insensitive substring, paged as the
@@ -304,12 +331,12 @@
 //     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
 //     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
-//     (1306403), the effective-permission query APIs and the management API's group policies, subject
-//     templates, subset managers and v1 routes are out of scope, and so is the grade-manager
-//     authorization scope that a real group grant widens as a side effect. Groups created through the
-//     management API are not subjects of the authorization routes (only the model's groups are), and
-//     member subject scopes, the per-subject group quota, cross-system authorization scopes and the
-//     per-system grade-manager quota are not checked.
+//     (1306403), the effective-permission query APIs and the management API's subject templates,
+//     permission templates, subset managers and v1 routes other than the grade-manager list are out
+//     of scope, and so is the grade-manager authorization scope that a real group grant widens as a
+//     side effect, and the sync group's permissions (IAM grants it the whole scope). Member subject
+//     scopes, the per-subject group quota, cross-system authorization scopes and the per-system
+//     grade-manager quota are not checked.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
@@ -373,6 +400,8 @@
 //	  - apps[].management: the management API allow-list as it applies to the app: system id (or
 //	    "*") → allow-list names (e.g. "v2_grade_manager_create") or "*". The default model allows
 //	    "bkiam-sandbox" everything and "outsider" nothing. The client check applies as well.
+//	  - quirks: the real server's bugs, reproduced unless turned off:
+//	    group_policy_delete_ignores_actions (default true).
 //	  - departments: the organisation's department ids (numeric), which group members may name;
 //	    users (above) are the users they may name.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the

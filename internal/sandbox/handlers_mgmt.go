@@ -126,6 +126,17 @@ func parseMgmtRoute(method, path string) (string, mgmtRoute, bool) {
 		rt.group, ok = pathID(parts[1])
 		ok = ok && pick(map[string][2]string{http.MethodGet: {"v2_group_member_list", "member:list"},
 			http.MethodPost: {"v2_group_member_add", "member:add"}, http.MethodDelete: {"v2_group_member_delete", "member:delete"}})
+	case len(parts) == 3 && parts[0] == "groups" && parts[2] == "policies":
+		// The v2 policy routes check the v1 allow-list names.
+		rt.group, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodPost: {"group_policy_grant", "group_policy:grant"},
+			http.MethodDelete: {"group_policy_revoke", "group_policy:revoke"}, http.MethodGet: {"group_policy_list", "group_policy:list"}})
+	case len(parts) == 5 && parts[0] == "groups" && parts[2] == "actions" && parts[3] == "-" && parts[4] == "policies":
+		rt.group, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodDelete: {"v2_group_policy_delete", "group_policy:delete"}})
+	case len(parts) == 5 && parts[0] == "groups" && parts[2] == "policies" && parts[3] == "-" && parts[4] == "actions":
+		rt.group, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodGet: {"v2_group_policy_action_list", "group_policy:actions"}})
 	case len(parts) == 5 && parts[0] == "groups" && parts[2] == "members" && parts[3] == "-" && parts[4] == "expired_at":
 		rt.group, ok = pathID(parts[1])
 		ok = ok && pick(map[string][2]string{http.MethodPut: {"v2_group_member_expired_at_update", "member:expiry"}})
@@ -235,26 +246,51 @@ func (s *Server) manage(app *App, system string, rt mgmtRoute, q url.Values, raw
 		st.mgmt = old
 		return nil, e
 	}
-	if write && st.persist != nil {
-		if err := st.persist(); err != nil {
-			st.mgmt = old
-			return nil, newSaaSError(codeSystemError, "save state: "+err.Error())
+	if write {
+		if e := st.saveMgmtLocked(old); e != nil {
+			return nil, e
 		}
 	}
 	return data, nil
 }
 
+// saveMgmtLocked saves a change of the management state from before, deleting the policies of the
+// groups it deleted (IAM deletes a group with its policies); on a failed save both are restored.
+func (st *store) saveMgmtLocked(before *mgmtState) *saasError {
+	t := st.begin()
+	for id := range before.groups {
+		if _, kept := st.mgmt.groups[id]; kept {
+			continue
+		}
+		for k := range st.policies {
+			if k.SubjectType == "group" && k.SubjectID == itoa64(id) {
+				t.put(k, nil)
+			}
+		}
+	}
+	if len(t.old) > 0 {
+		if e := t.commit(); e != nil { // commit saves the management state too
+			st.mgmt = before
+			return e
+		}
+		return nil
+	}
+	if st.persist != nil {
+		if err := st.persist(); err != nil {
+			st.mgmt = before
+			return newSaaSError(codeSystemError, "save state: "+err.Error())
+		}
+	}
+	return nil
+}
+
 // purgeMgmtLocked carries out the grade-manager deletes that are due, and saves the state if any was.
 func (st *store) purgeMgmtLocked(now time.Time) *saasError {
 	old := st.mgmt.clone()
-	if !st.mgmt.purge(now) || st.persist == nil {
+	if !st.mgmt.purge(now) {
 		return nil
 	}
-	if err := st.persist(); err != nil {
-		st.mgmt = old
-		return newSaaSError(codeSystemError, "save state: "+err.Error())
-	}
-	return nil
+	return st.saveMgmtLocked(old)
 }
 
 func (mc *mgmtCall) roleForbidden(id int64) *saasError {
@@ -294,7 +330,8 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 		}
 	}
 	var g *mgmtGroup
-	if strings.HasPrefix(rt.api, "v2_group_member_") || rt.api == "v2_group_update" || rt.api == "v2_group_delete" {
+	if strings.HasPrefix(rt.api, "v2_group_member_") || strings.HasPrefix(rt.api, "group_policy_") || strings.HasPrefix(rt.api, "v2_group_policy_") ||
+		rt.api == "v2_group_update" || rt.api == "v2_group_delete" {
 		var e *saasError
 		if g, e = mc.ownedGroup(); e != nil {
 			return nil, false, e
@@ -306,6 +343,16 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 	switch rt.api {
 	case "grade_manager_list":
 		return mc.listGradeManagers()
+	case "group_policy_grant":
+		return mc.grantGroupPolicies(g)
+	case "group_policy_revoke":
+		return mc.revokeGroupPolicies(g)
+	case "group_policy_list":
+		return mc.listGroupPolicies(g)
+	case "v2_group_policy_delete":
+		return mc.deleteGroupPolicies(g)
+	case "v2_group_policy_action_list":
+		return mc.groupPolicyActions(g)
 	case "v2_grade_manager_detail":
 		return gm.view(), false, nil
 	case "v2_grade_manager_create", "v2_grade_manager_update":
@@ -355,6 +402,7 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 		mc.ms.gms[gm.ID] = gm
 	}
 	gm.Name, gm.Description, gm.Members, gm.SyncPerm, gm.GroupName, gm.Updated = spec.Name, spec.Description, spec.Members, spec.SyncPerm, spec.GroupName, mc.now
+	gm.Scopes = spec.Scopes
 	mc.ms.syncGradeManager(gm, mc.s.model.users, mc.now)
 	if created {
 		return map[string]int64{"id": gm.ID}, true, nil

@@ -18,16 +18,18 @@ type stateMgmt struct {
 }
 
 type stateGradeManager struct {
-	ID          int64     `json:"id"`
-	System      string    `json:"system"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	Members     []string  `json:"members"`
-	SyncPerm    bool      `json:"sync_perm,omitempty"`
-	GroupName   string    `json:"group_name,omitempty"`
-	Created     time.Time `json:"created"`
-	Updated     time.Time `json:"updated"`
-	DeleteAt    time.Time `json:"delete_at,omitzero"`
+	ID          int64    `json:"id"`
+	System      string   `json:"system"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Members     []string `json:"members"`
+	SyncPerm    bool     `json:"sync_perm,omitempty"`
+	GroupName   string   `json:"group_name,omitempty"`
+	// Scopes is absent from a file of an older sandbox: its grade managers then have none.
+	Scopes   []mgmtScope `json:"scopes,omitempty"`
+	Created  time.Time   `json:"created"`
+	Updated  time.Time   `json:"updated"`
+	DeleteAt time.Time   `json:"delete_at,omitzero"`
 }
 
 type stateGroup struct {
@@ -56,7 +58,7 @@ func (ms *mgmtState) snapshot() *stateMgmt {
 	for _, gm := range ms.gms {
 		out.GradeManagers = append(out.GradeManagers, stateGradeManager{ID: gm.ID, System: gm.System, Name: gm.Name,
 			Description: gm.Description, Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName,
-			Created: gm.Created, Updated: gm.Updated, DeleteAt: gm.DeleteAt})
+			Scopes: gm.Scopes, Created: gm.Created, Updated: gm.Updated, DeleteAt: gm.DeleteAt})
 	}
 	sort.Slice(out.GradeManagers, func(i, j int) bool { return out.GradeManagers[i].ID < out.GradeManagers[j].ID })
 	for _, g := range ms.groups {
@@ -86,7 +88,8 @@ func restoreMgmt(sm *stateMgmt, groupFloor int64) (*mgmtState, error) {
 			return nil, fmt.Errorf("management.grade_managers[%d]: duplicate id %d", i, gm.ID)
 		}
 		ms.gms[gm.ID] = &gradeManager{ID: gm.ID, System: gm.System, Name: gm.Name, Description: gm.Description,
-			Members: gm.Members, SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, Created: gm.Created, Updated: gm.Updated, DeleteAt: gm.DeleteAt}
+			Members: gm.Members, SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, Scopes: gm.Scopes, Created: gm.Created, Updated: gm.Updated,
+			DeleteAt: gm.DeleteAt}
 		maxGM = max(maxGM, gm.ID)
 	}
 	for i, sg := range sm.Groups {

@@ -22,10 +22,26 @@ type gradeManager struct {
 	Members     []string
 	SyncPerm    bool
 	GroupName   string
-	Created     time.Time
-	Updated     time.Time
+	// Scopes is the authorization scope: what the grade manager's groups may be granted.
+	Scopes  []mgmtScope
+	Created time.Time
+	Updated time.Time
 	// DeleteAt is when an asked-for delete is carried out; zero when none was asked.
 	DeleteAt time.Time
+}
+
+// mgmtScope is one system's part of a grade manager's authorization scope.
+type mgmtScope struct {
+	System    string          `json:"system"`
+	Actions   []string        `json:"actions"`
+	Resources []mgmtScopeType `json:"resources"`
+}
+
+// mgmtScopeType is a resource type of a scope with the paths its groups may be granted.
+type mgmtScopeType struct {
+	System string   `json:"system"`
+	Type   string   `json:"type"`
+	Paths  [][]Node `json:"paths"`
 }
 
 // mgmtGroup is a user group created through the management API. GradeManager is its owning grade

@@ -73,6 +73,7 @@ type gradeManagerFields struct {
 	Name, Description, GroupName string
 	Members                      []string
 	SyncPerm                     bool
+	Scopes                       []mgmtScope
 }
 
 // decodeGradeManager checks a grade manager's body: its fields, then the scopes' actions against
@@ -158,8 +159,23 @@ func decodeGradeManager(raw []byte, m *Model) (gradeManagerFields, *saasError) {
 	for _, u := range *b.Members {
 		members = append(members, strings.TrimSpace(u))
 	}
+	scopes := make([]mgmtScope, 0, len(*b.AuthorizationScopes))
+	for _, sc := range *b.AuthorizationScopes {
+		scope := mgmtScope{System: strings.TrimSpace(*sc.System), Resources: []mgmtScopeType{}}
+		for _, a := range *sc.Actions {
+			scope.Actions = append(scope.Actions, strings.TrimSpace(*a.ID))
+		}
+		for _, raw := range *sc.Resources {
+			// Checked for presence only, as the SaaS's serializer leaves them to the scope check.
+			var r mgmtScopeType
+			if json.Unmarshal(raw, &r) == nil {
+				scope.Resources = append(scope.Resources, r)
+			}
+		}
+		scopes = append(scopes, scope)
+	}
 	return gradeManagerFields{Name: strings.TrimSpace(*b.Name), Description: strings.TrimSpace(*b.Description), Members: members,
-		SyncPerm: b.SyncPerm, GroupName: strings.TrimSpace(deref(b.GroupName))}, nil
+		SyncPerm: b.SyncPerm, GroupName: strings.TrimSpace(deref(b.GroupName)), Scopes: scopes}, nil
 }
 
 type groupSpecFields struct {

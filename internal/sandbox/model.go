@@ -26,6 +26,8 @@ type Model struct {
 	Apps        []App             `json:"apps"`
 	Tokens      map[string]string `json:"tokens,omitempty"`
 	Limits      Limits            `json:"limits"`
+	// Quirks are the real server's bugs the sandbox reproduces, each of which can be turned off.
+	Quirks Quirks `json:"quirks,omitempty"`
 
 	systems     map[string]*System
 	users       map[string]bool
@@ -144,6 +146,19 @@ func (a *App) mayManage(system, api string) bool {
 		}
 	}
 	return false
+}
+
+// Quirks are the real server's bugs the sandbox reproduces by default.
+type Quirks struct {
+	// GroupPolicyDeleteIgnoresActions: DELETE …/groups/{id}/actions/-/policies/ deletes every custom
+	// policy of the group in the system, whatever actions it names (the SaaS evaluates its action
+	// filter and throws the result away). Absent or true reproduces it; false deletes only the
+	// actions named.
+	GroupPolicyDeleteIgnoresActions *bool `json:"group_policy_delete_ignores_actions,omitempty"`
+}
+
+func (q Quirks) groupPolicyDeleteIgnoresActions() bool {
+	return q.GroupPolicyDeleteIgnoresActions == nil || *q.GroupPolicyDeleteIgnoresActions
 }
 
 // Limits are the server settings that bound a call; zero means the real server's default.

@@ -189,6 +189,11 @@ func (t *txn) commit() *saasError {
 func (st *store) grant(system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]resultEntry, *saasError) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	return st.grantLocked(system, subj, specs, expiry, newExpiry, lim)
+}
+
+// grantLocked is grant with st.mu held.
+func (st *store) grantLocked(system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]resultEntry, *saasError) {
 	updated := make([]*policy, len(specs))
 	for i, sp := range specs {
 		k := policyKey{System: system, SubjectType: subj.Type, SubjectID: subj.ID, Action: sp.action.ID}
@@ -301,6 +306,11 @@ func groupContains(outer, inner group) bool {
 func (st *store) revoke(system string, subj subject, specs []grantSpec) ([]resultEntry, *saasError) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	return st.revokeLocked(system, subj, specs)
+}
+
+// revokeLocked is revoke with st.mu held.
+func (st *store) revokeLocked(system string, subj subject, specs []grantSpec) ([]resultEntry, *saasError) {
 	t := st.begin()
 	data := []resultEntry{}
 	for _, sp := range specs {

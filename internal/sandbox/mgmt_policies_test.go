@@ -1,0 +1,156 @@
+package sandbox_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+)
+
+// scopedGM is a grade manager of bk_cmdb whose groups may be granted view_host and edit_host on
+// the hosts of business 2.
+const scopedGM = `{"name":"ops","description":"","members":["alice"],
+  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"view_host"},{"id":"edit_host"}],
+    "resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"biz","id":"2","name":""},{"system":"bk_cmdb","type":"host","id":"*","name":""}]]}]}],
+  "subject_scopes":[{"type":"*","id":"*"}]}`
+
+func hostPolicyBody(actions, bizs, hosts string) string {
+	var paths []string
+	for i, h := range strings.Split(hosts, ",") {
+		paths = append(paths, `[{"system":"bk_cmdb","type":"biz","id":"`+strings.Split(bizs, ",")[i]+`","name":"b"},{"system":"bk_cmdb","type":"host","id":"`+h+`","name":"h"}]`)
+	}
+	var acts []string
+	for _, a := range strings.Split(actions, ",") {
+		acts = append(acts, `{"id":"`+a+`"}`)
+	}
+	return `{"actions":[` + strings.Join(acts, ",") + `],"resources":[{"system":"bk_cmdb","type":"host","paths":[` + strings.Join(paths, ",") + `]}]}`
+}
+
+// The group-permission routes of the management API: a grant merges into the one policy per
+// (system, group, action) that the authorization API writes too, within the grade manager's
+// scope; a revoke subtracts; the list answers the normalised shape; the delete by action deletes
+// every custom policy of the group unless the quirk is off; a deleted group takes its policies.
+func TestGroupPolicyRoutes(t *testing.T) {
+	s := newServer(t)
+	must := func(method, path, body string, status, code int) response {
+		t.Helper()
+		r := mgmtCall(s, method, path, body)
+		if r.status != status || r.code() != code {
+			t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
+		}
+		return r
+	}
+	must("POST", "bk_cmdb/grade_managers/", scopedGM, 200, 0)
+	r := must("POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0)
+	group := int64(r.body["data"].([]any)[0].(float64))
+	gid := itoa(int(group))
+
+	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host,edit_host", "2,2", "5,6"), 200, 0)
+	// Outside the scope: another business, an action the scope does not name.
+	if r := must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host", "3", "5"), 400, 1902412); !strings.Contains(r.message(), "校验错误") {
+		t.Fatalf("scope refusal: %s", r.raw)
+	}
+	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("delete_host", "2", "5"), 400, 1902412)
+	// The authorization API's grant to the same group merges into the same policy.
+	if r := send(t, s, "gateway", "batch_instance", instBody("grant", "group", gid, []string{"view_host"}, "host", []string{"7"}, "")); r.code() != 0 {
+		t.Fatalf("batch_instance to a management group: %s", r.raw)
+	}
+	held := map[string][]string{}
+	for _, p := range s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid}).Policies {
+		held[p.Action] = p.Paths
+	}
+	want := map[string][]string{
+		"edit_host": {"/bk_cmdb,biz,2/bk_cmdb,host,5/", "/bk_cmdb,biz,2/bk_cmdb,host,6/"},
+		"view_host": {"/bk_cmdb,biz,2/bk_cmdb,host,5/", "/bk_cmdb,biz,2/bk_cmdb,host,6/", "/bk_cmdb,host,7/"},
+	}
+	if !reflect.DeepEqual(held, want) {
+		t.Fatalf("the group holds %v, want %v", held, want)
+	}
+
+	// The list: one row per action, paths under resource groups, grouped by the last typed node.
+	r = must("GET", "bk_cmdb/groups/"+gid+"/policies/", "", 200, 0)
+	var rows []struct {
+		ID             string `json:"id"`
+		ExpiredAt      int64  `json:"expired_at"`
+		ResourceGroups []struct {
+			ID                   string `json:"id"`
+			RelatedResourceTypes []struct {
+				SystemID  string `json:"system_id"`
+				Type      string `json:"type"`
+				Condition []struct {
+					Instances []struct {
+						Type string `json:"type"`
+						Path [][]struct {
+							SystemID string `json:"system_id"`
+							Type     string `json:"type"`
+							ID       string `json:"id"`
+						} `json:"path"`
+					} `json:"instances"`
+				} `json:"condition"`
+			} `json:"related_resource_types"`
+		} `json:"resource_groups"`
+	}
+	raw, _ := json.Marshal(r.body["data"])
+	if err := json.Unmarshal(raw, &rows); err != nil || len(rows) != 2 || rows[1].ID != "view_host" || rows[1].ExpiredAt != 4102444800 {
+		t.Fatalf("list: %v\n%s", err, r.raw)
+	}
+	rrt := rows[1].ResourceGroups[0].RelatedResourceTypes[0]
+	if rows[1].ResourceGroups[0].ID == "" || rrt.SystemID != "bk_cmdb" || rrt.Type != "host" || len(rrt.Condition[0].Instances) != 1 ||
+		rrt.Condition[0].Instances[0].Type != "host" || len(rrt.Condition[0].Instances[0].Path) != 3 {
+		t.Fatalf("view_host's resource group: %+v", rows[1].ResourceGroups)
+	}
+	r = must("GET", "bk_cmdb/groups/"+gid+"/policies/-/actions/", "", 200, 0)
+	if got, _ := json.Marshal(r.body["data"]); string(got) != `[{"id":"edit_host"},{"id":"view_host"}]` {
+		t.Fatalf("actions: %s", got)
+	}
+
+	// A revoke subtracts; emptying a policy deletes it.
+	must("DELETE", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("edit_host", "2,2", "5,6"), 200, 0)
+	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, Action: "edit_host"}).Policies); n != 0 {
+		t.Fatalf("edit_host left after revoking all of it: %d", n)
+	}
+	// The delete by action deletes every custom policy of the group in the system.
+	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("edit_host", "2", "5"), 200, 0)
+	must("DELETE", "bk_cmdb/groups/"+gid+"/actions/-/policies/", `{"actions":[{"id":"edit_host"}]}`, 200, 0)
+	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid}).Policies); n != 0 {
+		t.Fatalf("the delete by action left %d policies: the SaaS deletes them all", n)
+	}
+	// A deleted group takes its policies with it.
+	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host", "2", "5"), 200, 0)
+	must("DELETE", "bk_cmdb/groups/"+gid+"/", "", 200, 0)
+	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid}).Policies); n != 0 {
+		t.Fatalf("the deleted group still holds %d policies", n)
+	}
+	for _, k := range []string{"group_policy:grant", "group_policy:revoke", "group_policy:list", "group_policy:delete", "group_policy:actions"} {
+		if s.Stats().Requests[k] == 0 {
+			t.Errorf("stats %s not counted", k)
+		}
+	}
+}
+
+// With the quirk off, the delete by action deletes only the actions it names.
+func TestGroupPolicyDeleteQuirkOff(t *testing.T) {
+	m := sandbox.DefaultModel()
+	off := false
+	m.Quirks.GroupPolicyDeleteIgnoresActions = &off
+	s := newServer(t, withModel(m))
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "bk_cmdb/grade_managers/", scopedGM},
+		{"POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`},
+		{"POST", "bk_cmdb/groups/4/policies/", hostPolicyBody("view_host,edit_host", "2", "5")},
+		{"DELETE", "bk_cmdb/groups/4/actions/-/policies/", `{"actions":[{"id":"edit_host"}]}`},
+	} {
+		if r := mgmtCall(s, c.method, c.path, c.body); r.status != 200 || r.code() != 0 {
+			t.Fatalf("%s %s: %s", c.method, c.path, r.raw)
+		}
+	}
+	var left []string
+	for _, p := range s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: "4"}).Policies {
+		left = append(left, p.Action)
+	}
+	if !reflect.DeepEqual(left, []string{"view_host"}) {
+		t.Fatalf("left %v, want [view_host]", left)
+	}
+}
