@@ -242,6 +242,21 @@
 //	GET    groups/{id}/members/             ?page&page_size → {count, results: [{type, id, name, expired_at, created_at}]}, expired members included
 //	POST   groups/{id}/members/             {members: [{type, id}] (≤ 1000), expired_at}: an upsert that only ever raises an expiry
 //	DELETE groups/{id}/members/             ?type=user|department&ids=a,b,c (≤ 1000)
+//	POST   groups/{id}/policies/            {system, actions: [{id}], resources: [{system, type, paths: [[{system, type, id, name}]]}]}: merged
+//	DELETE groups/{id}/policies/            the same body, subtracted; an emptied policy is deleted
+//	GET    groups/{id}/policies/            [{id (the action), policy_id, resource_groups: [{id, related_resource_types:
+//	                                         [{system_id, type, condition: [{instances: [{type, path: [[nodes]]}]}]}]}]}]
+//
+// Group permissions (GrantGroupPolicies, RevokeGroupPolicies, GroupPolicies) are the policies of
+// the authorization API — one per (system, group, action), permanent — so a group's instance grants
+// and its management-API grants are one policy. Every action of a call gets the same resources, so
+// actions are grouped by their resource types; a grant must stay inside the owning grade manager's
+// authorization scope (else 400 1902412); a resource type with no paths means every instance. The
+// policy routes check the v1 allow-list names (group_policy_grant, _revoke, _list), and IAM's admin
+// UI can grant group_policy_list only as "*". The list is normalised — paths grouped into instances
+// by type, resource-group ids regenerated — so it is compared by meaning. Never use DELETE
+// groups/{id}/actions/-/policies/: the SaaS evaluates its action filter and throws the result away,
+// deleting every custom policy of the group in the system.
 //
 // The app must be a client of the system and the system on the management allow-list for the
 // route; and a grade manager or group must have been created by that system through the API. The
