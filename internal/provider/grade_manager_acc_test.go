@@ -461,6 +461,13 @@ func TestAccManagementNeedsTheGateway(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: provider + gradeManagerHCL("platform", "", []string{"alice"}, false), PlanOnly: true, ExpectError: want},
 			{Config: provider + groupsHCL([3]string{"dev", "dev", ""}) + gradeManagerHCL("platform", "", []string{"alice"}, false), PlanOnly: true, ExpectError: want},
+			{Config: provider + `resource "bkiam_group_permission" "p" {
+  system    = "bk_cmdb"
+  group_id  = "4"
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "h" } }]
+}
+`, PlanOnly: true, ExpectError: want},
 			{Config: provider + "data \"bkiam_group\" \"dev\" {\n  system = \"bk_cmdb\"\n  grade_manager_id = \"1\"\n  name = \"dev\"\n}\n", PlanOnly: true, ExpectError: want},
 		},
 	})

@@ -22,7 +22,13 @@ import (
 // instances, granted and revoked with batch_instance. Its model and codec
 // are in instance_grant_codec.go, the calls it sends in
 // instance_grant_runner.go.
-type instanceGrant struct{}
+type instanceGrant struct {
+	// via, unless nil, sends the grant's calls instead of the
+	// authorization API: bkiam_group_permission's management API.
+	via func(data *providerData) instanceCaller
+	// limits, unless nil, replaces the authorization API's batch limits.
+	limits func(data *providerData) grantplan.Limits
+}
 
 func (instanceGrant) name() string { return "instance_grant" }
 
@@ -405,7 +411,11 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	ctx, cancel := context.WithTimeout(ctx, timeoutOf(planned.model.Timeouts, operation))
 	defer cancel()
 
-	runner := &instanceGrantRunner{client: data.instances, system: planned.system, subject: planned.subject, held: held,
+	caller := data.instances
+	if r.via != nil {
+		caller = r.via(data)
+	}
+	runner := &instanceGrantRunner{client: caller, system: planned.system, subject: planned.subject, held: held,
 		policies: map[string]int64{}, shared: req.shared}
 	if current != nil {
 		runner.policies = current.policies
@@ -414,7 +424,11 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	if next != nil {
 		want = &next.grant
 	}
-	ok := planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, want, data.limits()) }, runner.run, diags)
+	limits := data.limits()
+	if r.limits != nil {
+		limits = r.limits(data)
+	}
+	ok := planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, want, limits) }, runner.run, diags)
 	data.invalidateScans(planned.system, slices.Concat(slices.Collect(maps.Keys(held)), planned.grant.Actions))
 	if !ok && next != nil {
 		handOver(runner.held, next, req.shared.handed())

@@ -3,6 +3,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -41,6 +42,9 @@ func managementError(what string, err error) string {
 		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
 			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
 			"object.", what, err)
+	case isScopeRefusal(err):
+		return fmt.Sprintf("%s: %s\n\nThe grant is outside the authorization scope of the group's grade manager: widen "+
+			"the grade manager's authorization_scopes (bkiam_grade_manager), or grant less.", what, err)
 	case errors.Is(err, bkiam.ErrForbidden):
 		return fmt.Sprintf("%s: %s\n\nThe app is not allowed this management API for the system: IAM's management "+
 			"allow-list (ManagementAPIPermission) must list it, and the app must be a client of the system.", what, err)
@@ -72,4 +76,12 @@ func lostCreate(err error) bool {
 	}
 	var e *bkiam.Error
 	return errors.Is(err, bkiam.ErrConflict) && errors.As(err, &e) && e.Attempts > 1
+}
+
+// isScopeRefusal reports IAM's refusal of a group grant outside its grade
+// manager's authorization scope: a 1902412 whose message is the scope
+// check's ("系统：S 模板：0 校验错误：…").
+func isScopeRefusal(err error) bool {
+	var e *bkiam.Error
+	return errors.As(err, &e) && e.Code == 1902412 && strings.Contains(e.Message, "校验错误")
 }

@@ -65,6 +65,9 @@ type providerData struct {
 	// (bkiam_system, and the plan-time checks when checkModel is on).
 	models     *bkiam.ModelCache
 	checkModel bool
+	// groupPolicies reads each group's permissions once per process, for
+	// the refreshes of bkiam_group_permission.
+	groupPolicies *groupPolicyCache
 }
 
 // invalidateScans forgets the policy-list scans of actions this process
@@ -146,6 +149,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		book:            newBook(),
 		models:          bkiam.NewModelCache(client),
 		checkModel:      settings.checkModel,
+		groupPolicies:   newGroupPolicyCache(client),
 	}
 	p.book.Store(data.book)
 	if settings.detectDrift {

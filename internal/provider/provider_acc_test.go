@@ -430,7 +430,16 @@ var notAtPlanTime = map[string]string{
 	"groupResource.Delete: Cannot delete the group": "apply time: depends on IAM",
 	"groupDataSource.Read: No such group": "read time: depends on the groups in IAM " +
 		"(TestAccGradeManagerRefusals provokes it)",
-	"groupDataSource.Read: Cannot find the group": "read time: depends on what IAM answers to the list",
+	"groupDataSource.Read: Cannot find the group":               "read time: depends on what IAM answers to the list",
+	"groupPermission.read: Cannot read the group's permissions": "refresh time: depends on what IAM answers to the read",
+	"groupPermission.readImport: Cannot import the permissions": "import time: depends on what the group holds in IAM " +
+		"(TestAccGroupPermission imports)",
+	"listedResources: which a resource never grants":                "import time: depends on what the group holds in IAM",
+	"managementCaller.BatchInstance: a group permission's call for": "apply time, and a bug: the resource's subject is always its group",
+	"managementCaller.BatchInstance: outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less": "apply time: " +
+		"IAM checks the scope (TestAccGroupPermissionOutsideScope provokes it)",
+	"managementCaller.BatchInstance: the group is gone, or another system's: a group is managed through the system that created its grade manager": "apply " +
+		"time: depends on the group in IAM",
 	"groupMembers.apply: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *providerData",
@@ -469,6 +478,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, groupMembersValidationCases()...)
 	cases = append(cases, managementCases()...)
 	cases = append(cases, managementValidationCases()...)
+	cases = append(cases, groupPermissionValidationCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.want {

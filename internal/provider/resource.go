@@ -26,6 +26,7 @@ var protocolResources = []servedResource{
 	serve[instanceGrantModel](instanceGrant{}),
 	serve[creatorGrantModel](creatorGrant{}),
 	serve[groupMembersModel](groupMembers{}),
+	serve[groupPermissionModel](newGroupPermission()),
 }
 
 // frameworkResources and frameworkDataSources are served by the

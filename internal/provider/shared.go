@@ -92,6 +92,9 @@ func (b *book) lookup(id, label string) *ledger.Holder {
 
 // instancePath is IAM's path of a plain instance: "/system,type,id/".
 func instancePath(system, typ, id string) string {
+	if strings.HasPrefix(id, "/") {
+		return id // a bkiam_group_permission instance given as its path
+	}
 	return "/" + system + "," + typ + "," + id + "/"
 }
 

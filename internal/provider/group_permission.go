@@ -1,0 +1,552 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+)
+
+// groupPermission is bkiam_group_permission: a user group's custom
+// permissions in one system, through the management API. It is a
+// bkiam_instance_grant to the group in all but its calls: the same model
+// of actions over resources, the same planner and runner (grants before
+// revokes, a record after every call), the same ledger of shared grants
+// (IAM keeps one policy per system, group and action, whichever API
+// granted it), with the calls sent as management grants and revokes and
+// a refresh that reads the group's permissions back exactly.
+type groupPermission struct {
+	grant instanceGrant
+}
+
+func newGroupPermission() groupPermission {
+	return groupPermission{grant: instanceGrant{
+		via: func(data *providerData) instanceCaller { return managementCaller{client: data.client} },
+		// The management grant has no per-call cap: a call carries up to
+		// IAM's per-policy limit.
+		limits: func(*providerData) grantplan.Limits {
+			return grantplan.Limits{Grant: maxPolicyInstances, Revoke: maxPolicyInstances, Policy: maxPolicyInstances}
+		},
+	}}
+}
+
+func (groupPermission) name() string { return "group_permission" }
+
+func (groupPermission) schema(context.Context) schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "A user group's custom permissions in one BlueKing IAM system, through IAM's management API " +
+			"(API gateway only): a set of actions on resource instances, each instance by its id or by its path under its " +
+			"ancestors. It owns exactly what it declares: create grants, a change sends only the difference (grants before " +
+			"revokes), destroy revokes, and refresh reads the group's permissions back.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`SYSTEM/GROUP_ID`.",
+			},
+			"system": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The system of the actions, e.g. `bk_cmdb`, whose management API manages the group (the " +
+					"system that created its grade manager). Changing it replaces the resource.",
+			},
+			"group_id": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "The group's numeric id, e.g. `bkiam_group.dev.id`. Changing it replaces the resource.",
+			},
+			"actions": schema.SetAttribute{
+				Required:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "The actions, e.g. `[\"view_host\", \"edit_host\"]`. They must share one list of resource types: " +
+					"IAM's management grant gives every action of a call the same resources. Group permissions never expire.",
+			},
+			"resources": schema.ListNestedAttribute{
+				Required: true,
+				MarkdownDescription: "One entry per resource type the actions relate to, in the order the system relates them " +
+					"(empty for actions related to no type). A grant must stay inside the group's grade manager's authorization " +
+					"scope, or IAM refuses it.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system."},
+					"type":   schema.StringAttribute{Required: true, MarkdownDescription: "The resource type, e.g. `host`."},
+					"instances": schema.MapAttribute{
+						Required:    true,
+						ElementType: types.StringType,
+						MarkdownDescription: fmt.Sprintf("The instances, keyed by id, each with its display name, e.g. "+
+							"`{ \"1\" = \"host1\" }`: at least one, at most %d. A key beginning with `/` is a path in IAM's own "+
+							"notation, the instance under its ancestors: `/bk_cmdb,biz,2/bk_cmdb,host,*/` is every host of business 2, "+
+							"`/bk_cmdb,biz,2/bk_cmdb,host,5/` host 5 there.", maxPolicyInstances),
+					},
+				}},
+			},
+			"timeouts": timeoutsAttribute(),
+		},
+	}
+}
+
+func permissionID(m groupPermissionModel) stringValue {
+	system, okSystem := m.System.get()
+	group, okGroup := m.GroupID.get()
+	if !okSystem || !okGroup {
+		return unknownValue[string]()
+	}
+	return known(system + "/" + group)
+}
+
+// importState takes SYSTEM/GROUP_ID/ACTION[,ACTION…]: the read that
+// follows fills the resources from what IAM lists for those actions.
+func (groupPermission) importState(_ context.Context, id string, diags *diagnostics) (groupPermissionModel, privateState) {
+	var m groupPermissionModel
+	parts := strings.Split(id, "/")
+	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || !positiveID(parts[1]) || strings.TrimSpace(parts[2]) == "" {
+		diags.addError("Invalid import ID",
+			fmt.Sprintf("Expected SYSTEM/GROUP_ID/ACTION[,ACTION…], e.g. bk_cmdb/42/view_host,edit_host; got %q.", id))
+		return m, nil
+	}
+	actions := strings.Split(parts[2], ",")
+	slices.Sort(actions)
+	m.System, m.GroupID, m.Actions = known(parts[0]), known(parts[1]), knownStrings(slices.Compact(actions))
+	m.ID = permissionID(m)
+	return m, nil
+}
+
+func (groupPermission) validate(_ context.Context, config groupPermissionModel, diags *diagnostics) {
+	checkID(root("system"), config.System, diags)
+	if s, ok := config.GroupID.get(); ok && !positiveID(s) {
+		diags.addAttributeError(root("group_id"), "Invalid group id",
+			fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
+	}
+	checkActions(root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	entries, _ := config.Resources.get()
+	for i, e := range entries {
+		at := root("resources").WithElementKeyInt(i)
+		entry, _ := e.get()
+		checkID(at.WithAttributeName("system"), entry.System, diags)
+		checkID(at.WithAttributeName("type"), entry.Type, diags)
+		instancesPath := at.WithAttributeName("instances")
+		instances, ok := entry.Instances.get()
+		if !ok {
+			continue
+		}
+		checkInstanceCount(instancesPath, len(instances), diags)
+		plain := map[string]stringValue{}
+		for id, name := range instances {
+			if strings.HasPrefix(id, "/") {
+				if _, err := parsePathKey(id); err != nil {
+					diags.addAttributeError(instancesPath.WithElementKeyString(id), "Invalid path",
+						fmt.Sprintf("The key %q of %s begins with \"/\", so it is a path, but %v. Write a path as IAM does: "+
+							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, pathString(instancesPath), err))
+				}
+			} else {
+				plain[id] = name
+			}
+			checkNotBlank(instancesPath.WithElementKeyString(id), name, diags)
+		}
+		checkInstanceIDs(instancesPath, plain, diags)
+	}
+	checkTimeouts(config.Timeouts, diags)
+}
+
+// parsePathKey reads a path in IAM's notation, /system,type,id/…/.
+func parsePathKey(key string) ([]bkiam.PathNode, error) {
+	if !strings.HasPrefix(key, "/") || !strings.HasSuffix(key, "/") || len(key) < 2 {
+		return nil, errors.New("it does not begin and end with \"/\"")
+	}
+	var nodes []bkiam.PathNode
+	for _, part := range strings.Split(strings.Trim(key, "/"), "/") {
+		f := strings.Split(part, ",")
+		if len(f) != 3 || f[0] == "" || f[1] == "" || f[2] == "" {
+			return nil, fmt.Errorf("its node %q is not SYSTEM,TYPE,ID", part)
+		}
+		if len(f[2]) > 36 {
+			return nil, fmt.Errorf("the id of its node %q is longer than IAM's 36 characters", part)
+		}
+		nodes = append(nodes, bkiam.PathNode{System: f[0], Type: f[1], ID: f[2]})
+	}
+	return nodes, nil
+}
+
+func (r groupPermission) checkModel(ctx context.Context, data *providerData, proposed groupPermissionModel, diags *diagnostics) {
+	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_permission"); ok {
+		diags.addError(summary, detail)
+		return
+	}
+	r.grant.checkModel(ctx, data, proposed.asGrant(), diags)
+}
+
+func (r groupPermission) plan(ctx context.Context, req planRequest[groupPermissionModel], diags *diagnostics) planResponse[groupPermissionModel] {
+	greq := planRequest[instanceGrantModel]{proposed: req.proposed.asGrant(), private: req.private}
+	if req.prior != nil {
+		prior := req.prior.asGrant()
+		greq.prior = &prior
+	}
+	out := r.grant.plan(ctx, greq, diags)
+	planned := req.proposed.fromGrant(out.planned)
+	planned.ID = permissionID(planned)
+	var replace []*tftypes.AttributePath
+	for _, p := range out.requiresReplace {
+		if p.Equal(root("subject")) {
+			p = root("group_id")
+		}
+		replace = append(replace, p)
+	}
+	return planResponse[groupPermissionModel]{planned: planned, requiresReplace: replace}
+}
+
+func (r groupPermission) apply(ctx context.Context, data *providerData, req applyRequest[groupPermissionModel], diags *diagnostics) (*groupPermissionModel, privateState) {
+	greq := applyRequest[instanceGrantModel]{private: req.private, shared: req.shared}
+	base := req.planned
+	if req.prior != nil {
+		prior := req.prior.asGrant()
+		greq.prior = &prior
+	}
+	if req.planned != nil {
+		planned := req.planned.asGrant()
+		greq.planned = &planned
+	} else {
+		base = req.prior
+	}
+	result, private := r.grant.apply(ctx, data, greq, diags)
+	if base != nil {
+		system, _ := base.System.get()
+		group, _ := base.GroupID.get()
+		data.groupPolicies.invalidate(system, group)
+	}
+	if result == nil {
+		return nil, private
+	}
+	m := base.fromGrant(*result)
+	m.ID = permissionID(m)
+	return &m, private
+}
+
+// refreshes: a group's permissions are exactly readable.
+func (groupPermission) refreshes(data *providerData) bool { return data != nil && data.client != nil }
+
+// read keeps of the record only what IAM still holds for the group, by
+// meaning (action, type, path), and completes an import. Without the
+// list's allow-list entry it warns once and trusts state.
+func (r groupPermission) read(ctx context.Context, data *providerData, req readRequest[groupPermissionModel], diags *diagnostics) (*groupPermissionModel, privateState, bool) {
+	state, private := req.state, req.private
+	system, _ := state.System.get()
+	groupID, _ := state.GroupID.get()
+	group, _ := strconv.ParseInt(groupID, 10, 64)
+	if system == "" || group == 0 {
+		return &state, private, false
+	}
+	policies, err := data.groupPolicies.get(ctx, system, group)
+	switch {
+	case errors.Is(err, bkiam.ErrNotOwned):
+		// The group is gone, with its permissions.
+		return nil, nil, true
+	case errors.Is(err, bkiam.ErrForbidden):
+		if data.groupPolicies.warned.CompareAndSwap(false, true) {
+			diags.addWarning("Group permissions are not read back",
+				fmt.Sprintf("IAM refused the list of a group's permissions in %s (%v). Its management allow-list must give the "+
+					"system group_policy_list, which in practice only \"*\" does. Until then a refresh trusts state: a permission "+
+					"revoked outside Terraform goes unnoticed.", system, err))
+		}
+		return &state, private, false
+	case err != nil:
+		diags.addError("Cannot read the group's permissions",
+			managementError(fmt.Sprintf("Reading the permissions of group %d in %s", group, system), err))
+		return &state, private, false
+	}
+	if state.Resources.isNull() {
+		return r.readImport(state, policies, private, diags)
+	}
+	g := viewGrant(state.asGrant())
+	if !g.known {
+		return &state, private, false
+	}
+	held := r.grant.holdings(private, g, diags)
+	if diags.hasError() {
+		return &state, private, false
+	}
+	now := heldByList(held, policies)
+	if now.Equal(held) {
+		return &state, private, false
+	}
+	if loss := describeLoss(held, now); loss != "" {
+		diags.addWarning("Permissions revoked outside Terraform",
+			fmt.Sprintf("IAM no longer holds what this resource granted group %d in %s: %s. It is removed from state, so the "+
+				"plan grants it again.", group, system, loss))
+	}
+	if len(now) == 0 {
+		return nil, nil, true
+	}
+	view := now.View(&g.grant, g.grant.Resources)
+	private = maps.Clone(private)
+	recordHoldings(private, now, view, diags)
+	m := state
+	m.Actions = knownStrings(view.Actions)
+	m.Resources = resourcesValue(view.Resources)
+	return &m, private, true
+}
+
+// heldByList is what of held the group's listed policies still hold:
+// an instance whose path a policy of the action lists (or any instance
+// of its type); a combination that one resource group holds whole.
+func heldByList(held grantplan.Holdings, policies []bkiam.GroupPolicy) grantplan.Holdings {
+	byAction := map[string]bkiam.GroupPolicy{}
+	for _, p := range policies {
+		byAction[p.Action] = p
+	}
+	now := grantplan.Holdings{}
+	for action, h := range held {
+		p, ok := byAction[action]
+		if !ok {
+			continue
+		}
+		if len(h.Resources) == 0 {
+			now[action] = grantplan.Holding{ExpiresAt: h.ExpiresAt}
+			continue
+		}
+		holds := func(rg []bkiam.TypedPaths, r grantplan.Resource, id string) bool {
+			for _, tp := range rg {
+				if tp.System != r.System || tp.Type != r.Type {
+					continue
+				}
+				if tp.Any {
+					return true
+				}
+				for _, path := range tp.Paths {
+					if pathKeyOf(path) == instancePath(r.System, r.Type, id) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		if len(h.Resources) == 1 {
+			r := h.Resources[0]
+			kept := map[string]string{}
+			for id, name := range r.Instances {
+				for _, rg := range p.ResourceGroups {
+					if holds(rg, r, id) {
+						kept[id] = name
+						break
+					}
+				}
+			}
+			if len(kept) > 0 {
+				now[action] = grantplan.Holding{ExpiresAt: h.ExpiresAt, Resources: []grantplan.Resource{{System: r.System, Type: r.Type, Instances: kept}}}
+			}
+			continue
+		}
+		for _, rg := range p.ResourceGroups {
+			whole := true
+			for _, r := range h.Resources {
+				for id := range r.Instances {
+					whole = whole && holds(rg, r, id)
+				}
+			}
+			if whole {
+				now[action] = h
+				break
+			}
+		}
+	}
+	return now
+}
+
+// pathKeyOf renders nodes as IAM writes a path: /system,type,id/…/.
+func pathKeyOf(nodes []bkiam.PathNode) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for _, n := range nodes {
+		b.WriteString(n.System + "," + n.Type + "," + n.ID + "/")
+	}
+	return b.String()
+}
+
+// readImport fills an imported resource from what IAM lists for its
+// actions, which must hold the same instances (one resource holds its
+// actions over one set of resources), with the instances' names.
+func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.GroupPolicy, private privateState, diags *diagnostics) (*groupPermissionModel, privateState, bool) {
+	actions, _ := stringsOf(state.Actions)
+	var first []grantplan.Resource
+	for i, action := range actions {
+		var p *bkiam.GroupPolicy
+		for j := range policies {
+			if policies[j].Action == action {
+				p = &policies[j]
+			}
+		}
+		if p == nil {
+			diags.addError("Cannot import the permissions",
+				fmt.Sprintf("The group holds no permission of action %q in %s: import only the actions it holds.", action, state.System.v))
+			return &state, private, false
+		}
+		resources, err := listedResources(*p)
+		if err != nil {
+			diags.addError("Cannot import the permissions", fmt.Sprintf("Action %q: %v.", action, err))
+			return &state, private, false
+		}
+		if i == 0 {
+			first = resources
+			continue
+		}
+		if !grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: first}).Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: resources})) {
+			diags.addError("Cannot import the permissions",
+				fmt.Sprintf("Actions %q and %q hold different instances, and one bkiam_group_permission holds its actions over "+
+					"one set of instances: import them as separate resources.", actions[0], action))
+			return &state, private, false
+		}
+	}
+	m := state
+	m.Resources = resourcesValue(first)
+	return &m, private, true
+}
+
+// listedResources is a listed policy as the resources of a grant: a
+// single-node path is an instance id, a longer one its path; names are
+// IAM's, or the id where IAM has none.
+func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
+	if len(p.ResourceGroups) == 0 {
+		return nil, nil
+	}
+	if len(p.ResourceGroups[0]) > 1 && len(p.ResourceGroups) > 1 {
+		return nil, errors.New("IAM holds several combinations of its resource types, which one resource cannot describe")
+	}
+	byType := map[string]*grantplan.Resource{}
+	var order []string
+	for _, rg := range p.ResourceGroups {
+		for _, tp := range rg {
+			if tp.Any {
+				return nil, fmt.Errorf("IAM holds every instance of %s/%s, which a resource never grants", tp.System, tp.Type)
+			}
+			k := tp.System + "/" + tp.Type
+			if byType[k] == nil {
+				byType[k] = &grantplan.Resource{System: tp.System, Type: tp.Type, Instances: map[string]string{}}
+				order = append(order, k)
+			}
+			for _, path := range tp.Paths {
+				leaf := path[len(path)-1]
+				id, name := leaf.ID, leaf.Name
+				if len(path) > 1 {
+					id = pathKeyOf(path)
+				}
+				if name == "" {
+					name = leaf.ID
+				}
+				byType[k].Instances[id] = name
+			}
+		}
+	}
+	out := make([]grantplan.Resource, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byType[k])
+	}
+	return out, nil
+}
+
+func (r groupPermission) claims(m groupPermissionModel) ledger.Claims {
+	return r.grant.claims(m.asGrant())
+}
+
+func (groupPermission) label(m groupPermissionModel) string {
+	system, _ := m.System.get()
+	group, _ := m.GroupID.get()
+	return fmt.Sprintf("%q", system+"/group/"+group)
+}
+
+func (r groupPermission) reassert(planned groupPermissionModel) groupPermissionModel {
+	return planned.fromGrant(r.grant.reassert(planned.asGrant()))
+}
+
+// managementCaller sends a bkiam_instance_grant's planned calls as
+// management grants and revokes of the group's permissions.
+type managementCaller struct {
+	client *bkiam.Client
+}
+
+func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error) {
+	group, err := strconv.ParseInt(req.Subject.ID, 10, 64)
+	if err != nil || req.Subject.Type != subjectGroup {
+		return nil, fmt.Errorf("a group permission's call for %s %s, not a group", req.Subject.Type, req.Subject.ID)
+	}
+	body := bkiam.GroupPolicyRequest{System: req.System, Actions: req.Actions}
+	for _, r := range req.Resources {
+		pr := bkiam.PathResource{System: r.System, Type: r.Type}
+		for _, in := range r.Instances {
+			nodes := []bkiam.PathNode{{System: r.System, Type: r.Type, ID: in.ID, Name: in.Name}}
+			if strings.HasPrefix(in.ID, "/") {
+				if nodes, err = parsePathKey(in.ID); err != nil {
+					return nil, fmt.Errorf("instance %q: %w", in.ID, err)
+				}
+				nodes[len(nodes)-1].Name = in.Name
+			}
+			pr.Paths = append(pr.Paths, nodes)
+		}
+		body.Resources = append(body.Resources, pr)
+	}
+	if req.Operate == bkiam.OperationGrant {
+		err = m.client.GrantGroupPolicies(ctx, req.System, group, body)
+	} else {
+		err = m.client.RevokeGroupPolicies(ctx, req.System, group, body)
+	}
+	switch {
+	case isScopeRefusal(err):
+		err = fmt.Errorf("%w (outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less)", err)
+	case errors.Is(err, bkiam.ErrNotOwned):
+		err = fmt.Errorf("%w (the group is gone, or another system's: a group is managed through the system that created its grade manager)", err)
+	}
+	return nil, err
+}
+
+// groupPolicyCache reads each group's permissions once per provider
+// process for the refreshes of its resources; an apply forgets the
+// group's.
+type groupPolicyCache struct {
+	client  *bkiam.Client
+	mu      sync.Mutex
+	entries map[string]*groupPolicyEntry
+	// warned is set once the missing list permission has been reported.
+	warned atomic.Bool
+}
+
+type groupPolicyEntry struct {
+	once     sync.Once
+	policies []bkiam.GroupPolicy
+	err      error
+}
+
+func newGroupPolicyCache(c *bkiam.Client) *groupPolicyCache {
+	return &groupPolicyCache{client: c, entries: map[string]*groupPolicyEntry{}}
+}
+
+func (c *groupPolicyCache) get(ctx context.Context, system string, group int64) ([]bkiam.GroupPolicy, error) {
+	key := system + "/" + strconv.FormatInt(group, 10)
+	c.mu.Lock()
+	e := c.entries[key]
+	if e == nil {
+		e = &groupPolicyEntry{}
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.policies, e.err = c.client.GroupPolicies(ctx, system, group) })
+	if e.err != nil && ctx.Err() != nil {
+		c.invalidate(system, strconv.FormatInt(group, 10)) // a cancelled read is not kept
+	}
+	return e.policies, e.err
+}
+
+func (c *groupPolicyCache) invalidate(system, group string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.entries, system+"/"+group)
+	c.mu.Unlock()
+}

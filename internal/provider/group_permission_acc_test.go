@@ -1,0 +1,314 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// permissionBase is a grade manager of bk_cmdb whose groups may be granted view_host and edit_host
+// on the hosts of business 2 and on host 7, and its group "dev".
+const permissionBase = `
+resource "bkiam_grade_manager" "platform" {
+  system  = "bk_cmdb"
+  name    = "platform"
+  members = ["alice"]
+  authorization_scopes = [{
+    system  = "bk_cmdb"
+    actions = ["view_host", "edit_host"]
+    resources = [{
+      system = "bk_cmdb"
+      type   = "host"
+      instances = [
+        { id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] },
+        { id = "7" },
+      ]
+    }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "dev"
+}
+`
+
+// permissionHCL renders a bkiam_group_permission of the dev group on hosts (key → name).
+func permissionHCL(label string, actions []string, hosts map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nresource \"bkiam_group_permission\" %q {\n  system   = \"bk_cmdb\"\n  group_id = bkiam_group.dev.id\n", label)
+	fmt.Fprintf(&b, "  actions  = [%s]\n", quoteAll(actions))
+	b.WriteString("  resources = [{\n    system    = \"bk_cmdb\"\n    type      = \"host\"\n    instances = {\n")
+	for _, k := range slices.Sorted(maps.Keys(hosts)) {
+		fmt.Fprintf(&b, "      %q = %q\n", k, hosts[k])
+	}
+	b.WriteString("    }\n  }]\n}\n")
+	return b.String()
+}
+
+func quoteAll(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// groupHeld is what the sandbox holds for the group "dev": action → paths.
+func groupHeld(sb *sandboxtest.Sandbox) map[string][]string {
+	out := map[string][]string{}
+	for _, gm := range sb.GradeManagers() {
+		for _, g := range sb.Groups(gm.ID) {
+			if g.Name != "dev" {
+				continue
+			}
+			for _, p := range sb.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: fmt.Sprint(g.ID)}).Policies {
+				out[p.Action] = p.Paths
+			}
+		}
+	}
+	return out
+}
+
+func checkGroupHeld(sb *sandboxtest.Sandbox, want map[string][]string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if got := groupHeld(sb); !mapsOfSlicesEqual(got, want) {
+			return fmt.Errorf("the group holds %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+func mapsOfSlicesEqual(a, b map[string][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	host5 = "/bk_cmdb,biz,2/bk_cmdb,host,5/"
+	host6 = "/bk_cmdb,biz,2/bk_cmdb,host,6/"
+	host7 = "/bk_cmdb,host,7/"
+)
+
+// TestAccGroupPermission is the life of a group's permissions: instances by id and by path,
+// granted; moved between two resources' actions in one apply; revoked outside Terraform (drift
+// shows, and the next apply grants it again); imported from what IAM lists; destroyed.
+func TestAccGroupPermission(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	client := outsideClient(t, sb)
+	step1 := provider + permissionBase +
+		permissionHCL("viewers", []string{"view_host"}, map[string]string{"7": "host7", host5: "host5"}) +
+		permissionHCL("editors", []string{"edit_host"}, map[string]string{host6: "host6"})
+	// Instances move between the two resources' actions.
+	step2 := provider + permissionBase +
+		permissionHCL("viewers", []string{"view_host"}, map[string]string{host6: "host6"}) +
+		permissionHCL("editors", []string{"edit_host"}, map[string]string{"7": "host7", host5: "host5"})
+	group := func() int64 {
+		for _, g := range sb.Groups(sb.GradeManagers()[0].ID) {
+			if g.Name == "dev" {
+				return g.ID
+			}
+		}
+		t.Fatal("no group dev")
+		return 0
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: step1, Check: checkGroupHeld(sb, map[string][]string{"view_host": {host5, host7}, "edit_host": {host6}})},
+			{Config: step2, Check: checkGroupHeld(sb, map[string][]string{"view_host": {host6}, "edit_host": {host5, host7}})},
+			{
+				// Drift: host 7 revoked outside Terraform.
+				PreConfig: func() {
+					if err := client.RevokeGroupPolicies(context.Background(), "bk_cmdb", group(), bkiam.GroupPolicyRequest{
+						Actions: []bkiam.Action{{ID: "edit_host"}},
+						Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host",
+							Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "7"}}}}},
+					}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             step2,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{Config: step2, Check: checkGroupHeld(sb, map[string][]string{"view_host": {host6}, "edit_host": {host5, host7}})},
+			{
+				ResourceName: "bkiam_group_permission.editors", ImportState: true,
+				ImportStateIdFunc: func(*terraform.State) (string, error) { return fmt.Sprintf("bk_cmdb/%d/edit_host", group()), nil },
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 {
+						return fmt.Errorf("imported %d states", len(states))
+					}
+					a := states[0].Attributes
+					if a["resources.0.instances.%"] != "2" || a["resources.0.instances.7"] == "" || a["resources.0.instances."+host5] == "" ||
+						a["actions.#"] != "1" || a["group_id"] != fmt.Sprint(group()) {
+						return fmt.Errorf("imported %v", a)
+					}
+					return nil
+				},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			if n := len(sb.Policies(sandbox.PolicyFilter{SubjectType: "group"}).Policies); n != 0 {
+				return fmt.Errorf("after destroy groups hold %d policies", n)
+			}
+			return nil
+		},
+	})
+}
+
+// TestAccGroupPermissionOutsideScope: a grant outside the grade manager's authorization scope is
+// refused with an error that says so and names the fix.
+func TestAccGroupPermissionOutsideScope(t *testing.T) {
+	needsSandbox(t)
+	_, provider := target(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: provider + permissionBase + permissionHCL("viewers", []string{"view_host"}, map[string]string{"/bk_cmdb,biz,3/bk_cmdb,host,1/": "host1"}),
+			ExpectError: planErrorPattern("Call 1 of 1 failed, granting view_host on 1 bk_cmdb/host instances", "code 1902412",
+				"outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less"),
+		}},
+	})
+}
+
+// TestAccGroupPermissionPartialFailure: a change whose revoke fails after its grant went out
+// leaves state equal to what IAM holds; the next apply sends only the revoke.
+func TestAccGroupPermissionPartialFailure(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
+	provider := transports[gatewayTransport].block(sb.URL)
+	w := newCLIWorkspace(t, testutil.BuildProvider(t))
+	w.configure(provider, permissionBase+permissionHCL("viewers", []string{"view_host", "edit_host"}, map[string]string{"7": "host7", host5: "host5"}))
+	w.mustRun("apply", "-auto-approve")
+	w.configure(provider, permissionBase+permissionHCL("viewers", []string{"view_host", "edit_host"}, map[string]string{host6: "host6", host5: "host5"}))
+	// Without a refresh the grant of host 6 is the first call, the revoke of host 7 the second.
+	if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{After: 1, Count: 1, Status: 400, Code: 1902412}}); err != nil {
+		t.Fatal(err)
+	}
+	out, code := w.run("apply", "-auto-approve", "-refresh=false")
+	if code == 0 || !planErrorPattern("Call 2 of 2 failed, revoking edit_host, view_host on 1 bk_cmdb/host instances", "The call before it succeeded").MatchString(out) {
+		t.Fatalf("the apply should have failed at the revoke (exit %d):\n%s", code, out)
+	}
+	if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{host5, host6, host7}
+	if got := groupHeld(sb); !mapsOfSlicesEqual(got, map[string][]string{"view_host": all, "edit_host": all}) {
+		t.Fatalf("after the failed revoke the group holds %v", got)
+	}
+	// State records host 7 as still held: the next apply revokes it, and nothing else.
+	before := sb.Stats().Requests
+	w.mustRun("apply", "-auto-approve", "-refresh=false")
+	after := sb.Stats().Requests
+	if g, r := after["group_policy:grant"]-before["group_policy:grant"], after["group_policy:revoke"]-before["group_policy:revoke"]; g != 0 || r != 1 {
+		t.Fatalf("the re-run sent %d grants and %d revokes, want 0 and 1", g, r)
+	}
+	want := []string{host5, host6}
+	if got := groupHeld(sb); !mapsOfSlicesEqual(got, map[string][]string{"view_host": want, "edit_host": want}) {
+		t.Fatalf("after the re-run the group holds %v", got)
+	}
+	if !w.planIsEmpty() {
+		t.Fatal("the plan after the re-run is not empty")
+	}
+	w.mustRun("destroy", "-auto-approve")
+}
+
+// TestAccGroupPermissionWithoutList: without the group_policy_list allow-list entry, a refresh
+// warns once and trusts state; grants and revokes still work.
+func TestAccGroupPermissionWithoutList(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	m := sandbox.DefaultModel()
+	for i := range m.Apps {
+		if m.Apps[i].Code == sandboxtest.AppCode {
+			m.Apps[i].Management = map[string][]string{"*": {"v2_grade_manager_create", "v2_grade_manager_detail", "v2_grade_manager_update",
+				"v2_grade_manager_delete", "v2_group_batch_create", "v2_group_list", "v2_group_update", "v2_group_delete",
+				"group_policy_grant", "group_policy_revoke"}}
+		}
+	}
+	sb := sandboxtest.Start(t, sandbox.WithModel(m), sandbox.WithGradeManagerDeleteDelay(0))
+	provider := transports[gatewayTransport].block(sb.URL)
+	w := newCLIWorkspace(t, testutil.BuildProvider(t))
+	w.configure(provider, permissionBase+
+		permissionHCL("viewers", []string{"view_host"}, map[string]string{"7": "host7"})+
+		permissionHCL("editors", []string{"edit_host"}, map[string]string{"7": "host7"}))
+	w.mustRun("apply", "-auto-approve")
+	out, code := w.run("plan", "-detailed-exitcode")
+	if code != 0 || strings.Count(out, "Group permissions are not read back") != 1 {
+		t.Fatalf("the plan should be empty and warn once (exit %d):\n%s", code, out)
+	}
+	w.mustRun("destroy", "-auto-approve")
+	if n := len(sb.Policies(sandbox.PolicyFilter{SubjectType: "group"}).Policies); n != 0 {
+		t.Fatalf("after destroy groups hold %d policies", n)
+	}
+}
+
+// groupPermissionValidationCases are the configuration mistakes of a bkiam_group_permission, each
+// refused at plan time with the attribute and the fix.
+func groupPermissionValidationCases() []planTimeCase {
+	config := func(group, key, importID string) string {
+		imp := ""
+		if importID != "" {
+			imp = fmt.Sprintf("import {\n  to = bkiam_group_permission.test\n  id = %q\n}\n", importID)
+		}
+		return imp + fmt.Sprintf(`resource "bkiam_group_permission" "test" {
+  system    = "bk_cmdb"
+  group_id  = %q
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { %q = "h" } }]
+}
+`, group, key)
+	}
+	return []planTimeCase{
+		{name: "permission group id not a number", config: config("dev", "1", ""),
+			want: []string{"Invalid group id", `group_id must be a user group's numeric id, such as bkiam_group.dev.id or "42"; got "dev".`}},
+		{name: "path without its last slash", config: config("42", "/bk_cmdb,host,1", ""),
+			want: []string{"Invalid path", `The key "/bk_cmdb,host,1" of resources[0].instances begins with "/", so it is a path, but it does not begin and end with "/". Write a path as IAM does: /SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.`}},
+		{name: "path node without an id", config: config("42", "/bk_cmdb,biz/bk_cmdb,host,1/", ""),
+			want: []string{"Invalid path", `but its node "bk_cmdb,biz" is not SYSTEM,TYPE,ID.`}},
+		{name: "path node id too long", config: config("42", "/bk_cmdb,host,"+strings.Repeat("x", 37)+"/", ""),
+			want: []string{"Invalid path", `is longer than IAM's 36 characters.`}},
+		{name: "permission import ID of the wrong shape", config: config("42", "1", "bk_cmdb/42"),
+			want: []string{"Invalid import ID", `Expected SYSTEM/GROUP_ID/ACTION[,ACTION…], e.g. bk_cmdb/42/view_host,edit_host; got "bk_cmdb/42".`}},
+	}
+}
+
+// TestAccGroupPermission_planTimeValidation: every mistake is refused at plan time, before any
+// call.
+func TestAccGroupPermission_planTimeValidation(t *testing.T) {
+	sb, provider := target(t)
+	test := planTimeTest(t, provider, groupPermissionValidationCases())
+	test.CheckDestroy = func(*terraform.State) error {
+		if sb != nil {
+			if n := iamCalls(sb); n != 0 {
+				return fmt.Errorf("refused configurations sent %d requests", n)
+			}
+		}
+		return nil
+	}
+	resource.Test(t, test)
+}
