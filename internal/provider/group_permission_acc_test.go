@@ -2,8 +2,12 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -311,4 +315,120 @@ func TestAccGroupPermission_planTimeValidation(t *testing.T) {
 		return nil
 	}
 	resource.Test(t, test)
+}
+
+// TestAccGroupPermissionFaultMatrix: the member fault classes strike the second call of a change
+// (a grant, then a revoke) of a group's permissions, through the CLI with -refresh=false. After
+// each: the error names the call; IAM holds no more than state records (exactly as much when the
+// answer came); the same command without the fault, and a refreshing plan, converge.
+func TestAccGroupPermissionFaultMatrix(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	t.Parallel()
+	providerDir := testutil.BuildProvider(t)
+	for _, fc := range memberFaultClasses {
+		t.Run(strings.ReplaceAll(fc.name, " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
+			provider := transports[gatewayTransport].block(sb.URL)
+			w := newCLIWorkspace(t, providerDir)
+			w.configure(provider, permissionBase+permissionHCL("viewers", []string{"view_host", "edit_host"}, map[string]string{"7": "host7", host5: "host5"}))
+			w.mustRun("apply", "-auto-approve")
+			w.configure(provider, permissionBase+permissionHCL("viewers", []string{"view_host", "edit_host"}, map[string]string{host6: "host6", host5: "host5"}))
+			if err := sb.SetFaults(fc.fault(1)); err != nil {
+				t.Fatal(err)
+			}
+			out, code := w.run("apply", "-auto-approve", "-refresh=false")
+			if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case fc.recovers && code != 0:
+				t.Fatalf("the retries should have absorbed the fault, but terraform exited %d:\n%s", code, out)
+			case !fc.recovers && code == 0:
+				t.Fatalf("terraform succeeded despite the fault:\n%s", out)
+			case !fc.recovers:
+				patterns := append([]string{`Call 2 of 2 failed, revoking edit_host, view_host on 1 bk_cmdb/host instances`, `request [0-9a-f]{32}`}, fc.failure...)
+				for _, p := range patterns {
+					p = strings.ReplaceAll(p, memberInDoubt, `IAM may or may not have carried out this call`)
+					if !regexp.MustCompile(`(?s)` + strings.ReplaceAll(p, " ", `\s+`)).MatchString(out) {
+						t.Fatalf("the error does not match %q:\n%s", p, out)
+					}
+				}
+				// The revoke of host 7 failed: IAM holds 7 unless the call went
+				// through unanswered; state must record it either way.
+				held := groupHeld(sb)["view_host"]
+				if !fc.doubt && !slices.Equal(held, []string{host5, host6, host7}) {
+					t.Fatalf("after a refused revoke the group holds %v", held)
+				}
+				rec := w.stateInstances(t, "bkiam_group_permission")
+				for _, p := range held {
+					if !rec[p] {
+						t.Fatalf("IAM holds %s, which the state does not record (state %v)", p, rec)
+					}
+				}
+				w.mustRun("apply", "-auto-approve")
+			}
+			want := []string{host5, host6}
+			if got := groupHeld(sb); !mapsOfSlicesEqual(got, map[string][]string{"view_host": want, "edit_host": want}) {
+				t.Fatalf("at the end the group holds %v", got)
+			}
+			if !w.planIsEmpty() {
+				t.Fatal("the plan at the end is not empty")
+			}
+		})
+	}
+}
+
+// stateInstances is the set of instance paths the state's resources of typeName record, from
+// their private record of holdings when they have one, else their public resources.
+func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]bool {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Type      string `json:"type"`
+			Instances []struct {
+				Attributes struct {
+					Resources []struct {
+						System    string            `json:"system"`
+						Type      string            `json:"type"`
+						Instances map[string]string `json:"instances"`
+					} `json:"resources"`
+				} `json:"attributes"`
+				Private []byte `json:"private"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, r := range state.Resources {
+		if r.Type != typeName {
+			continue
+		}
+		for _, in := range r.Instances {
+			var diags diagnostics
+			if held := readHoldings(readPrivateState(in.Private, &diags), &diags); held != nil {
+				for _, h := range held {
+					for _, res := range h.Resources {
+						for id := range res.Instances {
+							out[instancePath(res.System, res.Type, id)] = true
+						}
+					}
+				}
+				continue
+			}
+			for _, res := range in.Attributes.Resources {
+				for id := range res.Instances {
+					out[instancePath(res.System, res.Type, id)] = true
+				}
+			}
+		}
+	}
+	return out
 }
