@@ -1,0 +1,49 @@
+resource "bkiam_grade_manager" "platform" {
+  system  = "bk_cmdb"
+  name    = "platform"
+  members = ["alice"]
+  authorization_scopes = [{
+    system  = "bk_cmdb"
+    actions = ["view_host", "edit_host"]
+    resources = [{
+      system    = "bk_cmdb"
+      type      = "host"
+      instances = [{ id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] }]
+    }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "developers" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "developers"
+}
+
+# Developers may view every host of business 2, and edit two of them. An
+# instance is given by its id, or by its path under its ancestors in IAM's
+# notation (/SYSTEM,TYPE,ID/…/).
+resource "bkiam_group_permission" "view_biz2_hosts" {
+  system   = "bk_cmdb"
+  group_id = bkiam_group.developers.id
+  actions  = ["view_host"]
+  resources = [{
+    system    = "bk_cmdb"
+    type      = "host"
+    instances = { "/bk_cmdb,biz,2/bk_cmdb,host,*/" = "every host of business 2" }
+  }]
+}
+
+resource "bkiam_group_permission" "edit_web_hosts" {
+  system   = "bk_cmdb"
+  group_id = bkiam_group.developers.id
+  actions  = ["edit_host"]
+  resources = [{
+    system = "bk_cmdb"
+    type   = "host"
+    instances = {
+      "/bk_cmdb,biz,2/bk_cmdb,host,1/" = "web-1"
+      "/bk_cmdb,biz,2/bk_cmdb,host,2/" = "web-2"
+    }
+  }]
+}
