@@ -83,3 +83,16 @@ resource "bkiam_group_members" "sre" {
   group_id = bkiam_group.sre.id
   users    = var.sre_members
 }
+
+# What the SRE group may do: view and edit every team's hosts. Its members
+# get it through the group.
+resource "bkiam_group_permission" "sre_hosts" {
+  system   = "bk_cmdb"
+  group_id = bkiam_group.sre.id
+  actions  = ["view_host", "edit_host"]
+  resources = [{
+    system    = "bk_cmdb"
+    type      = "host"
+    instances = merge([for team in var.teams : team.hosts]...)
+  }]
+}

@@ -85,7 +85,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	heading(out, "The IAM sandbox serves %s (app bkiam-sandbox). Working in %s.", url, work)
 	fmt.Fprintln(out, tf.name, "uses the provider built in", opts.ProviderDir, "through a dev_overrides CLI config of its own.")
 
-	heading(out, "1. %s apply: a team module with for_each, a group grant, two creator grants, and the SRE team's grade manager, group and members", tf.name)
+	heading(out, "1. %s apply: a team module with for_each, a group grant, two creator grants, and the SRE team's grade manager, group, members and permissions", tf.name)
 	if err := tf.run(ctx, "get"); err != nil {
 		return err
 	}
@@ -100,6 +100,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "And the grade managers and user groups, through the management API:")
 	printManagement(out, srv)
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "What each member of a group may do through it (its effective access):")
+	printEffectiveAccess(out, srv)
 
 	heading(out, "3. A change: host web-3 joins the ops team; dave joins the SRE group and bob leaves it")
 	change := `extra_hosts = { ops = { "5" = "web-3" } }` + "\n" + `sre_members = { alice = "permanent", dave = "permanent" }` + "\n"
@@ -115,7 +118,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		return err
 	}
 	printCalls(out, "The change", before, srv.Stats())
-	printManagement(out, srv)
+	printEffectiveAccess(out, srv)
 
 	heading(out, "4. A second plan: nothing left to do")
 	before = srv.Stats()
@@ -140,7 +143,7 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 		printManagement(out, srv)
 		return fmt.Errorf("the sandbox still holds %d grade managers and %d groups after the destroy", len(m.GradeManagers), len(m.Groups))
 	}
-	fmt.Fprintln(out, "The sandbox is empty: every grant was revoked, and the grade manager, its group and members are gone.")
+	fmt.Fprintln(out, "The sandbox is empty: every grant was revoked, and the grade manager, its group, members and permissions are gone.")
 	heading(out, "Demo complete.")
 	return nil
 }
@@ -228,6 +231,25 @@ func printManagement(out io.Writer, srv *sandbox.Server) {
 		sort.Slice(members, func(i, j int) bool { return members[i].Type+members[i].ID < members[j].Type+members[j].ID })
 		for _, mem := range members {
 			fmt.Fprintf(w, "%s\t%d\t%s %s\t%s\n", name, g.GradeManager, mem.Type, mem.ID, expiry(mem.ExpiredAt))
+		}
+	}
+	_ = w.Flush()
+}
+
+// printEffectiveAccess renders, for every member of a group made through
+// the management API, the permissions the group gives them.
+func printEffectiveAccess(out io.Writer, srv *sandbox.Server) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "MEMBER\tTHROUGH GROUP\tSYSTEM\tACTION\tINSTANCES")
+	for _, g := range srv.Management().Groups {
+		policies := srv.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: fmt.Sprint(g.ID)}).Policies
+		sort.Slice(policies, func(i, j int) bool { return policies[i].Action < policies[j].Action })
+		members := slices.Clone(g.Members)
+		sort.Slice(members, func(i, j int) bool { return members[i].Type+members[i].ID < members[j].Type+members[j].ID })
+		for _, m := range members {
+			for _, p := range policies {
+				fmt.Fprintf(w, "%s %s\t%d %s\t%s\t%s\t%s\n", m.Type, m.ID, g.ID, g.Name, p.System, p.Action, instances(p))
+			}
 		}
 	}
 	_ = w.Flush()

@@ -28,19 +28,22 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"==> 1. " + cli + " apply",
 		"$ " + cli + " apply -no-color -auto-approve",
-		"Apply complete! Resources: 9 added, 0 changed, 0 destroyed.",
-		"The apply cost 12 IAM calls: 4 batch_instance:grant, 2 batch_resource_creator_action, 1 grade_manager:create, " +
-			"1 group:create, 2 member:add, 2 member:list (and 6 model reads for the plan-time checks).",
+		"Apply complete! Resources: 10 added, 0 changed, 0 destroyed.",
+		"The apply cost 13 IAM calls: 4 batch_instance:grant, 2 batch_resource_creator_action, 1 grade_manager:create, " +
+			"1 group:create, 1 group_policy:grant, 2 member:add, 2 member:list (and 6 model reads for the plan-time checks).",
 		"SUBJECT", "group 1", "mini_app_view", "project project1 › mini_app mini_app1",
 		"GRADE MANAGER", "1 sre", "4 sre-oncall", "user bob    2030-06-30",
+		// A member's effective access, through the group's permissions.
+		"MEMBER      THROUGH GROUP  SYSTEM   ACTION     INSTANCES",
+		"user bob    4 sre-oncall   bk_cmdb  view_host  host 1, host 2, host 3, host 4",
 		"Plan: 0 to add, 3 to change, 0 to destroy.",
 		"The change cost 5 IAM calls: 2 batch_instance:grant, 1 member:add, 1 member:delete, 1 member:list (and 1 model read for the plan-time checks).",
-		"user dave   never",
+		"user dave   4 sre-oncall   bk_cmdb  edit_host  host 1, host 2, host 3, host 4",
 		"No changes.",
 		// The management resources are exactly readable: their refresh reads them.
-		"The plan cost 3 IAM calls: 1 grade_manager:get, 1 group:list, 1 member:list.",
-		"Destroy complete! Resources: 9 destroyed.",
-		"The sandbox is empty: every grant was revoked, and the grade manager, its group and members are gone.",
+		"The plan cost 4 IAM calls: 1 grade_manager:get, 1 group:list, 1 group_policy:list, 1 member:list.",
+		"Destroy complete! Resources: 10 destroyed.",
+		"The sandbox is empty: every grant was revoked, and the grade manager, its group, members and permissions are gone.",
 		"==> Demo complete.",
 		"The sandbox is stopped.",
 	} {

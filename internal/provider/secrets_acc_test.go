@@ -89,7 +89,8 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 						m[u] = ""
 					}
 					return grant("3", "4") + gradeManagerHCL("platform", "", users, true) + groupsHCL([3]string{"dev", "dev", ""}) +
-						strings.Replace(groupMembersConfig("", 0, m, nil), `group_id = "0"`, "group_id = bkiam_group.dev.id", 1)
+						strings.Replace(groupMembersConfig("", 0, m, nil), `group_id = "0"`, "group_id = bkiam_group.dev.id", 1) +
+						permissionHCL("hosts", []string{"view_host"}, map[string]string{"/bk_cmdb,biz,2/bk_cmdb,host," + fmt.Sprint(len(users)) + "/": "h"})
 				}
 				managementSteps = []resource.TestStep{
 					errs.pass(resource.TestStep{Config: members("alice", "bob"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
@@ -101,7 +102,7 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 							}
 						},
 						Config: members("bob", "carol", "dave"),
-					}, regexp.MustCompile(`(?s)Cannot read the (grade manager|group|group's members)`)),
+					}, regexp.MustCompile(`(?s)Cannot read the (grade manager|group|group's members|group's permissions)`)),
 					errs.pass(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{}); err != nil {
@@ -156,7 +157,7 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 			wantLogs := []string{"sending planned IAM call", "batch_instance"}
 			if tc.management {
 				wantLogs = append(wantLogs, "sending planned member call", "member add", "member delete", "grade manager create",
-					"grade manager update", "group create", "grade manager delete")
+					"grade manager update", "group create", "grade manager delete", "group policy grant", "group policy revoke")
 			}
 			for _, want := range wantLogs {
 				if !strings.Contains(logs, want) {
