@@ -432,3 +432,33 @@ func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]
 	}
 	return out
 }
+
+// TestAccGroupPermissionSharedWithInstanceGrant: a group's permission and an instance grant to
+// the same group write one IAM policy; removing the permission leaves what the grant still grants
+// (the ledger of shared grants covers both).
+func TestAccGroupPermissionSharedWithInstanceGrant(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	grant := `
+resource "bkiam_instance_grant" "dev_hosts" {
+  system    = "bk_cmdb"
+  subject   = { type = "group", id = bkiam_group.dev.id }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "7" = "host7" } }]
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: provider + permissionBase + grant + permissionHCL("viewers", []string{"view_host"}, map[string]string{"7": "host7", host5: "host5"}),
+				Check:  checkGroupHeld(sb, map[string][]string{"view_host": {host5, host7}}),
+			},
+			{
+				// The permission goes; host 7, which the grant keeps, stays.
+				Config: provider + permissionBase + grant,
+				Check:  checkGroupHeld(sb, map[string][]string{"view_host": {host7}}),
+			},
+		},
+	})
+}
