@@ -254,7 +254,10 @@
 // authorization scope (else 400 1902412); a resource type with no paths means every instance. The
 // policy routes check the v1 allow-list names (group_policy_grant, _revoke, _list), and IAM's admin
 // UI can grant group_policy_list only as "*". The list is normalised — paths grouped into instances
-// by type, resource-group ids regenerated — so it is compared by meaning. Never use DELETE
+// by type, resource-group ids regenerated — so it is compared by meaning. The paths themselves
+// come back node for node as granted: the SaaS checks them against the action's instance
+// selections (400 when none matches) but stores them unchanged, deduplicating by the type and id of
+// each node; only node names are rewritten when IAM learns of a rename. Never use DELETE
 // groups/{id}/actions/-/policies/: the SaaS evaluates its action filter and throws the result away,
 // deleting every custom policy of the group in the system.
 //

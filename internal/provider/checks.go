@@ -99,3 +99,19 @@ func checkInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, 
 		}
 	}
 }
+
+// checkRepeatedNode refuses a path whose nodes above the instance — given as type and id pairs,
+// outermost first — name one type and id twice: IAM refuses such a grant ("nodes must not repeat")
+// when it translates the policy, so the plan says so instead. what names the path for the error.
+func checkRepeatedNode(at *tftypes.AttributePath, what string, nodes [][2]string, diags *diagnostics) {
+	seen := map[[2]string]bool{}
+	for _, n := range nodes {
+		if seen[n] {
+			diags.addAttributeError(at, "Repeated path node",
+				fmt.Sprintf("%s names the node %s,%s twice. IAM refuses a path that repeats a node above the instance "+
+					"(\"nodes must not repeat\"); remove the repeated node.", what, n[0], n[1]))
+			return
+		}
+		seen[n] = true
+	}
+}

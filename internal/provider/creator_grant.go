@@ -211,6 +211,13 @@ func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags 
 				checkID(ancestorPath.WithAttributeName("type"), node.Type, diags)
 				checkID(ancestorPath.WithAttributeName("id"), node.ID, diags)
 			}
+			if nodes, ok := ancestorsOf(instance.Ancestors); ok {
+				above := make([][2]string, len(nodes))
+				for i, n := range nodes {
+					above[i] = [2]string{n.Type, n.ID}
+				}
+				checkRepeatedNode(at.WithAttributeName("ancestors"), pathString(at.WithAttributeName("ancestors")), above, diags)
+			}
 		}
 	}
 	checkActions(root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record every action IAM grants the creator.", diags)

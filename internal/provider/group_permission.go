@@ -142,10 +142,15 @@ func (groupPermission) validate(_ context.Context, config groupPermissionModel, 
 		plain := map[string]stringValue{}
 		for id, name := range instances {
 			if strings.HasPrefix(id, "/") {
-				if _, err := parsePathKey(id); err != nil {
+				nodes, err := parsePathKey(id)
+				if err != nil {
 					diags.addAttributeError(instancesPath.WithElementKeyString(id), "Invalid path",
 						fmt.Sprintf("The key %q of %s begins with \"/\", so it is a path, but %v. Write a path as IAM does: "+
 							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, pathString(instancesPath), err))
+				} else {
+					typ, _ := entry.Type.get()
+					checkRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, pathString(instancesPath)),
+						nodesAbove(typ, nodes), diags)
 				}
 			} else {
 				plain[id] = name
@@ -155,6 +160,19 @@ func (groupPermission) validate(_ context.Context, config groupPermissionModel, 
 		checkInstanceIDs(instancesPath, plain, diags)
 	}
 	checkTimeouts(config.Timeouts, diags)
+}
+
+// nodesAbove is a path's nodes above its instance, as type and id: all of them when the path ends
+// above the resource type typ (a path ending in "*" of typ ends at an instance).
+func nodesAbove(typ string, nodes []bkiam.PathNode) [][2]string {
+	if n := len(nodes); n > 0 && nodes[n-1].Type == typ {
+		nodes = nodes[:n-1]
+	}
+	out := make([][2]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = [2]string{n.Type, n.ID}
+	}
+	return out
 }
 
 // parsePathKey reads a path in IAM's notation, /system,type,id/…/.

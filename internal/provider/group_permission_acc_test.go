@@ -296,6 +296,9 @@ func groupPermissionValidationCases() []planTimeCase {
 			want: []string{"Invalid path", `but its node "bk_cmdb,biz" is not SYSTEM,TYPE,ID.`}},
 		{name: "path node id too long", config: config("42", "/bk_cmdb,host,"+strings.Repeat("x", 37)+"/", ""),
 			want: []string{"Invalid path", `is longer than IAM's 36 characters.`}},
+		{name: "path repeating a node", config: config("42", "/bk_cmdb,biz,2/bk_cmdb,biz,2/bk_cmdb,host,1/", ""),
+			want: []string{"Repeated path node", `The path "/bk_cmdb,biz,2/bk_cmdb,biz,2/bk_cmdb,host,1/" of resources[0].instances names the node biz,2 twice. ` +
+				`IAM refuses a path that repeats a node above the instance ("nodes must not repeat"); remove the repeated node.`}},
 		{name: "permission import ID of the wrong shape", config: config("42", "1", "bk_cmdb/42"),
 			want: []string{"Invalid import ID", `Expected SYSTEM/GROUP_ID/ACTION[,ACTION…], e.g. bk_cmdb/42/view_host,edit_host; got "bk_cmdb/42".`}},
 	}

@@ -170,6 +170,10 @@ resource "bkiam_creator_grant" "test" {
 			want: blank(`instances["m1"].ancestors[0].type`)},
 		{name: "blank ancestor id", config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", ""), "", ""),
 			want: blank(`instances["m1"].ancestors[0].id`)},
+		{name: "repeated ancestor", config: grant("bk_sops", "mini_app", "alice",
+			`{ "m1" = { name = "m", ancestors = [{ system = "bk_sops", type = "project", id = "p1" }, { system = "bk_sops", type = "project", id = "p1" }] } }`, "", ""),
+			want: []string{"Repeated path node", `instances["m1"].ancestors names the node project,p1 twice. IAM refuses a path that repeats a node ` +
+				`above the instance ("nodes must not repeat"); remove the repeated node.`}},
 		{name: "ancestor id with white space", config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", "project1 "), "", ""),
 			want: []string{"Invalid IAM id", `instances["m1"].ancestors[0].id is "project1 ", which starts or ends with white space. IAM trims ` +
 				"the white space around ids as it stores them, so the id it would keep is not the one configured; write the id exactly as IAM knows it."}},

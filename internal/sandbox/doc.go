@@ -325,7 +325,9 @@
 //   - Resource names are never verified (the real server does not verify instance names either);
 //     path node names are not stored.
 //   - Path topology is not checked against the system's instance selections: any path whose nodes
-//     name known resource types is accepted (the sandbox has no instance-selection model). For the
+//     name known resource types, and whose nodes above the instance do not repeat a type and id
+//     (1902416 "path: /t,id/…/ nodes must not repeat", the SaaS's check when it translates a
+//     policy), is accepted (the sandbox has no instance-selection model). For the
 //     same reason the ignore_iam_path collapse takes as "the chain length of the first matching
 //     instance selection with ignore_iam_path" the related type's chain in the system's creator
 //     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator

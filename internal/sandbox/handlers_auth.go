@@ -327,9 +327,34 @@ func (s *Server) buildSpecs(sys *System, req *instanceReq) ([]grantSpec, *saasEr
 					return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("resource type[%s:%s] in path %s not exists", n.System, n.Type, pathKey(p)))
 				}
 			}
+			if repeated, ok := repeatedNode(r.Type, p); ok {
+				return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("path: %s nodes must not repeat", repeated))
+			}
 		}
 	}
 	return specs, nil
+}
+
+// repeatedNode is the SaaS's check when it translates a policy for the backend: the nodes above an
+// instance (the whole path when it ends above the related type) must not name one type and id
+// twice. It answers the checked nodes in the SaaS's /type,id/ notation. The instance itself is not
+// compared with its ancestors, as in the SaaS.
+func repeatedNode(relatedType string, p []Node) (string, bool) {
+	checked := p
+	if len(p) > 0 && p[len(p)-1].Type == relatedType {
+		checked = p[:len(p)-1]
+	}
+	seen := map[[2]string]bool{}
+	var b strings.Builder
+	b.WriteByte('/')
+	repeat := false
+	for _, n := range checked {
+		k := [2]string{n.Type, n.ID}
+		repeat = repeat || seen[k]
+		seen[k] = true
+		b.WriteString(n.Type + "," + n.ID + "/")
+	}
+	return b.String(), repeat
 }
 
 func resourcesMatch(sys *System, a *Action, res []resourceReq) bool {

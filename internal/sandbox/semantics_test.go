@@ -300,6 +300,12 @@ func TestPathsWithAncestors(t *testing.T) {
 		noName := `[{"system":"bk_sops","type":"project","id":"p"}]`
 		wantSaaSError(t, tr, send(t, s, tr, "batch_path", pathBody("grant", "alice", "project_view", "project", noName)), 200, 1902412,
 			`{"resources": [{"paths": [[{"name": ["This field is required."]}]]}]}`)
+		// A node above the instance that repeats another's type and id is refused, as the SaaS's
+		// translation for the backend does; one id under two types is no repeat.
+		twice := "[" + sopsNode("project", "p") + "," + sopsNode("project", "p") + "," + sopsNode("mini_app", "m1") + "]"
+		wantSaaSError(t, tr, send(t, s, tr, "batch_path", pathBody("grant", "alice", "mini_app_edit", "mini_app", twice)), 200, 1902416,
+			"path: /project,p/project,p/ nodes must not repeat (INVALID_ARGS)")
+		wantOK(t, send(t, s, tr, "batch_path", pathBody("grant", "alice", "mini_app_edit", "mini_app", "["+sopsNode("project", "x")+","+sopsNode("mini_app", "x")+"]")))
 	})
 }
 
