@@ -83,10 +83,11 @@ func TestExamples(t *testing.T) {
 				sb := sandboxtest.Start(t)
 				env = []string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret}
 				read := "model_query"
-				if filepath.Base(rel) == "bkiam_group" {
-					// It finds a group made outside the configuration.
-					env = append(env, "TF_VAR_grade_manager_id="+fmt.Sprint(outsideGroup(t, sb, "developers")))
-					read = "group:list"
+				switch filepath.Base(rel) {
+				case "bkiam_group", "bkiam_grade_manager":
+					// They find a grade manager and its group made outside the configuration.
+					outsideGroup(t, sb, "developers")
+					read = map[string]string{"bkiam_group": "group:list", "bkiam_grade_manager": "grade_manager:list"}[filepath.Base(rel)]
 				}
 				run("apply", "-auto-approve", "-no-color")
 				run("plan", "-detailed-exitcode", "-no-color")

@@ -134,6 +134,12 @@ data "bkiam_group" "dev" {
   name             = "dev"
   depends_on       = [bkiam_group.dev, bkiam_group.devops, bkiam_group.third]
 }
+
+data "bkiam_grade_manager" "platform" {
+  system     = "bk_cmdb"
+  name       = "platform"
+  depends_on = [bkiam_grade_manager.platform]
+}
 `
 	step1 := provider + gradeManagerHCL("platform", "", []string{"alice", "bob"}, true) +
 		groupsHCL([3]string{"dev", "dev", "developers"}, [3]string{"devops", "devops", ""}, [3]string{"third", "ops", "operators"}) + lookup
@@ -163,6 +169,12 @@ data "bkiam_group" "dev" {
 						return resource.TestCheckResourceAttr("data.bkiam_group.dev", "id", fmt.Sprint(groupID("dev")))(st)
 					},
 					resource.TestCheckResourceAttr("data.bkiam_group.dev", "description", "developers"),
+					resource.TestCheckResourceAttrPair("data.bkiam_grade_manager.platform", "id", "bkiam_grade_manager.platform", "id"),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.platform", "members.#", "2"),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.platform", "members.0", "alice"),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.platform", "members.1", "bob"),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.platform", "sync_perm", "true"),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.platform", "description", ""),
 				),
 			},
 			{
@@ -174,6 +186,8 @@ data "bkiam_group" "dev" {
 					plancheck.ExpectResourceAction("bkiam_group.third", plancheck.ResourceActionUpdate),
 				}},
 				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.platform", "description", "the platform team"),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.platform", "members.1", "carol"),
 					checkGradeManager(sb, "platform", "the platform team", "alice", "carol"),
 					checkSandboxGroups(sb, map[string]string{"platform-admins": "(sync) alice,carol", "dev": "developers", "devops": "", "quality": "testers"}),
 				),
@@ -282,7 +296,9 @@ func TestAccGradeManagerGone(t *testing.T) {
 // TestAccGradeManagerRefusals: what IAM refuses reaches the user with the
 // fix: a group under a grade manager another system created (IAM's
 // ownership 403), a grade manager whose name is taken (409, compared
-// case-insensitively), and a group the data source cannot find.
+// case-insensitively), and a group the data source cannot find. The
+// bkiam_grade_manager data source finds the foreign grade manager only as
+// the system that created it, and only by its exact name.
 func TestAccGradeManagerRefusals(t *testing.T) {
 	needsSandbox(t)
 	sb, provider := target(t)
@@ -323,6 +339,25 @@ data "bkiam_group" "missing" {
 }
 `, foreign),
 				ExpectError: planErrorPattern("No such group", fmt.Sprintf(`Grade manager %d of bk_job has no group named exactly "nobody"`, foreign)),
+			},
+			{
+				Config: provider + "data \"bkiam_grade_manager\" \"theirs\" {\n  system = \"bk_job\"\n  name   = \"Platform\"\n}\n",
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.theirs", "id", fmt.Sprint(foreign)),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.theirs", "members.#", "1"),
+					resource.TestCheckResourceAttr("data.bkiam_grade_manager.theirs", "sync_perm", "false"),
+				),
+			},
+			{
+				// IAM's own filter matches "platform" to "Platform"; the lookup is exact.
+				Config: provider + "data \"bkiam_grade_manager\" \"theirs\" {\n  system = \"bk_job\"\n  name   = \"platform\"\n}\n",
+				ExpectError: planErrorPattern("No such grade manager",
+					`bk_job has created no grade manager named exactly "platform" through the management API. IAM lists to a system only the grade managers it created through the API (not those made in the web UI), and this lookup is exact where IAM's filter is not: check the name's case and spaces, and the system.`),
+			},
+			{
+				// Only the system that created a grade manager sees it.
+				Config:      provider + "data \"bkiam_grade_manager\" \"theirs\" {\n  system = \"bk_cmdb\"\n  name   = \"Platform\"\n}\n",
+				ExpectError: planErrorPattern("No such grade manager", `bk_cmdb has created no grade manager named exactly "Platform"`),
 			},
 		},
 	})
@@ -450,7 +485,7 @@ func TestAccManagement_planTimeValidation(t *testing.T) {
 }
 
 // TestAccManagementNeedsTheGateway: with esb_url, a plan that creates a
-// grade manager or a group, or reads the data source, fails before any
+// grade manager or a group, or reads either data source, fails before any
 // call, naming the fix.
 func TestAccManagementNeedsTheGateway(t *testing.T) {
 	sb := sandboxtest.Start(t)
@@ -469,6 +504,7 @@ func TestAccManagementNeedsTheGateway(t *testing.T) {
 }
 `, PlanOnly: true, ExpectError: want},
 			{Config: provider + "data \"bkiam_group\" \"dev\" {\n  system = \"bk_cmdb\"\n  grade_manager_id = \"1\"\n  name = \"dev\"\n}\n", PlanOnly: true, ExpectError: want},
+			{Config: provider + "data \"bkiam_grade_manager\" \"platform\" {\n  system = \"bk_cmdb\"\n  name = \"platform\"\n}\n", PlanOnly: true, ExpectError: want},
 		},
 	})
 	if n := iamCalls(sb); n != 0 {

@@ -35,7 +35,7 @@ var protocolResources = []servedResource{
 // framework"). They get the provider's *providerData from Configure.
 var (
 	frameworkResources   = []func() resource.Resource{newGradeManagerResource, newGroupResource}
-	frameworkDataSources = []func() datasource.DataSource{newSystemDataSource, newGroupDataSource}
+	frameworkDataSources = []func() datasource.DataSource{newSystemDataSource, newGroupDataSource, newGradeManagerDataSource}
 )
 
 // resourceDef is a resource served on protocol values, written against
