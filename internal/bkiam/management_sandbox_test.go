@@ -22,7 +22,7 @@ func TestGradeManagersSandbox(t *testing.T) {
 	c := sandboxClient(t, sb.URL)
 	ctx := context.Background()
 	spec := GradeManagerSpec{Name: "ops", Members: []string{"alice"},
-		AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "view_host"}}, Resources: []PathResource{}}},
+		AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "create_biz"}}, Resources: []PathResource{}}},
 		SubjectScopes:       []SubjectScope{{Type: "*", ID: "*"}}, SyncPerm: true}
 
 	id, err := c.CreateGradeManager(ctx, "bk_cmdb", spec)
@@ -89,7 +89,7 @@ func TestGroupsAndMembersSandbox(t *testing.T) {
 	c := sandboxClient(t, sb.URL)
 	ctx := context.Background()
 	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", GradeManagerSpec{Name: "team", Members: []string{},
-		AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "view_host"}}, Resources: []PathResource{}}},
+		AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "create_biz"}}, Resources: []PathResource{}}},
 		SubjectScopes:       []SubjectScope{{Type: "*", ID: "*"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestGradeManagersNamedSandbox(t *testing.T) {
 	ctx := context.Background()
 	spec := func(name string) GradeManagerSpec {
 		return GradeManagerSpec{Name: name, Members: []string{"alice"}, SubjectScopes: []SubjectScope{{Type: "*", ID: "*"}},
-			AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "view_host"}}}}}
+			AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "create_biz"}}}}}
 	}
 	var ops int64
 	for _, name := range []string{"ops", "devops", "ops-2"} {

@@ -211,7 +211,7 @@ data "bkiam_grade_manager" "platform" {
 					}
 					spec := bkiam.GradeManagerSpec{Name: gm.Name, Description: "changed outside", Members: gm.Members, SyncPerm: true,
 						GroupName: "platform-admins", SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
-						AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}}}}
+						AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "create_biz"}}}}}
 					if err := client.UpdateGradeManager(ctx, "bk_cmdb", gmID(), spec); err != nil {
 						t.Fatal(err)
 					}

@@ -239,13 +239,17 @@
 //     1902414) and the serializers' field checks (1902412, the JSON of the field errors followed by
 //     " (VALIDATE_ERROR)"). Ids in paths are digits only; another path is the gateway's 404.
 //   - Grade managers: create and update take the same body (name 1..512, description, members of
-//     any strings ≤ 64, non-empty authorization_scopes whose actions must be the system's
-//     ("x action not exists"; resources are checked for presence only), non-empty subject_scopes of
-//     type user, department or *, sync_perm, group_name); an update is a full replace. Names are
-//     unique across every grade manager, compared case-insensitively (409 "名称 [X] 已存在，…").
-//     sync_perm creates the sync group (group_name or "<name>-管理员组", readonly) holding the grade
-//     manager's members that are users of the model; an update without sync_perm deletes it, one
-//     with it renames it (when group_name is given) and syncs its members. GET answers {id, name,
+//     any strings ≤ 64, non-empty authorization_scopes, each checked against the model as a
+//     group-permission grant is ("x action not exists", 1902417 for resources that do not match an
+//     action's types), non-empty subject_scopes of type user, department or *, sync_perm,
+//     group_name); an update is a full replace. Names are unique across every grade manager,
+//     compared case-insensitively (409 "名称 [X] 已存在，…"). sync_perm creates the sync group
+//     (group_name or "<name>-管理员组", readonly) holding the grade manager's members that are users
+//     of the model, and grants it the scope (permanent policies, merged as a grant; synchronously,
+//     where the SaaS runs a scope of several systems as a background task); an update without
+//     sync_perm deletes it with its policies, one with it renames it (when group_name is given),
+//     syncs its members, deletes its policies of actions that the scope's systems no longer list
+//     (other systems' stay) and merges the scope in again. GET answers {id, name,
 //     description, creator, created_time, updated_time, updater, members, sync_perm}
 //     (creator/updater "bk__anonymous_user"), never the scopes. DELETE answers {} at once; the grade
 //     manager, its groups and their members go after limits.grade_manager_delete_delay_ms (2000 by

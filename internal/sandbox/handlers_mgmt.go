@@ -215,6 +215,15 @@ type mgmtCall struct {
 	q      url.Values
 	raw    []byte
 	now    time.Time
+	// policyPuts are policy changes the call makes beside the management state (a sync group's
+	// permissions), saved with it.
+	policyPuts []*policyPut
+}
+
+// policyPut is a policy change saved with the management state: nil deletes the policy.
+type policyPut struct {
+	key    policyKey
+	policy *policy
 }
 
 // manage checks the caller as the SaaS does — client, allow-list, then (in apply) ownership — and
@@ -247,17 +256,21 @@ func (s *Server) manage(app *App, system string, rt mgmtRoute, q url.Values, raw
 		return nil, e
 	}
 	if write {
-		if e := st.saveMgmtLocked(old); e != nil {
+		if e := st.saveMgmtLocked(old, mc.policyPuts...); e != nil {
 			return nil, e
 		}
 	}
 	return data, nil
 }
 
-// saveMgmtLocked saves a change of the management state from before, deleting the policies of the
-// groups it deleted (IAM deletes a group with its policies); on a failed save both are restored.
-func (st *store) saveMgmtLocked(before *mgmtState) *saasError {
+// saveMgmtLocked saves a change of the management state from before with the policy changes it
+// brings (puts), deleting the policies of the groups it deleted (IAM deletes a group with its
+// policies); on a failed save both are restored.
+func (st *store) saveMgmtLocked(before *mgmtState, puts ...*policyPut) *saasError {
 	t := st.begin()
+	for _, pp := range puts {
+		t.put(pp.key, pp.policy)
+	}
 	for id := range before.groups {
 		if _, kept := st.mgmt.groups[id]; kept {
 			continue
@@ -395,6 +408,16 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 			return nil, false, mgmtError(codeConflict, fmt.Sprintf("与已有资源冲突(重名等): 名称 [%s] 已存在，请修改为其他名称", spec.Name))
 		}
 	}
+	// The SaaS turns the scope into policies, checking them against the model as a grant is checked;
+	// a sync group is granted them.
+	scopeSpecs := make([][]grantSpec, len(spec.Scopes))
+	for i, sc := range spec.Scopes {
+		_, specs, e := mc.groupPolicySpecs(sc.System, sc.Actions, sc.resourceReqs())
+		if e != nil {
+			return nil, false, e
+		}
+		scopeSpecs[i] = specs
+	}
 	created := gm == nil
 	if created {
 		mc.ms.nextGM++
@@ -404,6 +427,13 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 	gm.Name, gm.Description, gm.Members, gm.SyncPerm, gm.GroupName, gm.Updated = spec.Name, spec.Description, spec.Members, spec.SyncPerm, spec.GroupName, mc.now
 	gm.Scopes = spec.Scopes
 	mc.ms.syncGradeManager(gm, mc.s.model.users, mc.now)
+	if g := mc.ms.syncGroup(gm.ID); g != nil {
+		puts, e := mc.syncGroupPolicies(gm, g, scopeSpecs)
+		if e != nil {
+			return nil, false, e
+		}
+		mc.policyPuts = puts
+	}
 	if created {
 		return map[string]int64{"id": gm.ID}, true, nil
 	}

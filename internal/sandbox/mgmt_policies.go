@@ -110,7 +110,7 @@ func (mc *mgmtCall) groupPolicySpecs(system string, actions []string, resources 
 	}
 	specs, e := mc.s.buildSpecs(sys, &instanceReq{System: system, Actions: actions, Resources: resources})
 	if e != nil {
-		return nil, nil, mgmtError(e.code, e.message)
+		return nil, nil, e // named already
 	}
 	return sys, specs, nil
 }
@@ -198,7 +198,7 @@ func (mc *mgmtCall) grantGroupPolicies(g *mgmtGroup) (any, bool, *saasError) {
 		return nil, false, e
 	}
 	if _, e := mc.s.store.grantLocked(sys.ID, groupSubject(g), specs, permanentExpiredAt, permanentExpiredAt, mc.s.model.Limits); e != nil {
-		return nil, false, mgmtError(e.code, e.message)
+		return nil, false, e // named already
 	}
 	return map[string]any{}, false, nil
 }
@@ -214,7 +214,7 @@ func (mc *mgmtCall) revokeGroupPolicies(g *mgmtGroup) (any, bool, *saasError) {
 		return nil, false, e
 	}
 	if _, e := mc.s.store.revokeLocked(sys.ID, groupSubject(g), specs); e != nil {
-		return nil, false, mgmtError(e.code, e.message)
+		return nil, false, e // named already
 	}
 	return map[string]any{}, false, nil
 }
@@ -348,4 +348,71 @@ func instancesOf(paths map[string][]Node) []any {
 		out = append(out, map[string]any{"type": typ, "name": typ, "path": byType[typ]})
 	}
 	return out
+}
+
+// resourceReqs is the scope's resource types as a grant's resources.
+func (sc mgmtScope) resourceReqs() []resourceReq {
+	out := make([]resourceReq, len(sc.Resources))
+	for i, r := range sc.Resources {
+		out[i] = resourceReq{System: r.System, Type: r.Type, Paths: r.Paths}
+	}
+	return out
+}
+
+// syncGroupPolicies are the changes that make a grade manager's sync group hold its authorization
+// scope, as the SaaS's create and update do: the group's custom policies of actions that a system
+// in the scope no longer lists are deleted (policies of systems the scope no longer names stay),
+// then each scope is merged in as a grant (permanent; nothing already held is taken away, so a
+// narrowed instance list does not narrow the group). specs are the scopes' checked grants.
+func (mc *mgmtCall) syncGroupPolicies(gm *gradeManager, g *mgmtGroup, specs [][]grantSpec) ([]*policyPut, *saasError) {
+	subj := groupSubject(g)
+	inScope := map[string]map[string]bool{}
+	for _, sc := range gm.Scopes {
+		if inScope[sc.System] == nil {
+			inScope[sc.System] = map[string]bool{}
+		}
+		for _, a := range sc.Actions {
+			inScope[sc.System][a] = true
+		}
+	}
+	work := map[policyKey]*policy{}
+	var order []policyKey
+	put := func(k policyKey, p *policy) {
+		if _, seen := work[k]; !seen {
+			order = append(order, k)
+		}
+		work[k] = p
+	}
+	var outOfScope []policyKey
+	for k := range mc.s.store.policies {
+		if k.SubjectType == subj.Type && k.SubjectID == subj.ID && k.TemplateID == 0 && inScope[k.System] != nil && !inScope[k.System][k.Action] {
+			outOfScope = append(outOfScope, k)
+		}
+	}
+	sort.Slice(outOfScope, func(i, j int) bool {
+		return outOfScope[i].System+"/"+outOfScope[i].Action < outOfScope[j].System+"/"+outOfScope[j].Action
+	})
+	for _, k := range outOfScope {
+		put(k, nil)
+	}
+	held := func(k policyKey) *policy {
+		if p, ok := work[k]; ok {
+			return p
+		}
+		return mc.s.store.policies[k]
+	}
+	for i, sc := range gm.Scopes {
+		updated, e := mergeGrants(held, sc.System, subj, specs[i], permanentExpiredAt, permanentExpiredAt, mc.s.model.Limits)
+		if e != nil {
+			return nil, e
+		}
+		for _, p := range updated {
+			put(p.Key, p)
+		}
+	}
+	out := make([]*policyPut, len(order))
+	for i, k := range order {
+		out[i] = &policyPut{key: k, policy: work[k]}
+	}
+	return out, nil
 }

@@ -154,3 +154,70 @@ func TestGroupPolicyDeleteQuirkOff(t *testing.T) {
 		t.Fatalf("left %v, want [view_host]", left)
 	}
 }
+
+// A grade manager's scope is checked against the model as a grant is (400 1902417 for resources
+// that do not match an action's types), and a sync group holds the scope as its permissions: the
+// create grants it; an update deletes the group's policies of actions its scope's systems no longer
+// list, merges the new scope in, and leaves the policies of other systems; sync_perm false deletes
+// the group with its policies.
+func TestSyncGroupHoldsTheScope(t *testing.T) {
+	s := newServer(t)
+	must := func(method, path, body string, status, code int) response {
+		t.Helper()
+		r := mgmtCall(s, method, path, body)
+		if r.status != status || r.code() != code {
+			t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
+		}
+		return r
+	}
+	gm := func(syncPerm bool, scopes string) string {
+		return `{"name":"ops","description":"","members":["alice"],"sync_perm":` + map[bool]string{true: "true", false: "false"}[syncPerm] +
+			`,"authorization_scopes":[` + scopes + `],"subject_scopes":[{"type":"*","id":"*"}]}`
+	}
+	hosts := `{"system":"bk_cmdb","actions":[{"id":"view_host"},{"id":"edit_host"}],"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"biz","id":"2","name":""},{"system":"bk_cmdb","type":"host","id":"*","name":""}]]}]}`
+	viewOnly := `{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"biz","id":"3","name":""},{"system":"bk_cmdb","type":"host","id":"*","name":""}]]}]}`
+	createBiz := `{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}`
+
+	r := must("POST", "bk_cmdb/grade_managers/", gm(true, `{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[]}`), 400, 1902417)
+	if want := "resources [] do not match the related resource types [bk_cmdb:host] of action[view_host] (ACTION_VALIDATE_ERROR)"; r.message() != want {
+		t.Fatalf("scope mismatch: %q, want %q", r.message(), want)
+	}
+	must("POST", "bk_cmdb/grade_managers/", gm(true, hosts+","+createBiz), 200, 0)
+	var sync string
+	for _, g := range s.Management().Groups {
+		if g.Sync {
+			sync = itoa(int(g.ID))
+		}
+	}
+	held := func() map[string][]string {
+		out := map[string][]string{}
+		for _, p := range s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: sync}).Policies {
+			out[p.System+"/"+p.Action] = p.Paths
+			if p.Any {
+				out[p.System+"/"+p.Action] = []string{"any"}
+			}
+			if p.ExpiredAt != 4102444800 {
+				t.Errorf("%s expires at %d, want permanent", p.Action, p.ExpiredAt)
+			}
+		}
+		return out
+	}
+	star2 := "/bk_cmdb,biz,2/bk_cmdb,host,*/"
+	if got, want := held(), map[string][]string{"bk_cmdb/view_host": {star2}, "bk_cmdb/edit_host": {star2}, "bk_cmdb/create_biz": {"any"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the create the sync group holds %v, want the scope %v", got, want)
+	}
+	// A grant of another system, which the next scope does not name, stays.
+	if r := send(t, s, "gateway", "batch_instance", `{"system":"bk_sops","operate":"grant","subject":{"type":"group","id":"`+sync+
+		`"},"actions":[{"id":"project_view"}],"resources":[{"system":"bk_sops","type":"project","instances":[{"id":"p1","name":"p1"}]}]}`); r.code() != 0 {
+		t.Fatalf("grant of bk_sops to the sync group: %s", r.raw)
+	}
+	must("PUT", "bk_cmdb/grade_managers/1/", gm(true, viewOnly), 200, 0)
+	want := map[string][]string{"bk_cmdb/view_host": {star2, "/bk_cmdb,biz,3/bk_cmdb,host,*/"}, "bk_sops/project_view": {"/bk_sops,project,p1/"}}
+	if got := held(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the update the sync group holds %v, want %v", got, want)
+	}
+	must("PUT", "bk_cmdb/grade_managers/1/", gm(false, viewOnly), 200, 0)
+	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: sync}).Policies); n != 0 {
+		t.Fatalf("the deleted sync group left %d policies", n)
+	}
+}

@@ -63,7 +63,8 @@ func mgmtCall(s http.Handler, method, path, body string) response {
 }
 
 const gmBody = `{"name":"ops","description":"d","members":["alice","nobody"],"sync_perm":true,
-  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[]}],
+  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"view_host"}],
+    "resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"host","id":"*","name":""}]]}]}],
   "subject_scopes":[{"type":"*","id":"*"}]}`
 
 // The groups and members of the management API, step by step against one sandbox, as the package

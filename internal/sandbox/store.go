@@ -194,12 +194,30 @@ func (st *store) grant(system string, subj subject, specs []grantSpec, expiry, n
 
 // grantLocked is grant with st.mu held.
 func (st *store) grantLocked(system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]resultEntry, *saasError) {
+	updated, e := mergeGrants(func(k policyKey) *policy { return st.policies[k] }, system, subj, specs, expiry, newExpiry, lim)
+	if e != nil {
+		return nil, e
+	}
+	t := st.begin()
+	for _, p := range updated {
+		t.put(p.Key, p)
+	}
+	if err := t.commit(); err != nil {
+		return nil, err
+	}
+	return st.subjectPoliciesLocked(system, subj), nil
+}
+
+// mergeGrants computes, on copies, the subject's policies after a grant of specs, one per spec in
+// order, from the policies held (held answers nil for none), checking each against the per-policy
+// limit. Nothing is stored.
+func mergeGrants(held func(policyKey) *policy, system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]*policy, *saasError) {
 	updated := make([]*policy, len(specs))
 	for i, sp := range specs {
 		k := policyKey{System: system, SubjectType: subj.Type, SubjectID: subj.ID, Action: sp.action.ID}
 		var p *policy
 		changed := true
-		if old := st.policies[k]; old != nil {
+		if old := held(k); old != nil {
 			p = old.clone()
 			p.ExpiredAt = max(p.ExpiredAt, expiry) // only a greater expired_at changes it
 			changed = mergeGrant(p, sp)
@@ -220,14 +238,7 @@ func (st *store) grantLocked(system string, subj subject, specs []grantSpec, exp
 		}
 		updated[i] = p
 	}
-	t := st.begin()
-	for _, p := range updated {
-		t.put(p.Key, p)
-	}
-	if err := t.commit(); err != nil {
-		return nil, err
-	}
-	return st.subjectPoliciesLocked(system, subj), nil
+	return updated, nil
 }
 
 // mergeGrant merges a grant into p and reports whether p's content changed.
