@@ -354,7 +354,7 @@ func instancesOf(paths map[string][]Node) []any {
 func (sc mgmtScope) resourceReqs() []resourceReq {
 	out := make([]resourceReq, len(sc.Resources))
 	for i, r := range sc.Resources {
-		out[i] = resourceReq{System: r.System, Type: r.Type, Paths: r.Paths}
+		out[i] = resourceReq(r)
 	}
 	return out
 }
