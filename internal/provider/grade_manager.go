@@ -243,13 +243,73 @@ func (r *gradeManagerResource) ValidateConfig(ctx context.Context, req resource.
 }
 
 // ModifyPlan refuses, for a create or a change, a provider that cannot
-// reach the management API.
-func (r *gradeManagerResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+// reach the management API, and (check_model) scopes the model refuses.
+func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
 	if summary, detail, ok := managementNeedsGateway(r.data, "bkiam_grade_manager"); ok {
 		resp.Diagnostics.AddError(summary, detail)
+		return
+	}
+	var scopes []scopeModel
+	if d := req.Plan.GetAttribute(ctx, path.Root("authorization_scopes"), &scopes); d.HasError() {
+		return // not yet known: the check runs when it is
+	}
+	checkScopeModels(ctx, r.data, scopes, &resp.Diagnostics)
+}
+
+// checkScopeModels checks each authorization scope against the model its
+// system registered in IAM, as IAM checks a grade manager's create and
+// update: its actions exist and the resources give their related resource
+// types in order (else 1902412 or 1902417 at apply). What is unknown is
+// skipped.
+func checkScopeModels(ctx context.Context, data *providerData, scopes []scopeModel, diags *diag.Diagnostics) {
+	if data == nil || !data.checkModel || data.models == nil {
+		return
+	}
+	for i, sc := range scopes {
+		if sc.System.IsUnknown() || sc.System.IsNull() {
+			continue
+		}
+		system := sc.System.ValueString()
+		at := path.Root("authorization_scopes").AtListIndex(i)
+		model, err := data.models.Get(ctx, system)
+		if err != nil {
+			diags.AddAttributeError(at.AtName("system"), "Cannot read the model of system "+system,
+				fmt.Sprintf("The plan checks each authorization scope against the model its system registered in IAM, and "+
+					"reading the model of %s failed: %s. Fix the cause, or set check_model = false in the provider configuration "+
+					"to plan without the checks (IAM then refuses what the model does not allow at apply).", system, err))
+			continue
+		}
+		got := make([]*[2]string, len(sc.Resources))
+		for j, res := range sc.Resources {
+			if !res.System.IsUnknown() && !res.Type.IsUnknown() {
+				got[j] = &[2]string{res.System.ValueString(), res.Type.ValueString()}
+			}
+		}
+		where := fmt.Sprintf("authorization_scopes[%d].resources", i)
+		for j, a := range sc.Actions {
+			if a.IsUnknown() || a.IsNull() {
+				continue
+			}
+			id := a.ValueString()
+			action := model.Action(id)
+			if action == nil {
+				diags.AddAttributeError(at.AtName("actions").AtListIndex(j), "Unknown action",
+					fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grade manager's scope.%s",
+						model.System, id, closest(id, actionIDs(model))))
+				continue
+			}
+			for _, p := range relatedTypeProblems(model, *action, got, where, "name it in an authorization scope of its own",
+				"authorization scopes of their own") {
+				resAt := at.AtName("resources")
+				if p.index >= 0 {
+					resAt = resAt.AtListIndex(p.index)
+				}
+				diags.AddAttributeError(resAt, p.summary, p.detail)
+			}
+		}
 	}
 }
 

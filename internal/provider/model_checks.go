@@ -145,36 +145,64 @@ func checkInstanceGrantModel(ctx context.Context, data *providerData, m instance
 // checkRelatedTypes checks that resources give the action's related
 // resource types, in order.
 func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []value[resourceModel], diags *diagnostics) {
-	want := a.RelatedResourceTypes
-	if len(want) == 0 {
-		if len(entries) > 0 {
-			diags.addAttributeError(root("resources"), "Resources for an action without resource types",
-				fmt.Sprintf("Action %q of system %s relates to no resource type: IAM grants it on everything and refuses "+
-					"resources with it. Set resources = [] and grant it in a resource of its own.", a.ID, model.System))
-		}
-		return
-	}
-	if len(entries) != len(want) {
-		diags.addAttributeError(root("resources"), "Resources do not match the action",
-			fmt.Sprintf("Action %q of system %s relates to %d resource type(s), %s in this order, and resources has %d "+
-				"entries: give one entry per type, in that order. Actions with other resource types go in resources of their own.",
-				a.ID, model.System, len(want), typeList(want), len(entries)))
-		return
-	}
+	got := make([]*[2]string, len(entries))
 	for i, e := range entries {
 		entry, _ := e.get()
 		system, okS := entry.System.get()
 		typ, okT := entry.Type.get()
-		if !okS || !okT || system == want[i].System && typ == want[i].ID {
+		if okS && okT {
+			got[i] = &[2]string{system, typ}
+		}
+	}
+	for _, p := range relatedTypeProblems(model, a, got, "resources", "grant it in a resource of its own", "resources of their own") {
+		at := root("resources")
+		if p.index >= 0 {
+			at = at.WithElementKeyInt(p.index)
+		}
+		diags.addAttributeError(at, p.summary, p.detail)
+	}
+}
+
+// relatedTypeProblem is a way resources fail an action's related resource
+// types; index is the entry at fault, -1 for the whole list.
+type relatedTypeProblem struct {
+	index           int
+	summary, detail string
+}
+
+// relatedTypeProblems checks that the resource types got (system and type;
+// nil where unknown) are the action's related resource types, in order, as
+// IAM checks a grant (1902417). where names the list in the messages;
+// alone and elsewhere say where an action of other types goes.
+func relatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[2]string, where, alone, elsewhere string) []relatedTypeProblem {
+	want := a.RelatedResourceTypes
+	if len(want) == 0 {
+		if len(got) > 0 {
+			return []relatedTypeProblem{{-1, "Resources for an action without resource types",
+				fmt.Sprintf("Action %q of system %s relates to no resource type: IAM grants it on everything and refuses "+
+					"resources with it. Set %s = [] and %s.", a.ID, model.System, where, alone)}}
+		}
+		return nil
+	}
+	if len(got) != len(want) {
+		return []relatedTypeProblem{{-1, "Resources do not match the action",
+			fmt.Sprintf("Action %q of system %s relates to %d resource type(s), %s in this order, and %s has %d "+
+				"entries: give one entry per type, in that order. Actions with other resource types go in %s.",
+				a.ID, model.System, len(want), typeList(want), where, len(got), elsewhere)}}
+	}
+	var out []relatedTypeProblem
+	for i, g := range got {
+		if g == nil || g[0] == want[i].System && g[1] == want[i].ID {
 			continue
 		}
-		msg := fmt.Sprintf("Action %q of system %s relates to %s in this order, so resources[%d] must be %s/%s, got %s/%s.",
-			a.ID, model.System, typeList(want), i, want[i].System, want[i].ID, system, typ)
-		if j := slices.IndexFunc(want, func(rt bkiam.RelatedResourceType) bool { return rt.System == system && rt.ID == typ }); j >= 0 {
+		msg := fmt.Sprintf("Action %q of system %s relates to %s in this order, so %s[%d] must be %s/%s, got %s/%s.",
+			a.ID, model.System, typeList(want), where, i, want[i].System, want[i].ID, g[0], g[1])
+		if j := slices.IndexFunc(want, func(rt bkiam.RelatedResourceType) bool { return rt.System == g[0] && rt.ID == g[1] }); j >= 0 {
 			msg += " Reorder the entries to follow the action's resource types."
 		}
-		diags.addAttributeError(root("resources").WithElementKeyInt(i), "Resource type does not match the action", msg)
+		out = append(out, relatedTypeProblem{i, "Resource type does not match the action", msg})
 	}
+	return out
 }
 
 // checkCreatorGrantModel checks a creator grant's type and actions against

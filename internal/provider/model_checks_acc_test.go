@@ -41,6 +41,19 @@ resource "bkiam_creator_grant" "test" {
 }
 `, system, typ, actions)
 	}
+	scope := func(system, actions, resources string) string {
+		return fmt.Sprintf(`
+resource "bkiam_grade_manager" "test" {
+  system               = "bk_cmdb"
+  name                 = "ops"
+  members              = ["alice"]
+  authorization_scopes = [{ system = %q, actions = [%s], resources = [%s] }]
+  subject_scopes       = [{ type = "*", id = "*" }]
+}
+`, system, actions, resources)
+	}
+	everyHost := `{ system = "bk_cmdb", type = "host", instances = [{ id = "*" }] }`
+	biz2 := `{ system = "bk_cmdb", type = "biz", instances = [{ id = "2" }] }`
 	return []planTimeCase{
 		{name: "unknown action", config: grant("bk_cmdb", `"veiw_host"`, host),
 			want: []string{"Unknown action", `System bk_cmdb has no action "veiw_host" in its IAM model; IAM would refuse the grant. Did you mean "view_host", "edit_host"?`}},
@@ -68,6 +81,21 @@ resource "bkiam_creator_grant" "test" {
 				"and reading the model of bk_nope failed: IAM rejected the model query GET /api/v1/model/systems/bk_nope/query (code 1901404",
 				"not found:system(bk_nope) not exists; the action or the system is unknown to IAM: check the ids. Fix the cause, or set " +
 					"check_model = false in the provider configuration to plan without the checks (IAM then refuses what the model does not allow at apply)."}},
+		{name: "unknown action in a scope", config: scope("bk_cmdb", `"view_host", "veiw_host"`, everyHost),
+			want: []string{"Unknown action", `System bk_cmdb has no action "veiw_host" in its IAM model; IAM would refuse the grade manager's scope. Did you mean "view_host", "edit_host"?`}},
+		{name: "scope without the action's resource types", config: scope("bk_cmdb", `"view_host"`, ""),
+			want: []string{"Resources do not match the action", `Action "view_host" of system bk_cmdb relates to 1 resource type(s), bk_cmdb/host in this order, ` +
+				`and authorization_scopes[0].resources has 0 entries: give one entry per type, in that order. Actions with other resource types go in ` +
+				`authorization scopes of their own.`}},
+		{name: "scope resources for an action without resource types", config: scope("bk_cmdb", `"create_biz"`, everyHost),
+			want: []string{"Resources for an action without resource types", `Action "create_biz" of system bk_cmdb relates to no resource type: ` +
+				`IAM grants it on everything and refuses resources with it. Set authorization_scopes[0].resources = [] and name it in an authorization scope of its own.`}},
+		{name: "scope resource of another type", config: scope("bk_cmdb", `"view_host"`, biz2),
+			want: []string{"Resource type does not match the action", `Action "view_host" of system bk_cmdb relates to bk_cmdb/host in this order, ` +
+				`so authorization_scopes[0].resources[0] must be bk_cmdb/host, got bk_cmdb/biz.`}},
+		{name: "a scope of a system IAM does not know", config: scope("bk_nope", `"view_host"`, everyHost),
+			want: []string{"Cannot read the model of system bk_nope", "The plan checks each authorization scope against the model its system registered in IAM, " +
+				"and reading the model of bk_nope failed: IAM rejected the model query GET /api/v1/model/systems/bk_nope/query (code 1901404"}},
 	}
 }
 

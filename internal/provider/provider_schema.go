@@ -244,8 +244,8 @@ func providerSchema() schema.Schema {
 			},
 			"check_model": schema.BoolAttribute{
 				Optional: true,
-				MarkdownDescription: "Check each planned grant against the model its system registered in IAM (its " +
-					"actions, their resource types in order, its creator configuration), so that a typo in an action, " +
+				MarkdownDescription: "Check each planned grant, and each grade manager's authorization scopes, against the " +
+					"model its system registered in IAM (its actions, their resource types in order, its creator configuration), so that a typo in an action, " +
 					"resources in the wrong order or a creator type without a creator configuration fail the plan, " +
 					"naming the attribute, instead of failing the apply after other calls went out. Defaults to `true` " +
 					"with `apigw_url` and cannot be `true` with `esb_url` (ESB serves no model). The cost is one model " +
