@@ -295,8 +295,9 @@ func TestAccGradeManagerGone(t *testing.T) {
 
 // TestAccGradeManagerRefusals: what IAM refuses reaches the user with the
 // fix: a group under a grade manager another system created (IAM's
-// ownership 403), a grade manager whose name is taken (409, compared
-// case-insensitively), and a group the data source cannot find. The
+// ownership 403), a scope of a system the creator may not authorize (403),
+// a grade manager whose name is taken (409, compared case-insensitively),
+// and a group the data source cannot find. The
 // bkiam_grade_manager data source finds the foreign grade manager only as
 // the system that created it, and only by its exact name.
 func TestAccGradeManagerRefusals(t *testing.T) {
@@ -324,6 +325,22 @@ resource "bkiam_group" "dev" {
 `, foreign),
 				ExpectError: planErrorPattern("Cannot create the group", fmt.Sprintf("Creating group \"dev\" under grade manager %d in bk_cmdb:", foreign),
 					"HTTP 403", "IAM lets an app manage only the grade managers and groups that the system in the path created through the management API."),
+			},
+			{
+				// bk_sops may not put bk_job's actions in its grade managers' scopes.
+				Config: provider + `
+resource "bkiam_grade_manager" "sops" {
+  system               = "bk_sops"
+  name                 = "sops"
+  members              = ["alice"]
+  authorization_scopes = [{ system = "bk_job", actions = ["view"], resources = [{ system = "bk_job", type = "job", instances = [{ id = "*" }] }] }]
+  subject_scopes       = [{ type = "*", id = "*" }]
+}
+`,
+				ExpectError: planErrorPattern("Cannot create the grade manager", `Creating grade manager "sops" in bk_sops:`, "HTTP 403",
+					"system[bk_sops] is not allow to operate system[bk_job]'s permission data",
+					"An authorization scope names another system's actions. IAM lets a system put other systems' actions in its grade "+
+						"managers' scopes only where its SystemAllowAuthSystem table allows it: ask the IAM administrators to allow it, or remove that scope."),
 			},
 			{
 				Config: provider + gradeManagerHCL("platform", "", []string{"alice"}, false),

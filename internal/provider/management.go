@@ -42,6 +42,10 @@ func managementError(what string, err error) string {
 		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
 			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
 			"object.", what, err)
+	case isOtherSystemRefusal(err):
+		return fmt.Sprintf("%s: %s\n\nAn authorization scope names another system's actions. IAM lets a system put other "+
+			"systems' actions in its grade managers' scopes only where its SystemAllowAuthSystem table allows it: ask the "+
+			"IAM administrators to allow it, or remove that scope.", what, err)
 	case isScopeRefusal(err):
 		return fmt.Sprintf("%s: %s\n\nThe grant is outside the authorization scope of the group's grade manager: widen "+
 			"the grade manager's authorization_scopes (bkiam_grade_manager), or grant less.", what, err)
@@ -81,6 +85,13 @@ func lostCreate(err error) bool {
 // isScopeRefusal reports IAM's refusal of a group grant outside its grade
 // manager's authorization scope: a 1902412 whose message is the scope
 // check's ("系统：S 模板：0 校验错误：…").
+// isOtherSystemRefusal reports IAM's 403 for a grade manager whose scopes
+// name a system its creator may not authorize (verify_system_scope).
+func isOtherSystemRefusal(err error) bool {
+	var e *bkiam.Error
+	return errors.As(err, &e) && e.Code == 1902403 && strings.Contains(e.Message, "is not allow to operate system[")
+}
+
 func isScopeRefusal(err error) bool {
 	var e *bkiam.Error
 	return errors.As(err, &e) && e.Code == 1902412 && strings.Contains(e.Message, "校验错误")

@@ -378,6 +378,7 @@
 //		    "creator_actions": [{"id": "project", "actions": [{"id": "project_view", "required": false}],
 //		                         "sub_resource_types": [{"id": "mini_app", "actions": [{"id": "mini_app_view", "required": false}]}]}],
 //		    "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]},
+//		    "allow_auth_systems": ["bk_cmdb"],
 //		    "template_policies": [{"template_id": 7, "group": "1", "action": "project_view", "paths": ["/bk_sops,project,project1/"]}]
 //		  }],
 //		  "users": ["admin", "alice"],
@@ -403,6 +404,10 @@
 //	    resource, paths as inspection strings (none = any), expired_at (0 = permanent).
 //	  - systems[].allow_list: IAM's API allow-list for batch_instance/batch_path actions and creator
 //	    types; "*" allows all.
+//	  - systems[].allow_auth_systems: the other systems (or "*") whose actions the system may put in
+//	    the authorization scopes of the grade managers it creates (IAM's SystemAllowAuthSystem; a
+//	    system may always use its own, and any other is 403 "system[S] is not allow to operate
+//	    system[T]'s permission data, …"). The default model lets bk_cmdb use bk_job.
 //	  - apps[].management: the management API allow-list as it applies to the app: system id (or
 //	    "*") → allow-list names (e.g. "v2_grade_manager_create") or "*". The default model allows
 //	    "bkiam-sandbox" everything and "outsider" nothing. The client check applies as well.

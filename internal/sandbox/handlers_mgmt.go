@@ -403,6 +403,18 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 	if e != nil {
 		return nil, false, e
 	}
+	// The SaaS's verify_system_scope: another system's actions in a scope need the
+	// SystemAllowAuthSystem row (checked against the creating system on an update).
+	owner := mc.system
+	if gm != nil {
+		owner = gm.System
+	}
+	for _, sc := range spec.Scopes {
+		if sys := mc.s.model.systems[owner]; sys == nil || !sys.mayAuthorize(sc.System) {
+			return nil, false, forbidden(fmt.Sprintf("system[%s] is not allow to operate system[%s]'s permission data, "+
+				"please contact the developer to add a whitelist", owner, sc.System))
+		}
+	}
 	for _, other := range mc.ms.gms {
 		if other != gm && strings.EqualFold(other.Name, spec.Name) {
 			return nil, false, mgmtError(codeConflict, fmt.Sprintf("与已有资源冲突(重名等): 名称 [%s] 已存在，请修改为其他名称", spec.Name))

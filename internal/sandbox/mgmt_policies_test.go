@@ -221,3 +221,46 @@ func TestSyncGroupHoldsTheScope(t *testing.T) {
 		t.Fatalf("the deleted sync group left %d policies", n)
 	}
 }
+
+// Another system's actions: a system may put them in its grade managers' scopes only as the model's
+// allow_auth_systems lets it (bk_cmdb → bk_job in the default model; else 403), and may then grant
+// them to the groups, in the body's system, through its own path; the list of the group's
+// permissions answers the path system's only.
+func TestGroupPolicyOfAnotherSystem(t *testing.T) {
+	s := newServer(t)
+	must := func(method, path, body string, status, code int) response {
+		t.Helper()
+		r := mgmtCall(s, method, path, body)
+		if r.status != status || r.code() != code {
+			t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
+		}
+		return r
+	}
+	jobScope := `{"system":"bk_job","actions":[{"id":"view"}],"resources":[{"system":"bk_job","type":"job","paths":[[{"system":"bk_job","type":"job","id":"*","name":""}]]}]}`
+	cmdbScope := `{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}`
+	body := func(name, scopes string) string {
+		return `{"name":"` + name + `","description":"","members":["alice"],"authorization_scopes":[` + scopes + `],"subject_scopes":[{"type":"*","id":"*"}]}`
+	}
+	if r := must("POST", "bk_sops/grade_managers/", body("sops", jobScope), 403, 1902403); !strings.Contains(r.message(), "system[bk_sops] is not allow to operate system[bk_job]'s permission data") {
+		t.Fatalf("bk_sops may not use bk_job: %s", r.raw)
+	}
+	must("POST", "bk_cmdb/grade_managers/", body("ops", cmdbScope+","+jobScope), 200, 0)
+	gid := itoa(int(must("POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0).body["data"].([]any)[0].(float64)))
+	job := func(action, id string) string {
+		return `{"system":"bk_job","actions":[{"id":"` + action + `"}],"resources":[{"system":"bk_job","type":"job","paths":[[{"system":"bk_job","type":"job","id":"` + id + `","name":"j"}]]}]}`
+	}
+	must("POST", "bk_cmdb/groups/"+gid+"/policies/", job("view", "j1"), 200, 0)
+	must("POST", "bk_cmdb/groups/"+gid+"/policies/", job("edit", "j1"), 400, 1902412) // outside the scope
+	must("POST", "bk_cmdb/groups/"+gid+"/policies/", `{"actions":[{"id":"create_biz"}],"resources":[]}`, 200, 0)
+	if got := s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, System: "bk_job"}).Policies; len(got) != 1 || got[0].Action != "view" {
+		t.Fatalf("the group's bk_job policies: %+v", got)
+	}
+	if r := must("GET", "bk_cmdb/groups/"+gid+"/policies/-/actions/", "", 200, 0); !reflect.DeepEqual(r.body["data"], []any{map[string]any{"id": "create_biz"}}) {
+		t.Fatalf("the path system's list: %s", r.raw)
+	}
+	must("GET", "bk_job/groups/"+gid+"/policies/", "", 403, 1902403) // the group is bk_cmdb's
+	must("DELETE", "bk_cmdb/groups/"+gid+"/policies/", job("view", "j1"), 200, 0)
+	if got := s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, System: "bk_job"}).Policies; len(got) != 0 {
+		t.Fatalf("after the revoke the group holds %+v in bk_job", got)
+	}
+}

@@ -67,6 +67,12 @@ const gmBody = `{"name":"ops","description":"d","members":["alice","nobody"],"sy
     "resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"host","id":"*","name":""}]]}]}],
   "subject_scopes":[{"type":"*","id":"*"}]}`
 
+// jobGMBody is a grade manager of bk_job named ops, within bk_job's own actions.
+const jobGMBody = `{"name":"ops","description":"d","members":["alice"],
+  "authorization_scopes":[{"system":"bk_job","actions":[{"id":"view"}],
+    "resources":[{"system":"bk_job","type":"job","paths":[[{"system":"bk_job","type":"job","id":"*","name":""}]]}]}],
+  "subject_scopes":[{"type":"*","id":"*"}]}`
+
 // The groups and members of the management API, step by step against one sandbox, as the package
 // doc of internal/bkiam describes them ("The management API"): ownership 403s, name conflicts,
 // the serializers' checks, paging and filters, the member upsert and the limits.
@@ -82,8 +88,10 @@ func TestManagementGroupsAndMembers(t *testing.T) {
 		{"grade manager with sync_perm", "POST", "bk_cmdb/grade_managers/", gmBody, 200, 0, `"data":{"id":1}`},
 		{"its sync group holds its known members", "GET", "bk_cmdb/grade_managers/1/groups/", "", 200, 0,
 			`"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"","id":4,"name":"ops-管理员组","readonly":true,"subject_template_count":0,"user_count":1}]`},
-		{"grade-manager name taken, any case, any system", "POST", "bk_job/grade_managers/", strings.Replace(gmBody, `"ops"`, `"OPS"`, 1), 409, 1902409,
+		{"grade-manager name taken, any case, any system", "POST", "bk_job/grade_managers/", strings.Replace(jobGMBody, `"ops"`, `"OPS"`, 1), 409, 1902409,
 			`"message":"与已有资源冲突(重名等): 名称 [OPS] 已存在，请修改为其他名称 (CONFLICT_ERROR)"`},
+		{"another system's actions in a scope, not allowed", "POST", "bk_job/grade_managers/", strings.Replace(gmBody, `"ops"`, `"jobs"`, 1), 403, 1902403,
+			`"message":"没有访问权限: system[bk_job] is not allow to operate system[bk_cmdb]'s permission data, please contact the developer to add a whitelist (FORBIDDEN)"`},
 		{"scope action unknown", "POST", "bk_cmdb/grade_managers/", strings.Replace(strings.Replace(gmBody, "view_host", "nope", 1), `"ops"`, `"x"`, 1), 400, 1902412,
 			`"message":"nope action not exists (VALIDATE_ERROR)"`},
 		{"grade-manager fields", "POST", "bk_cmdb/grade_managers/", `{"name":"","members":[],"authorization_scopes":[],"subject_scopes":[{"type":"team","id":"1"}]}`, 400, 1902412,

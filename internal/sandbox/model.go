@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,10 @@ type System struct {
 	Actions        []Action        `json:"actions"`
 	CreatorActions []CreatorConfig `json:"creator_actions,omitempty"`
 	AllowList      AllowList       `json:"allow_list"`
+	// AllowAuthSystems are the other systems (or "*") whose actions this system may put in the
+	// authorization scopes of the grade managers it creates: IAM's SystemAllowAuthSystem table. A
+	// system may always use its own.
+	AllowAuthSystems []string `json:"allow_auth_systems,omitempty"`
 	// TemplatePolicies are policies that groups hold through permission templates: rows beside the
 	// custom policy that batch_instance writes, listed by the read routes and never touched by a
 	// grant or revoke. They are seeded on start and after a reset.
@@ -286,6 +291,13 @@ func (m *Model) validate() error {
 		m.systems[s.ID] = s
 		if err := s.validate(at); err != nil {
 			return err
+		}
+	}
+	for i, s := range m.Systems {
+		for j, other := range s.AllowAuthSystems {
+			if other != "*" && m.systems[other] == nil {
+				return fmt.Errorf("systems[%d].allow_auth_systems[%d]: unknown system %q", i, j, other)
+			}
 		}
 	}
 	m.users = map[string]bool{}
@@ -557,4 +569,9 @@ func allowed(list []string, id string) bool {
 		}
 	}
 	return false
+}
+
+// mayAuthorize reports whether the system may put other's actions in its grade managers' scopes.
+func (s *System) mayAuthorize(other string) bool {
+	return other == s.ID || slices.Contains(s.AllowAuthSystems, "*") || slices.Contains(s.AllowAuthSystems, other)
 }
