@@ -58,12 +58,21 @@ func (groupPermission) schema(context.Context) schema.Schema {
 			},
 			"system": schema.StringAttribute{
 				Required: true,
-				MarkdownDescription: "The system of the actions, e.g. `bk_cmdb`, whose management API manages the group (the " +
-					"system that created its grade manager). Changing it replaces the resource.",
+				MarkdownDescription: "The system of the actions, e.g. `bk_cmdb`. Unless `group_system` says otherwise, it is " +
+					"also the system whose management API manages the group (the system that created its grade manager). " +
+					"Changing it replaces the resource.",
 			},
 			"group_id": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "The group's numeric id, e.g. `bkiam_group.dev.id`. Changing it replaces the resource.",
+			},
+			"group_system": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The system that created the group's grade manager, whose management API the calls go " +
+					"through, when it is not `system`: a grade manager's scope may hold another system's actions where IAM " +
+					"allows its creator to authorize that system, and its groups are granted them through the creator's API. " +
+					"IAM lists a group's permissions only in the system that manages it, so such permissions are not read back: " +
+					"refresh trusts state. Changing it changes only the route of later calls.",
 			},
 			"actions": schema.SetAttribute{
 				Required:    true,
@@ -122,6 +131,7 @@ func (groupPermission) importState(_ context.Context, id string, diags *diagnost
 
 func (groupPermission) validate(_ context.Context, config groupPermissionModel, diags *diagnostics) {
 	checkID(root("system"), config.System, diags)
+	checkID(root("group_system"), config.GroupSystem, diags)
 	if s, ok := config.GroupID.get(); ok && !positiveID(s) {
 		diags.addAttributeError(root("group_id"), "Invalid group id",
 			fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
@@ -234,11 +244,21 @@ func (r groupPermission) apply(ctx context.Context, data *providerData, req appl
 	} else {
 		base = req.prior
 	}
-	result, private := r.grant.apply(ctx, data, greq, diags)
+	// The calls go through the management API of the system that manages
+	// the group (the planned one: a new group_system reroutes at once).
+	route := base
+	if req.planned != nil {
+		route = req.planned
+	}
+	pathSystem, _ := route.managedBy()
+	grant := r.grant
+	grant.via = func(data *providerData) instanceCaller {
+		return managementCaller{client: data.client, system: pathSystem}
+	}
+	result, private := grant.apply(ctx, data, greq, diags)
 	if base != nil {
-		system, _ := base.System.get()
 		group, _ := base.GroupID.get()
-		data.groupPolicies.invalidate(system, group)
+		data.groupPolicies.invalidate(pathSystem, group)
 	}
 	if result == nil {
 		return nil, private
@@ -257,9 +277,12 @@ func (groupPermission) refreshes(data *providerData) bool { return data != nil &
 func (r groupPermission) read(ctx context.Context, data *providerData, req readRequest[groupPermissionModel], diags *diagnostics) (*groupPermissionModel, privateState, bool) {
 	state, private := req.state, req.private
 	system, _ := state.System.get()
+	pathSystem, _ := state.managedBy()
 	groupID, _ := state.GroupID.get()
 	group, _ := strconv.ParseInt(groupID, 10, 64)
-	if system == "" || group == 0 {
+	if system == "" || group == 0 || pathSystem != system {
+		// IAM lists a group's permissions only in the system that manages
+		// it: another system's cannot be read back.
 		return &state, private, false
 	}
 	policies, err := data.groupPolicies.get(ctx, system, group)
@@ -487,6 +510,9 @@ func (r groupPermission) reassert(planned groupPermissionModel) groupPermissionM
 // management grants and revokes of the group's permissions.
 type managementCaller struct {
 	client *bkiam.Client
+	// system is the path's: the system that manages the group. The body
+	// names the actions' system.
+	system string
 }
 
 func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error) {
@@ -509,16 +535,21 @@ func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInst
 		}
 		body.Resources = append(body.Resources, pr)
 	}
+	pathSystem := m.system
+	if pathSystem == "" {
+		pathSystem = req.System
+	}
 	if req.Operate == bkiam.OperationGrant {
-		err = m.client.GrantGroupPolicies(ctx, req.System, group, body)
+		err = m.client.GrantGroupPolicies(ctx, pathSystem, group, body)
 	} else {
-		err = m.client.RevokeGroupPolicies(ctx, req.System, group, body)
+		err = m.client.RevokeGroupPolicies(ctx, pathSystem, group, body)
 	}
 	switch {
 	case isScopeRefusal(err):
 		err = fmt.Errorf("%w (outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less)", err)
 	case errors.Is(err, bkiam.ErrNotOwned):
-		err = fmt.Errorf("%w (the group is gone, or another system's: a group is managed through the system that created its grade manager)", err)
+		err = fmt.Errorf("%w (the group is gone, or another system's: a group is managed through the system that created its grade "+
+			"manager; to grant it another system's actions, set group_system to the system that manages it)", err)
 	}
 	return nil, err
 }

@@ -183,6 +183,89 @@ func TestAccGroupPermission(t *testing.T) {
 	})
 }
 
+// TestAccGroupPermissionOfAnotherSystem: a grade manager of bk_cmdb whose scope holds bk_job's
+// actions (the sandbox lets bk_cmdb authorize bk_job) has its group granted them through bk_cmdb's
+// management API, the body naming bk_job. Without group_system the calls go to bk_job's path, which
+// IAM refuses (the group is bk_cmdb's), and the error names group_system; with it, create, change
+// and destroy send the difference, and refresh, which cannot list another system's permissions,
+// trusts state without a call.
+func TestAccGroupPermissionOfAnotherSystem(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	base := provider + `
+resource "bkiam_grade_manager" "platform" {
+  system  = "bk_cmdb"
+  name    = "platform"
+  members = ["alice"]
+  authorization_scopes = [
+    { system = "bk_cmdb", actions = ["create_biz"], resources = [] },
+    { system = "bk_job", actions = ["view", "edit"], resources = [{ system = "bk_job", type = "job", instances = [{ id = "*" }] }] },
+  ]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "dev"
+}
+`
+	jobs := func(groupSystem string, ids ...string) string {
+		var inst []string
+		for _, id := range ids {
+			inst = append(inst, fmt.Sprintf("%q = \"job %s\"", id, id))
+		}
+		gs := ""
+		if groupSystem != "" {
+			gs = fmt.Sprintf("  group_system = %q\n", groupSystem)
+		}
+		return base + fmt.Sprintf(`
+resource "bkiam_group_permission" "jobs" {
+  system    = "bk_job"
+%s  group_id  = bkiam_group.dev.id
+  actions   = ["view"]
+  resources = [{ system = "bk_job", type = "job", instances = { %s } }]
+}
+`, gs, strings.Join(inst, ", "))
+	}
+	held := func(want ...string) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			var got []string
+			for _, p := range sb.Policies(sandbox.PolicyFilter{SubjectType: "group", System: "bk_job"}).Policies {
+				got = append(got, p.Action+" "+strings.Join(p.Paths, " "))
+			}
+			if w := []string{"view " + strings.Join(want, " ")}; len(want) > 0 && !slices.Equal(got, w) || len(want) == 0 && len(got) != 0 {
+				return fmt.Errorf("the group holds %v in bk_job, want view on %v", got, want)
+			}
+			return nil
+		}
+	}
+	var lists int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: jobs("", "j1"),
+				ExpectError: planErrorPattern("Call 1 of 1 failed, granting view on 1 bk_job/job instances", "HTTP 403",
+					"to grant it another system's actions, set group_system to the system that manages it"),
+			},
+			{Config: jobs("bk_cmdb", "j1", "j2"), Check: held("/bk_job,job,j1/", "/bk_job,job,j2/")},
+			{Config: jobs("bk_cmdb", "j2", "j3"), Check: held("/bk_job,job,j2/", "/bk_job,job,j3/")},
+			{
+				PreConfig:    func() { lists = sb.Stats().Requests["group_policy:list"] },
+				RefreshState: true,
+				Check: func(*terraform.State) error {
+					if n := sb.Stats().Requests["group_policy:list"] - lists; n != 0 {
+						return fmt.Errorf("the refresh listed the group's permissions %d times; IAM lists only bk_cmdb's", n)
+					}
+					return nil
+				},
+			},
+		},
+		CheckDestroy: held(),
+	})
+}
+
 // TestAccGroupPermissionOutsideScope: a grant outside the grade manager's authorization scope is
 // refused with an error that says so and names the fix.
 func TestAccGroupPermissionOutsideScope(t *testing.T) {

@@ -444,8 +444,8 @@ var notAtPlanTime = map[string]string{
 	"managementCaller.BatchInstance: a group permission's call for": "apply time, and a bug: the resource's subject is always its group",
 	"managementCaller.BatchInstance: outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less": "apply time: " +
 		"IAM checks the scope (TestAccGroupPermissionOutsideScope provokes it)",
-	"managementCaller.BatchInstance: the group is gone, or another system's: a group is managed through the system that created its grade manager": "apply " +
-		"time: depends on the group in IAM",
+	"managementCaller.BatchInstance: the group is gone, or another system's: a group is managed through the system that created its grade manager; to grant it another system's actions, set group_system to the system that manages it": "apply " +
+		"time: depends on the group in IAM (TestAccGroupPermissionOfAnotherSystem provokes it)",
 	"groupMembers.apply: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *providerData",
