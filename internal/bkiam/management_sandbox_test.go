@@ -33,8 +33,10 @@ func TestGradeManagersSandbox(t *testing.T) {
 	if err != nil || gm.Name != "ops" || !gm.SyncPerm || len(gm.Members) != 1 {
 		t.Fatalf("get: %+v %v", gm, err)
 	}
+	jobScope := []AuthorizationScope{{System: "bk_job", Actions: []Action{{ID: "view"}},
+		Resources: []PathResource{{System: "bk_job", Type: "job", Paths: [][]PathNode{{{System: "bk_job", Type: "job", ID: "*"}}}}}}}
 	if _, err := c.CreateGradeManager(ctx, "bk_job", GradeManagerSpec{Name: "OPS", Members: []string{}, Description: "",
-		AuthorizationScopes: spec.AuthorizationScopes, SubjectScopes: spec.SubjectScopes}); !errors.Is(err, ErrConflict) {
+		AuthorizationScopes: jobScope, SubjectScopes: spec.SubjectScopes}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("a name taken, in any case and any system: %v", err)
 	}
 	if _, err := c.GradeManager(ctx, "bk_job", id); !errors.Is(err, ErrNotOwned) {
