@@ -226,6 +226,75 @@ func TestAccGroupMembersDropped(t *testing.T) {
 	})
 }
 
+// TestAccGroupMembersOutsideSubjectScope: IAM refuses a member outside
+// the grade manager's subject scopes (403); the error names the fix, and
+// the members fit once the scope is widened. In the sandbox's model alice
+// is in department 2 and bob in department 3, both under department 1.
+func TestAccGroupMembersOutsideSubjectScope(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	config := func(department string) string {
+		return provider + fmt.Sprintf(`
+resource "bkiam_grade_manager" "team" {
+  system               = "bk_cmdb"
+  name                 = "team"
+  members              = ["alice"]
+  authorization_scopes = [{ system = "bk_cmdb", actions = ["create_biz"] }]
+  subject_scopes       = [{ type = "department", id = %q }]
+}
+
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.team.id
+  name             = "dev"
+}
+
+resource "bkiam_group_members" "dev" {
+  system   = "bk_cmdb"
+  group_id = bkiam_group.dev.id
+  users    = { alice = "permanent", bob = "permanent" }
+  # The members must wait for a change of the grade manager's subject scopes.
+  depends_on = [bkiam_grade_manager.team]
+}
+`, department)
+	}
+	members := func(want ...string) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			var got []string
+			for _, gm := range sb.GradeManagers() {
+				for _, g := range sb.Groups(gm.ID) {
+					for _, m := range sb.Members(g.ID) {
+						got = append(got, m.ID)
+					}
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("the group holds %v, want %v", got, want)
+			}
+			return nil
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config("2"),
+				ExpectError: planErrorPattern("HTTP 403", "用户 (bob) 在分级管理员的授权范围内",
+					"The member is outside the subject_scopes of the group's grade manager, which admit the users and departments they name "+
+						"and everyone in a named department or under it. Widen the grade manager's subject_scopes (bkiam_grade_manager), or remove the member."),
+			},
+			{
+				Config: config("1"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("bkiam_grade_manager.team", plancheck.ResourceActionUpdate),
+				}},
+				Check: members("alice", "bob"),
+			},
+		},
+	})
+}
+
 // TestAccGroupMembersGroupGone: a group deleted outside Terraform takes
 // its members with it; refresh removes the resource from state, so the
 // plan shows a create, and a destroy has nothing left to do.

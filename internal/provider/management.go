@@ -42,6 +42,10 @@ func managementError(what string, err error) string {
 		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
 			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
 			"object.", what, err)
+	case isSubjectScopeRefusal(err):
+		return fmt.Sprintf("%s: %s\n\nThe member is outside the subject_scopes of the group's grade manager, which admit "+
+			"the users and departments they name and everyone in a named department or under it. Widen the grade manager's "+
+			"subject_scopes (bkiam_grade_manager), or remove the member.", what, err)
 	case isOtherSystemRefusal(err):
 		return fmt.Sprintf("%s: %s\n\nAn authorization scope names another system's actions. IAM lets a system put other "+
 			"systems' actions in its grade managers' scopes only where its SystemAllowAuthSystem table allows it: ask the "+
@@ -85,6 +89,14 @@ func lostCreate(err error) bool {
 // isScopeRefusal reports IAM's refusal of a group grant outside its grade
 // manager's authorization scope: a 1902412 whose message is the scope
 // check's ("系统：S 模板：0 校验错误：…").
+// isSubjectScopeRefusal reports IAM's 403 for a member outside the grade
+// manager's subject scopes (RoleSubjectScopeChecker; IAM's message says
+// "在分级管理员的授权范围内", within the scope, where it means outside).
+func isSubjectScopeRefusal(err error) bool {
+	var e *bkiam.Error
+	return errors.As(err, &e) && e.Code == 1902403 && strings.Contains(e.Message, "在分级管理员的授权范围内")
+}
+
 // isOtherSystemRefusal reports IAM's 403 for a grade manager whose scopes
 // name a system its creator may not authorize (verify_system_scope).
 func isOtherSystemRefusal(err error) bool {

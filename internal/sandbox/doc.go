@@ -294,7 +294,10 @@
 //   - Members: add {members [{type user|department|template, id}], expired_at} with now < expired_at
 //     ≤ 4102444800 (else 400 "expired_at must more then now" or DRF's bound): "admin" and users or
 //     departments the model does not know are dropped silently, a template is 400 "人员模板不存在"
-//     (no subject templates); the group's users + departments + the members added (present ones
+//     (no subject templates); a member outside the grade manager's subject_scopes (not everyone,
+//     not named, in no named department or one under it) is 403 1902403 "用户 (x) 在分级管理员的授权
+//     范围内，请编辑分级管理员授权范围" (部门 for a department: the SaaS's words, which lack a 不);
+//     the group's users + departments + the members added (present ones
 //     counted again) must stay ≤ limits.group_member_limit (1000 by default; 400
 //     "超过用户组最大可添加成员数1000"), then more than 1000 in one call is 1902000; an upsert that only ever raises a member's expiry. DELETE takes
 //     ?type=&ids=a,b,c (empty entries dropped): more than 1000, or a subject the model does not know,
@@ -414,7 +417,10 @@
 //	  - quirks: the real server's bugs, reproduced unless turned off:
 //	    group_policy_delete_ignores_actions (default true).
 //	  - departments: the organisation's department ids (numeric), which group members may name;
-//	    users (above) are the users they may name.
+//	    users (above) are the users they may name. department_parents (department → parent) and
+//	    user_departments (user → the departments it belongs to directly) say who a grade manager's
+//	    subject scope admits. The default model: departments 2 and 3 under 1, alice and carol in 2,
+//	    bob in 3, dave and admin in none.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the
 //	    app on ESB's skip-login whitelist (bk_username accepted).
 //	  - tokens: ESB bk_token values and the user each stands for.

@@ -437,7 +437,7 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 		mc.ms.gms[gm.ID] = gm
 	}
 	gm.Name, gm.Description, gm.Members, gm.SyncPerm, gm.GroupName, gm.Updated = spec.Name, spec.Description, spec.Members, spec.SyncPerm, spec.GroupName, mc.now
-	gm.Scopes = spec.Scopes
+	gm.Scopes, gm.SubjectScopes = spec.Scopes, spec.SubjectScopes
 	mc.ms.syncGradeManager(gm, mc.s.model.users, mc.now)
 	if g := mc.ms.syncGroup(gm.ID); g != nil {
 		puts, e := mc.syncGroupPolicies(gm, g, scopeSpecs)
@@ -593,6 +593,14 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 			continue // dropped without an error
 		}
 		keep = append(keep, r)
+	}
+	if gm := mc.ms.gms[g.GradeManager]; gm != nil {
+		for _, k := range keep {
+			if !mc.inSubjectScope(gm, k) {
+				what := map[string]string{"user": "用户", "department": "部门"}[k.Type]
+				return nil, false, mgmtError(codeForbidden, fmt.Sprintf("%s (%s) 在分级管理员的授权范围内，请编辑分级管理员授权范围", what, k.ID))
+			}
+		}
 	}
 	users, depts := g.counts()
 	if limit := mc.s.model.groupMemberLimit(); users+depts+len(keep) > limit {
@@ -757,4 +765,39 @@ func (gm *gradeManager) view() map[string]any {
 	return map[string]any{"id": gm.ID, "name": gm.Name, "description": gm.Description, "creator": anonymousUser,
 		"created_time": gm.Created.Format(timeLayout), "updated_time": gm.Updated.Format(timeLayout), "updater": anonymousUser,
 		"members": members, "sync_perm": gm.SyncPerm}
+}
+
+// inSubjectScope is the SaaS's RoleSubjectScopeChecker: a member is in the grade manager's subject
+// scope when the scope is everyone or names it, or names a department it is in — a department
+// itself or one of its ancestors; for a user, one of its departments' lines. A grade manager
+// without subject scopes (from an older state file) admits everyone.
+func (mc *mgmtCall) inSubjectScope(gm *gradeManager, k memberKey) bool {
+	if len(gm.SubjectScopes) == 0 {
+		return true
+	}
+	depts := map[string]bool{}
+	for _, sc := range gm.SubjectScopes {
+		if sc.Type == "*" || sc.Type == k.Type && sc.ID == k.ID {
+			return true
+		}
+		if sc.Type == "department" {
+			depts[sc.ID] = true
+		}
+	}
+	m := mc.s.model
+	var direct []string
+	switch k.Type {
+	case "department":
+		direct = []string{k.ID}
+	case "user":
+		direct = m.UserDepartments[k.ID]
+	}
+	for _, d := range direct {
+		for _, a := range m.departmentLine(d) {
+			if depts[a] {
+				return true
+			}
+		}
+	}
+	return false
 }

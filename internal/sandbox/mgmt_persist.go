@@ -26,10 +26,12 @@ type stateGradeManager struct {
 	SyncPerm    bool     `json:"sync_perm,omitempty"`
 	GroupName   string   `json:"group_name,omitempty"`
 	// Scopes is absent from a file of an older sandbox: its grade managers then have none.
-	Scopes   []mgmtScope `json:"scopes,omitempty"`
-	Created  time.Time   `json:"created"`
-	Updated  time.Time   `json:"updated"`
-	DeleteAt time.Time   `json:"delete_at,omitzero"`
+	Scopes []mgmtScope `json:"scopes,omitempty"`
+	// SubjectScopes is absent from a file of an older sandbox: its grade managers then admit everyone.
+	SubjectScopes []mgmtSubject `json:"subject_scopes,omitempty"`
+	Created       time.Time     `json:"created"`
+	Updated       time.Time     `json:"updated"`
+	DeleteAt      time.Time     `json:"delete_at,omitzero"`
 }
 
 type stateGroup struct {
@@ -58,7 +60,7 @@ func (ms *mgmtState) snapshot() *stateMgmt {
 	for _, gm := range ms.gms {
 		out.GradeManagers = append(out.GradeManagers, stateGradeManager{ID: gm.ID, System: gm.System, Name: gm.Name,
 			Description: gm.Description, Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName,
-			Scopes: gm.Scopes, Created: gm.Created, Updated: gm.Updated, DeleteAt: gm.DeleteAt})
+			Scopes: gm.Scopes, SubjectScopes: gm.SubjectScopes, Created: gm.Created, Updated: gm.Updated, DeleteAt: gm.DeleteAt})
 	}
 	sort.Slice(out.GradeManagers, func(i, j int) bool { return out.GradeManagers[i].ID < out.GradeManagers[j].ID })
 	for _, g := range ms.groups {
@@ -88,7 +90,8 @@ func restoreMgmt(sm *stateMgmt, groupFloor int64) (*mgmtState, error) {
 			return nil, fmt.Errorf("management.grade_managers[%d]: duplicate id %d", i, gm.ID)
 		}
 		ms.gms[gm.ID] = &gradeManager{ID: gm.ID, System: gm.System, Name: gm.Name, Description: gm.Description,
-			Members: gm.Members, SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, Scopes: gm.Scopes, Created: gm.Created, Updated: gm.Updated,
+			Members: gm.Members, SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, Scopes: gm.Scopes, SubjectScopes: gm.SubjectScopes,
+			Created: gm.Created, Updated: gm.Updated,
 			DeleteAt: gm.DeleteAt}
 		maxGM = max(maxGM, gm.ID)
 	}

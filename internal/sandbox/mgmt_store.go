@@ -23,9 +23,12 @@ type gradeManager struct {
 	SyncPerm    bool
 	GroupName   string
 	// Scopes is the authorization scope: what the grade manager's groups may be granted.
-	Scopes  []mgmtScope
-	Created time.Time
-	Updated time.Time
+	Scopes []mgmtScope
+	// SubjectScopes is who its groups may hold; none (a grade manager of an older state file) means
+	// everyone.
+	SubjectScopes []mgmtSubject
+	Created       time.Time
+	Updated       time.Time
 	// DeleteAt is when an asked-for delete is carried out; zero when none was asked.
 	DeleteAt time.Time
 }
@@ -35,6 +38,13 @@ type mgmtScope struct {
 	System    string          `json:"system"`
 	Actions   []string        `json:"actions"`
 	Resources []mgmtScopeType `json:"resources"`
+}
+
+// mgmtSubject is a subject scope: a user, a department (with the departments under it), or
+// everyone ("*", "*").
+type mgmtSubject struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
 }
 
 // mgmtScopeType is a resource type of a scope with the paths its groups may be granted.

@@ -370,3 +370,44 @@ func TestGroupMemberLimitRaised(t *testing.T) {
 		t.Fatalf("members: %d, want 1500", n)
 	}
 }
+
+// A member must be within the grade manager's subject scopes (the SaaS's RoleSubjectScopeChecker):
+// everyone, the member named, or a department the member is in, directly or under it. In the
+// default model departments 2 and 3 are under 1, alice and carol are in 2, bob in 3.
+func TestMembersWithinSubjectScope(t *testing.T) {
+	s := newServer(t)
+	gm := func(name, subjects string) {
+		t.Helper()
+		body := `{"name":"` + name + `","description":"","members":["alice"],"subject_scopes":[` + subjects + `],
+  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}]}`
+		if r := mgmtCall(s, "POST", "bk_cmdb/grade_managers/", body); r.code() != 0 {
+			t.Fatalf("grade manager %s: %s", name, r.raw)
+		}
+	}
+	gm("team", `{"type":"department","id":"2"},{"type":"user","id":"dave"}`)
+	gm("org", `{"type":"department","id":"1"}`)
+	group := func(gm string) string {
+		r := mgmtCall(s, "POST", "bk_cmdb/grade_managers/"+gm+"/groups/", `{"groups":[{"name":"g`+gm+`","description":""}]}`)
+		return itoa(int(r.body["data"].([]any)[0].(float64)))
+	}
+	team, org := group("1"), group("2")
+	for _, c := range []struct {
+		group, typ, id string
+		code           int
+		message        string
+	}{
+		{team, "user", "alice", 0, ""},
+		{team, "user", "dave", 0, ""},
+		{team, "department", "2", 0, ""},
+		{team, "user", "bob", 1902403, "用户 (bob) 在分级管理员的授权范围内，请编辑分级管理员授权范围 (FORBIDDEN)"},
+		{team, "department", "1", 1902403, "部门 (1) 在分级管理员的授权范围内，请编辑分级管理员授权范围 (FORBIDDEN)"},
+		{org, "user", "bob", 0, ""},
+		{org, "department", "3", 0, ""},
+		{org, "user", "dave", 1902403, "用户 (dave) 在分级管理员的授权范围内，请编辑分级管理员授权范围 (FORBIDDEN)"},
+	} {
+		r := mgmtCall(s, "POST", "bk_cmdb/groups/"+c.group+"/members/", `{"members":[{"type":"`+c.typ+`","id":"`+c.id+`"}],"expired_at":4102444800}`)
+		if r.code() != c.code || c.code != 0 && (r.status != 403 || r.message() != c.message) {
+			t.Errorf("add %s %s to group %s: %d %s, want %d %q", c.typ, c.id, c.group, r.status, r.raw, c.code, c.message)
+		}
+	}
+}

@@ -74,6 +74,7 @@ type gradeManagerFields struct {
 	Members                      []string
 	SyncPerm                     bool
 	Scopes                       []mgmtScope
+	SubjectScopes                []mgmtSubject
 }
 
 // decodeGradeManager checks a grade manager's body: its fields, then the scopes' actions against
@@ -174,8 +175,12 @@ func decodeGradeManager(raw []byte, m *Model) (gradeManagerFields, *saasError) {
 		}
 		scopes = append(scopes, scope)
 	}
+	subjects := make([]mgmtSubject, 0, len(*b.SubjectScopes))
+	for _, sc := range *b.SubjectScopes {
+		subjects = append(subjects, mgmtSubject{Type: strings.TrimSpace(*sc.Type), ID: strings.TrimSpace(*sc.ID)})
+	}
 	return gradeManagerFields{Name: strings.TrimSpace(*b.Name), Description: strings.TrimSpace(*b.Description), Members: members,
-		SyncPerm: b.SyncPerm, GroupName: strings.TrimSpace(deref(b.GroupName)), Scopes: scopes}, nil
+		SyncPerm: b.SyncPerm, GroupName: strings.TrimSpace(deref(b.GroupName)), Scopes: scopes, SubjectScopes: subjects}, nil
 }
 
 type groupSpecFields struct {

@@ -23,10 +23,15 @@ type Model struct {
 	Users   []string `json:"users"`
 	Groups  []string `json:"groups"`
 	// Departments are the organisation's department ids (numeric), for group members.
-	Departments []string          `json:"departments,omitempty"`
-	Apps        []App             `json:"apps"`
-	Tokens      map[string]string `json:"tokens,omitempty"`
-	Limits      Limits            `json:"limits"`
+	Departments []string `json:"departments,omitempty"`
+	// DepartmentParents places departments in the organisation's tree (department → parent);
+	// UserDepartments are the departments each user belongs to directly. A grade manager's subject
+	// scope admits a user through any of them or their ancestors.
+	DepartmentParents map[string]string   `json:"department_parents,omitempty"`
+	UserDepartments   map[string][]string `json:"user_departments,omitempty"`
+	Apps              []App               `json:"apps"`
+	Tokens            map[string]string   `json:"tokens,omitempty"`
+	Limits            Limits              `json:"limits"`
 	// Quirks are the real server's bugs the sandbox reproduces, each of which can be turned off.
 	Quirks Quirks `json:"quirks,omitempty"`
 
@@ -321,6 +326,28 @@ func (m *Model) validate() error {
 		}
 		m.departments[d] = true
 	}
+	for d, parent := range m.DepartmentParents {
+		if !m.departments[d] || !m.departments[parent] {
+			return fmt.Errorf("department_parents[%q]: %q → %q names a department not in departments", d, d, parent)
+		}
+		seen := map[string]bool{d: true}
+		for p, ok := parent, true; ok; p, ok = m.DepartmentParents[p] {
+			if seen[p] {
+				return fmt.Errorf("department_parents[%q]: the parents go round in a cycle", d)
+			}
+			seen[p] = true
+		}
+	}
+	for u, ds := range m.UserDepartments {
+		if !m.users[u] {
+			return fmt.Errorf("user_departments[%q]: unknown user", u)
+		}
+		for i, d := range ds {
+			if !m.departments[d] {
+				return fmt.Errorf("user_departments[%q][%d]: unknown department %q", u, i, d)
+			}
+		}
+	}
 	m.apps = map[string]*App{}
 	for i := range m.Apps {
 		a := &m.Apps[i]
@@ -574,4 +601,13 @@ func allowed(list []string, id string) bool {
 // mayAuthorize reports whether the system may put other's actions in its grade managers' scopes.
 func (s *System) mayAuthorize(other string) bool {
 	return other == s.ID || slices.Contains(s.AllowAuthSystems, "*") || slices.Contains(s.AllowAuthSystems, other)
+}
+
+// departmentLine is the department and its ancestors.
+func (m *Model) departmentLine(d string) []string {
+	line := []string{d}
+	for p, ok := m.DepartmentParents[d]; ok; p, ok = m.DepartmentParents[p] {
+		line = append(line, p)
+	}
+	return line
 }
