@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // What the resources' runners share: a run of planned IAM calls, sent
@@ -49,8 +50,9 @@ func (e *runError) Error() string {
 	case e.revokeInDoubt:
 		doubt = " IAM may or may not have carried out this call: state still counts its instances as held, and the next apply revokes them again."
 	}
-	return fmt.Sprintf("Call %d of %d failed, %s: %v. %s%s Fix the cause and run terraform apply again to finish.",
-		e.done+1, e.total, e.what, e.err, recorded, doubt)
+	// An error that is a sentence already (a management error's fix) keeps its one full stop.
+	return fmt.Sprintf("Call %d of %d failed, %s: %s. %s%s Fix the cause and run terraform apply again to finish.",
+		e.done+1, e.total, e.what, strings.TrimSuffix(e.err.Error(), "."), recorded, doubt)
 }
 
 func (e *runError) Unwrap() error {
