@@ -2,15 +2,23 @@ resource "bkiam_grade_manager" "platform" {
   system  = "bk_cmdb"
   name    = "platform"
   members = ["alice"]
-  authorization_scopes = [{
-    system  = "bk_cmdb"
-    actions = ["view_host", "edit_host"]
-    resources = [{
-      system    = "bk_cmdb"
-      type      = "host"
-      instances = [{ id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] }]
-    }]
-  }]
+  authorization_scopes = [
+    {
+      system  = "bk_cmdb"
+      actions = ["view_host", "edit_host"]
+      resources = [{
+        system    = "bk_cmdb"
+        type      = "host"
+        instances = [{ id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] }]
+      }]
+    },
+    # Another system's actions, where IAM lets bk_cmdb authorize bk_job.
+    {
+      system    = "bk_job"
+      actions   = ["view"]
+      resources = [{ system = "bk_job", type = "job", instances = [{ id = "*" }] }]
+    },
+  ]
   subject_scopes = [{ type = "*", id = "*" }]
 }
 
@@ -45,5 +53,20 @@ resource "bkiam_group_permission" "edit_web_hosts" {
       "/bk_cmdb,biz,2/bk_cmdb,host,1/" = "web-1"
       "/bk_cmdb,biz,2/bk_cmdb,host,2/" = "web-2"
     }
+  }]
+}
+
+# bk_job's actions, granted through bk_cmdb, which manages the group. IAM
+# lists a group's permissions only to the system that manages it, so these
+# are not read back on refresh.
+resource "bkiam_group_permission" "view_deploy_jobs" {
+  system       = "bk_job"
+  group_system = "bk_cmdb"
+  group_id     = bkiam_group.developers.id
+  actions      = ["view"]
+  resources = [{
+    system    = "bk_job"
+    type      = "job"
+    instances = { "deploy" = "deploy" }
   }]
 }
