@@ -71,12 +71,7 @@ func (d *gradeManagerDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "bkiam_grade_manager was read before the provider was configured; this is a bug in the provider.")
-		return
-	}
-	if summary, detail, ok := managementNeedsGateway(d.data, "the bkiam_grade_manager data source"); ok {
-		resp.Diagnostics.AddError(summary, detail)
+	if !managementDataSourceReady(d.data, "bkiam_grade_manager", &resp.Diagnostics) {
 		return
 	}
 	system, name := config.System.ValueString(), config.Name.ValueString()

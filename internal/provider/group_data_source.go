@@ -73,12 +73,7 @@ func (d *groupDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "bkiam_group was read before the provider was configured; this is a bug in the provider.")
-		return
-	}
-	if summary, detail, ok := managementNeedsGateway(d.data, "the bkiam_group data source"); ok {
-		resp.Diagnostics.AddError(summary, detail)
+	if !managementDataSourceReady(d.data, "bkiam_group", &resp.Diagnostics) {
 		return
 	}
 	system, name := config.System.ValueString(), config.Name.ValueString()

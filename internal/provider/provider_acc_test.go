@@ -411,7 +411,7 @@ var notAtPlanTime = map[string]string{
 	"configuredData: Unexpected provider data":                 "a bug: Configure always hands over *providerData",
 	"gradeManagerResource.configured: Provider not configured": "a bug: Terraform configures the provider first",
 	"groupResource.configured: Provider not configured":        "a bug: Terraform configures the provider first",
-	"groupDataSource.Read: Provider not configured":            "a bug: Terraform configures the provider first",
+	"managementDataSourceReady: Provider not configured":       "a bug: Terraform configures the provider first",
 	"gradeManagerResource.Create: Cannot create the grade manager": "apply time: depends on IAM " +
 		"(TestAccGradeManagerRefusals provokes the name conflict)",
 	"gradeManagerResource.Read: Invalid grade manager id":                           "refresh time: a state the provider did not write",
@@ -430,8 +430,7 @@ var notAtPlanTime = map[string]string{
 	"groupResource.Delete: Cannot delete the group": "apply time: depends on IAM",
 	"groupDataSource.Read: No such group": "read time: depends on the groups in IAM " +
 		"(TestAccGradeManagerRefusals provokes it)",
-	"groupDataSource.Read: Cannot find the group":          "read time: depends on what IAM answers to the list",
-	"gradeManagerDataSource.Read: Provider not configured": "a bug: Terraform configures the provider first",
+	"groupDataSource.Read: Cannot find the group": "read time: depends on what IAM answers to the list",
 	"gradeManagerDataSource.Read: No such grade manager": "read time: depends on the grade managers in IAM " +
 		"(TestAccGradeManagerRefusals provokes it)",
 	"gradeManagerDataSource.Read: Several grade managers":        "read time: IAM keeps names unique, so only a broken site answers it",

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,25 +35,17 @@ func hostPolicyBody(actions, bizs, hosts string) string {
 // every custom policy of the group unless the quirk is off; a deleted group takes its policies.
 func TestGroupPolicyRoutes(t *testing.T) {
 	s := newServer(t)
-	must := func(method, path, body string, status, code int) response {
-		t.Helper()
-		r := mgmtCall(s, method, path, body)
-		if r.status != status || r.code() != code {
-			t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
-		}
-		return r
-	}
-	must("POST", "bk_cmdb/grade_managers/", scopedGM, 200, 0)
-	r := must("POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", scopedGM, 200, 0)
+	r := mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0)
 	group := int64(r.body["data"].([]any)[0].(float64))
 	gid := itoa(int(group))
 
-	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host,edit_host", "2,2", "5,6"), 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host,edit_host", "2,2", "5,6"), 200, 0)
 	// Outside the scope: another business, an action the scope does not name.
-	if r := must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host", "3", "5"), 400, 1902412); !strings.Contains(r.message(), "校验错误") {
+	if r := mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host", "3", "5"), 400, 1902412); !strings.Contains(r.message(), "校验错误") {
 		t.Fatalf("scope refusal: %s", r.raw)
 	}
-	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("delete_host", "2", "5"), 400, 1902412)
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("delete_host", "2", "5"), 400, 1902412)
 	// The authorization API's grant to the same group merges into the same policy.
 	if r := send(t, s, "gateway", "batch_instance", instBody("grant", "group", gid, []string{"view_host"}, "host", []string{"7"}, "")); r.code() != 0 {
 		t.Fatalf("batch_instance to a management group: %s", r.raw)
@@ -70,7 +63,7 @@ func TestGroupPolicyRoutes(t *testing.T) {
 	}
 
 	// The list: one row per action, paths under resource groups, grouped by the last typed node.
-	r = must("GET", "bk_cmdb/groups/"+gid+"/policies/", "", 200, 0)
+	r = mustMgmt(t, s, "GET", "bk_cmdb/groups/"+gid+"/policies/", "", 200, 0)
 	var rows []struct {
 		ID             string `json:"id"`
 		ExpiredAt      int64  `json:"expired_at"`
@@ -101,25 +94,25 @@ func TestGroupPolicyRoutes(t *testing.T) {
 		rrt.Condition[0].Instances[0].Type != "host" || len(rrt.Condition[0].Instances[0].Path) != 3 {
 		t.Fatalf("view_host's resource group: %+v", rows[1].ResourceGroups)
 	}
-	r = must("GET", "bk_cmdb/groups/"+gid+"/policies/-/actions/", "", 200, 0)
+	r = mustMgmt(t, s, "GET", "bk_cmdb/groups/"+gid+"/policies/-/actions/", "", 200, 0)
 	if got, _ := json.Marshal(r.body["data"]); string(got) != `[{"id":"edit_host"},{"id":"view_host"}]` {
 		t.Fatalf("actions: %s", got)
 	}
 
 	// A revoke subtracts; emptying a policy deletes it.
-	must("DELETE", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("edit_host", "2,2", "5,6"), 200, 0)
+	mustMgmt(t, s, "DELETE", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("edit_host", "2,2", "5,6"), 200, 0)
 	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, Action: "edit_host"}).Policies); n != 0 {
 		t.Fatalf("edit_host left after revoking all of it: %d", n)
 	}
 	// The delete by action deletes every custom policy of the group in the system.
-	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("edit_host", "2", "5"), 200, 0)
-	must("DELETE", "bk_cmdb/groups/"+gid+"/actions/-/policies/", `{"actions":[{"id":"edit_host"}]}`, 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("edit_host", "2", "5"), 200, 0)
+	mustMgmt(t, s, "DELETE", "bk_cmdb/groups/"+gid+"/actions/-/policies/", `{"actions":[{"id":"edit_host"}]}`, 200, 0)
 	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid}).Policies); n != 0 {
 		t.Fatalf("the delete by action left %d policies: the SaaS deletes them all", n)
 	}
 	// A deleted group takes its policies with it.
-	must("POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host", "2", "5"), 200, 0)
-	must("DELETE", "bk_cmdb/groups/"+gid+"/", "", 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", hostPolicyBody("view_host", "2", "5"), 200, 0)
+	mustMgmt(t, s, "DELETE", "bk_cmdb/groups/"+gid+"/", "", 200, 0)
 	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid}).Policies); n != 0 {
 		t.Fatalf("the deleted group still holds %d policies", n)
 	}
@@ -162,14 +155,6 @@ func TestGroupPolicyDeleteQuirkOff(t *testing.T) {
 // the group with its policies.
 func TestSyncGroupHoldsTheScope(t *testing.T) {
 	s := newServer(t)
-	must := func(method, path, body string, status, code int) response {
-		t.Helper()
-		r := mgmtCall(s, method, path, body)
-		if r.status != status || r.code() != code {
-			t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
-		}
-		return r
-	}
 	gm := func(syncPerm bool, scopes string) string {
 		return `{"name":"ops","description":"","members":["alice"],"sync_perm":` + map[bool]string{true: "true", false: "false"}[syncPerm] +
 			`,"authorization_scopes":[` + scopes + `],"subject_scopes":[{"type":"*","id":"*"}]}`
@@ -178,11 +163,11 @@ func TestSyncGroupHoldsTheScope(t *testing.T) {
 	viewOnly := `{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"biz","id":"3","name":""},{"system":"bk_cmdb","type":"host","id":"*","name":""}]]}]}`
 	createBiz := `{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}`
 
-	r := must("POST", "bk_cmdb/grade_managers/", gm(true, `{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[]}`), 400, 1902417)
+	r := mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", gm(true, `{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[]}`), 400, 1902417)
 	if want := "resources [] do not match the related resource types [bk_cmdb:host] of action[view_host] (ACTION_VALIDATE_ERROR)"; r.message() != want {
 		t.Fatalf("scope mismatch: %q, want %q", r.message(), want)
 	}
-	must("POST", "bk_cmdb/grade_managers/", gm(true, hosts+","+createBiz), 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", gm(true, hosts+","+createBiz), 200, 0)
 	var sync string
 	for _, g := range s.Management().Groups {
 		if g.Sync {
@@ -211,12 +196,12 @@ func TestSyncGroupHoldsTheScope(t *testing.T) {
 		`"},"actions":[{"id":"project_view"}],"resources":[{"system":"bk_sops","type":"project","instances":[{"id":"p1","name":"p1"}]}]}`); r.code() != 0 {
 		t.Fatalf("grant of bk_sops to the sync group: %s", r.raw)
 	}
-	must("PUT", "bk_cmdb/grade_managers/1/", gm(true, viewOnly), 200, 0)
+	mustMgmt(t, s, "PUT", "bk_cmdb/grade_managers/1/", gm(true, viewOnly), 200, 0)
 	want := map[string][]string{"bk_cmdb/view_host": {star2, "/bk_cmdb,biz,3/bk_cmdb,host,*/"}, "bk_sops/project_view": {"/bk_sops,project,p1/"}}
 	if got := held(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after the update the sync group holds %v, want %v", got, want)
 	}
-	must("PUT", "bk_cmdb/grade_managers/1/", gm(false, viewOnly), 200, 0)
+	mustMgmt(t, s, "PUT", "bk_cmdb/grade_managers/1/", gm(false, viewOnly), 200, 0)
 	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: sync}).Policies); n != 0 {
 		t.Fatalf("the deleted sync group left %d policies", n)
 	}
@@ -228,39 +213,41 @@ func TestSyncGroupHoldsTheScope(t *testing.T) {
 // permissions answers the path system's only.
 func TestGroupPolicyOfAnotherSystem(t *testing.T) {
 	s := newServer(t)
-	must := func(method, path, body string, status, code int) response {
-		t.Helper()
-		r := mgmtCall(s, method, path, body)
-		if r.status != status || r.code() != code {
-			t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
-		}
-		return r
-	}
 	jobScope := `{"system":"bk_job","actions":[{"id":"view"}],"resources":[{"system":"bk_job","type":"job","paths":[[{"system":"bk_job","type":"job","id":"*","name":""}]]}]}`
 	cmdbScope := `{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}`
 	body := func(name, scopes string) string {
 		return `{"name":"` + name + `","description":"","members":["alice"],"authorization_scopes":[` + scopes + `],"subject_scopes":[{"type":"*","id":"*"}]}`
 	}
-	if r := must("POST", "bk_sops/grade_managers/", body("sops", jobScope), 403, 1902403); !strings.Contains(r.message(), "system[bk_sops] is not allow to operate system[bk_job]'s permission data") {
+	if r := mustMgmt(t, s, "POST", "bk_sops/grade_managers/", body("sops", jobScope), 403, 1902403); !strings.Contains(r.message(), "system[bk_sops] is not allow to operate system[bk_job]'s permission data") {
 		t.Fatalf("bk_sops may not use bk_job: %s", r.raw)
 	}
-	must("POST", "bk_cmdb/grade_managers/", body("ops", cmdbScope+","+jobScope), 200, 0)
-	gid := itoa(int(must("POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0).body["data"].([]any)[0].(float64)))
+	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", body("ops", cmdbScope+","+jobScope), 200, 0)
+	gid := itoa(int(mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0).body["data"].([]any)[0].(float64)))
 	job := func(action, id string) string {
 		return `{"system":"bk_job","actions":[{"id":"` + action + `"}],"resources":[{"system":"bk_job","type":"job","paths":[[{"system":"bk_job","type":"job","id":"` + id + `","name":"j"}]]}]}`
 	}
-	must("POST", "bk_cmdb/groups/"+gid+"/policies/", job("view", "j1"), 200, 0)
-	must("POST", "bk_cmdb/groups/"+gid+"/policies/", job("edit", "j1"), 400, 1902412) // outside the scope
-	must("POST", "bk_cmdb/groups/"+gid+"/policies/", `{"actions":[{"id":"create_biz"}],"resources":[]}`, 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", job("view", "j1"), 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", job("edit", "j1"), 400, 1902412) // outside the scope
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", `{"actions":[{"id":"create_biz"}],"resources":[]}`, 200, 0)
 	if got := s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, System: "bk_job"}).Policies; len(got) != 1 || got[0].Action != "view" {
 		t.Fatalf("the group's bk_job policies: %+v", got)
 	}
-	if r := must("GET", "bk_cmdb/groups/"+gid+"/policies/-/actions/", "", 200, 0); !reflect.DeepEqual(r.body["data"], []any{map[string]any{"id": "create_biz"}}) {
+	if r := mustMgmt(t, s, "GET", "bk_cmdb/groups/"+gid+"/policies/-/actions/", "", 200, 0); !reflect.DeepEqual(r.body["data"], []any{map[string]any{"id": "create_biz"}}) {
 		t.Fatalf("the path system's list: %s", r.raw)
 	}
-	must("GET", "bk_job/groups/"+gid+"/policies/", "", 403, 1902403) // the group is bk_cmdb's
-	must("DELETE", "bk_cmdb/groups/"+gid+"/policies/", job("view", "j1"), 200, 0)
+	mustMgmt(t, s, "GET", "bk_job/groups/"+gid+"/policies/", "", 403, 1902403) // the group is bk_cmdb's
+	mustMgmt(t, s, "DELETE", "bk_cmdb/groups/"+gid+"/policies/", job("view", "j1"), 200, 0)
 	if got := s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, System: "bk_job"}).Policies; len(got) != 0 {
 		t.Fatalf("after the revoke the group holds %+v in bk_job", got)
 	}
+}
+
+// mustMgmt sends a management call and fails the test unless it answers status and code.
+func mustMgmt(t *testing.T, s http.Handler, method, path, body string, status, code int) response {
+	t.Helper()
+	r := mgmtCall(s, method, path, body)
+	if r.status != status || r.code() != code {
+		t.Fatalf("%s %s: %d %d, want %d %d\n%s", method, path, r.status, r.code(), status, code, r.raw)
+	}
+	return r
 }
