@@ -295,6 +295,47 @@ resource "bkiam_group_members" "dev" {
 	})
 }
 
+// TestAccGroupMembersGroupsQuota: IAM's backend lets a member be in only
+// so many groups holding permissions in one system (here 1, the
+// sandbox's subject_max_groups); joining one more fails with the fix.
+func TestAccGroupMembersGroupsQuota(t *testing.T) {
+	needsSandbox(t)
+	m := sandbox.DefaultModel()
+	m.Limits.SubjectMaxGroups = 1
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := sandboxtest.Start(t, sandbox.WithModel(model))
+	provider := transports[gatewayTransport].block(sb.URL)
+	client := outsideClient(t, sb)
+	ctx := context.Background()
+	groups := []int64{newGroup(t, client, "dev"), newGroup(t, client, "ops")}
+	for _, g := range groups {
+		if err := client.GrantGroupPolicies(ctx, "bk_cmdb", g, bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
+			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "1"}}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config := provider
+	for i, g := range groups {
+		config += fmt.Sprintf("resource \"bkiam_group_members\" \"g%d\" {\n  system   = \"bk_cmdb\"\n  group_id = \"%d\"\n  users    = { alice = \"permanent\" }\n}\n", i, g)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: config,
+			ExpectError: planErrorPattern("subject {user alice} can only have 1 groups in system bk_cmdb",
+				"A member would be in more groups holding permissions in one system than IAM allows (its backend's subject_max_groups_limit, "+
+					"100 by default). Take the member out of another group of that system, or ask the IAM administrators to raise the limit."),
+		}},
+	})
+}
+
 // TestAccGroupMembersGroupGone: a group deleted outside Terraform takes
 // its members with it; refresh removes the resource from state, so the
 // plan shows a create, and a destroy has nothing left to do.

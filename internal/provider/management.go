@@ -42,6 +42,10 @@ func managementError(what string, err error) string {
 		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
 			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
 			"object.", what, err)
+	case isGroupsQuotaRefusal(err):
+		return fmt.Sprintf("%s: %s\n\nA member would be in more groups holding permissions in one system than IAM allows "+
+			"(its backend's subject_max_groups_limit, 100 by default). Take the member out of another group of that system, "+
+			"or ask the IAM administrators to raise the limit.", what, err)
 	case isSubjectScopeRefusal(err):
 		return fmt.Sprintf("%s: %s\n\nThe member is outside the subject_scopes of the group's grade manager, which admit "+
 			"the users and departments they name and everyone in a named department or under it. Widen the grade manager's "+
@@ -101,9 +105,13 @@ func lostCreate(err error) bool {
 	return errors.Is(err, bkiam.ErrConflict) && errors.As(err, &e) && e.Attempts > 1
 }
 
-// isScopeRefusal reports IAM's refusal of a group grant outside its grade
-// manager's authorization scope: a 1902412 whose message is the scope
-// check's ("系统：S 模板：0 校验错误：…").
+// isGroupsQuotaRefusal reports the backend's per-subject quota of groups
+// holding permissions in one system, which IAM passes on as 1902000.
+func isGroupsQuotaRefusal(err error) bool {
+	var e *bkiam.Error
+	return errors.As(err, &e) && strings.Contains(e.Message, "checkSubjectGroupsQuota")
+}
+
 // isSubjectScopeRefusal reports IAM's 403 for a member outside the grade
 // manager's subject scopes (RoleSubjectScopeChecker; IAM's message says
 // "在分级管理员的授权范围内", within the scope, where it means outside).
@@ -119,6 +127,9 @@ func isOtherSystemRefusal(err error) bool {
 	return errors.As(err, &e) && e.Code == 1902403 && strings.Contains(e.Message, "is not allow to operate system[")
 }
 
+// isScopeRefusal reports IAM's refusal of a group grant outside its grade
+// manager's authorization scope: a 1902412 whose message is the scope
+// check's ("系统：S 模板：0 校验错误：…").
 func isScopeRefusal(err error) bool {
 	var e *bkiam.Error
 	return errors.As(err, &e) && e.Code == 1902412 && strings.Contains(e.Message, "校验错误")

@@ -299,7 +299,11 @@
 //     范围内，请编辑分级管理员授权范围" (部门 for a department: the SaaS's words, which lack a 不);
 //     the group's users + departments + the members added (present ones
 //     counted again) must stay ≤ limits.group_member_limit (1000 by default; 400
-//     "超过用户组最大可添加成员数1000"), then more than 1000 in one call is 1902000; an upsert that only ever raises a member's expiry. DELETE takes
+//     "超过用户组最大可添加成员数1000"), then more than 1000 in one call is 1902000, and so is a
+//     member joining a group that holds permissions in a system where the member is already in
+//     limits.subject_max_groups (100 by default) groups holding permissions ("[Handler:
+//     checkSubjectGroupsQuota] subject {user x} can only have 100 groups in system S.[current 100]
+//     => quota error", the backend's 409 passed on; a member already in the group is not counted); an upsert that only ever raises a member's expiry. DELETE takes
 //     ?type=&ids=a,b,c (empty entries dropped): more than 1000, or a subject the model does not know,
 //     is 1902000 in HTTP 200; non-members are ignored. PUT …/members/-/expired_at/ (user and
 //     department only) raises the expiry of members, ignores the rest. The list includes expired
@@ -427,7 +431,9 @@
 //	  - limits: zero or absent fields take the real server's defaults; grade_manager_delete_delay_ms
 //	    is how long a grade-manager delete takes to be carried out; group_member_limit is how many
 //	    users and departments a group may hold (1000, the SaaS's BKAPP_GROUP_MEMBER_LIMIT default; a
-//	    site may raise it, and the benchmarks do).
+//	    site may raise it, and the benchmarks do); subject_max_groups is the backend's
+//	    subject_max_groups_limit, how many groups holding permissions in one system a member may be
+//	    in (100; see Members).
 //
 // # State file
 //

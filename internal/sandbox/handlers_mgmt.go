@@ -3,8 +3,10 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -609,6 +611,9 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 	if len(keep) > maxMembersPerCall {
 		return nil, false, backendError(fmt.Sprintf("iam backend: the number of members must be at most %d", maxMembersPerCall))
 	}
+	if e := mc.checkGroupsQuota(g, keep); e != nil {
+		return nil, false, e
+	}
 	for _, k := range keep {
 		mc.ms.upsert(g, k.Type, k.ID, expiredAt, mc.now)
 		if g.Sync && k.Type == "user" {
@@ -800,4 +805,45 @@ func (mc *mgmtCall) inSubjectScope(gm *gradeManager, k memberKey) bool {
 		}
 	}
 	return false
+}
+
+// checkGroupsQuota is the backend's checkSubjectGroupsQuota: in each system where the group holds
+// permissions, a subject joining it may be in at most limits.subject_max_groups groups holding
+// permissions there (its unexpired memberships; a member already in the group only has its expiry
+// raised). Over it the backend answers 409, which the SaaS passes on as 1902000.
+func (mc *mgmtCall) checkGroupsQuota(g *mgmtGroup, joining []memberKey) *saasError {
+	// The systems in which each group holds permissions, read once.
+	held := map[string]map[string]bool{}
+	for k := range mc.s.store.policies {
+		if k.SubjectType == "group" {
+			if held[k.SubjectID] == nil {
+				held[k.SubjectID] = map[string]bool{}
+			}
+			held[k.SubjectID][k.System] = true
+		}
+	}
+	systems := held[itoa64(g.ID)]
+	if len(systems) == 0 {
+		return nil
+	}
+	limit := mc.s.model.subjectMaxGroups()
+	now := mc.now.Unix()
+	for _, system := range slices.Sorted(maps.Keys(systems)) {
+		for _, k := range joining {
+			if m := g.Members[k]; m != nil && m.ExpiredAt > now {
+				continue
+			}
+			n := 0
+			for _, other := range mc.ms.groups {
+				if m := other.Members[k]; other.ID != g.ID && m != nil && m.ExpiredAt > now && held[itoa64(other.ID)][system] {
+					n++
+				}
+			}
+			if n+1 > limit {
+				return backendError(fmt.Sprintf("[Handler:checkSubjectGroupsQuota] subject {%s %s} can only have %d groups in system %s.[current %d] => quota error",
+					k.Type, k.ID, limit, system, n))
+			}
+		}
+	}
+	return nil
 }

@@ -411,3 +411,40 @@ func TestMembersWithinSubjectScope(t *testing.T) {
 		}
 	}
 }
+
+// The backend's per-subject quota: in each system where a group holds permissions, a member joining
+// it may be in at most limits.subject_max_groups groups holding permissions there (1902000, as the
+// SaaS passes the backend's 409 on); a member already in the group, and a group without
+// permissions, are not checked.
+func TestSubjectGroupsQuota(t *testing.T) {
+	m := sandbox.DefaultModel()
+	m.Limits.SubjectMaxGroups = 2
+	raw, _ := json.Marshal(m)
+	model, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, sandbox.WithModel(model))
+	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", `{"name":"ops","description":"","members":["alice"],"subject_scopes":[{"type":"*","id":"*"}],
+  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}]}`, 200, 0)
+	var groups []string
+	for _, d := range mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/1/groups/",
+		`{"groups":[{"name":"g1","description":""},{"name":"g2","description":""},{"name":"g3","description":""},{"name":"g4","description":""}]}`, 200, 0).body["data"].([]any) {
+		groups = append(groups, itoa(int(d.(float64))))
+	}
+	for _, g := range groups[:3] { // g4 holds no permission
+		mustMgmt(t, s, "POST", "bk_cmdb/groups/"+g+"/policies/", `{"actions":[{"id":"create_biz"}],"resources":[]}`, 200, 0)
+	}
+	add := func(g, user string, status, code int) response {
+		t.Helper()
+		return mustMgmt(t, s, "POST", "bk_cmdb/groups/"+g+"/members/", `{"members":[{"type":"user","id":"`+user+`"}],"expired_at":4102444800}`, status, code)
+	}
+	add(groups[0], "alice", 200, 0)
+	add(groups[1], "alice", 200, 0)
+	if r := add(groups[2], "alice", 200, 1902000); !strings.Contains(r.message(), "subject {user alice} can only have 2 groups in system bk_cmdb.[current 2]") {
+		t.Fatalf("over the quota: %s", r.raw)
+	}
+	add(groups[1], "alice", 200, 0) // already a member: its expiry only
+	add(groups[3], "alice", 200, 0) // no permissions: not counted
+	add(groups[2], "bob", 200, 0)
+}

@@ -183,6 +183,17 @@ type Limits struct {
 	// GroupMemberLimit is how many users and departments one group may hold (the SaaS setting
 	// BKAPP_GROUP_MEMBER_LIMIT); 0 means 1000, the SaaS default.
 	GroupMemberLimit int `json:"group_member_limit,omitempty"`
+	// SubjectMaxGroups is how many groups with permissions in one system a user or department may
+	// be a member of (the backend's subject_max_groups_limit); 0 means 100, its default.
+	SubjectMaxGroups int `json:"subject_max_groups,omitempty"`
+}
+
+// subjectMaxGroups is how many groups with permissions in one system a subject may be in.
+func (m *Model) subjectMaxGroups() int {
+	if m.Limits.SubjectMaxGroups > 0 {
+		return m.Limits.SubjectMaxGroups
+	}
+	return 100
 }
 
 // groupMemberLimit is how many users and departments one group may hold.
