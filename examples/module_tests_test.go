@@ -1,7 +1,6 @@
 package examples
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,15 +13,17 @@ import (
 )
 
 // TestModuleTests runs the team_access module's own tests with `tofu
-// test`, as a module author would: the mocked ones with no IAM at all,
-// then the integration ones against the IAM sandbox with the real
-// provider. Terraform 1.5.7 has no test command, so this runs in make
-// test's OpenTofu pass.
+// test` or `terraform test`, as a module author would: the mocked ones
+// with no IAM at all, then the integration ones against the IAM sandbox
+// with the real provider. Mocked providers need Terraform 1.7 or OpenTofu
+// 1.8; Terraform 1.5.7 has no test command, so this runs in make test's
+// Terraform 1.16 and OpenTofu passes.
 func TestModuleTests(t *testing.T) {
-	cli := testutil.Terraform(t)
-	if out, err := exec.Command(cli, "version").Output(); err != nil || !bytes.Contains(out, []byte("OpenTofu")) {
-		t.Skipf("needs OpenTofu (mock_provider): %s is not it", cli)
+	c := testutil.CLI(t)
+	if !c.Terraform(1, 7) && !c.Tofu(1, 8) {
+		t.Skipf("needs Terraform 1.7 or OpenTofu 1.8 (mock_provider): %s", c)
 	}
+	cli := c.Path
 	providerDir := testutil.BuildProvider(t)
 	dir := filepath.Join(t.TempDir(), "team_access")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testutil.RepoRoot(t), "examples", "modules", "team_access"))); err != nil {
@@ -42,7 +43,7 @@ func TestModuleTests(t *testing.T) {
 			"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"}, env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("tofu test %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s test %s: %v\n%s", c.Name, strings.Join(args, " "), err, out)
 		}
 		return string(out)
 	}
@@ -62,6 +63,6 @@ func TestModuleTests(t *testing.T) {
 		t.Fatal("the sandbox tests granted nothing in IAM")
 	}
 	if left := sb.Policies(sandbox.PolicyFilter{}).Policies; len(left) != 0 {
-		t.Fatalf("tofu test left %d policies in IAM", len(left))
+		t.Fatalf("%s test left %d policies in IAM", c.Name, len(left))
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bench"
+	"github.com/bkiam/terraform-provider-bkiam/internal/tfcli"
 )
 
 func main() {
@@ -133,8 +133,8 @@ func machine(ctx context.Context, opts bench.Options) string {
 		_ = f.Close()
 	}
 	tf := "terraform"
-	if out, err := exec.CommandContext(ctx, opts.Terraform, "version").Output(); err == nil {
-		tf = strings.SplitN(string(out), "\n", 2)[0]
+	if cli, err := tfcli.Identify(ctx, opts.Terraform); err == nil {
+		tf = cli.String()
 	}
 	return fmt.Sprintf("Machine: %d × %s, %s, %s %s/%s. IAM sandbox latency %d ms per call, -parallelism=%d.",
 		runtime.NumCPU(), cpu, tf, runtime.Version(), runtime.GOOS, runtime.GOARCH, opts.LatencyMS, opts.Parallelism)

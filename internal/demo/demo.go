@@ -77,13 +77,13 @@ func Run(ctx context.Context, opts Options, out io.Writer) error {
 			return fmt.Errorf("copying the examples: %w", err)
 		}
 	}
-	tf, err := newTerraform(opts, work, url, out)
+	tf, err := newTerraform(ctx, opts, work, url, out)
 	if err != nil {
 		return err
 	}
 
 	heading(out, "The IAM sandbox serves %s (app bkiam-sandbox). Working in %s.", url, work)
-	fmt.Fprintln(out, tf.name, "uses the provider built in", opts.ProviderDir, "through a dev_overrides CLI config of its own.")
+	fmt.Fprintln(out, tf.version, "("+opts.Terraform+") uses the provider built in", opts.ProviderDir, "through a dev_overrides CLI config of its own.")
 
 	heading(out, "1. %s apply: a team module with for_each, a group grant, two creator grants, and the SRE team's grade manager, group, members and permissions", tf.name)
 	if err := tf.run(ctx, "get"); err != nil {

@@ -24,8 +24,10 @@ func TestDemo(t *testing.T) {
 	if err := Run(context.Background(), opts, &out); err != nil {
 		t.Fatalf("the demo failed: %v\n%s", err, out.String())
 	}
-	cli := filepath.Base(opts.Terraform) // terraform or tofu
+	c := testutil.CLI(t)
+	cli := c.Name // terraform or tofu
 	for _, want := range []string{
+		c.String() + " (" + opts.Terraform + ") uses the provider built in",
 		"==> 1. " + cli + " apply",
 		"$ " + cli + " apply -no-color -auto-approve",
 		"Apply complete! Resources: 10 added, 0 changed, 0 destroyed.",

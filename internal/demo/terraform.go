@@ -10,21 +10,23 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/tfcli"
 )
 
 // terraform runs the Terraform CLI in the demo's working directory.
 type terraform struct {
 	path string
-	// name is the CLI's file name, terraform or tofu, as the demo shows
-	// its commands.
-	name string
-	dir  string
-	env  []string
-	out  io.Writer
-	args []string // added to every command that takes them (-no-color)
+	// name is what a user types, terraform or tofu, as the demo shows
+	// its commands; version is the CLI and its version.
+	name, version string
+	dir           string
+	env           []string
+	out           io.Writer
+	args          []string // added to every command that takes them (-no-color)
 }
 
-func newTerraform(opts Options, work, url string, out io.Writer) (*terraform, error) {
+func newTerraform(ctx context.Context, opts Options, work, url string, out io.Writer) (*terraform, error) {
 	providerDir, err := filepath.Abs(opts.ProviderDir)
 	if err != nil {
 		return nil, err
@@ -45,7 +47,11 @@ func newTerraform(opts Options, work, url string, out io.Writer) (*terraform, er
 	if err := os.WriteFile(cliConfig, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	tf := &terraform{path: terraformPath, name: filepath.Base(terraformPath), dir: filepath.Join(work, "demo"), out: out}
+	cli, err := tfcli.Identify(ctx, terraformPath)
+	if err != nil {
+		return nil, err
+	}
+	tf := &terraform{path: terraformPath, name: cli.Name, version: cli.String(), dir: filepath.Join(work, "demo"), out: out}
 	if !opts.Color {
 		tf.args = []string{"-no-color"}
 	}

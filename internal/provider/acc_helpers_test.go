@@ -18,6 +18,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+	"github.com/bkiam/terraform-provider-bkiam/internal/tfcli"
 )
 
 // TestMain clears the provider's environment variables, so that a
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	}
 	QuietUnrequestedLogs()
 	var err error
-	if cliName, err = testutil.CLIEnv(); err != nil {
+	if cli, err = testutil.CLIEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -56,9 +57,10 @@ type realSite struct {
 
 var site *realSite
 
-// cliName is the CLI the acceptance tests drive: "terraform" or "tofu"
-// (testutil.CLIEnv), for the few tests whose expectations differ.
-var cliName string
+// cli is the CLI the acceptance tests drive (testutil.CLIEnv), for the
+// few tests whose expectations differ: Terraform 1.5.7, Terraform 1.16 or
+// OpenTofu. It is the zero CLI when there is none (make unit).
+var cli tfcli.CLI
 
 func realSiteFromEnv() *realSite {
 	c := bkiam.Config{

@@ -91,7 +91,7 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 // an ephemeral block of this provider are refused at plan, naming them,
 // and nothing reaches IAM.
 func TestAccOpenTofuRefusesFunctionsAndEphemeralResources(t *testing.T) {
-	if cliName != "tofu" {
+	if !cli.IsTofu() {
 		t.Skip("OpenTofu only: Terraform 1.5.7 has neither provider functions nor ephemeral resources")
 	}
 	sb := sandboxtest.Start(t)

@@ -3,13 +3,14 @@
 package testutil
 
 import (
-	"bytes"
-	"fmt"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/tfcli"
 )
 
 // Terraform returns the Terraform CLI the tests use (TF_ACC_TERRAFORM_PATH,
@@ -51,45 +52,56 @@ func BuildProvider(t testing.TB) string {
 }
 
 // CLIEnv prepares the process environment for driving the CLI named by
-// TF_ACC_TERRAFORM_PATH, Terraform or OpenTofu, and returns the CLI's
-// name ("terraform" or "tofu"). Two things differ between them:
+// TF_ACC_TERRAFORM_PATH, Terraform or OpenTofu, and returns it
+// (tfcli.Identify). Two things differ between them:
 //
 //   - the registry a provider source without a host resolves to:
 //     bkiam/bkiam is registry.terraform.io/bkiam/bkiam to Terraform and
 //     registry.opentofu.org/bkiam/bkiam to OpenTofu. terraform-plugin-testing
 //     serves the provider under TF_ACC_PROVIDER_HOST, which is set to match
 //     unless already set;
-//   - a CLI configuration file that cannot be read: OpenTofu warns on
-//     stdout, which breaks the version check of terraform-plugin-testing,
-//     so a TF_CLI_CONFIG_FILE naming a missing file is replaced by an
-//     empty one.
+//   - a CLI configuration file that cannot be read: OpenTofu and Terraform
+//     1.16 warn on stdout, which breaks the version check of
+//     terraform-plugin-testing, so a TF_CLI_CONFIG_FILE naming a missing
+//     file is replaced by an empty one.
 //
-// Call it from TestMain, before any test runs; it does nothing without
-// TF_ACC_TERRAFORM_PATH.
-func CLIEnv() (string, error) {
+// Call it from TestMain, before any test runs; without
+// TF_ACC_TERRAFORM_PATH it returns the zero CLI.
+func CLIEnv() (tfcli.CLI, error) {
 	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f != "" {
 		if _, err := os.Stat(f); err != nil {
 			if err := os.Setenv("TF_CLI_CONFIG_FILE", os.DevNull); err != nil {
-				return "", err
+				return tfcli.CLI{}, err
 			}
 		}
 	}
 	path := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if path == "" {
-		return "", nil
+		return tfcli.CLI{}, nil
 	}
-	out, err := exec.Command(path, "version").Output()
+	cli, err := tfcli.Identify(context.Background(), path)
 	if err != nil {
-		return "", fmt.Errorf("%s version: %w", path, err)
+		return tfcli.CLI{}, err
 	}
-	name, host := "terraform", "registry.terraform.io"
-	if bytes.Contains(out, []byte("OpenTofu v")) {
-		name, host = "tofu", "registry.opentofu.org"
+	host := "registry.terraform.io"
+	if cli.IsTofu() {
+		host = "registry.opentofu.org"
 	}
 	if os.Getenv("TF_ACC_PROVIDER_HOST") == "" {
 		if err := os.Setenv("TF_ACC_PROVIDER_HOST", host); err != nil {
-			return "", err
+			return tfcli.CLI{}, err
 		}
 	}
-	return name, nil
+	return cli, nil
+}
+
+// CLI identifies the CLI of Terraform(t), skipping the test when there is
+// none.
+func CLI(t testing.TB) tfcli.CLI {
+	t.Helper()
+	cli, err := tfcli.Identify(context.Background(), Terraform(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli
 }
