@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -67,9 +71,18 @@ func (w *cliWorkspace) configure(provider, resources string) {
 	}
 }
 
-// command prepares a Terraform command with -no-color and -input=false.
+// command prepares a Terraform command with -no-color, and -input=false
+// where the command takes it (not query); a state subcommand as it is.
 func (w *cliWorkspace) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	full := append([]string{args[0], "-no-color", "-input=false"}, args[1:]...)
+	full := []string{args[0]}
+	switch args[0] {
+	case "state":
+	case "query":
+		full = append(full, "-no-color")
+	default:
+		full = append(full, "-no-color", "-input=false")
+	}
+	full = append(full, args[1:]...)
 	cmd := exec.CommandContext(ctx, w.terraform, full...)
 	cmd.Dir, cmd.Env = w.dir, w.env
 	var out bytes.Buffer
@@ -247,4 +260,51 @@ func checkStateMatchesStore(w *cliWorkspace, sb *sandboxtest.Sandbox, upperBound
 		}
 	}
 	return nil
+}
+
+// newAttachedWorkspace is a CLI workspace whose CLI attaches to server,
+// served in this process as `terraform-provider-bkiam -debug` serves the
+// provider (TF_REATTACH_PROVIDERS, under the CLI's registry host): every
+// command and walk talks to the same server, which a test can wrap to see
+// what the CLI sends.
+func newAttachedWorkspace(t *testing.T, server tfprotov6.ProviderServer) *cliWorkspace {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	configCh, closeCh := make(chan *plugin.ReattachConfig, 1), make(chan struct{})
+	errCh := make(chan error, 1)
+	go func() {
+		errCh <- tf6server.Serve("registry.terraform.io/bkiam/bkiam", func() tfprotov6.ProviderServer { return server },
+			tf6server.WithDebug(ctx, configCh, closeCh), tf6server.WithLoggingSink(t))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-closeCh:
+		case <-time.After(10 * time.Second):
+			t.Error("the provider server did not stop")
+		}
+	})
+	var config *plugin.ReattachConfig
+	select {
+	case config = <-configCh:
+	case err := <-errCh:
+		t.Fatalf("serving the provider: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the provider server did not start")
+	}
+	host := "registry.terraform.io"
+	if cli.IsTofu() {
+		host = "registry.opentofu.org"
+	}
+	type addr struct{ Network, String string }
+	raw, err := json.Marshal(map[string]any{host + "/bkiam/bkiam": map[string]any{
+		"Protocol": string(config.Protocol), "ProtocolVersion": config.ProtocolVersion, "Pid": config.Pid, "Test": true,
+		"Addr": addr{config.Addr.Network(), config.Addr.String()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newCLIWorkspace(t, t.TempDir()) // attached, not installed: the dev_overrides directory is empty
+	w.env = append(w.env, "TF_REATTACH_PROVIDERS="+string(raw))
+	return w
 }

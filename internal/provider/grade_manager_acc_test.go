@@ -21,16 +21,12 @@ import (
 
 // gradeManagerHCL renders the platform team's grade manager of bk_cmdb.
 func gradeManagerHCL(name, description string, members []string, syncPerm bool) string {
-	quoted := make([]string, len(members))
-	for i, m := range members {
-		quoted[i] = fmt.Sprintf("%q", m)
-	}
 	return fmt.Sprintf(`
 resource "bkiam_grade_manager" "platform" {
   system      = "bk_cmdb"
   name        = %q
   description = %q
-  members     = [%s]
+  members     = %s
   authorization_scopes = [{
     system  = "bk_cmdb"
     actions = ["view_host", "edit_host"]
@@ -44,7 +40,7 @@ resource "bkiam_grade_manager" "platform" {
   sync_perm      = %t
   group_name     = "platform-admins"
 }
-`, name, description, strings.Join(quoted, ", "), syncPerm)
+`, name, description, hclList(members), syncPerm)
 }
 
 // groupsHCL renders groups of the platform grade manager: label, name,

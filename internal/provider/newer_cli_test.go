@@ -2,19 +2,24 @@ package provider
 
 import (
 	"context"
-	"regexp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
 // What CLIs newer than Terraform 1.5.7 send (OpenTofu 1.12, Terraform
-// 1.6 to 1.14), on the protocol-served resources. Each is either served
-// or refused explicitly:
+// 1.16), on the protocol-served resources. Each is either served or
+// refused explicitly:
 //
 //   - GetMetadata: served by the framework, naming the protocol-served
 //     resources and the data source.
@@ -24,8 +29,12 @@ import (
 //     provider has none; deferral is never used (a plan with unknown
 //     provider settings is an error that says what to apply first, with
 //     or without DeferralAllowed).
-//   - Provider functions and ephemeral resources: none; a configuration
-//     that calls one is refused by the CLI, naming it.
+//   - Provider functions, ephemeral resources, list resources (terraform
+//     query) and actions: none, in GetMetadata and in the schemas; a
+//     configuration that uses one is refused by the CLI, naming it
+//     (TestAccNewerCLIRefusals).
+//   - The plan's private data that Terraform 1.16 sends back at apply:
+//     dropped by terraform-plugin-go (TestPlannedPrivateNotSurfaced).
 
 // TestProtocolNewerCLICalls checks the protocol answers of the list above.
 func TestProtocolNewerCLICalls(t *testing.T) {
@@ -47,8 +56,17 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 	if want := []string{"bkiam_creator_grant", "bkiam_grade_manager", "bkiam_grade_manager", "bkiam_group", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant", "bkiam_system"}; !slices.Equal(names, want) {
 		t.Errorf("GetMetadata names %v, want %v", names, want)
 	}
-	if len(meta.Functions) != 0 || len(meta.EphemeralResources) != 0 {
-		t.Errorf("GetMetadata declares functions %v or ephemeral resources %v", meta.Functions, meta.EphemeralResources)
+	if len(meta.Functions)+len(meta.EphemeralResources)+len(meta.ListResources)+len(meta.Actions)+len(meta.StateStores) != 0 {
+		t.Errorf("GetMetadata declares functions %v, ephemeral resources %v, list resources %v, actions %v or state stores %v",
+			meta.Functions, meta.EphemeralResources, meta.ListResources, meta.Actions, meta.StateStores)
+	}
+	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil || hasError(schema.Diagnostics) {
+		t.Fatalf("GetProviderSchema: %v %s", err, renderDiags(schema.Diagnostics))
+	}
+	if len(schema.Functions)+len(schema.EphemeralResourceSchemas)+len(schema.ListResourceSchemas)+len(schema.ActionSchemas)+len(schema.StateStoreSchemas) != 0 {
+		t.Errorf("GetProviderSchema declares functions, ephemeral resources, list resources, actions or state stores: %d %d %d %d %d",
+			len(schema.Functions), len(schema.EphemeralResourceSchemas), len(schema.ListResourceSchemas), len(schema.ActionSchemas), len(schema.StateStoreSchemas))
 	}
 
 	ids, err := s.GetResourceIdentitySchemas(ctx, &tfprotov6.GetResourceIdentitySchemasRequest{})
@@ -86,30 +104,192 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 	}
 }
 
-// TestAccOpenTofuRefusesFunctionsAndEphemeralResources: through OpenTofu
-// (Terraform 1.5.7 cannot parse either), a call of a provider function and
-// an ephemeral block of this provider are refused at plan, naming them,
-// and nothing reaches IAM.
-func TestAccOpenTofuRefusesFunctionsAndEphemeralResources(t *testing.T) {
-	if !cli.IsTofu() {
-		t.Skip("OpenTofu only: Terraform 1.5.7 has neither provider functions nor ephemeral resources")
+// TestAccNewerCLIRefusals: what the newer CLIs let a configuration ask of
+// a provider and this one does not offer is refused at plan, by the CLI,
+// naming it, and nothing reaches IAM. Each case runs on the CLIs that
+// have the feature (Terraform 1.5.7 has none of them): provider functions
+// (Terraform 1.8, OpenTofu 1.7), ephemeral resources (Terraform 1.10,
+// OpenTofu 1.11), import by identity (Terraform and OpenTofu 1.12), list
+// resources and `terraform query` (Terraform 1.14), actions (Terraform
+// 1.14).
+func TestAccNewerCLIRefusals(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	grant := `
+resource "bkiam_instance_grant" "g" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
+}
+`
+	cases := []struct {
+		name    string
+		has     bool // the CLI under test has the feature
+		files   map[string]string
+		command []string
+		want    []string // the CLI's error, planErrorPattern's fragments
+	}{
+		{"provider function", cli.Terraform(1, 8) || cli.Tofu(1, 7),
+			map[string]string{"fn.tf": `output "x" { value = provider::bkiam::grant_id("alice") }`}, []string{"plan"},
+			map[bool][]string{false: {"Unknown provider function", `There is no function named "provider::bkiam::grant_id"`},
+				true: {"Function not found in provider", `Function "provider::bkiam::grant_id" was not registered`}}[cli.IsTofu()]},
+		{"ephemeral resource", cli.Terraform(1, 10) || cli.Tofu(1, 11),
+			map[string]string{"eph.tf": `ephemeral "bkiam_instance_grant" "x" {}`}, []string{"plan"},
+			[]string{"Invalid ephemeral resource", `does not support ephemeral resource "bkiam_instance_grant"`}},
+		{"import by identity", cli.Terraform(1, 12) || cli.Tofu(1, 12),
+			map[string]string{"grant.tf": grant, "import.tf": `import {
+  to       = bkiam_instance_grant.g
+  identity = { id = "bk_cmdb/user/alice/view_host/bk_cmdb/host" }
+}`}, []string{"plan"},
+			map[bool][]string{false: {`unknown identity type "bkiam_instance_grant"`},
+				true: {"Unable to determine identity schema for import identity", `does not provide an identity schema for the resource type "bkiam_instance_grant"`}}[cli.IsTofu()]},
+		{"list resource", cli.Terraform(1, 14),
+			map[string]string{"all.tfquery.hcl": `list "bkiam_instance_grant" "all" {
+  provider = bkiam
+}`}, []string{"query"},
+			[]string{"Invalid list resource", `does not support list resource "bkiam_instance_grant"`}},
+		{"action", cli.Terraform(1, 14),
+			map[string]string{"action.tf": `action "bkiam_instance_grant" "a" {}`}, []string{"plan"},
+			[]string{"does not have an action schema for bkiam_instance_grant"}},
+	}
+	ran := 0
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.has {
+				t.Skipf("%s has no %s", cli, tc.name)
+			}
+			ran++
+			sb := sandboxtest.Start(t)
+			server, err := NewServer("test")()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := newAttachedWorkspace(t, server)
+			w.configure(transports[gatewayTransport].block(sb.URL), "")
+			for name, text := range tc.files {
+				if err := os.WriteFile(filepath.Join(w.dir, name), []byte(text+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, code := w.run(tc.command...)
+			if code == 0 || !planErrorPattern(tc.want...).MatchString(out) {
+				t.Fatalf("%s %s exited %d, want an error with %q:\n%s", cli, tc.command[0], code, tc.want, out)
+			}
+			if n := sb.Stats().Total; n != 0 {
+				t.Fatalf("the refused configuration sent %d requests to IAM", n)
+			}
+		})
+	}
+	t.Logf("%s: %d of %d cases apply", cli, ran, len(cases))
+}
+
+// TestPlannedPrivateNotSurfaced is a tripwire. Terraform 1.16 stores the
+// private data a plan returns and sends it back with the apply walk's
+// re-plan (PlanResourceChange.Request field 9, planned_private, announced
+// by the client capability store_planned_private); 1.5.7 and OpenTofu
+// 1.12 do not. terraform-plugin-go v0.31.0 drops both as unknown fields,
+// so the ledger of shared grants works from what every CLI sends
+// (DESIGN.md, "Shared grants"; TestAccCLIWalks). The day an upgrade of the
+// library hands them over, this fails: the apply walk could then learn
+// what its plan decided on Terraform 1.16 and later, and the ledger's
+// plan-walk guesses (book.refreshed) could be replaced there.
+func TestPlannedPrivateNotSurfaced(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[tfprotov6.PlanResourceChangeRequest](),
+		reflect.TypeFor[tfprotov6.PlanResourceChangeClientCapabilities](),
+		reflect.TypeFor[tfprotov6.ValidateResourceConfigClientCapabilities](),
+		reflect.TypeFor[tfprotov6.ReadResourceClientCapabilities](),
+	} {
+		for _, field := range []string{"PlannedPrivate", "StorePlannedPrivate"} {
+			if _, ok := typ.FieldByName(field); ok {
+				t.Errorf("terraform-plugin-go's %s now has %s: Terraform 1.16 sends the plan's private data back at apply, "+
+					"and the provider can use it (see this test's comment)", typ, field)
+			}
+		}
+	}
+}
+
+// TestAccStopManagingWithoutRevoking: the ways the newer CLIs offer to let
+// go of a grant without revoking it, and the one that differs between
+// them. A `removed` block with `lifecycle { destroy = false }` (Terraform
+// 1.7, OpenTofu 1.7) forgets the grant on both. `lifecycle { destroy =
+// false }` on the resource (Terraform 1.16, OpenTofu 1.12) forgets an
+// instance whose for_each key goes, on both; but when the whole block is
+// deleted, OpenTofu still forgets (it keeps the setting in state) while
+// Terraform 1.16 destroys, and so revokes. Terraform 1.5.7 has neither
+// (terraform state rm is its way).
+func TestAccStopManagingWithoutRevoking(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	if !cli.Terraform(1, 7) && !cli.Tofu(1, 7) {
+		t.Skipf("%s has no removed blocks", cli)
 	}
 	sb := sandboxtest.Start(t)
-	provider := transports[gatewayTransport].block(sb.URL)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{
-			{
-				Config:      provider + `output "x" { value = provider::bkiam::grant_id("alice") }`,
-				ExpectError: regexp.MustCompile(`(?s)Function not found in provider.*provider::bkiam::grant_id" was not registered`),
-			},
-			{
-				Config:      provider + `ephemeral "bkiam_instance_grant" "x" {}`,
-				ExpectError: regexp.MustCompile(`(?s)Invalid ephemeral resource.*does not support ephemeral resource\s+"bkiam_instance_grant"`),
-			},
-		},
-	})
-	if n := sb.Stats().Total; n != 0 {
-		t.Fatalf("refused configurations sent %d requests", n)
+	server, err := NewServer("test")()
+	if err != nil {
+		t.Fatal(err)
 	}
+	w := newAttachedWorkspace(t, server)
+	provider := transports[gatewayTransport].block(sb.URL)
+	grants := func(lifecycle string, keys ...string) string {
+		return fmt.Sprintf(`
+resource "bkiam_instance_grant" "g" {
+  for_each  = toset(%s)
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = each.key }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
+%s}
+`, hclList(keys), lifecycle)
+	}
+	// step applies, and checks who holds view_host on host 1, what state
+	// manages, and that the next plan is empty.
+	step := func(what, config string, holders, managed []string) {
+		t.Helper()
+		w.configure(provider, config)
+		out := w.mustRun("apply", "-auto-approve")
+		for _, u := range []string{"alice", "bob"} {
+			if held := len(heldPaths(sb, "bk_cmdb", "user", u)) > 0; held != slices.Contains(holders, u) {
+				t.Fatalf("%s: %s holds view_host: %v, want %v\n%s", what, u, held, !held, out)
+			}
+		}
+		if got := strings.Fields(w.mustRun("state", "list")); !slices.Equal(got, managed) {
+			t.Fatalf("%s: state manages %v, want %v", what, got, managed)
+		}
+		if !w.planIsEmpty() {
+			t.Fatalf("%s: the next plan is not empty", what)
+		}
+	}
+
+	step("create", grants("", "alice"), []string{"alice"}, []string{`bkiam_instance_grant.g["alice"]`})
+	step("removed block", `
+removed {
+  from = bkiam_instance_grant.g
+  lifecycle {
+    destroy = false
+  }
+}
+`, []string{"alice"}, nil)
+	if !cli.Terraform(1, 16) && !cli.Tofu(1, 12) {
+		return
+	}
+	keep := "  lifecycle {\n    destroy = false\n  }\n"
+	step("create two", grants(keep, "alice", "bob"), []string{"alice", "bob"},
+		[]string{`bkiam_instance_grant.g["alice"]`, `bkiam_instance_grant.g["bob"]`})
+	step("a key goes", grants(keep, "bob"), []string{"alice", "bob"}, []string{`bkiam_instance_grant.g["bob"]`})
+	holders := []string{"alice"} // Terraform 1.16 destroys bob's grant with the block
+	if cli.IsTofu() {
+		holders = []string{"alice", "bob"}
+	}
+	step("the block goes", "", holders, nil)
+}
+
+// hclList is an HCL list of strings.
+func hclList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
