@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 
 // realSite is a BlueKing site the acceptance tests run against instead of
 // the sandbox, when BKIAM_ACC_APIGW_URL or BKIAM_ACC_ESB_URL is set (see
-// the README). The checks that read the sandbox's store or counters, and
+// docs/development.md). The checks that read the sandbox's store or counters, and
 // the tests that inject faults, are then skipped.
 type realSite struct {
 	provider string

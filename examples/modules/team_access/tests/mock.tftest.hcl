@@ -1,6 +1,6 @@
 # Unit tests of the module with a mocked provider: no IAM, no credentials.
-# Run them with `tofu test -filter=tests/mock.tftest.hcl` (OpenTofu 1.8 or
-# later, or Terraform 1.7 or later).
+# Run them with `terraform test -filter=tests/mock.tftest.hcl` (Terraform 1.7
+# or later) or `tofu test -filter=tests/mock.tftest.hcl` (OpenTofu 1.8 or later).
 
 mock_provider "bkiam" {
   mock_resource "bkiam_instance_grant" {
