@@ -20,7 +20,8 @@ import (
 // middle of terraform apply and checks that it exits non-zero and that no
 // process it started (Terraform, the provider) is left running.
 func TestDemoInterruptedLeavesNoProcess(t *testing.T) {
-	terraform := testutil.Terraform(t)
+	cli := testutil.CLI(t)
+	terraform := cli.Path
 	providerDir := testutil.BuildProvider(t)
 	root := testutil.RepoRoot(t)
 	demoBin := filepath.Join(t.TempDir(), "bkiam-demo")
@@ -43,12 +44,14 @@ func TestDemoInterruptedLeavesNoProcess(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until terraform apply is running, then stop the demo.
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() {
-		if strings.HasPrefix(lines.Text(), "$ "+filepath.Base(terraform)+" apply") {
-			break
-		}
+	// Wait until terraform apply is running, then stop the demo. The demo
+	// shows the command users type, whatever the binary is called.
+	lines, applying := bufio.NewScanner(stdout), false
+	for !applying && lines.Scan() {
+		applying = strings.HasPrefix(lines.Text(), "$ "+cli.Name+" apply")
+	}
+	if !applying {
+		t.Fatalf("the demo never showed %q", "$ "+cli.Name+" apply")
 	}
 	time.Sleep(300 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -56,7 +56,7 @@ const walkProbeKey = "walk_probe"
 type rpcCall struct {
 	walk     int    // counts ConfigureProvider calls
 	method   string // Configure, Read, Plan, Apply
-	action   string // for Plan and Apply: create, update, delete
+	action   string // for Plan and Apply: create, update, no-op, delete
 	probeIn  int    // the walk_probe of the private data the call received (Plan, Read: prior; Apply: planned); 0 if none
 	deferral bool   // Plan: ClientCapabilities.DeferralAllowed
 	deferred bool   // Plan: the provider deferred the change
