@@ -96,11 +96,20 @@ func checkMembers(sb *sandboxtest.Sandbox, group int64, want map[string]int64) f
 // group member limit set.
 func modelWithUsers(t testing.TB, users, memberLimit int) *sandbox.Model {
 	t.Helper()
+	return editedModel(t, func(m *sandbox.Model) {
+		for i := range users {
+			m.Users = append(m.Users, fmt.Sprintf("u%05d", i))
+		}
+		m.Limits.GroupMemberLimit = memberLimit
+	})
+}
+
+// editedModel is the default model changed by edit, then loaded as the
+// sandbox loads a model file (which derives what the model implies).
+func editedModel(t testing.TB, edit func(m *sandbox.Model)) *sandbox.Model {
+	t.Helper()
 	m := sandbox.DefaultModel()
-	for i := range users {
-		m.Users = append(m.Users, fmt.Sprintf("u%05d", i))
-	}
-	m.Limits.GroupMemberLimit = memberLimit
+	edit(m)
 	raw, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -300,17 +309,7 @@ resource "bkiam_group_members" "dev" {
 // sandbox's subject_max_groups); joining one more fails with the fix.
 func TestAccGroupMembersGroupsQuota(t *testing.T) {
 	needsSandbox(t)
-	m := sandbox.DefaultModel()
-	m.Limits.SubjectMaxGroups = 1
-	raw, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := sandbox.LoadModel(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := sandboxtest.Start(t, sandbox.WithModel(model))
+	sb := sandboxtest.Start(t, sandbox.WithModel(editedModel(t, func(m *sandbox.Model) { m.Limits.SubjectMaxGroups = 1 })))
 	provider := transports[gatewayTransport].block(sb.URL)
 	client := outsideClient(t, sb)
 	ctx := context.Background()

@@ -115,14 +115,7 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 func TestAccNewerCLIRefusals(t *testing.T) {
 	needsSandbox(t)
 	testutil.Terraform(t)
-	grant := `
-resource "bkiam_instance_grant" "g" {
-  system    = "bk_cmdb"
-  subject   = { type = "user", id = "alice" }
-  actions   = ["view_host"]
-  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
-}
-`
+	grant := sharedHostGrant("g", "view_host", "", "1")
 	cases := []struct {
 		name    string
 		has     bool // the CLI under test has the feature
