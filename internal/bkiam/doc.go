@@ -138,8 +138,11 @@
 //
 // The client reads them from the outside in: the gateway's error header, then the HTTP status, then
 // the body code (see interpretInto). Messages on these APIs are English, but some server texts stay
-// Chinese (the 10000-instance limit, for one), so error handling rests on codes, never on texts.
-// Error.Is maps codes onto the sentinels ErrValidation (and, for 1902417, ErrResourceMismatch),
+// Chinese (the 10000-instance limit, for one), so error handling rests on codes, with one exception:
+// batch_path reports a resource type the action does not relate to as a 1902412 whose text says so
+// ("action(x) not support to grant instance"), where the other calls answer 1902417.
+// Error.Is maps codes onto the sentinels ErrValidation (and, for 1902417 and that 1902412,
+// ErrResourceMismatch),
 // ErrForbidden, ErrUnauthorized, ErrRateLimited, ErrTransient, ErrNotFound and
 // ErrUnexpectedResponse.
 //
@@ -358,4 +361,37 @@
 //     empties a policy reports the old count.
 //   - The gateway marks batch_instance deprecated and non-public (it still works); batch_path is the
 //     public call and does the same with one-node paths.
+//
+// # What a real IAM answered
+//
+// The SaaS (bk-iam-saas) and backend (bk-iam), built from their sources and run behind a stand-in for
+// the API gateway that routes by the real gateway's table, answered this provider's calls so:
+//   - A grant's answer lists every custom policy the subject holds in the system, for batch_instance,
+//     batch_path and batch_resource_creator_action alike; a revoke's lists the requested actions that
+//     had a policy, with the old policy_id and count when it emptied one. A creator grant's answer
+//     therefore names the creator's policies of other types too: a creator grant without expected
+//     actions takes only those of its type's creator configuration from it (the provider reads them
+//     from the model), since revoking another type's action from the created paths fails.
+//   - policy_id in those answers is the SaaS's own row id; the backend's policy list (Reading grants
+//     back) numbers the same policy otherwise (alice's grant: 1 in the answer, 7 in the list). The
+//     provider stores only answers' ids (a grant's policies attribute), never the list's.
+//   - A creator grant takes the configuration's optional actions (required: false) as well as the
+//     required ones. With ancestors, the SaaS asks the system's resource provider for their names, and
+//     an unreachable provider is 1902200 "… API unreachable!".
+//   - batch_path checks each action against the resource types first (before the action check that
+//     batch_instance runs): a type the action does not relate to, or any type for an action related
+//     to none, is 1902412 "Parameter verification failed: action(x) not support to grant instance";
+//     an unknown action is 1902000, the SaaS's failed call to the backend, which a client retries as
+//     transient (a plan-time model check refuses unknown actions first).
+//   - Validation errors come in HTTP 200 with result false (1902412, 1902417); 401, 403 and 409
+//     come with those HTTP statuses. The SaaS's codes are 19024xx (its own) and 1902000 (its
+//     backend failed); the backend's own are 19014xx. Texts raised by code start "Parameter
+//     verification failed: "; field errors are the serializer's JSON; the action check's texts start
+//     "Action check error: action `x` related resource types".
+//   - Users: a user the SaaS does not know yet but the user directory does is synced on first use by
+//     the authorization API (a grant to them works); the management API's member add does not sync
+//     and drops such members silently, as it drops unknown ones. A creator the directory does not
+//     know is 1902412 "Parameter verification failed: user[x] not exists".
+//   - Policies written straight into the backend are rows of their own beside the SaaS's; the SaaS
+//     merges a grant only with what it wrote itself.
 package bkiam

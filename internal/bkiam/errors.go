@@ -28,7 +28,9 @@ var (
 	ErrValidation = errors.New("bkiam: request rejected as invalid")
 	// ErrResourceMismatch is IAM's 1902417: the resources of a request do not match the resource
 	// types the action relates to (count, order, system or type), or an action related to no type
-	// is mixed with related ones. It is also an ErrValidation.
+	// is mixed with related ones. batch_path says the same of a resource type the action does not
+	// relate to in a 1902412 of its own ("action(x) not support to grant instance"), which matches
+	// too. It is also an ErrValidation.
 	ErrResourceMismatch = errors.New("bkiam: resources do not match the action's resource types")
 	ErrForbidden        = errors.New("bkiam: forbidden")
 	ErrUnauthorized     = errors.New("bkiam: unauthorized")
@@ -86,7 +88,7 @@ func (e *Error) Is(target error) bool {
 	case ErrValidation:
 		return e.isValidation()
 	case ErrResourceMismatch:
-		return e.Code == 1902417
+		return e.Code == 1902417 || e.Code == 1902412 && strings.Contains(e.Message, "not support to grant instance")
 	case ErrForbidden:
 		// 1901401: the IAM backend's "app is not a client of the system" (read routes); 1901403:
 		// a policy of another system asked for by id.

@@ -267,19 +267,22 @@ func assertNoSecrets(t *testing.T, s string) {
 	}
 }
 
-// TestErrResourceMismatch: IAM's 1902417 (resources that do not match the action) is told apart
-// from the other validation errors, and stays one of them.
+// TestErrResourceMismatch: IAM's 1902417 (resources that do not match the action), and batch_path's
+// 1902412 that says the same of a type the action does not relate to (the real SaaS's text), are
+// told apart from the other validation errors, and stay among them.
 func TestErrResourceMismatch(t *testing.T) {
 	for _, tt := range []struct {
 		code               int
+		message            string
 		mismatch, validity bool
 	}{
-		{1902417, true, true},
-		{1902412, false, true},
-		{1902416, false, true},
-		{1902403, false, false},
+		{1902417, "Action check error: action `biz_view` related resource types `host` wrong (ACTION_VALIDATE_ERROR)", true, true},
+		{1902412, "Parameter verification failed: action(biz_view) not support to grant instance (VALIDATE_ERROR)", true, true},
+		{1902412, "Parameter verification failed: user[ghost] not exists (VALIDATE_ERROR)", false, true},
+		{1902416, "", false, true},
+		{1902403, "", false, false},
 	} {
-		var err error = &Error{Layer: LayerIAM, Code: tt.code, HTTPStatus: http.StatusOK}
+		var err error = &Error{Layer: LayerIAM, Code: tt.code, HTTPStatus: http.StatusOK, Message: tt.message}
 		if got := errors.Is(err, ErrResourceMismatch); got != tt.mismatch {
 			t.Errorf("code %d: errors.Is(err, ErrResourceMismatch) = %v, want %v", tt.code, got, tt.mismatch)
 		}

@@ -82,9 +82,9 @@ func (creatorGrant) schema(context.Context) schema.Schema {
 				ElementType: types.StringType,
 				MarkdownDescription: "The creator actions to expect, e.g. `[\"mini_app_view\", \"mini_app_edit\"]`. When set, " +
 					"exactly these are recorded (and revoked on destroy), and the apply fails if IAM did not grant one of " +
-					"them. When unset, every action IAM reports is recorded; IAM's answer also lists the creator's " +
-					"unrelated policies in the system, so destroy then skips the recorded actions that turn out not to " +
-					"relate to this type. Changing it replaces the grant.",
+					"them. When unset, the actions of the type's creator configuration in the system's model are recorded " +
+					"(IAM's answer also lists the creator's other policies in the system), which needs the model: through " +
+					"the ESB or with `check_model = false`, set it. Changing it replaces the grant.",
 			},
 			"granted_actions": schema.SetAttribute{
 				Computed:            true,
@@ -220,7 +220,7 @@ func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags 
 			}
 		}
 	}
-	checkActions(root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record every action IAM grants the creator.", diags)
+	checkActions(root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
 	checkTimeouts(config.Timeouts, diags)
 }
 
@@ -302,6 +302,11 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		runner.expected = next.actions
 		want = next.instances
 		result = next
+		if next.actions == nil {
+			// The plan made sure the model can be read (checkCreatorGrantModel); the
+			// apply walk's own plan read it already.
+			runner.configured = creatorConfigActions(ctx, data, next.model.System, next.target.Type, diags)
+		}
 	}
 	if diags.hasError() {
 		return req.prior, private

@@ -499,3 +499,32 @@ func TestProtocolCreatorGrantValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestProtocolCreatorGrantDestroyDropsForeignActions: a creator grant's
+// state written before the model's creator configuration bounded what is
+// recorded may hold an action of another type, which IAM's answer listed
+// (alice's view_host beside her biz creator grant). Its destroy revokes the
+// type's actions and drops the foreign one, which batch_path refuses for
+// the type (the real SaaS's 1902412 "action(view_host) not support to grant
+// instance"), and alice keeps her other grant.
+func TestProtocolCreatorGrantDestroyDropsForeignActions(t *testing.T) {
+	env := newProtoEnv(t, nil)
+	grantOutsideTerraform(t, env.sb, []string{"1", "2"})
+	config := &creatorGrantModel{
+		System: known("bk_cmdb"), Type: known("biz"), Creator: known("alice"),
+		Instances: known(map[string]value[creatorInstanceModel]{"biz1": known(creatorInstanceModel{Name: known("biz one")})}),
+	}
+	created := creatorProto.mustChange(t, env.server, nil, nil, config)
+	state := creatorProto.model(t, created.NewState)
+	if granted, _ := stringsOf(state.GrantedActions); !slices.Equal(slices.Sorted(slices.Values(granted)), []string{"edit_biz", "view_biz"}) {
+		t.Fatalf("granted_actions %v, want the biz creator configuration's edit_biz, view_biz", granted)
+	}
+	// The state an older provider wrote: view_host recorded too.
+	state.GrantedActions = knownStrings([]string{"edit_biz", "view_biz", "view_host"})
+	policies := int64MapOf(state.Policies)
+	policies["view_host"] = 1
+	state.Policies = policiesValue([]string{"edit_biz", "view_biz", "view_host"}, policies)
+	resp := creatorProto.change(t, env.server, creatorProto.value(t, state), created.Private, nil)
+	expectDiags(t, resp.Diagnostics)
+	env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2")})
+}

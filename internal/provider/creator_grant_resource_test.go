@@ -30,6 +30,16 @@ type creatorConfig struct {
 	actions   []string
 }
 
+// unlessModel is actions where the provider reads no model (the ESB, or
+// check_model = false), which a creator grant must then name, and nil
+// (actions unset) where it reads one.
+func unlessModel(provider string, actions []string) []string {
+	if strings.Contains(provider, "esb_url") || strings.Contains(provider, "check_model = false") {
+		return actions
+	}
+	return nil
+}
+
 func (g creatorConfig) config(provider string) string {
 	var b strings.Builder
 	for _, id := range sortedKeys(g.instances) {
@@ -81,8 +91,8 @@ func allFour(paths []string) map[string][]string {
 func TestAccCreatorGrant_jobs(t *testing.T) {
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
-		three := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
-		changed := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job2", "job3", "job4")}
+		three := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3"), actions: unlessModel(provider, jobActions)}
+		changed := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job2", "job3", "job4"), actions: unlessModel(provider, jobActions)}
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
 			Steps: []resource.TestStep{
@@ -222,16 +232,18 @@ func checkCreatorPolicies(sb *sandboxtest.Sandbox, system string) func(*terrafor
 }
 
 // TestAccCreatorGrant_unrelatedPolicies: IAM's answer lists the creator's
-// other policies in the system. With actions unset they are recorded, and
-// destroy skips those that do not relate to the type; with actions set,
-// exactly those are recorded. Either way the other grant survives.
+// other policies in the system. With actions unset, those of the type's
+// creator configuration in the model are recorded (before, every action
+// IAM listed was, and the real IAM refuses to revoke another type's action
+// from the created paths, so such a grant could not be destroyed); with
+// actions set, exactly those. Either way the other grant survives.
 func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		actions  []string
 		recorded []string
 	}{
-		{"actions unset", nil, []string{"edit_biz", "view_biz", "view_host"}},
+		{"actions unset", nil, []string{"edit_biz", "view_biz"}},
 		{"actions set", []string{"view_biz", "edit_biz"}, []string{"edit_biz", "view_biz"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,7 +282,7 @@ func TestAccCreatorGrant_errors(t *testing.T) {
 		steps := []resource.TestStep{}
 		if sb != nil { // the sandbox model's app that is a client of no system
 			steps = append(steps, resource.TestStep{
-				Config:      outsider + creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1")}.config(""),
+				Config:      outsider + creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1"), actions: jobActions}.config(""),
 				ExpectError: errorResponse(1902403, `can not access system bk_job`),
 			})
 		}
@@ -278,11 +290,11 @@ func TestAccCreatorGrant_errors(t *testing.T) {
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
 			Steps: append(steps, []resource.TestStep{
 				{
-					Config:      creatorConfig{system: "bk_cmdb", typ: "host", instances: jobs("1")}.config(provider),
+					Config:      creatorConfig{system: "bk_cmdb", typ: "host", instances: jobs("1"), actions: []string{"view_host"}}.config(provider),
 					ExpectError: errorResponse(1902412, `do not register actions for authorization of creator`),
 				},
 				{
-					Config:      creatorConfig{system: "bk_sops", typ: "mini_app", instances: map[string]string{"m1": "project9"}}.config(provider),
+					Config:      creatorConfig{system: "bk_sops", typ: "mini_app", instances: map[string]string{"m1": "project9"}, actions: []string{"mini_app_view"}}.config(provider),
 					ExpectError: errorResponse(1902416, `project9`),
 				},
 			}...),
@@ -320,12 +332,12 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 	needsSandbox(t)
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
-		few := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3")}
+		few := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3"), actions: unlessModel(provider, jobActions)}
 		ids := []string{"job1", "job2", "job3"}
 		for i := 0; i < 447; i++ {
 			ids = append(ids, fmt.Sprintf("more%03d", i))
 		}
-		many := creatorConfig{system: "bk_job", typ: "job", instances: jobs(ids...)}
+		many := creatorConfig{system: "bk_job", typ: "job", instances: jobs(ids...), actions: unlessModel(provider, jobActions)}
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
 			Steps: []resource.TestStep{
@@ -389,6 +401,37 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 // creatorGrantValidationCases). The warning for a grant to admin fails
 // nothing, so ExpectError cannot see it: TestCreatorGrantWarnsAboutAdmin
 // covers it.
+// creatorActionsNeedModelCases: IAM answers a creator registration with
+// every permission the creator holds in the system, so without actions a
+// creator grant tells its own apart by the model's creator configuration;
+// a plan that cannot read the model (ESB, check_model = false) is refused.
+func creatorActionsNeedModelCases() []planTimeCase {
+	return []planTimeCase{{name: "creator grant without actions or model", config: `
+resource "bkiam_creator_grant" "test" {
+  system    = "bk_job"
+  type      = "job"
+  creator   = "alice"
+  instances = { "job1" = { name = "job one" } }
+}
+`, want: []string{"Creator actions needed without the system's model",
+		`IAM answers a creator registration with every permission the creator holds in system bk_job, not only the ones it grants, ` +
+			`so without actions the provider tells them apart by the creator configuration of type "job" in the system's model, which it ` +
+			`cannot read here (esb_url, or check_model = false). Set actions to the creator actions of the type (the bkiam_system data ` +
+			`source lists them under creator_actions), or use apigw_url with check_model = true.`}}}
+}
+
+// TestAccCreatorGrant_actionsNeedTheModel: without the model, over either
+// transport, a creator grant without actions fails at plan, naming
+// actions, and sends IAM nothing.
+func TestAccCreatorGrant_actionsNeedTheModel(t *testing.T) {
+	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
+		resource.Test(t, planTimeTest(t, noModelChecks(provider), creatorActionsNeedModelCases()))
+		if sb != nil && sb.Stats().Total != 0 {
+			t.Fatalf("refused configurations sent %d requests", sb.Stats().Total)
+		}
+	})
+}
+
 func TestAccCreatorGrant_planTimeValidation(t *testing.T) {
 	sb, provider := target(t)
 	resource.Test(t, planTimeTest(t, provider, creatorGrantValidationCases()))

@@ -24,6 +24,11 @@ type creatorGrantRunner struct {
 	held    grantplan.CreatorHoldings
 	// expected is the actions attribute; nil when unset.
 	expected []string
+	// configured are the actions of the type's creator configuration in
+	// the system's model, which bound what is recorded when expected is
+	// nil: IAM's answer lists every policy the creator holds in the
+	// system. nil when the model is not read.
+	configured []string
 	// granted is the set of actions recorded as granted, revoked from
 	// every path that is revoked.
 	granted  map[string]bool
@@ -104,8 +109,10 @@ func (r *creatorGrantRunner) grant(ctx context.Context, call grantplan.CreatorCa
 // record keeps the actions IAM reports. Its answer lists every policy the
 // creator holds in the system, related to this type or not (a known
 // server bug): with expected actions, exactly those are recorded and a
-// missing one is an error; without, all are recorded and revoke sorts
-// them out.
+// missing one is an error; without, those of the type's creator
+// configuration (configured), or all of them when the model was not read
+// (state written before the plan required the model), which revoke then
+// sorts out.
 func (r *creatorGrantRunner) record(results []bkiam.PolicyResult) error {
 	reported := map[string]int64{}
 	for _, res := range results {
@@ -119,6 +126,9 @@ func (r *creatorGrantRunner) record(results []bkiam.PolicyResult) error {
 	}
 	if r.expected == nil {
 		for a, id := range reported {
+			if r.configured != nil && !slices.Contains(r.configured, a) {
+				continue // another of the creator's policies in the system
+			}
 			r.granted[a] = true
 			r.policies[a] = id
 		}

@@ -546,7 +546,7 @@ resource "bkiam_instance_grant" "test" {
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
 			Steps: append(steps, []resource.TestStep{
 				{Config: provider + grant("bk_cmdb", "alice", "fly_host", "host"), ExpectError: errorResponse(1902412, `fly_host action not exists`)},
-				{Config: provider + grant("bk_cmdb", "alice", "view_host", "biz"), ExpectError: errorResponse(1902417, `do not match the related resource types`)},
+				{Config: provider + grant("bk_cmdb", "alice", "view_host", "biz"), ExpectError: errorResponse(1902417, "Action check error: action `view_host` related resource types `biz` wrong")},
 				{Config: provider + grant("bk_cmdb", "zed", "view_host", "host"), ExpectError: errorResponse(1902412, `user\[zed\] not exists`)},
 				{Config: provider + grant("no_such_system", "alice", "view_host", "host"), ExpectError: errorResponse(1902403, "can not access system no_such_system")},
 			}...),

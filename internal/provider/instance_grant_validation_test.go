@@ -182,7 +182,7 @@ resource "bkiam_creator_grant" "test" {
 				"the white space around ids as it stores them, so the id it would keep is not the one configured; write the id exactly as IAM knows it."}},
 		{name: "no actions", config: grant("bk_job", "job", "alice", one, "  actions = []\n", ""),
 			want: []string{"No actions", "actions set must contain at least 1 action, got: 0. " +
-				"Name the creator actions to expect, or omit actions to record every action IAM grants the creator."}},
+				"Name the creator actions to expect, or omit actions to record those of the type's creator configuration."}},
 		{name: "blank action", config: grant("bk_job", "job", "alice", one, "  actions = [\"view\", \" \"]\n", ""), want: blank(`actions[Value(" ")]`)},
 		{name: "timeout not a duration", config: grant("bk_job", "job", "alice", one, "  timeouts = { update = \"0s\" }\n", ""),
 			want: []string{"Invalid duration", `timeouts.update must be a positive duration such as "30m" or "1h", got "0s".`}},

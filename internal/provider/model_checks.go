@@ -206,8 +206,21 @@ func relatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[
 }
 
 // checkCreatorGrantModel checks a creator grant's type and actions against
-// its system's creator configuration.
+// its system's creator configuration. Without actions, the grant needs the
+// model at apply to tell its own actions from the creator's other
+// policies in IAM's answer, so a plan that cannot read it is refused.
 func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGrantModel, diags *diagnostics) {
+	if m.Actions.isNull() && data != nil && (!data.checkModel || data.models == nil) {
+		system, _ := m.System.get()
+		typ, _ := m.Type.get()
+		diags.addAttributeError(root("actions"), "Creator actions needed without the system's model",
+			fmt.Sprintf("IAM answers a creator registration with every permission the creator holds in system %s, not only "+
+				"the ones it grants, so without actions the provider tells them apart by the creator configuration of type %q "+
+				"in the system's model, which it cannot read here (esb_url, or check_model = false). Set actions to the "+
+				"creator actions of the type (the bkiam_system data source lists them under creator_actions), or use apigw_url "+
+				"with check_model = true.", system, typ))
+		return
+	}
 	model := systemModel(ctx, data, root("system"), m.System, diags)
 	if model == nil {
 		return
@@ -263,4 +276,26 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 			fmt.Sprintf("IAM grants the creator of a %s in system %s the actions of its creator configuration, %s, and %q is "+
 				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, closest(id, config)))
 	}
+}
+
+// creatorConfigActions are the actions of type's creator configuration in
+// system's model: what IAM grants the creator of one of its instances.
+// nil when the model is not read (check_model off); an error when it
+// cannot be read or has no configuration for the type.
+func creatorConfigActions(ctx context.Context, data *providerData, system stringValue, typ string, diags *diagnostics) []string {
+	model := systemModel(ctx, data, root("system"), system, diags)
+	if model == nil {
+		return nil
+	}
+	node := model.CreatorNode(typ)
+	if node == nil {
+		diags.addAttributeError(root("type"), "No creator configuration for the type",
+			fmt.Sprintf("System %s registered no resource-creator actions for type %q in IAM.", model.System, typ))
+		return nil
+	}
+	actions := make([]string, 0, len(node.Actions))
+	for _, a := range node.Actions {
+		actions = append(actions, a.ID)
+	}
+	return actions
 }

@@ -479,6 +479,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, providerConfigErrorCases(t.TempDir())...)
 	cases = append(cases, instanceGrantValidationCases()...)
 	cases = append(cases, creatorGrantValidationCases()...)
+	cases = append(cases, creatorActionsNeedModelCases()...)
 	cases = append(cases, modelCheckCases()...)
 	cases = append(cases, groupMembersValidationCases()...)
 	cases = append(cases, managementCases()...)

@@ -158,6 +158,19 @@
 //   - batch_path path nodes: system is optional (absent or "" takes the request's system); name must
 //     be present and may be "" only when the id is "*" (otherwise the node's non_field_errors say
 //     "name is required when id(x) is not `*`").
+//   - batch_path then checks, action by action in the request's order and before the model check
+//     below, that every resource type given paths is one the action relates to (the SaaS fills each
+//     path's systems from the action's instance selections): otherwise 1902412 "Parameter
+//     verification failed: action(x) not support to grant instance", also for an action related to
+//     no type. An unknown action fails there in the SaaS's call to the backend, 1902000 (a
+//     "request iam error! … sql: no rows in result set" text), where batch_instance answers
+//     "x action not exists".
+//   - Texts as the real SaaS writes them through the gateway (English): a VALIDATE_ERROR raised by
+//     code reads "Parameter verification failed: <text> (VALIDATE_ERROR)" (unknown user, unknown
+//     action, creator configuration errors); a serializer's field errors come without the prefix;
+//     the action check reads "Action check error: action `x` related resource types wrong" for a
+//     count that differs and "… related resource types `t` wrong" for the first type out of place
+//     (ACTION_VALIDATE_ERROR).
 //   - Ids are trimmed (DRF CharField's default): system, type, instance, path node, subject, creator,
 //     ancestor and action ids lose surrounding white space before use, so an id sent as " 1" is stored
 //     as "1". Names are not trimmed (a name of spaces is not blank); choices (operate, subject.type)
@@ -367,10 +380,9 @@
 // # Known differences from the real server
 //
 // Found by comparing this package with the package doc of internal/bkiam ("Where the real server
-// differs from a first reading"): none is left unfollowed. One open question: the SaaS's error table
-// declares HTTP 400 for 1902412, 1902416 and 1902417, while the open API as documented answers them
-// with HTTP 200, as the sandbox does; the provider's client classifies by code, not status, so it
-// handles either.
+// differs from a first reading", "What a real IAM answered"): none is left unfollowed. The SaaS's
+// error table declares HTTP 400 for 1902412 and 1902417, but the real open API answered both with
+// HTTP 200, as the sandbox does.
 //
 // # Model format
 //

@@ -94,6 +94,13 @@ func saasStatus(code int) int {
 }
 
 // newSaaSError builds a SaaS error whose message is "<text> (<NAME>)", the SaaS envelope form.
+// validateError is the SaaS's VALIDATE_ERROR.format(text): 1902412 with its message, which the
+// gateway's English locale renders "Parameter verification failed: text (VALIDATE_ERROR)". A
+// serializer's field errors (fieldErrors) come without the prefix.
+func validateError(text string) *saasError {
+	return newSaaSError(codeValidation, "Parameter verification failed: "+text)
+}
+
 func newSaaSError(code int, text string) *saasError {
 	if name, ok := saasCodeNames[code]; ok {
 		text += " (" + name + ")"

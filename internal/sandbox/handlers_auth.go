@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -253,6 +254,11 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 	if sys == nil {
 		return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("system[%s] not exists", req.System))
 	}
+	if paths {
+		if err := pathSelectionCheck(sys, req); err != nil {
+			return nil, err
+		}
+	}
 	specs, err := s.buildSpecs(sys, req)
 	if err != nil {
 		return nil, err
@@ -304,15 +310,14 @@ func (s *Server) buildSpecs(sys *System, req *instanceReq) ([]grantSpec, *saasEr
 		a := sys.actions[id]
 		if a == nil {
 			// The real server: VALIDATE_ERROR "x action not exists", after the allow-list check.
-			return nil, newSaaSError(codeValidation, fmt.Sprintf("%s action not exists", id))
+			return nil, validateError(fmt.Sprintf("%s action not exists", id))
 		}
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		if !resourcesMatch(sys, a, req.Resources) {
-			return nil, newSaaSError(codeActionValidate, fmt.Sprintf(
-				"resources %s do not match the related resource types %s of action[%s]", describeResources(req.Resources), describeTypes(sys, a), id))
+		if err := actionCheck(sys, a, req.Resources); err != nil {
+			return nil, err
 		}
 		sp := grantSpec{action: a}
 		for _, r := range req.Resources {
@@ -357,32 +362,42 @@ func repeatedNode(relatedType string, p []Node) (string, bool) {
 	return b.String(), repeat
 }
 
-func resourcesMatch(sys *System, a *Action, res []resourceReq) bool {
+// actionCheck is the SaaS's action check (ActionCheckBiz): the resources must match the action's
+// related types in count (1902417 "… related resource types wrong"), then one by one in order,
+// system and type (1902417 naming the first resource type out of place).
+func actionCheck(sys *System, a *Action, res []resourceReq) *saasError {
 	if len(res) != len(a.RelatedTypes) {
-		return false
+		return newSaaSError(codeActionValidate, fmt.Sprintf("Action check error: action `%s` related resource types wrong", a.ID))
 	}
 	for i, t := range a.RelatedTypes {
 		if res[i].System != sys.ID || res[i].Type != t {
-			return false
+			return newSaaSError(codeActionValidate, fmt.Sprintf("Action check error: action `%s` related resource types `%s` wrong", a.ID, res[i].Type))
 		}
 	}
-	return true
+	return nil
 }
 
-func describeResources(res []resourceReq) string {
-	parts := make([]string, len(res))
-	for i, r := range res {
-		parts[i] = r.System + ":" + r.Type
+// pathSelectionCheck is batch_path's first check on the real SaaS, before the action check
+// (OpenPolicy.fill_instance_system): action by action in the request's order, every resource type
+// given paths must be one the action has an instance selection for, one of its related types (else
+// 1902412 "action(x) not support to grant instance"). An unknown action fails there too, in the
+// SaaS's call to the backend for it: 1902000 in HTTP 200, not "x action not exists".
+func pathSelectionCheck(sys *System, req *instanceReq) *saasError {
+	for _, id := range req.Actions {
+		a := sys.actions[id]
+		if a == nil {
+			return newSaaSError(codeUpstream, fmt.Sprintf("请求第三方API错误: request iam error! Request=[http_get "+
+				"/api/v1/web/systems/%s/actions/%s] Response[code=1901500, message=system error: [Handler:GetAction] systemID=`%s`, "+
+				"actionID=`%s` => [ActionSVC:Get] saasManager.Get(system=%s, actionID=%s) fail => [Raw:Error] sql: no rows in result set]",
+				sys.ID, id, sys.ID, id, sys.ID, id))
+		}
+		for _, r := range req.Resources {
+			if len(r.Paths) > 0 && (r.System != sys.ID || !slices.Contains(a.RelatedTypes, r.Type)) {
+				return validateError(fmt.Sprintf("action(%s) not support to grant instance", id))
+			}
+		}
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-func describeTypes(sys *System, a *Action) string {
-	parts := make([]string, len(a.RelatedTypes))
-	for i, t := range a.RelatedTypes {
-		parts[i] = sys.ID + ":" + t
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return nil
 }
 
 // adminEcho is the answer for user admin: the requested actions with policy_id 0, each counting the
@@ -399,7 +414,7 @@ func adminEcho(actions []string, counts []int) []resultEntry {
 // by the caller, as the real server treats them differently per operation.
 func (s *Server) lookupSubject(subj subject) *saasError {
 	if subj.Type == "user" && !s.model.users[subj.ID] {
-		return newSaaSError(codeValidation, fmt.Sprintf("user[%s] not exists", subj.ID))
+		return validateError(fmt.Sprintf("user[%s] not exists", subj.ID))
 	}
 	return nil
 }
@@ -423,11 +438,11 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 		return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("system[%s] not exists", req.System))
 	}
 	if len(sys.CreatorActions) == 0 {
-		return nil, newSaaSError(codeValidation, fmt.Sprintf("system[%s] do not register resource_creator_actions config", sys.ID))
+		return nil, validateError(fmt.Sprintf("system[%s] do not register resource_creator_actions config", sys.ID))
 	}
 	node := sys.creatorNode(req.Type)
 	if node == nil || len(node.Actions) == 0 {
-		return nil, newSaaSError(codeValidation, fmt.Sprintf("system[%s]-action[%s] do not register actions for authorization of creator", sys.ID, req.Type))
+		return nil, validateError(fmt.Sprintf("system[%s]-action[%s] do not register actions for authorization of creator", sys.ID, req.Type))
 	}
 	for _, path := range req.Instances {
 		for _, anc := range path[:len(path)-1] {
@@ -448,8 +463,8 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 		case len(a.RelatedTypes) == 1 && a.RelatedTypes[0] == req.Type:
 			specs[i] = grantSpec{action: a, perType: [][][]Node{req.Instances}}
 		default:
-			return nil, newSaaSError(codeActionValidate, fmt.Sprintf(
-				"resources [%s:%s] do not match the related resource types %s of action[%s]", sys.ID, req.Type, describeTypes(sys, a), a.ID))
+			// As the action check words it: the count first, then the type.
+			return nil, actionCheck(sys, a, []resourceReq{{System: sys.ID, Type: req.Type}})
 		}
 	}
 	if strings.EqualFold(req.Creator, "admin") {

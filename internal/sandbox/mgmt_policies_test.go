@@ -164,7 +164,7 @@ func TestSyncGroupHoldsTheScope(t *testing.T) {
 	createBiz := `{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}`
 
 	r := mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", gm(true, `{"system":"bk_cmdb","actions":[{"id":"view_host"}],"resources":[]}`), 400, 1902417)
-	if want := "resources [] do not match the related resource types [bk_cmdb:host] of action[view_host] (ACTION_VALIDATE_ERROR)"; r.message() != want {
+	if want := "Action check error: action `view_host` related resource types wrong (ACTION_VALIDATE_ERROR)"; r.message() != want {
 		t.Fatalf("scope mismatch: %q, want %q", r.message(), want)
 	}
 	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", gm(true, hosts+","+createBiz), 200, 0)

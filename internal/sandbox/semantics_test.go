@@ -187,12 +187,12 @@ func TestUnknownSubjects(t *testing.T) {
 		status, code   int
 		msg            string
 	}{
-		{"user", "batch_instance", instBody("grant", "user", "zed", []string{"edit_host"}, "host", []string{"1"}, ""), 200, 1902412, "user[zed] not exists (VALIDATE_ERROR)"},
-		{"user revoke", "batch_instance", instBody("revoke", "user", "zed", []string{"edit_host"}, "host", []string{"1"}, ""), 200, 1902412, "user[zed] not exists (VALIDATE_ERROR)"},
+		{"user", "batch_instance", instBody("grant", "user", "zed", []string{"edit_host"}, "host", []string{"1"}, ""), 200, 1902412, "Parameter verification failed: user[zed] not exists (VALIDATE_ERROR)"},
+		{"user revoke", "batch_instance", instBody("revoke", "user", "zed", []string{"edit_host"}, "host", []string{"1"}, ""), 200, 1902412, "Parameter verification failed: user[zed] not exists (VALIDATE_ERROR)"},
 		{"group", "batch_instance", instBody("grant", "group", "42", []string{"edit_host"}, "host", []string{"1"}, ""), 500, 1902500, groupErr("42")},
 		{"non-numeric group", "batch_instance", instBody("grant", "group", "devs", []string{"edit_host"}, "host", []string{"1"}, ""), 500, 1902500, groupErr("devs")},
 		{"group by path", "batch_path", `{"system":"bk_sops","operate":"grant","subject":{"type":"group","id":"42"},"actions":[{"id":"project_view"}],"resources":[{"system":"bk_sops","type":"project","paths":[[` + sopsNode("project", "p") + `]]}]}`, 500, 1902500, groupErr("42")},
-		{"creator", "batch_resource_creator_action", `{"system":"bk_job","type":"job","creator":"zed","instances":[{"id":"j","name":"j"}]}`, 200, 1902412, "user[zed] not exists (VALIDATE_ERROR)"},
+		{"creator", "batch_resource_creator_action", `{"system":"bk_job","type":"job","creator":"zed","instances":[{"id":"j","name":"j"}]}`, 200, 1902412, "Parameter verification failed: user[zed] not exists (VALIDATE_ERROR)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -325,7 +325,7 @@ func TestCreatorSubResourceTypeAndAncestors(t *testing.T) {
 	}
 	errs := []struct{ body, msg string }{
 		{`{"system":"bk_cmdb","type":"host","creator":"bob","instances":[{"id":"1","name":"h"}]}`,
-			"system[bk_cmdb]-action[host] do not register actions for authorization of creator (VALIDATE_ERROR)"},
+			"Parameter verification failed: system[bk_cmdb]-action[host] do not register actions for authorization of creator (VALIDATE_ERROR)"},
 		{`{"system":"bk_job","type":"job","creator":"bob","instances":[]}`, `{"instances": ["This list may not be empty."]}`},
 	}
 	before := policies(t, s, all)
@@ -342,7 +342,7 @@ func TestCreatorSubResourceTypeAndAncestors(t *testing.T) {
 	}
 	s2 := newServer(t, sandbox.WithModel(m))
 	wantSaaSError(t, gw, send(t, s2, gw, "batch_resource_creator_action", `{"system":"s","type":"t","creator":"bob","instances":[{"id":"1","name":"x"}]}`),
-		200, 1902412, "system[s] do not register resource_creator_actions config (VALIDATE_ERROR)")
+		200, 1902412, "Parameter verification failed: system[s] do not register resource_creator_actions config (VALIDATE_ERROR)")
 }
 
 func combinedBody(op, subj string, bizIDs, hostIDs []string) string {
@@ -436,18 +436,18 @@ func TestActionsWithoutResourceTypes(t *testing.T) {
 func TestResourceMismatch(t *testing.T) {
 	cases := []struct{ name, body, msg string }{
 		{"mixed with related", instBody("grant", "user", "alice", []string{"create_biz", "edit_host"}, "host", []string{"1"}, ""),
-			"resources [bk_cmdb:host] do not match the related resource types [] of action[create_biz] (ACTION_VALIDATE_ERROR)"},
+			"Action check error: action `create_biz` related resource types wrong (ACTION_VALIDATE_ERROR)"},
 		{"mixed without resources", instBody("grant", "user", "alice", []string{"create_biz", "edit_host"}, "", nil, ""),
-			"resources [] do not match the related resource types [bk_cmdb:host] of action[edit_host] (ACTION_VALIDATE_ERROR)"},
+			"Action check error: action `edit_host` related resource types wrong (ACTION_VALIDATE_ERROR)"},
 		{"wrong type", instBody("grant", "user", "alice", []string{"edit_host"}, "biz", []string{"1"}, ""),
-			"resources [bk_cmdb:biz] do not match the related resource types [bk_cmdb:host] of action[edit_host] (ACTION_VALIDATE_ERROR)"},
+			"Action check error: action `edit_host` related resource types `biz` wrong (ACTION_VALIDATE_ERROR)"},
 		{"wrong order", strings.Replace(strings.Replace(combinedBody("grant", "alice", []string{"1"}, []string{"2"}), `"type":"biz"`, `"type":"TMP"`, 1), `"type":"host"`, `"type":"biz"`, 1),
 			""},
 		{"missing one of a combined", instBody("grant", "user", "alice", []string{"edit_biz_host"}, "host", []string{"1"}, ""),
-			"resources [bk_cmdb:host] do not match the related resource types [bk_cmdb:biz, bk_cmdb:host] of action[edit_biz_host] (ACTION_VALIDATE_ERROR)"},
+			"Action check error: action `edit_biz_host` related resource types wrong (ACTION_VALIDATE_ERROR)"},
 	}
 	cases[3].body = strings.Replace(cases[3].body, `"type":"TMP"`, `"type":"host"`, 1)
-	cases[3].msg = "resources [bk_cmdb:host, bk_cmdb:biz] do not match the related resource types [bk_cmdb:biz, bk_cmdb:host] of action[edit_biz_host] (ACTION_VALIDATE_ERROR)"
+	cases[3].msg = "Action check error: action `edit_biz_host` related resource types `host` wrong (ACTION_VALIDATE_ERROR)"
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			bothTransports(t, func(t *testing.T, tr string) {
@@ -496,11 +496,40 @@ func TestUnknownActionAndSystem(t *testing.T) {
 	// "x action not exists", checked after the app allow-list; see also TestUnknownActionOrder.
 	s := newServer(t)
 	wantSaaSError(t, gw, send(t, s, gw, "batch_instance", instBody("grant", "user", "alice", []string{"fly"}, "host", []string{"1"}, "")), 200, 1902412,
-		"fly action not exists (VALIDATE_ERROR)")
+		"Parameter verification failed: fly action not exists (VALIDATE_ERROR)")
 	m, _ := sandbox.LoadModel([]byte(`{"systems":[{"id":"s","resource_types":[],"actions":[],"allow_list":{"instance_actions":[],"creator_types":[]}}],
 		"apps":[{"code":"bkiam-sandbox","secret":"sandbox-secret","client_of":["*"]}]}`))
 	s2 := newServer(t, sandbox.WithModel(m))
 	wantSaaSError(t, gw, send(t, s2, gw, "batch_instance", hostGrant("alice", "1")), 200, 1902416, "system[bk_cmdb] not exists (INVALID_ARGS)")
 	wantPolicies(t, s, all, noPolicies)
 	wantPolicies(t, s2, all, noPolicies)
+}
+
+// batch_path checks each action's instance selections before its action check, in the request's
+// order, as the real SaaS does (OpenPolicy.fill_instance_system): a resource type the action does not
+// relate to is 1902412 "action(x) not support to grant instance", grant and revoke alike, where
+// batch_instance answers 1902417; an unknown action fails in the SaaS's call to the backend (1902000).
+// Nothing is changed.
+func TestBatchPathInstanceSelections(t *testing.T) {
+	path := func(op, actions string) string {
+		return `{"system":"bk_cmdb","operate":"` + op + `","subject":{"type":"user","id":"alice"},"actions":` + actions +
+			`,"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"type":"biz","id":"1","name":"b"},{"type":"host","id":"1","name":"h"}]]}],"expired_at":4102444800}`
+	}
+	bothTransports(t, func(t *testing.T, tr string) {
+		s := newServer(t)
+		for _, op := range []string{"grant", "revoke"} {
+			wantSaaSError(t, tr, send(t, s, tr, "batch_path", path(op, `[{"id":"view_biz"}]`)), 200, 1902412,
+				"Parameter verification failed: action(view_biz) not support to grant instance (VALIDATE_ERROR)")
+			wantSaaSError(t, tr, send(t, s, tr, "batch_path", path(op, `[{"id":"view_host"},{"id":"create_biz"},{"id":"view_biz"}]`)), 200, 1902412,
+				"Parameter verification failed: action(create_biz) not support to grant instance (VALIDATE_ERROR)")
+			r := send(t, s, tr, "batch_path", path(op, `[{"id":"fly"}]`))
+			if r.code() != 1902000 || !strings.Contains(r.message(), "actionID=`fly`") {
+				t.Fatalf("batch_path %s of an unknown action: %s", op, r.raw)
+			}
+		}
+		wantSaaSError(t, tr, send(t, s, tr, "batch_instance",
+			`{"system":"bk_cmdb","operate":"grant","subject":{"type":"user","id":"alice"},"actions":[{"id":"view_biz"}],"resources":[{"system":"bk_cmdb","type":"host","instances":[{"id":"1","name":"h"}]}],"expired_at":4102444800}`),
+			200, 1902417, "Action check error: action `view_biz` related resource types `host` wrong (ACTION_VALIDATE_ERROR)")
+		wantPolicies(t, s, all, noPolicies)
+	})
 }

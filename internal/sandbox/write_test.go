@@ -76,11 +76,11 @@ func TestUnknownActionOrder(t *testing.T) {
 		code       int
 		msg        string
 	}{
-		{"allow-list * then unknown action", body("open", "fly", "host"), 200, 1902412, "fly action not exists (VALIDATE_ERROR)"},
+		{"allow-list * then unknown action", body("open", "fly", "host"), 200, 1902412, "Parameter verification failed: fly action not exists (VALIDATE_ERROR)"},
 		{"allow-list without the action answers first", body("listed", "fly", "host"), 403, 1902403,
 			"authorization_instance api don't support the [fly] of system[listed] (FORBIDDEN)"},
 		{"mismatch", body("open", "view", "user"), 200, 1902417,
-			"resources [open:user] do not match the related resource types [open:host] of action[view] (ACTION_VALIDATE_ERROR)"},
+			"Action check error: action `view` related resource types `user` wrong (ACTION_VALIDATE_ERROR)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,19 +249,20 @@ func TestCreatorActionsWithoutOrOfOtherTypes(t *testing.T) {
 			`{"policy_id":1,"system":"s","subject":{"type":"user","id":"alice"},"action":"edit_t","expired_at":4102444800,"any":false,"paths":["/s,t,1/"]},` +
 			`{"policy_id":2,"system":"s","subject":{"type":"user","id":"alice"},"action":"create_any","expired_at":4102444800,"any":true,"paths":[]}]}`
 		wantPolicies(t, s, all, want)
-		// The created path cannot be revoked from the any policy: the action takes no resources.
+		// The created path cannot be revoked from the any policy: the action takes no resources, and
+		// batch_path says so before its action check (as the real SaaS answered for biz_create).
 		wantSaaSError(t, tr, send(t, s, tr, "batch_path",
 			`{"system":"s","operate":"revoke","subject":{"type":"user","id":"alice"},"actions":[{"id":"create_any"}],"resources":[{"system":"s","type":"t","paths":[[{"type":"t","id":"1","name":"one"}]]}]}`),
-			200, 1902417, "resources [s:t] do not match the related resource types [] of action[create_any] (ACTION_VALIDATE_ERROR)")
+			200, 1902412, "Parameter verification failed: action(create_any) not support to grant instance (VALIDATE_ERROR)")
 		wantPolicies(t, s, all, want)
 		// Node u lists edit_t, an action of another type: the whole grant fails.
 		wantSaaSError(t, tr, send(t, s, tr, "batch_resource_creator_action", creator("u")), 200, 1902417,
-			"resources [s:u] do not match the related resource types [s:t] of action[edit_t] (ACTION_VALIDATE_ERROR)")
+			"Action check error: action `edit_t` related resource types `u` wrong (ACTION_VALIDATE_ERROR)")
 		wantPolicies(t, s, all, want)
 		// So does an action of several types.
 		s2 := newServer(t, withModel(bad))
 		wantSaaSError(t, tr, send(t, s2, tr, "batch_resource_creator_action", creator("t")), 200, 1902417,
-			"resources [s:t] do not match the related resource types [s:t, s:u] of action[edit_tu] (ACTION_VALIDATE_ERROR)")
+			"Action check error: action `edit_tu` related resource types wrong (ACTION_VALIDATE_ERROR)")
 		wantPolicies(t, s2, all, noPolicies)
 	})
 }
