@@ -369,9 +369,9 @@ func actionCheck(sys *System, a *Action, res []resourceReq) *saasError {
 	if len(res) != len(a.RelatedTypes) {
 		return newSaaSError(codeActionValidate, fmt.Sprintf("Action check error: action `%s` related resource types wrong", a.ID))
 	}
-	for i, t := range a.RelatedTypes {
-		if res[i].System != sys.ID || res[i].Type != t {
-			return newSaaSError(codeActionValidate, fmt.Sprintf("Action check error: action `%s` related resource types `%s` wrong", a.ID, res[i].Type))
+	for i, r := range res {
+		if r.System != sys.ID || r.Type != a.RelatedTypes[i] {
+			return newSaaSError(codeActionValidate, fmt.Sprintf("Action check error: action `%s` related resource types `%s` wrong", a.ID, r.Type))
 		}
 	}
 	return nil
