@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	site = realSiteFromEnv()
+	if profile, err = loadSiteProfile(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if site != nil {
 		_ = os.Setenv("BKIAM_APP_SECRET", site.client.AppSecret)
 		if site.client.BKToken != "" {
@@ -56,6 +60,10 @@ type realSite struct {
 }
 
 var site *realSite
+
+// profile names what of the site the site lifecycle tests use
+// (site_acc_test.go): the sandbox's names unless BKIAM_ACC_SITE says.
+var profile *siteProfile
 
 // cli is the CLI the acceptance tests drive (testutil.CLIEnv), for the
 // few tests whose expectations differ: Terraform 1.5.7, Terraform 1.16 or

@@ -401,6 +401,7 @@
 //		    "template_policies": [{"template_id": 7, "group": "1", "action": "project_view", "paths": ["/bk_sops,project,project1/"]}]
 //		  }],
 //		  "users": ["admin", "alice"],
+//		  "directory_users": ["erin"],
 //		  "groups": ["1", "2"],
 //		  "departments": ["1", "2"],
 //		  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["bk_sops"], "esb_skip_login": true,
@@ -437,6 +438,11 @@
 //	    user_departments (user → the departments it belongs to directly) say who a grade manager's
 //	    subject scope admits. The default model: departments 2 and 3 under 1, alice and carol in 2,
 //	    bob in 3, dave and admin in none.
+//	  - directory_users: users the organisation's user directory knows and IAM has not synced yet
+//	    (none by default). The authorization API syncs one on first use (a grant, revoke or creator
+//	    grant naming them works, and IAM knows them from then on; the state file keeps the sync); the
+//	    management API does not sync, and its member add drops such a user silently, as it drops an
+//	    unknown one, until the authorization API has synced them.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the
 //	    app on ESB's skip-login whitelist (bk_username accepted).
 //	  - tokens: ESB bk_token values and the user each stands for.
@@ -453,7 +459,8 @@
 // fsync, rename, directory fsync), so a crash leaves the old or the new file, never a torn one. A state
 // file that does not exist yet starts an empty store and is created at once (so an unwritable location
 // fails at startup, not on the first grant); the management API's state is kept in it too, under
-// "management", which a file from an older sandbox lacks and still loads without; one that exists but cannot be read, parsed or checked is
+// "management", which a file from an older sandbox lacks and still loads without, and so are the
+// directory users the authorization API synced ("synced_users"); one that exists but cannot be read, parsed or checked is
 // a startup error and is left untouched — never silently emptied. If a save fails, the change is rolled back and
 // the call answers 1902500.
 package sandbox

@@ -413,10 +413,32 @@ func adminEcho(actions []string, counts []int) []resultEntry {
 // lookupSubject checks that a user exists (1902412 "user[x] not exists"); unknown groups are handled
 // by the caller, as the real server treats them differently per operation.
 func (s *Server) lookupSubject(subj subject) *saasError {
-	if subj.Type == "user" && !s.model.users[subj.ID] {
+	if subj.Type == "user" && !s.syncUser(subj.ID) {
 		return validateError(fmt.Sprintf("user[%s] not exists", subj.ID))
 	}
 	return nil
+}
+
+// syncUser reports whether IAM knows the user, syncing one the user directory knows into IAM first,
+// as the authorization API does on a user's first use.
+func (s *Server) syncUser(id string) bool {
+	if s.model.users[id] {
+		return true
+	}
+	if !s.model.directory[id] {
+		return false
+	}
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.synced[id] {
+		st.synced[id] = true
+		if st.persist != nil && st.persist() != nil {
+			delete(st.synced, id)
+			return false
+		}
+	}
+	return true
 }
 
 // creatorGrant serves batch_resource_creator_action: every action the system registered for the type

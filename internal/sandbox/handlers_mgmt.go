@@ -440,7 +440,7 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 	}
 	gm.Name, gm.Description, gm.Members, gm.SyncPerm, gm.GroupName, gm.Updated = spec.Name, spec.Description, spec.Members, spec.SyncPerm, spec.GroupName, mc.now
 	gm.Scopes, gm.SubjectScopes = spec.Scopes, spec.SubjectScopes
-	mc.ms.syncGradeManager(gm, mc.s.model.users, mc.now)
+	mc.ms.syncGradeManager(gm, func(u string) bool { return mc.known("user", u) }, mc.now)
 	if g := mc.ms.syncGroup(gm.ID); g != nil {
 		puts, e := mc.syncGroupPolicies(gm, g, scopeSpecs)
 		if e != nil {
@@ -569,7 +569,8 @@ func (mc *mgmtCall) listMembers(g *mgmtGroup) (any, bool, *saasError) {
 func (mc *mgmtCall) known(typ, id string) bool {
 	switch typ {
 	case "user":
-		return mc.s.model.users[id]
+		// A directory user IAM has not synced yet is unknown here: the management API does not sync.
+		return mc.s.model.users[id] || mc.s.store.synced[id]
 	case "department":
 		return mc.s.model.departments[id]
 	}

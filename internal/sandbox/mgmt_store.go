@@ -208,7 +208,7 @@ func (ms *mgmtState) syncGroup(gm int64) *mgmtGroup {
 // deleted; with it the group is created (named group_name or "<name>-管理员组") or renamed when
 // group_name is given, and its user members are made the grade manager's members that are users
 // the model knows.
-func (ms *mgmtState) syncGradeManager(gm *gradeManager, users map[string]bool, now time.Time) {
+func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) bool, now time.Time) {
 	g := ms.syncGroup(gm.ID)
 	if !gm.SyncPerm {
 		if g != nil {
@@ -229,7 +229,7 @@ func (ms *mgmtState) syncGradeManager(gm *gradeManager, users map[string]bool, n
 	}
 	want := map[string]bool{}
 	for _, u := range gm.Members {
-		if users[u] {
+		if knownUser(u) {
 			want[u] = true
 		}
 	}

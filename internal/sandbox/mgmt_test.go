@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -447,4 +448,44 @@ func TestSubjectGroupsQuota(t *testing.T) {
 	add(groups[1], "alice", 200, 0) // already a member: its expiry only
 	add(groups[3], "alice", 200, 0) // no permissions: not counted
 	add(groups[2], "bob", 200, 0)
+}
+
+// The user directory: a user it knows but IAM has not synced is dropped silently by the management
+// API's member add (which does not sync), and synced by the authorization API's first use, after
+// which the member add takes them. The sync survives a restart with a state file.
+func TestDirectoryUsersSyncOnFirstAuthorization(t *testing.T) {
+	m := sandbox.DefaultModel()
+	m.DirectoryUsers = []string{"erin"}
+	raw, _ := json.Marshal(m)
+	model, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "state.json")
+	s := newServer(t, sandbox.WithModel(model), sandbox.WithStateFile(state))
+	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", `{"name":"ops","description":"","members":["alice"],"subject_scopes":[{"type":"*","id":"*"}],
+  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}]}`, 200, 0)
+	group := itoa(int(mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"gg","description":""}]}`, 200, 0).body["data"].([]any)[0].(float64)))
+	members := func(s http.Handler) string {
+		t.Helper()
+		var ids []string
+		for _, m := range mustMgmt(t, s, "GET", "bk_cmdb/groups/"+group+"/members/?page=1&page_size=100", "", 200, 0).body["data"].(map[string]any)["results"].([]any) {
+			ids = append(ids, m.(map[string]any)["id"].(string))
+		}
+		slices.Sort(ids)
+		return strings.Join(ids, ",")
+	}
+	add := `{"members":[{"type":"user","id":"erin"},{"type":"user","id":"bob"}],"expired_at":4102444800}`
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+group+"/members/", add, 200, 0)
+	if got := members(s); got != "bob" {
+		t.Fatalf("members before erin's sync: %s, want bob (erin dropped silently)", got)
+	}
+	wantOK(t, send(t, s, "gateway", "batch_instance", hostGrant("erin", "1")))
+	s2 := newServer(t, sandbox.WithModel(model), sandbox.WithStateFile(state))
+	mustMgmt(t, s2, "POST", "bk_cmdb/groups/"+group+"/members/", add, 200, 0)
+	if got := members(s2); got != "bob,erin" {
+		t.Fatalf("members after erin's sync and a restart: %s, want bob,erin", got)
+	}
+	wantSaaSError(t, "gateway", send(t, s2, "gateway", "batch_instance", hostGrant("frank", "1")), 200, 1902412,
+		"Parameter verification failed: user[frank] not exists (VALIDATE_ERROR)")
 }

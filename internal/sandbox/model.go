@@ -22,6 +22,10 @@ type Model struct {
 	Systems []System `json:"systems"`
 	Users   []string `json:"users"`
 	Groups  []string `json:"groups"`
+	// DirectoryUsers are users the organisation's user directory knows and IAM has not synced yet.
+	// The authorization API syncs such a user on first use (IAM then knows them for good); the
+	// management API's member add does not, and drops them silently, as it drops unknown users.
+	DirectoryUsers []string `json:"directory_users,omitempty"`
 	// Departments are the organisation's department ids (numeric), for group members.
 	Departments []string `json:"departments,omitempty"`
 	// DepartmentParents places departments in the organisation's tree (department → parent);
@@ -37,6 +41,7 @@ type Model struct {
 
 	systems     map[string]*System
 	users       map[string]bool
+	directory   map[string]bool
 	groups      map[string]bool
 	departments map[string]bool
 	apps        map[string]*App
@@ -322,6 +327,13 @@ func (m *Model) validate() error {
 			return fmt.Errorf("users[%d]: blank user id", i)
 		}
 		m.users[u] = true
+	}
+	m.directory = map[string]bool{}
+	for i, u := range m.DirectoryUsers {
+		if u == "" || m.users[u] {
+			return fmt.Errorf("directory_users[%d]: %q is blank or already one of users", i, u)
+		}
+		m.directory[u] = true
 	}
 	m.groups = map[string]bool{}
 	for i, g := range m.Groups {

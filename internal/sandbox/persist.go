@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -19,6 +21,8 @@ type stateFile struct {
 	Policies      []statePolicy `json:"policies"`
 	// Management is the management API's state (mgmt_persist.go); absent in older files.
 	Management *stateMgmt `json:"management,omitempty"`
+	// SyncedUsers are the directory users the authorization API synced into IAM.
+	SyncedUsers []string `json:"synced_users,omitempty"`
 }
 
 type statePolicy struct {
@@ -40,7 +44,7 @@ const stateVersion = 1
 
 func (st *store) snapshotLocked() stateFile {
 	sf := stateFile{Version: stateVersion, NextPolicyID: st.nextID, NextBackendID: st.nextBackendID, Policies: []statePolicy{},
-		Management: st.mgmt.snapshot()}
+		Management: st.mgmt.snapshot(), SyncedUsers: slices.Sorted(maps.Keys(st.synced))}
 	for _, p := range st.sortedPoliciesLocked() {
 		sp := statePolicy{PolicyID: p.ID, BackendID: p.BackendID, System: p.Key.System,
 			Subject: Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID}, Action: p.Key.Action, Template: p.Key.TemplateID,
@@ -107,6 +111,10 @@ func (st *store) restoreLocked(sf stateFile) error {
 		return err
 	}
 	st.policies, st.nextID, st.nextBackendID, st.mgmt = policies, sf.NextPolicyID, sf.NextBackendID, ms
+	st.synced = map[string]bool{}
+	for _, u := range sf.SyncedUsers {
+		st.synced[u] = true
+	}
 	return nil
 }
 

@@ -111,6 +111,8 @@ type store struct {
 	policies      map[policyKey]*policy
 	nextID        int64
 	nextBackendID int64
+	// synced are the model's directory users the authorization API has synced into IAM.
+	synced map[string]bool
 	// mgmt is the management API's state (mgmt_store.go); groupFloor is where its group ids start
 	// (after the model's groups, so that ids never collide).
 	mgmt       *mgmtState
@@ -131,6 +133,7 @@ func newStore() *store {
 
 func (st *store) resetLocked() {
 	st.policies = map[policyKey]*policy{}
+	st.synced = map[string]bool{}
 	st.mgmt = newMgmtState(st.groupFloor)
 	st.nextID = 1
 	st.nextBackendID = 1 + backendIDOffset

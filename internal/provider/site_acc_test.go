@@ -1,0 +1,620 @@
+package provider
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+// The site lifecycle tests (TestAccSite_*) take every resource and data
+// source through its life on whatever IAM the acceptance tests point at:
+// the sandbox by default, or a real site (BKIAM_ACC_APIGW_URL …, with the
+// names to use in the JSON file BKIAM_ACC_SITE; make testacc-site, and
+// docs/development.md). They name nothing of the sandbox's model but what
+// the profile says, and they check what IAM holds through IAM's own read
+// APIs (the policy list, the model, the management API's reads), never
+// through the sandbox's inspection routes, so that they mean the same on
+// both. Each leaves IAM as it found it.
+
+// siteProfile names what of a site the lifecycle tests use.
+type siteProfile struct {
+	// System is the system granted in; the app must be its client, with
+	// the actions and creator type on IAM's allow-list and the management
+	// API allowed.
+	System string `json:"system"`
+	// Users are two users IAM knows (or its user directory): the first is
+	// the grade manager's member, the second is granted and made a member.
+	Users []string `json:"users"`
+	// Type is a resource type of System; Instances three of its ids, and
+	// Actions two actions related to Type alone.
+	Type      string   `json:"type"`
+	Instances []string `json:"instances"`
+	Actions   []string `json:"actions"`
+	// Creator is a type with a creator configuration in System, with the
+	// ancestor every instance is created under (none when ParentType is
+	// empty) and two new instance ids.
+	Creator struct {
+		Type       string   `json:"type"`
+		ParentType string   `json:"parent_type"`
+		ParentID   string   `json:"parent_id"`
+		Instances  []string `json:"instances"`
+	} `json:"creator"`
+}
+
+// sandboxProfile is the profile of the sandbox's default model.
+func sandboxProfile() *siteProfile {
+	p := &siteProfile{System: "bk_cmdb", Users: []string{"alice", "bob"}, Type: "host",
+		Instances: []string{"1", "2", "3"}, Actions: []string{"view_host", "edit_host"}}
+	p.Creator.Type, p.Creator.Instances = "biz", []string{"c1", "c2"}
+	return p
+}
+
+// loadSiteProfile reads BKIAM_ACC_SITE; without it, a real site must have
+// the sandbox's names.
+func loadSiteProfile() (*siteProfile, error) {
+	path := os.Getenv("BKIAM_ACC_SITE")
+	if path == "" {
+		return sandboxProfile(), nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("BKIAM_ACC_SITE: %w", err)
+	}
+	p := &siteProfile{}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(p); err != nil {
+		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: %w", path, err)
+	}
+	switch {
+	case p.System == "" || p.Type == "" || p.Creator.Type == "":
+		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: system, type and creator.type are required", path)
+	case len(p.Users) < 2 || len(p.Instances) < 3 || len(p.Actions) < 2 || len(p.Creator.Instances) < 2:
+		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: give two users, three instances, two actions and two creator instances", path)
+	case (p.Creator.ParentType == "") != (p.Creator.ParentID == ""):
+		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: give both creator.parent_type and creator.parent_id, or neither", path)
+	}
+	return p, nil
+}
+
+// siteEnv is where a site lifecycle test runs.
+type siteEnv struct {
+	t        *testing.T
+	p        *siteProfile
+	provider string
+	client   *bkiam.Client
+	// suffix makes the names of grade managers and groups unique, across
+	// runs too (grade manager names are unique across IAM).
+	suffix string
+}
+
+func newSiteEnv(t *testing.T) *siteEnv {
+	t.Helper()
+	e := &siteEnv{t: t, p: profile}
+	if site != nil && site.client.APIGatewayURL == "" {
+		t.Skip("the site lifecycle tests read IAM through the API gateway: set BKIAM_ACC_APIGW_URL")
+	}
+	var sb *sandboxtest.Sandbox
+	sb, e.provider = target(t)
+	e.client = outsideClient(t, sb)
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	e.suffix = hex.EncodeToString(b)
+	return e
+}
+
+// holds is what subject holds of action through IAM's policy list: the
+// union of its rows' expressions (nil when none).
+func (e *siteEnv) holds(subjectType, subjectID, action string) []*policyexpr.Expr {
+	e.t.Helper()
+	policies, err := e.client.ScanPolicies(context.Background(), bkiam.PolicyKindABAC, e.p.System, action)
+	if err != nil {
+		e.t.Fatalf("reading the policies of %s: %v", action, err)
+	}
+	var out []*policyexpr.Expr
+	for _, p := range policies {
+		if p.Subject.Type != subjectType || p.Subject.ID != subjectID {
+			continue
+		}
+		expr, err := policyexpr.Parse(p.Expression)
+		if err != nil {
+			e.t.Fatalf("%s's policy of %s: %v", subjectID, action, err)
+		}
+		out = append(out, expr)
+	}
+	return out
+}
+
+// heldInstances is, for each action, which of ids user holds (a plain
+// instance of typ, or under ancestors).
+func (e *siteEnv) heldInstances(user string, actions []string, typ string, ancestors []policyexpr.Node, ids []string) map[string][]string {
+	e.t.Helper()
+	out := map[string][]string{}
+	for _, a := range actions {
+		for _, expr := range e.holds("user", user, a) {
+			for _, id := range ids {
+				held := expr.HoldsInstance(typ, id)
+				if ancestors != nil {
+					held = expr.HoldsPath(typ, id, ancestors)
+				}
+				if held && !slices.Contains(out[a], id) {
+					out[a] = append(out[a], id)
+				}
+			}
+		}
+		slices.Sort(out[a])
+	}
+	return out
+}
+
+// expectHeld checks, through IAM's reads, that user holds exactly want
+// of ids.
+func (e *siteEnv) expectHeld(user string, actions []string, typ string, ancestors []policyexpr.Node, ids []string, want map[string][]string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got := e.heldInstances(user, actions, typ, ancestors, ids)
+		for a := range got {
+			if len(got[a]) == 0 {
+				delete(got, a)
+			}
+		}
+		if !maps.EqualFunc(got, want, slices.Equal) {
+			return fmt.Errorf("IAM says %s holds %v of %s %v, want %v", user, got, typ, ids, want)
+		}
+		return nil
+	}
+}
+
+// emptyPlanAfterApply, in plancheck form for steps.
+var siteEmptyPlan = resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+
+// hclMap renders ids as an HCL map of id = id (names equal to ids, so that
+// an import, which names instances by id, reads back the configuration).
+func hclMap(ids ...string) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%q = %q", id, id)
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+// TestAccSite_InstanceGrant: a user's grant created, changed, drifted
+// (revoked outside, refreshed with detect_drift, granted again), imported
+// and destroyed; IAM read through its policy list after every step.
+func TestAccSite_InstanceGrant(t *testing.T) {
+	e := newSiteEnv(t)
+	p := e.p
+	user, ids := p.Users[1], p.Instances
+	before := e.heldInstances(user, p.Actions, p.Type, nil, ids)
+	provider := strings.Replace(e.provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
+	grant := func(actions []string, instances ...string) string {
+		return provider + fmt.Sprintf(`
+resource "bkiam_instance_grant" "site" {
+  system    = %q
+  subject   = { type = "user", id = %q }
+  actions   = %s
+  resources = [{ system = %q, type = %q, instances = %s }]
+}
+`, p.System, user, hclList(actions), p.System, p.Type, hclMap(instances...))
+	}
+	addr := "bkiam_instance_grant.site"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:           grant(p.Actions[:1], ids[0], ids[1]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					e.expectHeld(user, p.Actions, p.Type, nil, ids, withBefore(before, map[string][]string{p.Actions[0]: {ids[0], ids[1]}})),
+					resource.TestCheckResourceAttrWith(addr, "policies."+p.Actions[0], positive),
+				),
+			},
+			{
+				Config:           grant(p.Actions[:2], ids[1], ids[2]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check: e.expectHeld(user, p.Actions, p.Type, nil, ids,
+					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}})),
+			},
+			{
+				// Revoked outside Terraform: the refresh sees it, the plan grants it again.
+				PreConfig: func() { e.instanceCall(bkiam.OperationRevoke, user, p.Actions[0], ids[1]) },
+				Config:    grant(p.Actions[:2], ids[1], ids[2]),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: e.expectHeld(user, p.Actions, p.Type, nil, ids,
+					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}})),
+			},
+			{
+				ResourceName:  addr,
+				ImportState:   true,
+				ImportStateId: fmt.Sprintf("%s/user/%s/%s/%s/%s", p.System, user, strings.Join(p.Actions[:2], ","), p.System, p.Type),
+				// The import reads instances and expiry; policy ids come only with a grant's answer.
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"policies"},
+			},
+		},
+		CheckDestroy: e.expectHeld(user, p.Actions, p.Type, nil, ids, before),
+	})
+}
+
+// withBefore is want plus what the user held before the test.
+func withBefore(before, want map[string][]string) map[string][]string {
+	out := maps.Clone(want)
+	for a, ids := range before {
+		out[a] = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(out[a]), ids...))))
+	}
+	return out
+}
+
+func positive(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 {
+		return fmt.Errorf("%q is not a policy id", v)
+	}
+	return nil
+}
+
+// instanceCall grants or revokes action on one instance for user, outside
+// Terraform.
+func (e *siteEnv) instanceCall(op bkiam.Operation, user, action, id string) {
+	e.t.Helper()
+	_, err := e.client.BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
+		System: e.p.System, Operate: op, ExpiredAt: bkiam.PermanentExpiry,
+		Subject: bkiam.Subject{Type: "user", ID: user}, Actions: []bkiam.Action{{ID: action}},
+		Resources: []bkiam.InstanceResource{{System: e.p.System, Type: e.p.Type, Instances: []bkiam.Instance{{ID: id, Name: id}}}},
+	})
+	if err != nil {
+		e.t.Fatalf("%s outside Terraform: %v", op, err)
+	}
+}
+
+// TestAccSite_CreatorGrant: a creator grant without actions (the model's
+// creator configuration bounds what it records), changed, imported and
+// destroyed; what the creator holds on each created path read through the
+// policy list.
+func TestAccSite_CreatorGrant(t *testing.T) {
+	e := newSiteEnv(t)
+	p := e.p
+	user, c := p.Users[1], p.Creator
+	model, err := e.client.SystemModel(context.Background(), p.System)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := model.CreatorNode(c.Type)
+	if node == nil {
+		t.Fatalf("system %s has no creator configuration for %s", p.System, c.Type)
+	}
+	var configured []string
+	for _, a := range node.Actions {
+		configured = append(configured, a.ID)
+	}
+	slices.Sort(configured)
+	var ancestors []policyexpr.Node
+	ancestorsHCL := ""
+	if c.ParentType != "" {
+		ancestors = []policyexpr.Node{{Type: c.ParentType, ID: c.ParentID}}
+		ancestorsHCL = fmt.Sprintf(`, ancestors = [{ system = %q, type = %q, id = %q }]`, p.System, c.ParentType, c.ParentID)
+	}
+	before := e.heldInstances(user, configured, c.Type, ancestors, c.Instances)
+	grant := func(ids ...string) string {
+		var b strings.Builder
+		for _, id := range ids {
+			fmt.Fprintf(&b, "    %q = { name = %q%s }\n", id, id, ancestorsHCL)
+		}
+		return e.provider + fmt.Sprintf(`
+resource "bkiam_creator_grant" "site" {
+  system    = %q
+  type      = %q
+  creator   = %q
+  instances = {
+%s  }
+}
+`, p.System, c.Type, user, b.String())
+	}
+	each := func(ids ...string) map[string][]string {
+		out := map[string][]string{}
+		for _, a := range configured {
+			out[a] = ids
+		}
+		return withBefore(before, out)
+	}
+	addr := "bkiam_creator_grant.site"
+	grantedActions := func(s *terraform.State) error {
+		got := []string{}
+		for k, v := range s.RootModule().Resources[addr].Primary.Attributes {
+			if strings.HasPrefix(k, "granted_actions.") && k != "granted_actions.#" {
+				got = append(got, v)
+			}
+		}
+		if slices.Sort(got); !slices.Equal(got, configured) {
+			return fmt.Errorf("granted_actions %v, want the creator configuration's %v", got, configured)
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:           grant(c.Instances[0]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check:            resource.ComposeAggregateTestCheckFunc(grantedActions, e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0]))),
+			},
+			{
+				Config:           grant(c.Instances[0], c.Instances[1]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check:            e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
+			},
+			{
+				Config:           grant(c.Instances[1]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check:            e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[1])),
+			},
+			{
+				// Import records system, type and creator; the next apply registers the rest.
+				ResourceName:  addr,
+				ImportState:   true,
+				ImportStateId: fmt.Sprintf("%s/%s/%s", p.System, c.Type, user),
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 || states[0].Attributes["creator"] != user || states[0].Attributes["type"] != c.Type {
+						return fmt.Errorf("imported %v", states)
+					}
+					return nil
+				},
+			},
+		},
+		CheckDestroy: e.expectHeld(user, configured, c.Type, ancestors, c.Instances, before),
+	})
+}
+
+// TestAccSite_GroupsAsCode: a grade manager, a group, its members and a
+// permission, with the data sources that find the first two by name:
+// created, changed, drifted (a member removed and a permission revoked
+// outside Terraform), imported and destroyed; what IAM holds read through
+// the management API.
+func TestAccSite_GroupsAsCode(t *testing.T) {
+	e := newSiteEnv(t)
+	p := e.p
+	ctx := context.Background()
+	gmName, groupName := "tf-acc-"+e.suffix, "tf-acc-dev-"+e.suffix
+	scope := make([]string, len(p.Instances))
+	for i, id := range p.Instances {
+		scope[i] = fmt.Sprintf("{ id = %q }", id)
+	}
+	config := func(description string, members map[string]string, permitted ...string) string {
+		var m []string
+		for _, u := range slices.Sorted(maps.Keys(members)) {
+			m = append(m, fmt.Sprintf("%s = %q", u, members[u]))
+		}
+		return e.provider + fmt.Sprintf(`
+resource "bkiam_grade_manager" "site" {
+  system  = %[1]q
+  name    = %[2]q
+  members = [%[3]q]
+  authorization_scopes = [{
+    system    = %[1]q
+    actions   = %[4]s
+    resources = [{ system = %[1]q, type = %[5]q, instances = [%[6]s] }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "site" {
+  system           = %[1]q
+  grade_manager_id = bkiam_grade_manager.site.id
+  name             = %[7]q
+  description      = %[8]q
+}
+
+resource "bkiam_group_members" "site" {
+  system   = %[1]q
+  group_id = bkiam_group.site.id
+  users    = { %[9]s }
+}
+
+resource "bkiam_group_permission" "site" {
+  system    = %[1]q
+  group_id  = bkiam_group.site.id
+  actions   = [%[10]q]
+  resources = [{ system = %[1]q, type = %[5]q, instances = %[11]s }]
+}
+
+data "bkiam_grade_manager" "site" {
+  system = %[1]q
+  name   = bkiam_grade_manager.site.name
+}
+
+data "bkiam_group" "site" {
+  system           = %[1]q
+  grade_manager_id = data.bkiam_grade_manager.site.id
+  name             = bkiam_group.site.name
+}
+`, p.System, gmName, p.Users[0], hclList(p.Actions), p.Type, strings.Join(scope, ", "), groupName, description,
+			strings.Join(m, ", "), p.Actions[0], hclMap(permitted...))
+	}
+	var gmID, groupID int64
+	ids := func(s *terraform.State) error {
+		var err1, err2 error
+		gmID, err1 = strconv.ParseInt(s.RootModule().Resources["bkiam_grade_manager.site"].Primary.ID, 10, 64)
+		groupID, err2 = strconv.ParseInt(s.RootModule().Resources["bkiam_group.site"].Primary.ID, 10, 64)
+		return errors.Join(err1, err2)
+	}
+	// inIAM checks through the management API: the grade manager's members,
+	// the group's name and description, its members, and the instances of
+	// its permission.
+	inIAM := func(description string, members []string, permitted ...string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			if err := ids(s); err != nil {
+				return err
+			}
+			gm, err := e.client.GradeManager(ctx, p.System, gmID)
+			if err != nil {
+				return fmt.Errorf("the grade manager: %w", err)
+			}
+			if gm.Name != gmName || !slices.Equal(gm.Members, []string{p.Users[0]}) {
+				return fmt.Errorf("IAM's grade manager %+v", gm)
+			}
+			group, err := e.client.GroupByName(ctx, p.System, gmID, groupName)
+			if err != nil || group == nil || group.ID != groupID || group.Description != description {
+				return fmt.Errorf("IAM's group %+v (%v), want id %d, description %q", group, err, groupID, description)
+			}
+			listed, err := e.client.GroupMembers(ctx, p.System, groupID)
+			if err != nil {
+				return err
+			}
+			var got []string
+			for _, m := range listed {
+				got = append(got, m.Type+"/"+m.ID)
+			}
+			slices.Sort(got)
+			var want []string
+			for _, u := range members {
+				want = append(want, "user/"+u)
+			}
+			if slices.Sort(want); !slices.Equal(got, want) {
+				return fmt.Errorf("IAM's members %v, want %v", got, want)
+			}
+			policies, err := e.client.GroupPolicies(ctx, p.System, groupID)
+			if err != nil {
+				return err
+			}
+			var instances []string
+			for _, gp := range policies {
+				if gp.Action != p.Actions[0] {
+					return fmt.Errorf("the group holds %s too", gp.Action)
+				}
+				for _, rg := range gp.ResourceGroups {
+					for _, tp := range rg {
+						for _, path := range tp.Paths {
+							instances = append(instances, path[len(path)-1].ID)
+						}
+					}
+				}
+			}
+			if slices.Sort(instances); !slices.Equal(instances, permitted) {
+				return fmt.Errorf("IAM's permission of %s covers %v, want %v", p.Actions[0], instances, permitted)
+			}
+			return nil
+		}
+	}
+	both := map[string]string{p.Users[0]: "permanent", p.Users[1]: "permanent"}
+	dataSources := resource.ComposeAggregateTestCheckFunc(
+		resource.TestCheckResourceAttrPair("data.bkiam_grade_manager.site", "id", "bkiam_grade_manager.site", "id"),
+		resource.TestCheckResourceAttrPair("data.bkiam_group.site", "id", "bkiam_group.site", "id"),
+	)
+	importStep := func(addr string, id func(s *terraform.State) string, ignore ...string) resource.TestStep {
+		return resource.TestStep{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: ignore,
+			ImportStateIdFunc: func(s *terraform.State) (string, error) { return id(s), ids(s) }}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:           config("first", map[string]string{p.Users[1]: "permanent"}, p.Instances[0]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check:            resource.ComposeAggregateTestCheckFunc(inIAM("first", []string{p.Users[1]}, p.Instances[0]), dataSources),
+			},
+			{
+				Config:           config("second", both, p.Instances[0], p.Instances[1]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check:            inIAM("second", p.Users, p.Instances[0], p.Instances[1]),
+			},
+			{
+				// A member removed and a permission revoked outside Terraform:
+				// the refresh sees both, the plan restores both.
+				PreConfig: func() {
+					if err := e.client.DeleteMembers(ctx, p.System, groupID, "user", []string{p.Users[1]}); err != nil {
+						t.Fatal(err)
+					}
+					if err := e.client.RevokeGroupPolicies(ctx, p.System, groupID, bkiam.GroupPolicyRequest{System: p.System,
+						Actions: []bkiam.Action{{ID: p.Actions[0]}}, Resources: []bkiam.PathResource{{System: p.System, Type: p.Type,
+							Paths: [][]bkiam.PathNode{{{System: p.System, Type: p.Type, ID: p.Instances[1], Name: p.Instances[1]}}}}}}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config("second", both, p.Instances[0], p.Instances[1]),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("bkiam_group_members.site", plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction("bkiam_group_permission.site", plancheck.ResourceActionUpdate),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: inIAM("second", p.Users, p.Instances[0], p.Instances[1]),
+			},
+			// What IAM cannot read back comes from the configuration at the next apply.
+			importStep("bkiam_grade_manager.site", func(*terraform.State) string { return fmt.Sprintf("%s/%d", p.System, gmID) },
+				"authorization_scopes", "subject_scopes", "group_name", "sync_perm", "timeouts"),
+			importStep("bkiam_group.site", func(*terraform.State) string { return fmt.Sprintf("%s/%d/%d", p.System, gmID, groupID) }),
+			importStep("bkiam_group_members.site", func(*terraform.State) string { return fmt.Sprintf("%s/%d", p.System, groupID) }),
+			{
+				// IAM names a group permission's instances by the system's resource provider, not by
+				// the names a grant sent: the import reads IAM's names, so compare the ids.
+				ResourceName: "bkiam_group_permission.site", ImportState: true,
+				ImportStateIdFunc: func(s *terraform.State) (string, error) {
+					return fmt.Sprintf("%s/%d/%s", p.System, groupID, p.Actions[0]), ids(s)
+				},
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					if len(states) != 1 {
+						return fmt.Errorf("imported %d objects", len(states))
+					}
+					a := states[0].Attributes
+					var got []string
+					for k := range a {
+						if id, ok := strings.CutPrefix(k, "resources.0.instances."); ok && id != "%" {
+							got = append(got, id)
+						}
+					}
+					if slices.Sort(got); a["actions.0"] != p.Actions[0] || !slices.Equal(got, []string{p.Instances[0], p.Instances[1]}) {
+						return fmt.Errorf("imported actions %s on %v, want %s on %v", a["actions.0"], got, p.Actions[0], p.Instances[:2])
+					}
+					return nil
+				},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := e.client.GradeManager(ctx, p.System, gmID); !errors.Is(err, bkiam.ErrNotOwned) {
+				return fmt.Errorf("after destroy, reading the grade manager: %v, want it gone", err)
+			}
+			return nil
+		},
+	})
+}
+
+// TestAccSite_SystemDataSource: the model IAM serves for the system, with
+// the profile's actions on its type and the creator configuration of the
+// creator type.
+func TestAccSite_SystemDataSource(t *testing.T) {
+	e := newSiteEnv(t)
+	p := e.p
+	checks := []resource.TestCheckFunc{
+		resource.TestCheckResourceAttr("data.bkiam_system.site", "system", p.System),
+		resource.TestCheckResourceAttrSet("data.bkiam_system.site", "creator_actions."+p.Creator.Type+".actions.#"),
+	}
+	for _, a := range p.Actions {
+		checks = append(checks, resource.TestCheckResourceAttr("data.bkiam_system.site", "actions."+a+".related_resource_types.0.id", p.Type))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: e.provider + fmt.Sprintf("data \"bkiam_system\" \"site\" {\n  system = %q\n}\n", p.System),
+			Check:  resource.ComposeAggregateTestCheckFunc(checks...),
+		}},
+	})
+}
