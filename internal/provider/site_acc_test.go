@@ -472,7 +472,7 @@ data "bkiam_group" "site" {
 			}
 			group, err := e.client.GroupByName(ctx, p.System, gmID, groupName)
 			if err != nil || group == nil || group.ID != groupID || group.Description != description {
-				return fmt.Errorf("IAM's group %+v (%v), want id %d, description %q", group, err, groupID, description)
+				return fmt.Errorf("IAM's group %+v (%w), want id %d, description %q", group, err, groupID, description)
 			}
 			listed, err := e.client.GroupMembers(ctx, p.System, groupID)
 			if err != nil {
@@ -590,7 +590,7 @@ data "bkiam_group" "site" {
 		},
 		CheckDestroy: func(*terraform.State) error {
 			if _, err := e.client.GradeManager(ctx, p.System, gmID); !errors.Is(err, bkiam.ErrNotOwned) {
-				return fmt.Errorf("after destroy, reading the grade manager: %v, want it gone", err)
+				return fmt.Errorf("after destroy, reading the grade manager: %w, want it gone", err)
 			}
 			return nil
 		},
