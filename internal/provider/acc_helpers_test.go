@@ -98,14 +98,35 @@ func realSiteFromEnv() *realSite {
 }
 
 // target returns where an acceptance test runs: a fresh sandbox over the
-// API gateway (sb set), or the real site (sb nil).
+// API gateway (sb set), or the real site (sb nil). The tests that call it
+// name the sandbox model's systems, users and instances: against a site
+// described by BKIAM_ACC_SITE they skip, and the site lifecycle tests
+// (siteTarget) run instead.
 func target(t *testing.T) (sb *sandboxtest.Sandbox, provider string) {
+	t.Helper()
+	sandboxNames(t)
+	return siteTarget(t)
+}
+
+// siteTarget is target for the tests that take their names from the
+// profile.
+func siteTarget(t *testing.T) (sb *sandboxtest.Sandbox, provider string) {
 	t.Helper()
 	if site != nil {
 		return nil, site.provider
 	}
 	sb = sandboxtest.Start(t)
 	return sb, transports[0].block(sb.URL)
+}
+
+// sandboxNames skips a test written with the sandbox model's names when
+// the site under test has names of its own (BKIAM_ACC_SITE).
+func sandboxNames(t *testing.T) {
+	t.Helper()
+	if site != nil && os.Getenv("BKIAM_ACC_SITE") != "" {
+		t.Skip("names the sandbox model's systems, users and instances; the site under test has its own (BKIAM_ACC_SITE): " +
+			"the site lifecycle tests, TestAccSite_*, cover it")
+	}
 }
 
 // needsSandbox skips a test that injects faults or reads the sandbox
@@ -173,6 +194,7 @@ provider "bkiam" {
 // eachTransport runs f once per transport, each against its own sandbox;
 // against a real site, once with sb nil.
 func eachTransport(t *testing.T, f func(t *testing.T, sb *sandboxtest.Sandbox, provider string)) {
+	sandboxNames(t)
 	if site != nil {
 		t.Run("real", func(t *testing.T) { f(t, nil, site.provider) })
 		return

@@ -112,7 +112,7 @@ func newSiteEnv(t *testing.T) *siteEnv {
 		t.Skip("the site lifecycle tests read IAM through the API gateway: set BKIAM_ACC_APIGW_URL")
 	}
 	var sb *sandboxtest.Sandbox
-	sb, e.provider = target(t)
+	sb, e.provider = siteTarget(t)
 	e.client = outsideClient(t, sb)
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
