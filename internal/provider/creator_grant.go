@@ -92,9 +92,10 @@ func (creatorGrant) schema(context.Context) schema.Schema {
 				MarkdownDescription: "The actions recorded as granted: revoked from every path on destroy.",
 			},
 			"policies": schema.MapAttribute{
-				Computed:            true,
-				ElementType:         types.Int64Type,
-				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID); `0` for `admin`.",
+				Computed:    true,
+				ElementType: types.Int64Type,
+				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID), as the creator " +
+					"grant answers it (the IAM SaaS's id); `0` for `admin`.",
 			},
 			"timeouts": timeoutsAttribute(),
 		},

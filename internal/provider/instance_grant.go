@@ -119,8 +119,10 @@ func (instanceGrant) schema(context.Context) schema.Schema {
 			"policies": schema.MapAttribute{
 				Computed:    true,
 				ElementType: types.Int64Type,
-				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID). IAM keeps one " +
-					"policy per subject and action, shared with other grants of the same action; `0` for grants to `admin`.",
+				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID), as a grant answers " +
+					"it: the IAM SaaS's id, which IAM's policy list (read by `detect_drift` and import) does not show. IAM " +
+					"keeps one policy per subject and action, shared with other grants of the same action; `0` for grants " +
+					"to `admin`; empty after an import until the next grant.",
 			},
 			"timeouts": timeoutsAttribute(),
 		},

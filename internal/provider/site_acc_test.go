@@ -214,6 +214,15 @@ resource "bkiam_instance_grant" "site" {
 `, p.System, user, hclList(actions), p.System, p.Type, hclMap(instances...))
 	}
 	addr := "bkiam_instance_grant.site"
+	// The policy id is the one a grant answers (the SaaS's); a refresh that
+	// read IAM's policy list must not replace it with the list's own id.
+	var policyID string
+	samePolicyID := resource.TestCheckResourceAttrWith(addr, "policies."+p.Actions[0], func(v string) error {
+		if v != policyID {
+			return fmt.Errorf("policies.%s is %s, was %s when granted: the policy was not recreated", p.Actions[0], v, policyID)
+		}
+		return nil
+	})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -222,14 +231,14 @@ resource "bkiam_instance_grant" "site" {
 				ConfigPlanChecks: siteEmptyPlan,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					e.expectHeld(user, p.Actions, p.Type, nil, ids, withBefore(before, map[string][]string{p.Actions[0]: {ids[0], ids[1]}})),
-					resource.TestCheckResourceAttrWith(addr, "policies."+p.Actions[0], positive),
+					resource.TestCheckResourceAttrWith(addr, "policies."+p.Actions[0], func(v string) error { policyID = v; return positive(v) }),
 				),
 			},
 			{
 				Config:           grant(p.Actions[:2], ids[1], ids[2]),
 				ConfigPlanChecks: siteEmptyPlan,
-				Check: e.expectHeld(user, p.Actions, p.Type, nil, ids,
-					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}})),
+				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
+					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
 			{
 				// Revoked outside Terraform: the refresh sees it, the plan grants it again.
@@ -239,8 +248,25 @@ resource "bkiam_instance_grant" "site" {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: e.expectHeld(user, p.Actions, p.Type, nil, ids,
-					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}})),
+				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
+					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
+			},
+			{
+				// Revoked outside again, seen by a refresh alone (apply -refresh-only): state drops
+				// the instance and keeps the policy id the grant answered.
+				PreConfig:          func() { e.instanceCall(bkiam.OperationRevoke, user, p.Actions[0], ids[2]) },
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true, // the plan grants it again: the next step
+				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID,
+					resource.TestCheckNoResourceAttr(addr, "resources.0.instances."+ids[2]),
+					e.expectHeld(user, p.Actions, p.Type, nil, ids,
+						withBefore(before, map[string][]string{p.Actions[0]: {ids[1]}, p.Actions[1]: {ids[1], ids[2]}}))),
+			},
+			{
+				Config:           grant(p.Actions[:2], ids[1], ids[2]),
+				ConfigPlanChecks: siteEmptyPlan,
+				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
+					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
 			{
 				ResourceName:  addr,
