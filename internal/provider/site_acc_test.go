@@ -339,12 +339,13 @@ func TestAccSite_CreatorGrant(t *testing.T) {
 		ancestorsHCL = fmt.Sprintf(`, ancestors = [{ system = %q, type = %q, id = %q }]`, p.System, c.ParentType, c.ParentID)
 	}
 	before := e.heldInstances(user, configured, c.Type, ancestors, c.Instances)
+	provider := strings.Replace(e.provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
 	grant := func(ids ...string) string {
 		var b strings.Builder
 		for _, id := range ids {
 			fmt.Fprintf(&b, "    %q = { name = %q%s }\n", id, id, ancestorsHCL)
 		}
-		return e.provider + fmt.Sprintf(`
+		return provider + fmt.Sprintf(`
 resource "bkiam_creator_grant" "site" {
   system    = %q
   type      = %q
@@ -386,6 +387,31 @@ resource "bkiam_creator_grant" "site" {
 				Config:           grant(c.Instances[0], c.Instances[1]),
 				ConfigPlanChecks: siteEmptyPlan,
 				Check:            e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
+			},
+			{
+				// One created path revoked outside Terraform: the refresh sees it, the plan
+				// registers the creator again.
+				PreConfig: func() {
+					path := []bkiam.PathNode{{System: p.System, Type: c.Type, ID: c.Instances[0], Name: c.Instances[0]}}
+					if c.ParentType != "" {
+						path = append([]bkiam.PathNode{{System: p.System, Type: c.ParentType, ID: c.ParentID, Name: c.ParentID}}, path...)
+					}
+					actions := make([]bkiam.Action, len(configured))
+					for i, a := range configured {
+						actions[i] = bkiam.Action{ID: a}
+					}
+					if _, err := e.client.BatchPath(context.Background(), bkiam.BatchPathRequest{System: p.System, Operate: bkiam.OperationRevoke,
+						Subject: bkiam.Subject{Type: "user", ID: user}, Actions: actions,
+						Resources: []bkiam.PathResource{{System: p.System, Type: c.Type, Paths: [][]bkiam.PathNode{path}}}}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: grant(c.Instances[0], c.Instances[1]),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
 			},
 			{
 				Config:           grant(c.Instances[1]),
@@ -562,10 +588,13 @@ data "bkiam_group" "site" {
 				Check:            inIAM("second", p.Users, p.Instances[0], p.Instances[1]),
 			},
 			{
-				// A member removed and a permission revoked outside Terraform:
-				// the refresh sees both, the plan restores both.
+				// A member removed, the group's description changed and a permission revoked
+				// outside Terraform: the refresh sees all three, the plan restores them.
 				PreConfig: func() {
 					if err := e.client.DeleteMembers(ctx, p.System, groupID, "user", []string{p.Users[1]}); err != nil {
+						t.Fatal(err)
+					}
+					if err := e.client.UpdateGroup(ctx, p.System, groupID, groupName, "changed outside"); err != nil {
 						t.Fatal(err)
 					}
 					if err := e.client.RevokeGroupPolicies(ctx, p.System, groupID, bkiam.GroupPolicyRequest{System: p.System,
@@ -577,6 +606,7 @@ data "bkiam_group" "site" {
 				Config: config("second", both, p.Instances[0], p.Instances[1]),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("bkiam_group.site", plancheck.ResourceActionUpdate),
 						plancheck.ExpectResourceAction("bkiam_group_members.site", plancheck.ResourceActionUpdate),
 						plancheck.ExpectResourceAction("bkiam_group_permission.site", plancheck.ResourceActionUpdate),
 					},
