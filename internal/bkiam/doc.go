@@ -394,4 +394,7 @@
 //     know is 1902412 "Parameter verification failed: user[x] not exists".
 //   - Policies written straight into the backend are rows of their own beside the SaaS's; the SaaS
 //     merges a grant only with what it wrote itself.
+//   - A group permission granted through the management API is listed with the names the system's
+//     resource provider gives its instances, not the names the grant sent (sent "tfacc-h1", listed
+//     "host-tfacc-h1"); an import of it reads IAM's names. (The sandbox lists names empty.)
 package bkiam
