@@ -181,9 +181,6 @@ func (e *siteEnv) expectHeld(user string, actions []string, typ string, ancestor
 	}
 }
 
-// emptyPlanAfterApply, in plancheck form for steps.
-var siteEmptyPlan = resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
-
 // hclMap renders ids as an HCL map of id = id (names equal to ids, so that
 // an import, which names instances by id, reads back the configuration).
 func hclMap(ids ...string) string {
@@ -228,7 +225,7 @@ resource "bkiam_instance_grant" "site" {
 		Steps: []resource.TestStep{
 			{
 				Config:           grant(p.Actions[:1], ids[0], ids[1]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					e.expectHeld(user, p.Actions, p.Type, nil, ids, withBefore(before, map[string][]string{p.Actions[0]: {ids[0], ids[1]}})),
 					resource.TestCheckResourceAttrWith(addr, "policies."+p.Actions[0], func(v string) error { policyID = v; return positive(v) }),
@@ -236,7 +233,7 @@ resource "bkiam_instance_grant" "site" {
 			},
 			{
 				Config:           grant(p.Actions[:2], ids[1], ids[2]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
 					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
@@ -264,7 +261,7 @@ resource "bkiam_instance_grant" "site" {
 			},
 			{
 				Config:           grant(p.Actions[:2], ids[1], ids[2]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
 					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
@@ -380,12 +377,12 @@ resource "bkiam_creator_grant" "site" {
 		Steps: []resource.TestStep{
 			{
 				Config:           grant(c.Instances[0]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check:            resource.ComposeAggregateTestCheckFunc(grantedActions, e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0]))),
 			},
 			{
 				Config:           grant(c.Instances[0], c.Instances[1]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check:            e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
 			},
 			{
@@ -415,7 +412,7 @@ resource "bkiam_creator_grant" "site" {
 			},
 			{
 				Config:           grant(c.Instances[1]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check:            e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[1])),
 			},
 			{
@@ -579,12 +576,12 @@ data "bkiam_group" "site" {
 		Steps: []resource.TestStep{
 			{
 				Config:           config("first", map[string]string{p.Users[1]: "permanent"}, p.Instances[0]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check:            resource.ComposeAggregateTestCheckFunc(inIAM("first", []string{p.Users[1]}, p.Instances[0]), dataSources),
 			},
 			{
 				Config:           config("second", both, p.Instances[0], p.Instances[1]),
-				ConfigPlanChecks: siteEmptyPlan,
+				ConfigPlanChecks: emptyPlanAfterApply,
 				Check:            inIAM("second", p.Users, p.Instances[0], p.Instances[1]),
 			},
 			{
