@@ -371,7 +371,23 @@ func (instanceGrant) plannedPolicies(plan, state grantView, private privateState
 	if next.ExpiresAt < old.ExpiresAt || (len(next.Resources) > 1 && !sameGrantInstances(old, next)) {
 		return unknownValue[map[string]value[int64]]()
 	}
-	return plannedPolicies(next.Actions, state.policies, func(a string) bool { return slices.Contains(old.Actions, a) })
+	// An action the update grants to may get a new policy: one revoked
+	// whole outside Terraform since the last refresh is created again, under
+	// a new id. Only the ids of actions the update does not grant to are
+	// known at plan.
+	calls, err := grantplan.Plan(grantplan.Held(&old), &next, grantplan.Limits{Grant: 1 << 30, Revoke: 1 << 30})
+	if err != nil {
+		return unknownValue[map[string]value[int64]]()
+	}
+	granted := map[string]bool{}
+	for _, c := range calls {
+		if c.Operation == grantplan.OperationGrant {
+			for _, a := range c.Actions {
+				granted[a] = true
+			}
+		}
+	}
+	return plannedPolicies(next.Actions, state.policies, func(a string) bool { return slices.Contains(old.Actions, a) && !granted[a] })
 }
 
 func sameGrantInstances(a, b grantplan.Grant) bool {
@@ -430,6 +446,7 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	if r.limits != nil {
 		limits = r.limits(data)
 	}
+	runner.limits = limits
 	ok := planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, want, limits) }, runner.run, diags)
 	data.invalidateScans(planned.system, slices.Concat(slices.Collect(maps.Keys(held)), planned.grant.Actions))
 	if !ok && next != nil {

@@ -130,7 +130,9 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 
 // TestProtocolInstanceGrantUpdateSendsTheDifference: an update sends
 // only what changed, and IAM then holds exactly the new grant; the plan
-// shows the policy ids the update keeps.
+// shows the policy ids of the actions the update does not grant to, and
+// "known after apply" for those it grants to (a policy revoked whole
+// outside Terraform comes back under a new id).
 func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 	both := []string{"edit_host", "view_host"}
 	view := []string{"view_host"}
@@ -140,14 +142,15 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 		name     string
 		from, to *instanceGrantModel
 		want     []string // the calls sent
-		kept     []string // the actions whose policy ids the plan shows
+		kept     []string // the actions whose policy ids the plan shows; the others' are unknown
 	}{
 		{"instances added and removed", hostsOf(view, "1", "2", "3"), hostsOf(view, "2", "3", "4", "5"),
-			[]string{"grant view_host: 4,5", "revoke view_host: 1"}, view},
+			[]string{"grant view_host: 4,5", "revoke view_host: 1"}, nil},
 		{"an action added", hostsOf(view, "1", "2"), hostsOf(both, "1", "2"),
 			[]string{"grant edit_host: 1,2"}, view},
 		{"an action removed and an instance swapped", hostsOf(both, "1", "2"), hostsOf(view, "2", "3"),
-			[]string{"grant view_host: 3", "revoke edit_host: 1,2", "revoke view_host: 1"}, view},
+			[]string{"grant view_host: 3", "revoke edit_host: 1,2", "revoke view_host: 1"}, nil},
+		{"instances removed alone", hostsOf(view, "1", "2", "3"), hostsOf(view, "1"), []string{"revoke view_host: 2,3"}, view},
 		{"a name changed alone", hostsOf(view, "1", "2"), renamed, nil, view},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,9 +163,14 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 			expectDiags(t, plan.Diagnostics)
 			planned := instanceProto.model(t, plan.PlannedState)
 			plannedPolicies, _ := planned.Policies.get()
-			for _, a := range tc.kept {
-				if id, ok := plannedPolicies[a].get(); !ok || id != before[a] {
+			actions, _ := shownGrant(tc.to)
+			for _, a := range actions {
+				id, ok := plannedPolicies[a].get()
+				switch kept := slices.Contains(tc.kept, a); {
+				case kept && (!ok || id != before[a]):
 					t.Errorf("the plan shows policy %+v for %s, want its id %d kept", plannedPolicies[a], a, before[a])
+				case !kept && !plannedPolicies[a].isUnknown():
+					t.Errorf("the plan shows policy %+v for %s, which the update grants to: want known after apply", plannedPolicies[a], a)
 				}
 			}
 			if len(plan.RequiresReplace) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -25,6 +26,13 @@ type instanceGrantRunner struct {
 	held grantplan.Holdings
 	// policies records the IAM policy id of each action, from the answers.
 	policies map[string]int64
+	// limits batch the grants that restore a recreated policy (lost).
+	limits grantplan.Limits
+	// lost are the actions whose grant IAM answered with a new policy id:
+	// the policy this resource recorded is gone (revoked whole outside
+	// Terraform, unseen without drift detection), and with it the instances
+	// the resource holds but did not just send. run grants them again.
+	lost map[string]bool
 	// shared orders the calls with those of other resources of the
 	// command (shared.go); nil lets them through.
 	shared *sharedApply
@@ -41,6 +49,29 @@ type instanceCaller interface {
 // request_timeout and max_retries — so that its outcome is known; the run
 // then stops before the next call.
 func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) error {
+	if err := r.runCalls(ctx, calls); err != nil {
+		return err
+	}
+	if len(r.lost) == 0 {
+		return nil
+	}
+	var again []grantplan.Call
+	for _, a := range slices.Sorted(maps.Keys(r.lost)) {
+		h := r.held[a]
+		restore, err := grantplan.Plan(grantplan.Holdings{}, &grantplan.Grant{Actions: []string{a}, Resources: h.Resources, ExpiresAt: h.ExpiresAt}, r.limits)
+		if err != nil {
+			return err
+		}
+		again = append(again, restore...)
+	}
+	tflog.Warn(ctx, "IAM answered a grant with a new policy id: the policy was revoked whole outside Terraform; granting the rest again",
+		map[string]any{"actions": slices.Sorted(maps.Keys(r.lost))})
+	r.lost = nil
+	return r.runCalls(ctx, again)
+}
+
+// runCalls is run's loop over calls.
+func (r *instanceGrantRunner) runCalls(ctx context.Context, calls []grantplan.Call) error {
 	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return &runError{done: i, total: len(calls), stopped: err}
@@ -202,9 +233,17 @@ func (r *instanceGrantRunner) request(call grantplan.Call) bkiam.BatchInstanceRe
 // call emptied has no policy any more.
 func (r *instanceGrantRunner) record(call grantplan.Call, results []bkiam.PolicyResult) {
 	for _, res := range results {
-		if _, ours := r.held[res.Action.ID]; ours && slices.Contains(call.Actions, res.Action.ID) {
-			r.policies[res.Action.ID] = res.PolicyID
+		a := res.Action.ID
+		if _, ours := r.held[a]; !ours || !slices.Contains(call.Actions, a) {
+			continue
 		}
+		if old, ok := r.policies[a]; ok && old > 0 && res.PolicyID > 0 && res.PolicyID != old && call.Operation == grantplan.OperationGrant {
+			if r.lost == nil {
+				r.lost = map[string]bool{}
+			}
+			r.lost[a] = true
+		}
+		r.policies[a] = res.PolicyID
 	}
 	for _, a := range call.Actions {
 		if _, held := r.held[a]; !held {

@@ -460,7 +460,7 @@ var notAtPlanTime = map[string]string{
 	"importedHoldings: instances directly; there is nothing to import": "import time: depends on what the subject holds in IAM",
 	"creatorGrantRunner.record: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
 		"depends on the creator actions the system configured in IAM",
-	"instanceGrantRunner.run: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
+	"instanceGrantRunner.runCalls: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
 		"depends on whether IAM knows the group",
 }
 
