@@ -256,12 +256,24 @@ func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], 
 		planned.ID = unknownValue[string]()
 	}
 	// With actions set and unchanged, the recorded actions and the policy
-	// ids an update keeps are known in advance, unless a run failed midway.
+	// ids an update keeps are known in advance, unless a run failed midway;
+	// an update that registers an instance may meet a policy revoked whole
+	// outside Terraform and recreated under a new id, so its ids are known
+	// after apply.
 	plan, state := viewCreator(req.proposed), viewCreator(prior)
 	if plan.actions != nil && sameStrings(req.proposed.Actions, prior.Actions) && !prior.Policies.isNull() &&
 		readCreatorHoldings(req.private, state.target, diags) == nil {
 		planned.GrantedActions = req.proposed.Actions
-		planned.Policies = plannedPolicies(plan.actions, state.policies, func(string) bool { return true })
+		registers := false
+		if plan.instances != nil && state.instances != nil {
+			held := grantplan.CreatorHeld(state.target, state.instances)
+			for path := range grantplan.CreatorHeld(plan.target, plan.instances) {
+				if _, ok := held[path]; !ok {
+					registers = true
+				}
+			}
+		}
+		planned.Policies = plannedPolicies(plan.actions, state.policies, func(string) bool { return !registers })
 	}
 	out.planned = planned
 	return out
@@ -330,6 +342,7 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 	ctx, cancel := context.WithTimeout(ctx, timeoutOf(result.model.Timeouts, operation))
 	defer cancel()
 
+	runner.limits = data.limits()
 	ok := planAndRun(ctx, func() ([]grantplan.CreatorCall, error) {
 		return grantplan.PlanCreator(runner.target, runner.held, want, data.limits())
 	}, runner.run, diags)

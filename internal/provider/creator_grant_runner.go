@@ -40,9 +40,34 @@ type creatorGrantRunner struct {
 	// shared orders the calls with those of other resources of the
 	// command (shared.go); nil lets them through.
 	shared *sharedApply
+	// limits batch the registrations that restore a recreated policy.
+	limits grantplan.Limits
+	// lost is set when a registration was answered with a new policy id
+	// for a recorded action: that policy is gone (revoked whole outside
+	// Terraform), and with it the created paths not just registered. run
+	// registers them all again.
+	lost bool
 }
 
 func (r *creatorGrantRunner) run(ctx context.Context, calls []grantplan.CreatorCall) error {
+	if err := r.runCalls(ctx, calls); err != nil || !r.lost {
+		return err
+	}
+	want := make(map[string]grantplan.CreatorInstance, len(r.held))
+	for _, h := range r.held {
+		want[h.Instance.ID] = h.Instance
+	}
+	again, err := grantplan.PlanCreator(r.target, grantplan.CreatorHoldings{}, want, r.limits)
+	if err != nil {
+		return err
+	}
+	tflog.Warn(ctx, "IAM answered a creator registration with a new policy id: a policy was revoked whole outside Terraform; registering the rest again")
+	r.lost = false
+	return r.runCalls(ctx, again)
+}
+
+// runCalls is run's loop over calls.
+func (r *creatorGrantRunner) runCalls(ctx context.Context, calls []grantplan.CreatorCall) error {
 	for i, call := range calls {
 		if err := ctx.Err(); err != nil {
 			return &runError{done: i, total: len(calls), stopped: err}
@@ -117,6 +142,9 @@ func (r *creatorGrantRunner) record(results []bkiam.PolicyResult) error {
 	reported := map[string]int64{}
 	for _, res := range results {
 		reported[res.Action.ID] = res.PolicyID
+		if old, ok := r.policies[res.Action.ID]; ok && old > 0 && res.PolicyID > 0 && res.PolicyID != old {
+			r.lost = true
+		}
 		if res.PolicyID > 0 && res.Statistics.InstanceCount == 0 {
 			if r.unlimited == nil {
 				r.unlimited = map[string]bool{}

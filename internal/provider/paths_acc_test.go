@@ -50,3 +50,39 @@ func TestAccPathOutsideRevokeThenUpdate(t *testing.T) {
 		CheckDestroy: checkNothingHeld(sb),
 	})
 }
+
+// TestAccPathOutsideRevokeThenUpdateCreator: the same for a creator
+// grant: its created paths revoked outside Terraform (the creator's
+// policies go), then an update that registers another instance. IAM
+// answers the registration with new policy ids; the provider registers
+// the other paths again in the same apply.
+func TestAccPathOutsideRevokeThenUpdateCreator(t *testing.T) {
+	sb, provider := target(t)
+	revokeAll := func() {
+		actions := make([]bkiam.Action, len(jobActions))
+		for i, a := range jobActions {
+			actions[i] = bkiam.Action{ID: a}
+		}
+		if _, err := outsideClient(t, sb).BatchPath(context.Background(), bkiam.BatchPathRequest{
+			System: "bk_job", Operate: bkiam.OperationRevoke, Subject: bkiam.Subject{Type: "user", ID: "alice"}, Actions: actions,
+			Resources: []bkiam.PathResource{{System: "bk_job", Type: "job", Paths: [][]bkiam.PathNode{
+				{{System: "bk_job", Type: "job", ID: "job1", Name: "job1 app"}}, {{System: "bk_job", Type: "job", ID: "job2", Name: "job2 app"}},
+			}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config := func(ids ...string) string {
+		return creatorConfig{system: "bk_job", typ: "job", instances: jobs(ids...), actions: jobActions}.config(provider)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config("job1", "job2"), ConfigPlanChecks: emptyPlanAfterApply,
+				Check: checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2")))},
+			{PreConfig: revokeAll, Config: config("job1", "job2", "job3"), ConfigPlanChecks: emptyPlanAfterApply,
+				Check: checkHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3")))},
+		},
+		CheckDestroy: checkNothingHeld(sb),
+	})
+}
