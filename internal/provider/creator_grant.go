@@ -536,7 +536,11 @@ func creatorClaims(t grantplan.CreatorTarget, creator string, actions []string, 
 
 func (creatorGrant) label(m creatorGrantModel) string {
 	c := viewCreator(m)
-	return fmt.Sprintf("%q", c.target.System+"/"+c.target.Type+"/"+c.creator)
+	label := fmt.Sprintf("%q", c.target.System+"/"+c.target.Type+"/"+c.creator)
+	if c.instances != nil {
+		label += " registering " + someIDs(slices.Collect(maps.Keys(c.instances)))
+	}
+	return label
 }
 
 // reassert: an update that registers again shows what it records as

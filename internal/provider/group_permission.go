@@ -499,7 +499,7 @@ func (r groupPermission) claims(m groupPermissionModel) ledger.Claims {
 func (groupPermission) label(m groupPermissionModel) string {
 	system, _ := m.System.get()
 	group, _ := m.GroupID.get()
-	return fmt.Sprintf("%q", system+"/group/"+group)
+	return fmt.Sprintf("%q", system+"/group/"+group) + grantContent(viewGrant(m.asGrant()))
 }
 
 func (r groupPermission) reassert(planned groupPermissionModel) groupPermissionModel {

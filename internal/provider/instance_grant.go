@@ -744,9 +744,24 @@ func combinationPath(resources []grantplan.Resource) string {
 	return "combination " + strings.Join(parts, " × ")
 }
 
+// label names the grant by its id, which two grants of one subject share,
+// and by what it grants, which tells them apart.
 func (instanceGrant) label(m instanceGrantModel) string {
 	g := viewGrant(m)
-	return fmt.Sprintf("%q", grantID(g.system, g.subject))
+	return fmt.Sprintf("%q", grantID(g.system, g.subject)) + grantContent(g)
+}
+
+// grantContent describes what a grant grants, for labels: " granting
+// view_host on bk_cmdb/host 1, 2, 3"; empty when not known.
+func grantContent(g grantView) string {
+	if !g.known || len(g.grant.Actions) == 0 {
+		return ""
+	}
+	var on []string
+	for _, r := range g.grant.Resources {
+		on = append(on, r.System+"/"+r.Type+" "+someIDs(slices.Collect(maps.Keys(r.Instances))))
+	}
+	return " granting " + strings.Join(g.grant.Actions, ", ") + " on " + strings.Join(on, " with ")
 }
 
 // reassert: an update that grants again shows its policies as unknown.

@@ -88,6 +88,11 @@ func TestAccShared_overlap(t *testing.T) {
 		if !strings.Contains(out, "Grants shared with another resource") || !strings.Contains(out, "/bk_cmdb,host,2/") {
 			t.Errorf("the plan of two grants sharing host 2 does not say so:\n%s", out)
 		}
+		// The other resource is named by what it grants: both have the id bk_cmdb/user/alice.
+		if !planErrorPattern(`"bk_cmdb/user/alice" granting view_host on bk_cmdb/host 1, 2`).MatchString(out) &&
+			!planErrorPattern(`"bk_cmdb/user/alice" granting view_host on bk_cmdb/host 2, 3`).MatchString(out) {
+			t.Errorf("the warning does not tell the other resource by what it grants:\n%s", out)
+		}
 		ids := []string{"1", "2"}
 		if keep == "b" {
 			ids = []string{"2", "3"}
