@@ -45,8 +45,9 @@ type creatorGrantRunner struct {
 	// lost is set when a registration was answered with a new policy id
 	// for a recorded action: that policy is gone (revoked whole outside
 	// Terraform), and with it the created paths not just registered. run
-	// registers them all again.
-	lost bool
+	// registers them all again. Not after a revoke of this run's, which may
+	// have emptied the policy itself (revoked).
+	lost, revoked bool
 }
 
 func (r *creatorGrantRunner) run(ctx context.Context, calls []grantplan.CreatorCall) error {
@@ -82,6 +83,7 @@ func (r *creatorGrantRunner) runCalls(ctx context.Context, calls []grantplan.Cre
 			err = r.grant(callCtx, call)
 		} else {
 			err = r.revoke(callCtx, call)
+			r.revoked = true
 		}
 		if err != nil {
 			unknown := bkiam.OutcomeUnknown(err)
@@ -142,7 +144,7 @@ func (r *creatorGrantRunner) record(results []bkiam.PolicyResult) error {
 	reported := map[string]int64{}
 	for _, res := range results {
 		reported[res.Action.ID] = res.PolicyID
-		if old, ok := r.policies[res.Action.ID]; ok && old > 0 && res.PolicyID > 0 && res.PolicyID != old {
+		if old, ok := r.policies[res.Action.ID]; ok && old > 0 && res.PolicyID > 0 && res.PolicyID != old && !r.revoked {
 			r.lost = true
 		}
 		if res.PolicyID > 0 && res.Statistics.InstanceCount == 0 {

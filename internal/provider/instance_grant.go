@@ -315,6 +315,16 @@ func checkExpiresAt(v stringValue, subjectType string, subjectKnown bool, diags 
 	}
 }
 
+// expiryPassed reports an expires_at that is set and has passed.
+func expiryPassed(v stringValue, now time.Time) bool {
+	s, ok := v.get()
+	if !ok {
+		return false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	return err == nil && !t.After(now)
+}
+
 // checkExpiryAhead refuses to plan sending an expiry that has passed: IAM
 // would refuse it.
 func checkExpiryAhead(v stringValue, now time.Time, diags *diagnostics) {
@@ -347,7 +357,10 @@ func (r instanceGrant) plan(_ context.Context, req planRequest[instanceGrantMode
 	if planned.Subject != prior.Subject {
 		out.requiresReplace = append(out.requiresReplace, root("subject"))
 	}
-	if planned.ExpiresAt != prior.ExpiresAt {
+	if planned.ExpiresAt != prior.ExpiresAt || expiryPassed(prior.ExpiresAt, time.Now()) {
+		// A change of an expired grant grants with its expiry, which IAM
+		// refuses once it has passed: it can stay as it is, be destroyed,
+		// or get a later expiry.
 		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
 	}
 	planned.ID = prior.ID
@@ -563,14 +576,12 @@ func expiresValue(expiresAt int64, next *grantplan.Grant, configured stringValue
 // grant expired.
 func (instanceGrant) refreshes(*providerData) bool { return true }
 
-// read removes a user grant that has expired, since IAM no longer holds
-// it; with detect_drift, it also keeps of the record only what IAM still
-// holds, and completes an import by actions and resource type.
+// read warns about a user grant that has expired, which stays in state as
+// it is (below); with detect_drift, it keeps of the record only what IAM
+// still holds, and completes an import by actions and resource type.
 func (r instanceGrant) read(ctx context.Context, data *providerData, req readRequest[instanceGrantModel], diags *diagnostics) (*instanceGrantModel, privateState, bool) {
 	state, private := req.state, req.private
-	if r.expired(state, private, diags) {
-		return nil, nil, true
-	}
+	expired := r.expired(state, private, diags)
 	if diags.hasError() {
 		return &state, private, false
 	}
@@ -607,6 +618,15 @@ func (r instanceGrant) read(ctx context.Context, data *providerData, req readReq
 	}
 	if now.Equal(held) {
 		return &state, private, false
+	}
+	if expired {
+		// What IAM still holds of an expired grant (nothing, unless another
+		// grant keeps the policy alive) goes to the private record; the
+		// public state keeps the configuration, so that the plan stays
+		// empty instead of granting again with an expiry that has passed.
+		private = maps.Clone(private)
+		writeHoldings(private, now, diags)
+		return &state, private, true
 	}
 	if loss := describeLoss(held, now); loss != "" {
 		diags.addWarning("Grants revoked outside Terraform",
@@ -654,8 +674,13 @@ func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g g
 	return &m, private, true
 }
 
-// expired reports a user grant whose expiry has passed, which IAM no
-// longer holds, with a warning.
+// expired reports a user grant whose expiry has passed, with a warning.
+// It is not dropped from state: IAM keeps one expiry per subject and
+// action, the latest, so another grant of the same subject and action can
+// keep the policy, and these instances in it, alive after this expiry; a
+// state that forgot them could never revoke them. The resource stays as
+// it is (an upper bound of what IAM holds, narrowed by detect_drift), its
+// plan stays empty, and its destroy revokes what it may still hold.
 func (instanceGrant) expired(state instanceGrantModel, private privateState, diags *diagnostics) bool {
 	expires, ok := state.ExpiresAt.get()
 	subject, _ := state.Subject.get()
@@ -682,8 +707,10 @@ func (instanceGrant) expired(state instanceGrantModel, private privateState, dia
 	}
 	g := viewGrant(state)
 	diags.addWarning("Grant expired",
-		fmt.Sprintf("The grant of %s to %s %s in %s expired at %s, so IAM no longer holds it. It is removed from state: "+
-			"set a later expires_at (or remove it) and apply to grant it again.",
+		fmt.Sprintf("The grant of %s to %s %s in %s expired at %s. IAM no longer holds it, unless another grant of the same "+
+			"subject and action keeps its policy alive with a later expiry (IAM keeps one expiry per subject and action). It "+
+			"stays in state as it is: remove the resource to revoke whatever IAM still holds of it, or set a later "+
+			"expires_at (or remove it) to grant it again.",
 			strings.Join(g.grant.Actions, ", "), g.subject.Type, g.subject.ID, g.system, expires))
 	return true
 }

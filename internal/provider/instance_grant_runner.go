@@ -32,7 +32,10 @@ type instanceGrantRunner struct {
 	// the policy this resource recorded is gone (revoked whole outside
 	// Terraform, unseen without drift detection), and with it the instances
 	// the resource holds but did not just send. run grants them again.
-	lost map[string]bool
+	// revoked are the actions this run revoked from: a revoke of its own may
+	// empty the policy (a combination is revoked whole before it is granted
+	// anew), so a new id after it proves nothing.
+	lost, revoked map[string]bool
 	// shared orders the calls with those of other resources of the
 	// command (shared.go); nil lets them through.
 	shared *sharedApply
@@ -99,6 +102,14 @@ func (r *instanceGrantRunner) runCalls(ctx context.Context, calls []grantplan.Ca
 		}
 		r.held.Apply(call)
 		r.record(call, results)
+		if call.Operation == grantplan.OperationRevoke {
+			if r.revoked == nil {
+				r.revoked = map[string]bool{}
+			}
+			for _, a := range call.Actions {
+				r.revoked[a] = true
+			}
+		}
 	}
 	return nil
 }
@@ -237,7 +248,7 @@ func (r *instanceGrantRunner) record(call grantplan.Call, results []bkiam.Policy
 		if _, ours := r.held[a]; !ours || !slices.Contains(call.Actions, a) {
 			continue
 		}
-		if old, ok := r.policies[a]; ok && old > 0 && res.PolicyID > 0 && res.PolicyID != old && call.Operation == grantplan.OperationGrant {
+		if old, ok := r.policies[a]; ok && old > 0 && res.PolicyID > 0 && res.PolicyID != old && call.Operation == grantplan.OperationGrant && !r.revoked[a] {
 			if r.lost == nil {
 				r.lost = map[string]bool{}
 			}

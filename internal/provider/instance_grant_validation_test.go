@@ -210,39 +210,50 @@ func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 	resource.Test(t, test)
 }
 
-// TestAccInstanceGrant_expiredGrantLeavesState: Read notices a user grant
-// whose expiry has passed and drops it from state, so the plan shows it
-// must be granted again; a configuration that still names the past expiry
-// is refused at plan time, as IAM would refuse it.
-func TestAccInstanceGrant_expiredGrantLeavesState(t *testing.T) {
+// TestAccInstanceGrant_expiredGrantStays: a user grant whose expiry has
+// passed stays in state as it is (IAM may still hold it, when another
+// grant of the subject and action keeps the policy alive), and its plan
+// stays empty rather than failing; a change that keeps the past expiry is
+// refused at plan time, as IAM would refuse it; a later expiry grants it
+// again, in place.
+func TestAccInstanceGrant_expiredGrantStays(t *testing.T) {
 	sb, provider := target(t)
 	calls := newCallCounter(sb)
 	expiry := time.Now().Add(8 * time.Second).Truncate(time.Second)
 	soon := expiry.UTC().Format(time.RFC3339)
 	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	grant := func(expires string) string {
-		return hostGrant{actions: []string{"view_host"}, ids: []string{"1"}, expiresAt: expires}.config(provider)
+	grant := func(expires string, ids ...string) string {
+		return hostGrant{actions: []string{"view_host"}, ids: ids, expiresAt: expires}.config(provider)
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: grant(soon), Check: calls.expect(map[string]int{"batch_instance:grant": 1})},
+			{Config: grant(soon, "1"), Check: calls.expect(map[string]int{"batch_instance:grant": 1})},
 			{
-				PreConfig:   func() { time.Sleep(time.Until(expiry) + time.Second) },
-				Config:      grant(soon),
+				// Expired: no plan fails, nothing is sent.
+				PreConfig: func() { time.Sleep(time.Until(expiry) + time.Second) },
+				Config:    grant(soon, "1"),
+				PlanOnly:  true,
+			},
+			{
+				Config:      grant(soon, "1", "2"),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Expiry in the past`),
 			},
 			{
-				// A new expiry: the plan creates the grant again.
-				Config: grant(later),
+				// A new expiry: the plan grants it again, in place.
+				Config: grant(later, "1"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionCreate)},
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(grantAddr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: calls.expect(map[string]int{"batch_instance:grant": 1}),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					calls.expect(map[string]int{"batch_instance:grant": 1}),
+					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1")}),
+				),
 			},
 		},
+		CheckDestroy: checkNothingHeld(sb),
 	})
 }
 

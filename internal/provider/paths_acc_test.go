@@ -2,7 +2,10 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -85,4 +88,44 @@ func TestAccPathOutsideRevokeThenUpdateCreator(t *testing.T) {
 		},
 		CheckDestroy: checkNothingHeld(sb),
 	})
+}
+
+// TestAccPathExpiringBesidePermanent: alice holds view_host through a
+// grant that expires (a: host 1) and a permanent one (b: host 2). IAM
+// keeps one expiry per subject and action, the later, so after a's expiry
+// IAM still holds host 1. a stays in state, its plan stays empty (before,
+// the provider dropped it on its own clock and every plan then failed on
+// its past expires_at), and deleting a's block revokes host 1 and leaves
+// b's host 2. With and without detect_drift.
+func TestAccPathExpiringBesidePermanent(t *testing.T) {
+	for _, drift := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "detect_drift"}[drift], func(t *testing.T) {
+			sb, provider := target(t)
+			if drift {
+				provider = strings.Replace(provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
+			}
+			expiry := time.Now().Add(8 * time.Second).Truncate(time.Second)
+			a := sharedHostGrant("a", "view_host", fmt.Sprintf("  expires_at = %q\n", expiry.UTC().Format(time.RFC3339)), "1")
+			b := sharedHostGrant("b", "view_host", "", "2")
+			both := map[string][]string{"view_host": hostPaths("1", "2")}
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps: []resource.TestStep{
+					{Config: provider + a + b, ConfigPlanChecks: emptyPlanAfterApply, Check: checkHeld(sb, "bk_cmdb", "user", "alice", both)},
+					{
+						PreConfig: func() { time.Sleep(time.Until(expiry) + time.Second) },
+						Config:    provider + a + b,
+						PlanOnly:  true,
+						Check:     checkHeld(sb, "bk_cmdb", "user", "alice", both),
+					},
+					{
+						Config:           provider + b,
+						ConfigPlanChecks: emptyPlanAfterApply,
+						Check:            checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("2")}),
+					},
+				},
+				CheckDestroy: checkNothingHeld(sb),
+			})
+		})
+	}
 }
