@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 )
@@ -22,15 +23,67 @@ func readPrivateState(raw []byte, diags *diagnostics) privateState {
 		diags.addError("Cannot read the resource's private state",
 			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
 				"(terraform state rm) and import it again.", err))
+		return p
+	}
+	version := int64(1) // written before the version was recorded: the first format
+	if v, ok := p[privateVersionKey]; ok {
+		delete(p, privateVersionKey)
+		if err := json.Unmarshal(v, &version); err != nil {
+			diags.addError("Cannot read the resource's private state",
+				fmt.Sprintf("The version of the record of what this resource holds in IAM is corrupt (%v). Remove the "+
+					"resource from state (terraform state rm) and import it again.", err))
+			return p
+		}
+	}
+	if err := upgradePrivate(p, version, privateUpgrades); err != nil {
+		diags.addError("Cannot read the resource's private state",
+			fmt.Sprintf("The record of what this resource holds in IAM cannot be read: %v.", err))
 	}
 	return p
+}
+
+// privateVersionKey records the format of a private state, so that a
+// later version of the provider can read, or refuse, what this one
+// wrote. bytes adds it and readPrivateState removes it: the map a
+// resource works on never holds it.
+const privateVersionKey = "private_version"
+
+// privateVersion is the format this provider writes. A private state
+// without a version is in format 1, the one written before versions were
+// recorded. A new format adds a step from the previous one to
+// privateUpgrades (TestPrivateUpgradesCoverEveryVersion).
+const privateVersion = 1
+
+// privateUpgrades[v] turns a private state of format v into format v+1,
+// in place.
+var privateUpgrades = map[int64]func(privateState) error{}
+
+// upgradePrivate brings p from format version to privateVersion.
+func upgradePrivate(p privateState, version int64, steps map[int64]func(privateState) error) error {
+	if version > privateVersion {
+		return fmt.Errorf("it was written in format %d by a newer version of the provider, and this one reads formats up "+
+			"to %d: use that newer version (or a later one) with this state, since an older one could lose track of what "+
+			"the resource granted", version, privateVersion)
+	}
+	for v := version; v < privateVersion; v++ {
+		step := steps[v]
+		if step == nil {
+			return fmt.Errorf("it is in format %d, which this provider cannot upgrade (a bug in the provider)", v)
+		}
+		if err := step(p); err != nil {
+			return fmt.Errorf("upgrading it from format %d: %w", v, err)
+		}
+	}
+	return nil
 }
 
 func (p privateState) bytes(diags *diagnostics) []byte {
 	if len(p) == 0 {
 		return nil
 	}
-	raw, err := json.Marshal(map[string][]byte(p))
+	out := maps.Clone(map[string][]byte(p))
+	out[privateVersionKey] = []byte(strconv.Itoa(privateVersion))
+	raw, err := json.Marshal(out)
 	if err != nil {
 		diags.addError("Cannot record what the resource holds", err.Error())
 	}

@@ -458,6 +458,21 @@ var notAtPlanTime = map[string]string{
 	"importedHoldings: instance (a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import time: " +
 		"depends on what the subject holds in IAM",
 	"importedHoldings: instances directly; there is nothing to import": "import time: depends on what the subject holds in IAM",
+	"goneCheck.groupGone: but IAM refuses its groups": "refresh time: an answer the real IAM never gives (a grade manager it lists but " +
+		"refuses); TestProtocolOwnership403OnRefresh provokes the refresh's other refusal",
+	"upgradePrivate: use that newer version (or a later one) with this state, since an older one could lose track of what the resource granted": "private state Terraform kept, not " +
+		"configuration (TestPrivateStateVersion)",
+	"upgradePrivate: which this provider cannot upgrade (a bug in the provider": "a bug: TestPrivateUpgradesCoverEveryVersion",
+	"upgradePrivate: upgrading it from format":                                  "private state Terraform kept, and a bug",
+	"upgradeState: Cannot read the stored state":                                "state Terraform kept, not configuration (TestUpgradeState)",
+	"upgradeState: Cannot upgrade the stored state":                             "state Terraform kept; the CLIs refuse a newer schema version first (TestUpgradeState, TestAccStateUpgrade)",
+	"upgradeState: Cannot encode the resource's state":                          "a bug",
+	"upgradeJSON: by a newer version of the provider, and this one knows versions up to": "state Terraform kept; the CLIs refuse " +
+		"a newer schema version first (TestUpgradeState, TestAccStateUpgrade)",
+	"upgradeJSON: its schema version":                                                        "state Terraform kept: a negative version is a broken state file",
+	"upgradeJSON: its attributes are not a JSON object":                                      "state Terraform kept: a broken state file",
+	"upgradeJSON: and this provider has no upgrade from that version (a bug in the provider": "a bug: TestProtocolSchemasUseNothingIgnored",
+	"upgradeJSON: upgrading it from schema version":                                          "state Terraform kept, refused by an upgrade step; no step refuses yet",
 	"creatorGrantRunner.record: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
 		"depends on the creator actions the system configured in IAM",
 	"instanceGrantRunner.runCalls: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +

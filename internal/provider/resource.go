@@ -150,6 +150,9 @@ type servedResource interface {
 	applyChange(ctx context.Context, data *providerData, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse
 	readResource(ctx context.Context, data *providerData, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse
 	importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse
+	upgradeState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse
+	schemaVersion() int64
+	upgradeProblems() []string
 }
 
 // served adapts a resourceDef to the protocol: it unmarshals Terraform's
@@ -490,7 +493,7 @@ func (s served[M]) marshal(m *M, diags *diagnostics) *tfprotov6.DynamicValue {
 
 // frameworkResource is the resource as the framework declares it: its
 // type name and schema, which the framework serves to Terraform (and
-// tfplugindocs) and uses to upgrade stored state. Every other call of
+// tfplugindocs). Every other call of
 // the resource is answered by the server before the framework sees it.
 func (s served[M]) frameworkResource() resource.Resource {
 	return frameworkShim{name: s.def.name(), schema: s.def.schema}

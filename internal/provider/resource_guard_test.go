@@ -17,7 +17,8 @@ import (
 
 // TestProtocolSchemasUseNothingIgnored: the framework serves only the
 // schemas of the protocol-level resources; their validation, plan, apply,
-// read and import are the resources' own (resource.go). A validator, plan
+// read, import and state upgrades are the resources' own (resource.go,
+// state_upgrade.go). A validator, plan
 // modifier, default or custom type in such a schema, or a framework hook
 // on its shim, would be accepted by the framework and silently never run.
 // This keeps them out: what such a feature would do belongs in the
@@ -33,6 +34,10 @@ func TestProtocolSchemasUseNothingIgnored(t *testing.T) {
 			var resp resource.SchemaResponse
 			shim.Schema(ctx, resource.SchemaRequest{}, &resp)
 			for _, problem := range schemaProblems(resp.Schema) {
+				t.Error(problem)
+			}
+			// A schema version needs its upgrade steps (state_upgrade.go).
+			for _, problem := range r.upgradeProblems() {
 				t.Error(problem)
 			}
 		})
@@ -80,9 +85,6 @@ func schemaProblems(s schema.Schema) []string {
 	var problems []string
 	if len(s.Blocks) > 0 {
 		problems = append(problems, "the schema has blocks: use nested attributes, which the codecs read")
-	}
-	if s.Version != 0 {
-		problems = append(problems, "the schema has a version: state upgrades would run in the framework, on framework values")
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Attributes)) {
 		problems = append(problems, attributeProblems(name, reflect.ValueOf(s.Attributes[name]))...)

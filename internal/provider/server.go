@@ -35,8 +35,10 @@ func newServer(p *bkiamProvider) (tfprotov6.ProviderServer, error) {
 // protocolServer is the framework's server with the calls of the
 // protocol-level resources routed to them. The framework serves
 // everything else: the provider's schema, configuration and
-// validation, the resources' schemas and state upgrades, and any plain
-// framework resource or data source.
+// validation, the resources' schemas, and any plain
+// framework resource or data source. The resources' stored state is
+// upgraded here too (state_upgrade.go), not by the framework, so that
+// the upgrade steps work on the same JSON and types as the codecs.
 type protocolServer struct {
 	tfprotov6.ProviderServer
 	provider  *bkiamProvider
@@ -72,6 +74,13 @@ func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 		return r.readResource(ctx, s.provider.data.Load(), req), nil
 	}
 	return s.ProviderServer.ReadResource(ctx, req)
+}
+
+func (s *protocolServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.upgradeState(ctx, req), nil
+	}
+	return s.ProviderServer.UpgradeResourceState(ctx, req)
 }
 
 func (s *protocolServer) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {

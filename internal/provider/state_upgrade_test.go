@@ -1,0 +1,286 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+)
+
+// versionedGrant is bkiam_instance_grant as a later provider version might
+// declare it: schema version 1, with a step from version 0 that counts its
+// runs and checks it is given today's attributes.
+type versionedGrant struct {
+	instanceGrant
+	upgrades *atomic.Int64
+}
+
+func (v versionedGrant) schema(ctx context.Context) schema.Schema {
+	s := v.instanceGrant.schema(ctx)
+	s.Version = 1
+	return s
+}
+
+func (v versionedGrant) stateUpgrades() map[int64]func(map[string]any) (map[string]any, error) {
+	return map[int64]func(map[string]any) (map[string]any, error){
+		0: func(attributes map[string]any) (map[string]any, error) {
+			v.upgrades.Add(1)
+			for _, name := range []string{"id", "system", "subject", "actions", "resources", "policies"} {
+				if _, ok := attributes[name]; !ok {
+					return nil, &json.UnsupportedValueError{Str: "no " + name}
+				}
+			}
+			return attributes, nil
+		},
+	}
+}
+
+// versionedServer serves the provider with bkiam_instance_grant at schema
+// version 1 (versionedGrant).
+func versionedServer(upgrades *atomic.Int64) func() (tfprotov6.ProviderServer, error) {
+	return func() (tfprotov6.ProviderServer, error) {
+		srv, err := NewServer("test")()
+		if err != nil {
+			return nil, err
+		}
+		ps := srv.(*protocolServer) //nolint:forcetypeassert // NewServer's own type
+		r := serve[instanceGrantModel](versionedGrant{upgrades: upgrades})
+		ps.resources[r.typeName()] = r
+		return schemaVersionServer{ProviderServer: ps, typeName: r.typeName(), version: r.schemaVersion()}, nil
+	}
+}
+
+// schemaVersionServer announces a resource's schema version to Terraform:
+// the framework serves the schemas from the registered resources.
+type schemaVersionServer struct {
+	tfprotov6.ProviderServer
+	typeName string
+	version  int64
+}
+
+func (s schemaVersionServer) GetProviderSchema(ctx context.Context, req *tfprotov6.GetProviderSchemaRequest) (*tfprotov6.GetProviderSchemaResponse, error) {
+	resp, err := s.ProviderServer.GetProviderSchema(ctx, req)
+	if resp != nil && resp.ResourceSchemas[s.typeName] != nil {
+		resp.ResourceSchemas[s.typeName].Version = s.version
+	}
+	return resp, err
+}
+
+// TestAccStateUpgrade: a state written by today's provider (schema
+// version 0) is upgraded by a provider whose schema is at version 1, as
+// the first schema change will need: its step runs, the plan is empty and
+// IAM is untouched. The state it writes back is at version 1, which
+// today's provider then refuses with an error naming the fix instead of
+// misreading it (the CLIs refuse it first).
+func TestAccStateUpgrade(t *testing.T) {
+	sb, provider := target(t)
+	sandboxNames(t)
+	var upgrades atomic.Int64
+	config := provider + sharedHostGrant("a", "view_host", "", "1", "2")
+	want := map[string][]string{"view_host": hostPaths("1", "2")}
+	today := protoV6ProviderFactories
+	later := map[string]func() (tfprotov6.ProviderServer, error){"bkiam": versionedServer(&upgrades)}
+	calls := newCallCounter(sb)
+	resource.Test(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				ProtoV6ProviderFactories: today,
+				Config:                   config,
+				Check:                    checkHeld(sb, "bk_cmdb", "user", "alice", want),
+			},
+			{
+				// The later provider reads today's state through its step.
+				ProtoV6ProviderFactories: later,
+				Config:                   config,
+				ConfigPlanChecks:         resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check: func(*terraform.State) error {
+					if upgrades.Load() == 0 {
+						return errors.New("the upgrade step from schema version 0 never ran")
+					}
+					return nil
+				},
+			},
+			{
+				// Today's provider refuses the state the later one wrote. The
+				// CLIs refuse it before asking the provider, whose own
+				// refusal (TestUpgradeState) stands behind theirs.
+				ProtoV6ProviderFactories: today,
+				Config:                   config,
+				ExpectError:              regexp.MustCompile(`created by a newer provider\s+version|newer version of the provider`),
+			},
+			{
+				ProtoV6ProviderFactories: later,
+				Config:                   config,
+				ConfigPlanChecks:         emptyPlanAfterApply,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkHeld(sb, "bk_cmdb", "user", "alice", want),
+					calls.expect(map[string]int{"batch_instance:grant": 1}),
+				),
+			},
+		},
+		CheckDestroy: checkHeld(sb, "bk_cmdb", "user", "alice", nil),
+	})
+}
+
+// upgradeTestGrant is a resource at schema version 2 whose steps rename
+// attributes: "sys" (version 0) to "system_id" (1) to "system" (2).
+type upgradeTestGrant struct {
+	instanceGrant
+	steps map[int64]func(map[string]any) (map[string]any, error)
+}
+
+func (g upgradeTestGrant) schema(ctx context.Context) schema.Schema {
+	s := g.instanceGrant.schema(ctx)
+	s.Version = 2
+	return s
+}
+
+func (g upgradeTestGrant) stateUpgrades() map[int64]func(map[string]any) (map[string]any, error) {
+	return g.steps
+}
+
+func rename(from, to string) func(map[string]any) (map[string]any, error) {
+	return func(a map[string]any) (map[string]any, error) {
+		a[to] = a[from]
+		delete(a, from)
+		return a, nil
+	}
+}
+
+func TestUpgradeState(t *testing.T) {
+	today := `{"id":"bk_cmdb/user/alice","system":"bk_cmdb","subject":{"type":"user","id":"alice"},"actions":["view_host"],` +
+		`"resources":[{"system":"bk_cmdb","type":"host","instances":{"1":"host1"}}],"expires_at":null,"policies":{"view_host":7},` +
+		`"detect_drift":null,"timeouts":null,"dropped_in_a_later_version":true}`
+	steps := map[int64]func(map[string]any) (map[string]any, error){0: rename("sys", "system_id"), 1: rename("system_id", "system")}
+	cases := []struct {
+		name    string
+		version int64
+		state   string
+		steps   map[int64]func(map[string]any) (map[string]any, error)
+		err     string
+	}{
+		{name: "current version", version: 2, state: today, steps: steps},
+		{name: "two steps", version: 0, state: strings.Replace(today, `"system":"bk_cmdb",`, `"sys":"bk_cmdb",`, 1), steps: steps},
+		{name: "one step", version: 1, state: strings.Replace(today, `"system":"bk_cmdb",`, `"system_id":"bk_cmdb",`, 1), steps: steps},
+		{name: "newer", version: 3, state: today, steps: steps, err: "written at schema version 3 by a newer version of the provider"},
+		{name: "no step", version: 0, state: today, steps: map[int64]func(map[string]any) (map[string]any, error){1: steps[1]},
+			err: "no upgrade from that version"},
+		{name: "not the schema", version: 2, state: strings.Replace(today, `"actions":["view_host"]`, `"actions":"view_host"`, 1),
+			steps: steps, err: "does not fit the resource's schema at version 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := serve[instanceGrantModel](upgradeTestGrant{steps: c.steps})
+			resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+				TypeName: r.typeName(), Version: c.version, RawState: &tfprotov6.RawState{JSON: []byte(c.state)},
+			})
+			if c.err != "" {
+				if len(resp.Diagnostics) == 0 || !strings.Contains(resp.Diagnostics[0].Detail, c.err) {
+					t.Fatalf("diagnostics %v, want one saying %q", resp.Diagnostics, c.err)
+				}
+				return
+			}
+			if len(resp.Diagnostics) > 0 {
+				t.Fatalf("diagnostics: %v", resp.Diagnostics)
+			}
+			var diags diagnostics
+			m, ok := serve[instanceGrantModel](instanceGrant{}).(served[instanceGrantModel]).decode(resp.UpgradedState, "state", &diags)
+			if !ok || m == nil {
+				t.Fatalf("upgraded state does not decode: %v", diags)
+			}
+			if got, _ := m.System.get(); got != "bk_cmdb" {
+				t.Errorf("system = %q, want bk_cmdb", got)
+			}
+			if got := int64MapOf(m.Policies)["view_host"]; got != 7 {
+				t.Errorf("policies.view_host = %d, want 7", got)
+			}
+		})
+	}
+	t.Run("flatmap", func(t *testing.T) {
+		r := serve[instanceGrantModel](instanceGrant{})
+		resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+			TypeName: r.typeName(), RawState: &tfprotov6.RawState{Flatmap: map[string]string{"id": "x"}},
+		})
+		if len(resp.Diagnostics) == 0 || !strings.Contains(resp.Diagnostics[0].Detail, "flatmap") {
+			t.Fatalf("diagnostics %v, want the flatmap refused", resp.Diagnostics)
+		}
+	})
+}
+
+// TestUpgradeProblems: the guard TestProtocolSchemasUseNothingIgnored
+// runs refuses a schema version without its steps.
+func TestUpgradeProblems(t *testing.T) {
+	steps := map[int64]func(map[string]any) (map[string]any, error){0: rename("a", "b"), 1: rename("b", "c")}
+	if p := serve[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems(); len(p) != 0 {
+		t.Errorf("complete steps: %v", p)
+	}
+	delete(steps, 1)
+	steps[2] = rename("c", "d")
+	p := serve[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems()
+	if len(p) != 2 || !strings.Contains(strings.Join(p, "\n"), "no upgrade step from version 1") ||
+		!strings.Contains(strings.Join(p, "\n"), "from version 2, which schema version 2 never runs") {
+		t.Errorf("problems %q, want a missing step 1 and a stale step 2", p)
+	}
+}
+
+func TestPrivateStateVersion(t *testing.T) {
+	var diags diagnostics
+	p := privateState{}
+	p.set("holdings", map[string]int{"a": 1}, &diags)
+	raw := p.bytes(&diags)
+	var stored map[string][]byte
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if string(stored[privateVersionKey]) != "1" {
+		t.Fatalf("written private state %s has version %q, want 1", raw, stored[privateVersionKey])
+	}
+	back := readPrivateState(raw, &diags)
+	if _, ok := back[privateVersionKey]; ok || len(back) != 1 || diags.hasError() {
+		t.Fatalf("read back %v (%v), want the holdings alone", back, diags)
+	}
+	// Written before the version was recorded: format 1.
+	old, _ := json.Marshal(map[string][]byte{"holdings": []byte(`{"a":1}`)})
+	if back := readPrivateState(old, &diags); len(back) != 1 || diags.hasError() {
+		t.Fatalf("unversioned private state read as %v (%v)", back, diags)
+	}
+	// Written by a newer provider: refused.
+	stored[privateVersionKey] = []byte("2")
+	newer, _ := json.Marshal(stored)
+	readPrivateState(newer, &diags)
+	if !diags.hasError() || !strings.Contains(diags[0].Detail, "format 2 by a newer version of the provider") {
+		t.Fatalf("newer private state: %v", diags)
+	}
+	// The steps run in order.
+	var ran []int64
+	step := func(v int64) func(privateState) error {
+		return func(privateState) error { ran = append(ran, v); return nil }
+	}
+	if err := upgradePrivate(privateState{}, 1, map[int64]func(privateState) error{1: step(1)}); err != nil || len(ran) != 0 {
+		t.Fatalf("current format: %v, ran %v", err, ran)
+	}
+}
+
+// TestPrivateUpgradesCoverEveryVersion: a new private format comes with a
+// step from each older one.
+func TestPrivateUpgradesCoverEveryVersion(t *testing.T) {
+	for v := int64(1); v < privateVersion; v++ {
+		if privateUpgrades[v] == nil {
+			t.Errorf("private format %d has no upgrade step to %d", v, v+1)
+		}
+	}
+	for v := range privateUpgrades {
+		if v < 1 || v >= privateVersion {
+			t.Errorf("an upgrade step from private format %d, which format %d never runs", v, privateVersion)
+		}
+	}
+}
