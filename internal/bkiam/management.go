@@ -397,18 +397,35 @@ type GradeManagerInfo struct {
 // filter is a case-insensitive substring, so its answer is filtered again. It is how a create whose
 // answer was lost finds what IAM made.
 func (c *Client) GradeManagersNamed(ctx context.Context, system, name string) ([]GradeManagerInfo, error) {
+	all, err := c.listGradeManagers(ctx, system, name)
+	out := all[:0]
+	for _, gm := range all {
+		if gm.Name == name {
+			out = append(out, gm)
+		}
+	}
+	return out, err
+}
+
+// GradeManagers lists every grade manager the system created through the management API (the v1
+// list, as GradeManagersNamed). It is how a refresh confirms that one is gone.
+func (c *Client) GradeManagers(ctx context.Context, system string) ([]GradeManagerInfo, error) {
+	return c.listGradeManagers(ctx, system, "")
+}
+
+func (c *Client) listGradeManagers(ctx context.Context, system, name string) ([]GradeManagerInfo, error) {
 	q := url.Values{}
 	q.Set("system", system)
-	q.Set("name", name)
+	if name != "" {
+		q.Set("name", name)
+	}
 	var out []GradeManagerInfo
 	err := c.pages(ctx, "grade manager list", "/api/v1/open/management/grade_managers/", q, func(d json.RawMessage) error {
 		var gm GradeManagerInfo
 		if err := json.Unmarshal(d, &gm); err != nil || gm.ID <= 0 {
 			return fmt.Errorf("a grade manager list row that is not a grade manager: %s", d)
 		}
-		if gm.Name == name {
-			out = append(out, gm)
-		}
+		out = append(out, gm)
 		return nil
 	})
 	return out, err

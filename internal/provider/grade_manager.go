@@ -416,9 +416,15 @@ func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadReques
 	system := state.System.ValueString()
 	gm, err := r.data.client.GradeManager(ctx, system, id)
 	if errors.Is(err, bkiam.ErrNotOwned) {
-		// IAM answers a grade manager that is gone the same way as one
-		// another system owns: the resource leaves state.
-		tflog.Warn(ctx, "the grade manager is gone (or no longer the system's): removing it from state", map[string]any{"system": system, "id": id})
+		// Gone, if IAM's list confirms it (management.go).
+		gone, checkErr := goneCheck{client: r.data.client, system: system}.gradeManagerGone(ctx, id)
+		summary, detail, ok := goneOrUnconfirmed(fmt.Sprintf("bkiam_grade_manager %q (id %d)", state.Name.ValueString(), id),
+			fmt.Sprintf("grade manager %d in %s", id, system), gone, checkErr)
+		if !ok {
+			resp.Diagnostics.AddError(summary, detail)
+			return
+		}
+		resp.Diagnostics.AddWarning(summary, detail)
 		resp.State.RemoveResource(ctx)
 		return
 	}

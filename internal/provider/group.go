@@ -21,7 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 )
@@ -191,12 +190,16 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid group id", fmt.Sprintf("The state holds id %q, which is not numeric.", state.ID.ValueString()))
 		return
 	}
+	label := fmt.Sprintf("bkiam_group %q (id %d)", state.Name.ValueString(), id)
+	object := fmt.Sprintf("group %d in %s", id, system)
 	if gmID == systemManager {
 		// IAM lists no system manager's groups: whether the group still
-		// exists shows in its member list (the ownership 403 when gone).
+		// exists shows in its member list, whose ownership 403 only a
+		// deleted group answers (management.go).
 		_, err := r.data.client.GroupMembers(ctx, system, id)
 		if errors.Is(err, bkiam.ErrNotOwned) {
-			tflog.Warn(ctx, "the group is gone: removing it from state", map[string]any{"system": system, "id": id})
+			summary, detail, _ := goneOrUnconfirmed(label, object, true, nil)
+			resp.Diagnostics.AddWarning(summary, detail)
 			resp.State.RemoveResource(ctx)
 		} else if err != nil {
 			resp.Diagnostics.AddError("Cannot read the group", managementError(fmt.Sprintf("Reading group %d in %s", id, system), err))
@@ -206,7 +209,15 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	gm, _ := strconv.ParseInt(gmID, 10, 64)
 	groups, err := r.data.client.ListGroups(ctx, system, gm, bkiam.GroupFilter{ID: id})
 	if errors.Is(err, bkiam.ErrNotOwned) {
-		tflog.Warn(ctx, "the group's grade manager is gone: removing the group from state", map[string]any{"system": system, "grade_manager": gm, "id": id})
+		// The grade manager refuses: gone, with its groups, if its list
+		// confirms it.
+		gone, checkErr := goneCheck{client: r.data.client, system: system}.gradeManagerGone(ctx, gm)
+		summary, detail, ok := goneOrUnconfirmed(label, fmt.Sprintf("%s (grade manager %d)", object, gm), gone, checkErr)
+		if !ok {
+			resp.Diagnostics.AddError(summary, detail)
+			return
+		}
+		resp.Diagnostics.AddWarning(summary, detail)
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -221,7 +232,8 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		}
 	}
 	if found == nil {
-		tflog.Warn(ctx, "the group is gone: removing it from state", map[string]any{"system": system, "grade_manager": gm, "id": id})
+		summary, detail, _ := goneOrUnconfirmed(label, object, true, nil)
+		resp.Diagnostics.AddWarning(summary, detail)
 		resp.State.RemoveResource(ctx)
 		return
 	}

@@ -432,7 +432,15 @@ func (r groupMembers) read(ctx context.Context, data *providerData, req readRequ
 	}
 	held, err := r.readMembers(ctx, data.client, v.system, v.group)
 	if errors.Is(err, bkiam.ErrNotOwned) {
-		tflog.Warn(ctx, "the group is gone: removing its members from state", map[string]any{"system": v.system, "group": v.group})
+		// Gone, if IAM's lists confirm it (management.go).
+		gone, checkErr := goneCheck{client: data.client, system: v.system}.groupGone(ctx, v.group, 0)
+		summary, detail, ok := goneOrUnconfirmed("bkiam_group_members "+r.label(state),
+			fmt.Sprintf("group %d in %s", v.group, v.system), gone, checkErr)
+		if !ok {
+			diags.addError(summary, detail)
+			return &state, req.private, false
+		}
+		diags.addWarning(summary, detail)
 		return nil, nil, true
 	}
 	if err != nil {

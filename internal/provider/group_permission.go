@@ -288,7 +288,16 @@ func (r groupPermission) read(ctx context.Context, data *providerData, req readR
 	policies, err := data.groupPolicies.get(ctx, system, group)
 	switch {
 	case errors.Is(err, bkiam.ErrNotOwned):
-		// The group is gone, with its permissions.
+		// The group is gone, with its permissions, if IAM's lists confirm
+		// it (management.go).
+		gone, checkErr := goneCheck{client: data.client, system: system}.groupGone(ctx, group, 0)
+		summary, detail, ok := goneOrUnconfirmed("bkiam_group_permission "+r.label(state),
+			fmt.Sprintf("group %d in %s", group, system), gone, checkErr)
+		if !ok {
+			diags.addError(summary, detail)
+			return &state, private, false
+		}
+		diags.addWarning(summary, detail)
 		return nil, nil, true
 	case errors.Is(err, bkiam.ErrForbidden):
 		if data.groupPolicies.warned.CompareAndSwap(false, true) {

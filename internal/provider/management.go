@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -133,4 +135,90 @@ func isOtherSystemRefusal(err error) bool {
 func isScopeRefusal(err error) bool {
 	var e *bkiam.Error
 	return errors.As(err, &e) && e.Code == 1902412 && strings.Contains(e.Message, "校验错误")
+}
+
+// The ownership 403 on refresh. IAM answers "not created by system"
+// (bkiam.ErrNotOwned) for a grade manager or group with no record of the
+// system that created it: one deleted, or one made in the web UI, which
+// no resource can have created or imported. An app that lost its rights
+// gets other 403s (not a client of the system, not on the allow-list),
+// which a refresh reports as errors. So for an object in state the answer
+// means deleted; a refresh still removes a resource only when IAM's own
+// lists confirm it (goneCheck), and otherwise fails with what to check,
+// since a resource dropped from state by mistake would be created again.
+
+// goneCheck confirms through IAM's lists that a grade manager or group
+// whose management call answered the ownership 403 is gone.
+type goneCheck struct {
+	client *bkiam.Client
+	system string
+}
+
+// gradeManagerGone reports whether the system's grade-manager list (v1)
+// no longer holds id.
+func (g goneCheck) gradeManagerGone(ctx context.Context, id int64) (bool, error) {
+	all, err := g.client.GradeManagers(ctx, g.system)
+	if err != nil {
+		return false, err
+	}
+	return !slices.ContainsFunc(all, func(gm bkiam.GradeManagerInfo) bool { return gm.ID == id }), nil
+}
+
+// groupGone reports whether no grade manager of the system lists group:
+// only gradeManager's when it is known (non-zero), else every one the
+// system created. A grade manager that is gone took its groups with it.
+func (g goneCheck) groupGone(ctx context.Context, group, gradeManager int64) (bool, error) {
+	managers := []int64{gradeManager}
+	if gradeManager == 0 {
+		all, err := g.client.GradeManagers(ctx, g.system)
+		if err != nil {
+			return false, err
+		}
+		managers = managers[:0]
+		for _, gm := range all {
+			managers = append(managers, gm.ID)
+		}
+	}
+	for _, gm := range managers {
+		groups, err := g.client.ListGroups(ctx, g.system, gm, bkiam.GroupFilter{ID: group})
+		if errors.Is(err, bkiam.ErrNotOwned) {
+			gone, err := g.gradeManagerGone(ctx, gm)
+			if err != nil {
+				return false, err
+			}
+			if !gone {
+				return false, fmt.Errorf("grade manager %d is still listed in %s, but IAM refuses its groups", gm, g.system)
+			}
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(groups, func(x bkiam.Group) bool { return x.ID == group }) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// goneOrUnconfirmed turns the outcome of a goneCheck into what a refresh
+// reports: a warning that names the resource when IAM confirms it gone
+// (ok: remove it from state), else an error that says what to check.
+func goneOrUnconfirmed(resource, object string, gone bool, checkErr error) (summary, detail string, ok bool) {
+	if checkErr == nil && gone {
+		return "Deleted outside Terraform",
+			fmt.Sprintf("%s: IAM no longer has %s (it answers that the system did not create it, and its lists no longer "+
+				"hold it). The resource is removed from state, so the plan creates it again; remove it from the configuration "+
+				"if the deletion was meant.", resource, object), true
+	}
+	why := "IAM's lists still hold it"
+	if checkErr != nil {
+		why = fmt.Sprintf("the provider could not confirm it through IAM's lists: %v", checkErr)
+	}
+	return "Cannot read " + object,
+		fmt.Sprintf("%s: IAM answers that the system did not create %s, which it answers for an object that was deleted, "+
+			"but %s. Check in the IAM web UI whether it still exists. If it was deleted, allow the app IAM's v1 "+
+			"grade_manager_list management API for this system (which confirms it), or remove the resource from state "+
+			"(terraform state rm); if it exists, check that it is the one this resource manages and that the app is still "+
+			"a client of the system that created it.", resource, object, why), false
 }
