@@ -72,11 +72,12 @@ func (w *cliWorkspace) configure(provider, resources string) {
 }
 
 // command prepares a Terraform command with -no-color, and -input=false
-// where the command takes it (not query); a state subcommand as it is.
+// where the command takes it (not query); state subcommands, taint and
+// untaint as they are.
 func (w *cliWorkspace) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	full := []string{args[0]}
 	switch args[0] {
-	case "state":
+	case "state", "taint", "untaint":
 	case "query":
 		full = append(full, "-no-color")
 	default:

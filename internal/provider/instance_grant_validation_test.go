@@ -116,7 +116,16 @@ func instanceGrantValidationCases() []planTimeCase {
 	for i, tc := range cases {
 		out[i] = planTimeCase{name: tc.name, config: instanceGrantHCL(tc.changes), want: tc.want}
 	}
-	return out
+	// Another grant of host 1 to alice: a lasting overlap, refused without
+	// allow_shared_grants (TestAccPathMatrix takes it down every path).
+	return append(out, planTimeCase{name: "lasting overlap", config: instanceGrantHCL(nil) + sharedHostGrant("other", "view_host", "", "1"),
+		want: []string{"Grants shared with another resource",
+			"After this plan, this resource and another of the configuration would both grant the same paths: shared with",
+			"IAM keeps one policy per subject and action, so a revoke by either resource takes a path from both, and on the " +
+				"paths of the CLI that do not plan both resources together (-target, -exclude, a taint, -refresh=false) a change " +
+				"of one would take away what the other still grants. Let one resource grant each path (move the shared " +
+				"instances into one of them), or set allow_shared_grants = true in the provider configuration to allow it with " +
+				"those limits."}})
 }
 
 // creatorGrantValidationCases are bkiam_creator_grant's plan-time errors

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
 // The paths a user's CLI takes besides plan-then-apply with a refresh,
@@ -128,4 +131,158 @@ func TestAccPathExpiringBesidePermanent(t *testing.T) {
 			})
 		})
 	}
+}
+
+// pathCase is one way a user's CLI applies a change, in TestAccPathMatrix.
+type pathCase struct {
+	name string
+	// apply applies the workspace's configuration on this path and
+	// returns the output and exit code of the command that plans it.
+	apply func(w *cliWorkspace) (string, int)
+	// only, when set, says whether the CLI offers the path.
+	only func() bool
+}
+
+// pathCases are the paths TestAccPathMatrix takes: each plans every
+// resource of the configuration (a resource tainted or replaced included).
+var pathCases = []pathCase{
+	{name: "plan and apply", apply: func(w *cliWorkspace) (string, int) { return w.run("apply", "-auto-approve") }},
+	{name: "refresh=false", apply: func(w *cliWorkspace) (string, int) { return w.run("apply", "-auto-approve", "-refresh=false") }},
+	{name: "parallelism=1", apply: func(w *cliWorkspace) (string, int) { return w.run("apply", "-auto-approve", "-parallelism=1") }},
+	{name: "saved plan", apply: func(w *cliWorkspace) (string, int) {
+		// Planned by one process, applied later by another.
+		out, code := w.run("plan", "-out=saved.tfplan")
+		if code != 0 {
+			return out, code
+		}
+		time.Sleep(time.Second)
+		return w.run("apply", "saved.tfplan")
+	}},
+	{name: "replace", apply: func(w *cliWorkspace) (string, int) {
+		return w.run("apply", "-auto-approve", "-replace=bkiam_instance_grant.a")
+	}},
+	{name: "taint", apply: func(w *cliWorkspace) (string, int) {
+		w.mustRun("taint", "bkiam_instance_grant.a")
+		out, code := w.run("apply", "-auto-approve")
+		if code != 0 {
+			w.mustRun("untaint", "bkiam_instance_grant.a")
+		}
+		return out, code
+	}},
+	{name: "exclude", only: func() bool { return cli.IsTofu() }, apply: func(w *cliWorkspace) (string, int) {
+		// Excluding a resource that neither grant depends on plans both.
+		return w.run("apply", "-auto-approve", "-exclude=terraform_data.other")
+	}},
+}
+
+// TestAccPathMatrix: the guarantees of shared grants on every path a
+// user's CLI takes (DESIGN.md, "Shared grants"), on whichever CLI runs
+// it. alice holds hosts 1 and 2 through grant a and host 3 through b.
+//
+//   - Two grants that both keep host 2 are a lasting overlap, where on
+//     some paths (-refresh=false, a taint, -target) one's change used to
+//     take host 2 from the other: every path refuses the plan, sends
+//     nothing, and the plan after stays honest.
+//   - Moving host 2 from a to b in one change is a transient overlap,
+//     which the ledger carries: alice keeps every host throughout, state
+//     matches IAM, the next plan is empty.
+//   - A failed create (Terraform taints it) in the middle of such a move
+//     leaves state an upper bound of IAM, and the next apply converges.
+//   - -target of one of the two applies only its half, and the next plan
+//     applies the rest.
+func TestAccPathMatrix(t *testing.T) {
+	t.Parallel()
+	held := func(ids ...string) map[string][]string { return map[string][]string{"view_host": hostPaths(ids...)} }
+	other := "\nresource \"terraform_data\" \"other\" {}\n"
+	grants := func(a, b []string) string {
+		return sharedHostGrant("a", "view_host", "", a...) + sharedHostGrant("b", "view_host", "", b...) + other
+	}
+	start := func(t *testing.T) (*cliWorkspace, *sandboxtest.Sandbox, string) {
+		w, sb, provider := sharedWorkspace(t)
+		w.configure(provider, grants([]string{"1", "2"}, []string{"3"}))
+		applyAndCheck(t, w, sb, "bk_cmdb", held("1", "2", "3"))
+		return w, sb, provider
+	}
+	for _, p := range pathCases {
+		t.Run(p.name, func(t *testing.T) {
+			if p.only != nil && !p.only() {
+				t.Skipf("%s does not offer this path", cli)
+			}
+			t.Parallel()
+			t.Run("lasting overlap refused", func(t *testing.T) {
+				w, sb, provider := start(t)
+				// b gains host 2, a keeps it; a also loses host 1, which no
+				// path may revoke since the plan is refused whole.
+				w.configure(provider, grants([]string{"2"}, []string{"2", "3"}))
+				out, code := p.apply(w)
+				if code == 0 || !planErrorPattern("Grants shared with another resource", "/bk_cmdb,host,2/", "allow_shared_grants").MatchString(out) {
+					t.Fatalf("a lasting overlap was not refused (exit %d):\n%s", code, out)
+				}
+				if got := heldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "2", "3")) {
+					t.Fatalf("after the refused plan alice holds\n%s", renderHeld(got))
+				}
+				w.configure(provider, grants([]string{"1", "2"}, []string{"3"}))
+				if !w.planIsEmpty() {
+					t.Fatal("the plan of the applied configuration is not empty after the refusal")
+				}
+			})
+			t.Run("move", func(t *testing.T) {
+				w, sb, provider := start(t)
+				for _, split := range [][2][]string{{{"1"}, {"2", "3"}}, {{"1", "2"}, {"3"}}} {
+					w.configure(provider, grants(split[0], split[1]))
+					if out, code := p.apply(w); code != 0 {
+						t.Fatalf("moving host 2 (exit %d):\n%s", code, out)
+					}
+					if got := heldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "2", "3")) {
+						t.Fatalf("after moving host 2, alice holds\n%s", renderHeld(got))
+					}
+					if err := checkStateMatchesStore(w, sb, false, "user/alice"); err != nil {
+						t.Fatal(err)
+					}
+					if !w.planIsEmpty() {
+						t.Fatal("the plan after the move is not empty")
+					}
+				}
+			})
+		})
+	}
+	t.Run("failed create", func(t *testing.T) {
+		t.Parallel()
+		w, sb, provider := start(t)
+		// Host 2 moves from a to a new grant c, whose create fails: IAM
+		// refuses the first calls (after the provider's retries). The
+		// failed create leaves c tainted with what it may hold, and the
+		// next apply replaces it.
+		w.configure(provider, grants([]string{"1"}, []string{"3"})+sharedHostGrant("c", "view_host", "", "2"))
+		if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{After: 0, Count: 3, Status: 500, Code: 1902500}}); err != nil {
+			t.Fatal(err)
+		}
+		if out, code := w.run("apply", "-auto-approve"); code == 0 {
+			t.Fatalf("the apply succeeded through the faults:\n%s", out)
+		}
+		if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkStateMatchesStore(w, sb, true, "user/alice"); err != nil {
+			t.Fatal(err)
+		}
+		applyAndCheck(t, w, sb, "bk_cmdb", held("1", "2", "3"))
+		if err := checkStateMatchesStore(w, sb, false, "user/alice"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("target", func(t *testing.T) {
+		t.Parallel()
+		w, sb, provider := start(t)
+		// Host 2 moves from a to b; -target applies a's half only.
+		w.configure(provider, grants([]string{"1"}, []string{"2", "3"}))
+		w.mustRun("apply", "-auto-approve", "-target=bkiam_instance_grant.a")
+		if got := heldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "3")) {
+			t.Fatalf("after -target of a, alice holds\n%s", renderHeld(got))
+		}
+		if w.planIsEmpty() {
+			t.Fatal("the plan after -target shows nothing of b's half")
+		}
+		applyAndCheck(t, w, sb, "bk_cmdb", held("1", "2", "3"))
+	})
 }

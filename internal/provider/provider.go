@@ -68,6 +68,9 @@ type providerData struct {
 	// groupPolicies reads each group's permissions once per process, for
 	// the refreshes of bkiam_group_permission.
 	groupPolicies *groupPolicyCache
+	// allowSharedGrants lets two resources of the command grant one path
+	// (allow_shared_grants; shared.go).
+	allowSharedGrants bool
 }
 
 // invalidateScans forgets the policy-list scans of actions this process
@@ -139,6 +142,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"batch_window":      settings.batchWindow.String(),
 		"detect_drift":      settings.detectDrift,
 		"check_model":       settings.checkModel,
+		"allow_shared":      settings.allowSharedGrants,
 	})
 
 	data := &providerData{
@@ -150,6 +154,8 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		models:          bkiam.NewModelCache(client),
 		checkModel:      settings.checkModel,
 		groupPolicies:   newGroupPolicyCache(client),
+
+		allowSharedGrants: settings.allowSharedGrants,
 	}
 	p.book.Store(data.book)
 	if settings.detectDrift {

@@ -35,6 +35,8 @@ type providerSettings struct {
 	detectDrift bool
 	// checkModel checks planned grants against their system's model.
 	checkModel bool
+	// allowSharedGrants lets two resources grant one path (shared.go).
+	allowSharedGrants bool
 }
 
 func (s providerSettings) baseURL() string {
@@ -98,6 +100,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		insecureSkipVerify: insecure,
 		detectDrift:        drift.on,
 		checkModel:         checkModel,
+		allowSharedGrants:  m.AllowSharedGrants.ValueBool(),
 	}, diags
 }
 

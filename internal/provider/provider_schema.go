@@ -32,6 +32,7 @@ type providerModel struct {
 	DetectDrift        types.Bool   `tfsdk:"detect_drift"`
 	PolicyListPath     types.String `tfsdk:"policy_list_path"`
 	CheckModel         types.Bool   `tfsdk:"check_model"`
+	AllowSharedGrants  types.Bool   `tfsdk:"allow_shared_grants"`
 }
 
 // Defaults of the optional settings. The batch sizes are the real server's
@@ -233,6 +234,16 @@ func providerSchema() schema.Schema {
 					"per resource. It sees the subject's own direct grants, not what it holds through groups; a site " +
 					"whose IAM backend has several replicas can serve a change up to about five minutes late. With it, " +
 					"import reads what the subject holds (see the resources' import IDs).",
+			},
+			"allow_shared_grants": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Let two grant resources of this provider configuration grant the same subject, action " +
+					"and instance (`bkiam_instance_grant`, `bkiam_creator_grant`, `bkiam_group_permission`). IAM keeps one " +
+					"policy per subject and action, so a revoke by either takes the path from both: by default a plan in " +
+					"which two resources that both stay grant the same path fails, naming them and the paths. With `true` " +
+					"it warns instead, and the provider's ledger keeps one resource's revoke from taking what the other " +
+					"grants when a command plans both; `-target`, `-exclude`, a taint and `-refresh=false` can still take " +
+					"shared paths (see the provider docs, *Shared grants*). Defaults to `false`.",
 			},
 			"policy_list_path": schema.StringAttribute{
 				Optional: true,

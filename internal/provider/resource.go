@@ -225,7 +225,9 @@ func (s served[M]) planChange(ctx context.Context, data *providerData, b *book, 
 	}
 	decided := planned
 	if b != nil && !diags.hasError() {
-		planned = s.account(b, prior, planned, len(out.requiresReplace) > 0, private, resp, &diags)
+		// Before the provider is configured nothing is refused.
+		allowShared := data == nil || data.allowSharedGrants
+		planned = s.account(b, prior, planned, len(out.requiresReplace) > 0, allowShared, private, resp, &diags)
 	}
 	if planned != nil && (planned != prior || decided != planned) {
 		resp.PlannedState = s.marshal(planned, &diags)
@@ -239,7 +241,7 @@ func (s served[M]) planChange(ctx context.Context, data *providerData, b *book, 
 // paths a destroy must spare, and an update that grants again what
 // another resource revokes. It returns the planned model, changed when
 // it must grant again.
-func (s served[M]) account(b *book, prior, planned *M, replace bool, private privateState, resp *tfprotov6.PlanResourceChangeResponse, diags *diagnostics) *M {
+func (s served[M]) account(b *book, prior, planned *M, replace, allowShared bool, private privateState, resp *tfprotov6.PlanResourceChangeResponse, diags *diagnostics) *M {
 	var before, next, after ledger.Claims
 	if prior != nil {
 		before = s.def.claims(*prior)
@@ -258,7 +260,23 @@ func (s served[M]) account(b *book, prior, planned *M, replace bool, private pri
 	if replace {
 		revokes = minusClaims(before, kept)
 	}
-	if after.Actions == nil && revokes.Actions == nil {
+	// The create half of a replacement that Terraform forces on what this
+	// provider planned as an update (-replace, replace_triggered_by): the
+	// update's call registered a holder and named it in its planned private
+	// state, which Terraform hands to this call. That object is destroyed
+	// instead: its holder claims nothing any more, and its destroy, which
+	// gets this call's planned private state, leaves what others claim and
+	// what the new object keeps.
+	var forcedSpare map[string][]string
+	var oldID string
+	if prior == nil && planned != nil && private.get(privateHolderKey, &oldID, diags) {
+		if old, oldBefore, ok := b.existing(oldID); ok {
+			oldKept := keptClaims(oldBefore, next)
+			old.Changing = true
+			forcedSpare = spareOf(b.ledger.Plan(old, ledger.Claims{}, minusClaims(oldBefore, oldKept)).Spare, oldKept)
+		}
+	}
+	if after.Actions == nil && revokes.Actions == nil && oldID == "" {
 		return planned
 	}
 	labelOf := prior
@@ -266,9 +284,20 @@ func (s served[M]) account(b *book, prior, planned *M, replace bool, private pri
 		labelOf = planned
 	}
 	h, id := b.holder(s.typeName() + " " + s.def.label(*labelOf))
+	b.planned(id, before)
 	h.Changing = planned != prior || replace
 	report := b.ledger.Plan(h, after, revokes)
-	if len(report.Overlaps) > 0 {
+	if len(report.Overlaps) > 0 && !allowShared {
+		// A lasting overlap: both resources stay and grant the path
+		// (DESIGN.md, "Shared grants").
+		diags.addError("Grants shared with another resource",
+			fmt.Sprintf("After this plan, this resource and another of the configuration would both grant the same paths: %s. "+
+				"IAM keeps one policy per subject and action, so a revoke by either resource takes a path from both, and on "+
+				"the paths of the CLI that do not plan both resources together (-target, -exclude, a taint, -refresh=false) a "+
+				"change of one would take away what the other still grants. Let one resource grant each path (move the "+
+				"shared instances into one of them), or set allow_shared_grants = true in the provider configuration to allow "+
+				"it with those limits.", describeShared(report.Overlaps)))
+	} else if len(report.Overlaps) > 0 {
 		diags.addWarning("Grants shared with another resource",
 			fmt.Sprintf("After this plan, %s; IAM keeps one policy per subject and action, so these paths are granted once for both. "+
 				"A revoke by one resource of this configuration leaves what the other still grants, but a resource in another "+
@@ -315,6 +344,13 @@ func (s served[M]) account(b *book, prior, planned *M, replace bool, private pri
 		}
 	}
 	newPrivate := maps.Clone(private)
+	if oldID != "" {
+		// The old object's holder id is no use to the new object.
+		delete(newPrivate, privateHolderKey)
+	}
+	if len(forcedSpare) > 0 {
+		newPrivate.set(privateSpareKey, forcedSpare, diags)
+	}
 	if planned == nil || replace || len(unchanged) > 0 {
 		// What a destroy (also a replacement's, and one -replace makes of
 		// this update) leaves: what others claim and what the new object

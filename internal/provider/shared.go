@@ -56,6 +56,10 @@ type book struct {
 
 	mu      sync.Mutex
 	holders map[string]*ledger.Holder
+	// befores are, by holder id, the claims of the prior state its plan
+	// changed: a replacement Terraform forces on an update plans that
+	// holder again as a destroy (served.account).
+	befores map[string]ledger.Claims
 
 	// refreshed says this process has refreshed a resource, which only a
 	// plan walk does (Terraform's apply never calls ReadResource): its
@@ -66,7 +70,7 @@ type book struct {
 func newBook() *book {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}}
+	return &book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}, befores: map[string]ledger.Claims{}}
 }
 
 // holder returns a new holder and its id.
@@ -77,6 +81,22 @@ func (b *book) holder(label string) (*ledger.Holder, string) {
 	b.holders[id] = h
 	b.mu.Unlock()
 	return h, id
+}
+
+// planned records the prior claims of the holder id names.
+func (b *book) planned(id string, before ledger.Claims) {
+	b.mu.Lock()
+	b.befores[id] = before
+	b.mu.Unlock()
+}
+
+// existing returns the holder id names in this process, with the claims
+// of its prior state, if this process registered it.
+func (b *book) existing(id string) (*ledger.Holder, ledger.Claims, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, ok := b.holders[id]
+	return h, b.befores[id], ok
 }
 
 // lookup returns the holder an id names in this process, or a new one.

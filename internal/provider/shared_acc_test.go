@@ -25,6 +25,14 @@ func sharedWorkspace(t *testing.T) (*cliWorkspace, *sandboxtest.Sandbox, string)
 	return newCLIWorkspace(t, testutil.BuildProvider(t)), sb, transports[gatewayTransport].block(sb.URL)
 }
 
+// allowShared turns on allow_shared_grants in a provider block: the
+// tests of the ledger make two resources grant the same paths, which a
+// configuration must allow.
+func allowShared(provider string) string {
+	i := strings.LastIndex(provider, "}")
+	return provider[:i] + "  allow_shared_grants = true\n" + provider[i:]
+}
+
 // sharedHostGrant renders a bkiam_instance_grant of action to alice on hosts.
 func sharedHostGrant(name, action string, extra string, ids ...string) string {
 	return fmt.Sprintf(`
@@ -75,13 +83,24 @@ resource "bkiam_instance_grant" "g" {
 	applyAndCheck(t, w, sb, "bk_cmdb", nil)
 }
 
-// TestAccShared_overlap: two grants share an instance. The plan warns;
-// removing either leaves the other's instances, whichever is planned
-// first; removing both revokes everything.
+// TestAccShared_overlap: two grants share an instance. By default the
+// plan refuses it, naming the paths and the fix, and sends nothing. With
+// allow_shared_grants the plan warns; removing either leaves the other's
+// instances, whichever is planned first; removing both revokes
+// everything.
 func TestAccShared_overlap(t *testing.T) {
 	t.Parallel()
 	w, sb, provider := sharedWorkspace(t)
 	both := sharedHostGrant("a", "view_host", "", "1", "2") + sharedHostGrant("b", "view_host", "", "2", "3")
+	w.configure(provider, both)
+	out, code := w.run("apply", "-auto-approve")
+	if code == 0 || !planErrorPattern("Error: Grants shared with another resource", "/bk_cmdb,host,2/", "allow_shared_grants = true").MatchString(out) {
+		t.Fatalf("two grants sharing host 2 applied without allow_shared_grants (exit %d):\n%s", code, out)
+	}
+	if got := heldPaths(sb, "bk_cmdb", "user", "alice"); len(got) > 0 {
+		t.Fatalf("the refused plan granted %s", renderHeld(got))
+	}
+	provider = allowShared(provider)
 	for _, keep := range []string{"a", "b", "a", "b"} {
 		w.configure(provider, both)
 		out := applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
@@ -132,6 +151,7 @@ func TestAccShared_move(t *testing.T) {
 func TestAccShared_creatorAndInstance(t *testing.T) {
 	t.Parallel()
 	w, sb, provider := sharedWorkspace(t)
+	provider = allowShared(provider)
 	instance := `
 resource "bkiam_instance_grant" "view" {
   system  = "bk_job"
@@ -208,6 +228,7 @@ func TestAccShared_updateBesideUnchanged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w, sb, provider := sharedWorkspace(t)
+			provider = allowShared(provider)
 			// a keeps hosts 1 and 2; b drops host 2. depends_on orders the plans.
 			grants := func(bIDs ...string) string {
 				extra := map[string]string{tc.second: "  depends_on = [bkiam_instance_grant." + tc.first + "]\n"}
@@ -237,6 +258,7 @@ func TestAccShared_updateBesideUnchanged(t *testing.T) {
 func TestAccShared_creatorUpdateBesideInstance(t *testing.T) {
 	t.Parallel()
 	w, sb, provider := sharedWorkspace(t)
+	provider = allowShared(provider)
 	instance := `
 resource "bkiam_instance_grant" "view" {
   system  = "bk_job"
