@@ -254,7 +254,11 @@
 // the authorization API — one per (system, group, action), permanent — so a group's instance grants
 // and its management-API grants are one policy. Every action of a call gets the same resources, so
 // actions are grouped by their resource types; a grant must stay inside the owning grade manager's
-// authorization scope (else 400 1902412); a resource type with no paths means every instance. The
+// authorization scope (else 400 1902412); a resource type with no paths means every instance. An
+// action related to no resource type is granted and revoked with "resources": [] (its listed row
+// has "resource_groups": []); the field is a required list that may be empty but not null, and
+// null answers 400 1902412 {"resources": ["This field may not be null."]}, so this client never
+// sends null. The
 // policy routes check the v1 allow-list names (group_policy_grant, _revoke, _list), and IAM's admin
 // UI can grant group_policy_list only as "*". The list is normalised — paths grouped into instances
 // by type, resource-group ids regenerated — so it is compared by meaning. The paths themselves

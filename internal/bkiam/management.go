@@ -481,6 +481,7 @@ func (c *Client) GrantGroupPolicies(ctx context.Context, system string, group in
 	if err := checkGroupPolicy("group policy grant", req); err != nil {
 		return err
 	}
+	req.Resources = nonNilResources(req.Resources)
 	return c.manage(ctx, "group policy grant", http.MethodPost, managementPath(system, "groups", idString(group), "policies"), nil, req, nil)
 }
 
@@ -491,7 +492,18 @@ func (c *Client) RevokeGroupPolicies(ctx context.Context, system string, group i
 	if err := checkGroupPolicy("group policy revoke", req); err != nil {
 		return err
 	}
+	req.Resources = nonNilResources(req.Resources)
 	return c.manage(ctx, "group policy revoke", http.MethodDelete, managementPath(system, "groups", idString(group), "policies"), nil, req, nil)
+}
+
+// nonNilResources is rs, or an empty list: IAM's grant and revoke take "resources": [] for an
+// action related to no resource type, and refuse null with 400 1902412 ("This field may not be
+// null.").
+func nonNilResources(rs []PathResource) []PathResource {
+	if rs == nil {
+		return []PathResource{}
+	}
+	return rs
 }
 
 // GroupPolicy is a group's custom policy as IAM lists it, reduced to what it means.

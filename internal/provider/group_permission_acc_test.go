@@ -548,3 +548,51 @@ resource "bkiam_instance_grant" "dev_hosts" {
 		},
 	})
 }
+
+// TestAccGroupPermissionNoResourceType: a permission of an action related
+// to no resource type (bk_cmdb's create_biz), resources = []. IAM's
+// management grant and revoke take "resources": [] and refuse null with
+// 400 1902412 (internal/bkiam's package doc, "What a real IAM answered"),
+// as the sandbox does; the provider used to send null, so neither the
+// create nor the destroy went through.
+func TestAccGroupPermissionNoResourceType(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	config := provider + `
+resource "bkiam_grade_manager" "platform" {
+  system               = "bk_cmdb"
+  name                 = "platform"
+  members              = ["alice"]
+  authorization_scopes = [{ system = "bk_cmdb", actions = ["create_biz"], resources = [] }]
+  subject_scopes       = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "dev"
+}
+
+resource "bkiam_group_permission" "create" {
+  system    = "bk_cmdb"
+  group_id  = bkiam_group.dev.id
+  actions   = ["create_biz"]
+  resources = []
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:           config,
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check:            checkGroupHeld(sb, map[string][]string{"create_biz": nil}),
+			},
+			{
+				// The permission alone goes; the group stays.
+				Config: strings.Split(config, `resource "bkiam_group_permission"`)[0],
+				Check:  checkGroupHeld(sb, map[string][]string{}),
+			},
+		},
+	})
+}

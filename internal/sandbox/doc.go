@@ -279,7 +279,9 @@
 //     path's own type), else 400 1902412 "系统：S 模板：0 校验错误：…". A system manager's group may be
 //     granted anything of its system. The policies are the authorization API's (one per system, group
 //     and action, permanent; a grant merges, a revoke subtracts and deletes an emptied policy), so a
-//     grant through either API shows in both, and the per-policy limit applies. The list answers the
+//     grant through either API shows in both, and the per-policy limit applies. An action related
+//     to no type takes "resources": []; null is 400 1902412 "This field may not be null." (a missing
+//     field "This field is required."). The list answers the
 //     group's custom policies of the path system as rows {id (the action), policy_id,
 //     backend_policy_id 0, expired_at, expired_display, auth_type, type, name, description,
 //     sensitivity_level, resource_groups [{id (a fresh UUID on every read), environments [],

@@ -65,7 +65,14 @@ func decodeGroupPolicy(raw []byte, pathSystem string, withResources bool) (strin
 	var resources []resourceReq
 	if withResources {
 		if b.Resources == nil {
-			fe.add("This field is required.", "resources")
+			// A list field without allow_null: null and absence are told apart.
+			var fields map[string]json.RawMessage
+			_ = json.Unmarshal(raw, &fields)
+			if v, ok := fields["resources"]; ok && string(v) == "null" {
+				fe.add("This field may not be null.", "resources")
+			} else {
+				fe.add("This field is required.", "resources")
+			}
 		} else {
 			for i, r := range *b.Resources {
 				charField(&fe, r.System, false, 0, 0, "resources", i, "system")

@@ -251,3 +251,30 @@ func mustMgmt(t *testing.T, s http.Handler, method, path, body string, status, c
 	}
 	return r
 }
+
+// An action related to no resource type is granted and revoked with "resources": [], and null is
+// refused as IAM's serializer refuses it, apart from a missing field (internal/bkiam's package doc,
+// "The management API").
+func TestGroupPolicyWithoutResourceTypes(t *testing.T) {
+	s := newServer(t)
+	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", `{"name":"ops","description":"","members":["alice"],
+  "authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"create_biz"}],"resources":[]}],"subject_scopes":[{"type":"*","id":"*"}]}`, 200, 0)
+	r := mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0)
+	gid := itoa(int(r.body["data"].([]any)[0].(float64)))
+	for body, want := range map[string]string{
+		`{"actions":[{"id":"create_biz"}],"resources":null}`: "This field may not be null.",
+		`{"actions":[{"id":"create_biz"}]}`:                  "This field is required.",
+	} {
+		if r := mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", body, 400, 1902412); !strings.Contains(r.message(), want) {
+			t.Errorf("%s: %s, want %q", body, r.raw, want)
+		}
+	}
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", `{"actions":[{"id":"create_biz"}],"resources":[]}`, 200, 0)
+	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, Action: "create_biz"}).Policies); n != 1 {
+		t.Fatalf("create_biz granted with resources [] gives %d policies, want 1", n)
+	}
+	mustMgmt(t, s, "DELETE", "bk_cmdb/groups/"+gid+"/policies/", `{"actions":[{"id":"create_biz"}],"resources":[]}`, 200, 0)
+	if n := len(s.Policies(sandbox.PolicyFilter{SubjectType: "group", SubjectID: gid, Action: "create_biz"}).Policies); n != 0 {
+		t.Fatalf("create_biz left after its revoke: %d policies", n)
+	}
+}
