@@ -148,7 +148,13 @@
 //
 // Only safe, transient failures are retried: network errors, 429 (honouring Retry-After),
 // 502/503/504, 1306429, 164290x, 165xxxx, 1306201 and 1902000. Grant and revoke are idempotent, so
-// repeating them is safe; validation errors are never retried. The SDKs time out after 5–10 s; the
+// repeating them is safe; validation errors are never retried. A 1902000 is the SaaS's failed call to
+// IAM's backend, whose answer it quotes: "request iam fail! Request=[…]error=…" when none came (a
+// retry may succeed), "request iam error! Request=[…] Response[code=N, message=…]" when the backend
+// answered. A backend code 19014xx (bad request, not found, conflict such as the per-member group
+// quota) but 1901429 (its rate limit), or its system error for a lookup that found nothing ("sql: no
+// rows in result set": an unknown member, action or system), is a definite refusal made before any
+// write: it is neither retried nor an unknown outcome (Error.backendRefused). The SDKs time out after 5–10 s; the
 // gateway waits up to 180 s for the SaaS.
 //
 // # Limits
@@ -273,8 +279,9 @@
 // ownership check comes first, so an id that does not exist (never, or no more) answers 403 like a
 // foreign one: ErrNotOwned tells it from the allow-list's 403 by its message, and a caller that
 // created the object reads it as gone. Errors keep their own HTTP status (401, 403, 404, 409 name
-// taken: ErrConflict, 400 validation), except IAM backend errors — the 1000-per-call limit, a
-// subject's group quota, an unknown subject — which come as 1902000 in HTTP 200. admin and users
+// taken: ErrConflict, 400 validation), except IAM backend errors — the 1000-per-call limit (backend
+// 1901400), a subject's group quota (1901409), an unknown subject (1901500, "sql: no rows in result
+// set") — which come as 1902000 in HTTP 200, refusals that fail at once (above). admin and users
 // unknown to IAM are dropped from a member add without an error. Lists are paged (page_size with
 // no maximum; this client reads 500 a page).
 //
@@ -385,8 +392,9 @@
 //   - batch_path checks each action against the resource types first (before the action check that
 //     batch_instance runs): a type the action does not relate to, or any type for an action related
 //     to none, is 1902412 "Parameter verification failed: action(x) not support to grant instance";
-//     an unknown action is 1902000, the SaaS's failed call to the backend, which a client retries as
-//     transient (a plan-time model check refuses unknown actions first).
+//     an unknown action is 1902000, the SaaS's failed call to the backend, whose message quotes the
+//     backend's 1901500 "… sql: no rows in result set": a refusal, not retried (a plan-time model
+//     check refuses unknown actions first).
 //   - Validation errors come in HTTP 200 with result false (1902412, 1902417); 401, 403 and 409
 //     come with those HTTP statuses. The SaaS's codes are 19024xx (its own) and 1902000 (its
 //     backend failed); the backend's own are 19014xx. Texts raised by code start "Parameter

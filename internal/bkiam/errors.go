@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -159,10 +160,44 @@ func (e *Error) isTransient() bool {
 	switch {
 	case e.Code >= 1650000 && e.Code <= 1659999: // gateway: upstream unreachable / timed out
 		return true
-	case e.Code == 1306201, e.Code == 1902000: // ESB / SaaS: upstream failed
+	case e.Code == 1306201: // ESB: upstream failed
 		return true
+	case e.Code == 1902000: // SaaS: its call to the backend failed, unless the backend refused
+		return !e.backendRefused()
 	}
 	return false
+}
+
+// backendResponseCode finds the backend's code in a 1902000 message: the SaaS passes a failed
+// backend call on as "request iam error! Request=[…] Response[code=N, message=…]" ("request iam
+// fail! …" when no answer came).
+var backendResponseCode = regexp.MustCompile(`Response\[code=(\d+),`)
+
+// backendRefused reports a 1902000 that carries the IAM backend's definite refusal: a 19014xx
+// code (bad request, not found, conflict: the per-member group quota, the 1000-member limit), or
+// its system error for a lookup that found nothing ("sql: no rows in result set": a member, an
+// action or a system it does not know). The backend checks these before it writes, so the call
+// changed nothing and a retry would be refused the same way. Its rate limit (1901429) and other
+// system errors are not refusals.
+func (e *Error) backendRefused() bool {
+	if e.Code != 1902000 {
+		return false
+	}
+	m := backendResponseCode.FindStringSubmatch(e.Message)
+	if m == nil {
+		return false
+	}
+	code, err := strconv.Atoi(m[1])
+	if err != nil {
+		return false
+	}
+	switch {
+	case code == 1901429:
+		return false
+	case code >= 1901400 && code <= 1901499:
+		return true
+	}
+	return strings.Contains(e.Message, "sql: no rows in result set")
 }
 
 // isCredentialMessage tells a gateway 1640001 about app or user credentials (unauthorized) from

@@ -82,6 +82,11 @@ func TestErrorClasses(t *testing.T) {
 			LayerIAM, 1902416, 200, []string{"ErrValidation"}, 1, nil},
 		{"IAM 1902000 upstream retried", gatewayConfig, iamErr(200, "1902000", `"request backend failed"`),
 			LayerIAM, 1902000, 200, []string{"ErrTransient"}, 3, nil},
+		// The backend's definite refusals inside a 1902000 fail at once (the package doc, "The
+		// management API"): an unknown action, found by nothing in its tables.
+		{"IAM 1902000 carrying a backend refusal not retried", gatewayConfig, iamErr(200, "1902000",
+			`"请求第三方API错误: request iam error! Request=[http_get /api/v1/web/systems/bk_cmdb/actions/nope request_id=abc] Response[code=1901500, message=system error[request_id=abc]: [Handler:GetAction] systemID=`+"`bk_cmdb`"+` => [Raw:Error] sql: no rows in result set] (REMOTE_REQUEST_ERROR)"`),
+			LayerIAM, 1902000, 200, nil, 1, nil},
 		{"IAM 1902500 with HTTP 500 not retried", gatewayConfig, iamErr(500, "1902500", `"system error"`),
 			LayerIAM, 1902500, 500, nil, 1, nil},
 		{"result false with code 0", gatewayConfig, reply(200, `{"result":false,"code":0,"message":"weird"}`),

@@ -159,11 +159,18 @@ func TestManagementErrors(t *testing.T) {
 		{"a name taken",
 			reply(409, `{"result":false,"code":1902409,"message":"与已有资源冲突(重名等): 名称 [ops] 已存在，请修改为其他名称 (CONFLICT_ERROR)","data":null}`),
 			[]error{ErrConflict}, []error{ErrForbidden}, 1902409, 1},
-		// IAM's backend errors come as 1902000 in HTTP 200: an error, never a success. They are
-		// retried as for the authorization calls (1902000 also means the backend was unreachable).
-		{"the backend's error in HTTP 200",
-			reply(200, `{"result":false,"code":1902000,"message":"请求第三方API错误: quota exceeded (REMOTE_REQUEST_ERROR)","data":null}`),
+		// IAM's backend errors come as 1902000 in HTTP 200: an error, never a success. A failed
+		// backend call is retried as for the authorization calls; the backend's definite refusal
+		// (a 19014xx code, or a lookup that found nothing) fails at once.
+		{"the backend unreachable in HTTP 200",
+			reply(200, `{"result":false,"code":1902000,"message":"请求第三方API错误: request iam fail! Request=[http_post /api/v1/web/groups/members request_id=abc]error=timeout (REMOTE_REQUEST_ERROR)","data":null}`),
 			[]error{ErrTransient}, []error{ErrConflict, ErrForbidden}, 1902000, 3},
+		{"the backend's quota refusal in HTTP 200",
+			reply(200, `{"result":false,"code":1902000,"message":"请求第三方API错误: request iam error! Request=[http_post /api/v1/web/groups/members request_id=abc] Response[code=1901409, message=conflict:[Handler:checkSubjectGroupsQuota] subject {user alice} can only have 100 groups in system bk_cmdb.[current 100] => quota error] (REMOTE_REQUEST_ERROR)","data":null}`),
+			nil, []error{ErrTransient, ErrConflict, ErrForbidden}, 1902000, 1},
+		{"the backend's rate limit in HTTP 200",
+			reply(200, `{"result":false,"code":1902000,"message":"请求第三方API错误: request iam error! Request=[http_post /api/v1/web/groups/members request_id=abc] Response[code=1901429, message=too many requests] (REMOTE_REQUEST_ERROR)","data":null}`),
+			[]error{ErrTransient}, nil, 1902000, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := newFakeServer(t, tc.h)

@@ -49,8 +49,8 @@ func OutcomeUnknown(err error) bool {
 		return true
 	case e.Code == 1306201: // ESB: upstream error
 		return true
-	case e.Code == 1902000: // SaaS: its backend call failed, maybe after writing
-		return true
+	case e.Code == 1902000: // SaaS: its backend call failed, maybe after writing, unless refused
+		return !e.backendRefused()
 	}
 	return false
 }

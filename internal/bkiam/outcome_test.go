@@ -29,6 +29,8 @@ func TestOutcomeUnknown(t *testing.T) {
 		{"IAM validation", &Error{kind: kindCode, Code: 1902412, HTTPStatus: 200}, false},
 		{"IAM system error", &Error{kind: kindCode, Code: 1902500, HTTPStatus: 500}, false},
 		{"IAM upstream failure", &Error{kind: kindCode, Code: 1902000, HTTPStatus: 200}, true},
+		{"IAM backend refusal", &Error{kind: kindCode, Code: 1902000, HTTPStatus: 200,
+			Message: "request iam error! Request=[http_post /api/v1/web/groups/members request_id=a] Response[code=1901400, message=bad request:x]"}, false},
 		{"gateway credentials", &Error{kind: kindCode, Code: 1640001, HTTPStatus: 400}, false},
 		{"gateway rate limit", &Error{kind: kindCode, Code: 1642902, HTTPStatus: 429}, false},
 		{"gateway upstream timeout", &Error{kind: kindCode, Code: 1650401, HTTPStatus: 504}, true},

@@ -238,7 +238,11 @@
 //   - Management (see the package doc of internal/bkiam, "The management API"): the SaaS envelope,
 //     success {"data":…,"result":true,"code":0,"message":"OK"}, each error with its own HTTP status
 //     (401, 403, 404, 409, 400), except IAM backend errors, 1902000 REMOTE_REQUEST_ERROR in HTTP
-//     200. Checks in the SaaS's order: gateway credentials; the app is a client of the path's
+//     200, whose message quotes the backend's answer as the SaaS does ("request iam error!
+//     Request=[http_post /api/v1/web/groups/members request_id=…] Response[code=N, message=…]":
+//     1901400 "bad request:…" for more than 1000 members, 1901409 "conflict:…" for the group quota,
+//     1901500 "system error[…]: … sql: no rows in result set" for an unknown member). Checks in the
+//     SaaS's order: gateway credentials; the app is a client of the path's
 //     system ("app_code X can not access system Y"); the model's management allow-list
 //     (apps[].management; "system[S] is not allowed to call management api[A], please contact the
 //     developer to add a whitelist"), by the real names v2_grade_manager_{create,update,detail,delete},

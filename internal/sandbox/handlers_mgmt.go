@@ -577,9 +577,30 @@ func (mc *mgmtCall) known(typ, id string) bool {
 	return false
 }
 
-// backendError is an error of IAM's backend as the SaaS passes it on: 1902000 in HTTP 200.
-func backendError(msg string) *saasError {
-	return mgmtError(codeUpstream, "请求第三方API错误: "+msg)
+// Codes of IAM's backend (its pkg/util), which the SaaS passes on inside a 1902000.
+const (
+	backendBadRequest  = 1901400
+	backendConflict    = 1901409
+	backendSystemError = 1901500
+)
+
+// backendError is a refusal of IAM's backend as the SaaS passes it on: 1902000 in HTTP 200, whose
+// message carries the backend call and the backend's own code and message, in the SaaS's words
+// ("request iam error! Request=[…] Response[code=N, message=…]"). The backend prefixes its message
+// with the code's name ("bad request:", "conflict:"), or "system error[request_id=…]: " and the
+// chain of the failed lookups.
+func backendError(method string, code int, msg string) *saasError {
+	switch code {
+	case backendBadRequest:
+		msg = "bad request:" + msg
+	case backendConflict:
+		msg = "conflict:" + msg
+	case backendSystemError:
+		msg = "system error[request_id=" + newRequestID() + "]: " + msg
+	}
+	// Every backend call the sandbox quotes is to the group members route.
+	return mgmtError(codeUpstream, fmt.Sprintf("请求第三方API错误: request iam error! Request=[%s /api/v1/web/groups/members request_id=%s] "+
+		"Response[code=%d, message=%s]", method, newRequestID(), code, msg))
 }
 
 func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
@@ -610,7 +631,8 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 		return nil, false, validationText(fmt.Sprintf("超过用户组最大可添加成员数%d", limit))
 	}
 	if len(keep) > maxMembersPerCall {
-		return nil, false, backendError(fmt.Sprintf("iam backend: the number of members must be at most %d", maxMembersPerCall))
+		return nil, false, backendError("http_post", backendBadRequest,
+			fmt.Sprintf("Members must contain at most %d items", maxMembersPerCall))
 	}
 	if e := mc.checkGroupsQuota(g, keep); e != nil {
 		return nil, false, e
@@ -675,11 +697,14 @@ func (mc *mgmtCall) deleteMembers(g *mgmtGroup) (any, bool, *saasError) {
 		return map[string]any{}, false, nil // the sandbox has no subject templates
 	}
 	if len(ids) > maxMembersPerCall {
-		return nil, false, backendError(fmt.Sprintf("iam backend: the number of members must be at most %d", maxMembersPerCall))
+		return nil, false, backendError("http_delete", backendBadRequest,
+			fmt.Sprintf("Members must contain at most %d items", maxMembersPerCall))
 	}
 	for _, id := range ids {
 		if !mc.known(typ, id) {
-			return nil, false, backendError(fmt.Sprintf("iam backend: subject %s(%s) not exists", typ, id))
+			return nil, false, backendError("http_delete", backendSystemError,
+				fmt.Sprintf("[Handler:ctl.DeleteGroupMembers] type=`group`, id=`%d` => [GroupCTL:DeleteGroupMembers] "+
+					"cacheimpls.GetLocalSubjectPK _type=`%s`, id=`%s` fail => [Raw:Error] sql: no rows in result set", g.ID, typ, id))
 		}
 	}
 	for _, id := range ids {
@@ -841,8 +866,9 @@ func (mc *mgmtCall) checkGroupsQuota(g *mgmtGroup, joining []memberKey) *saasErr
 				}
 			}
 			if n+1 > limit {
-				return backendError(fmt.Sprintf("[Handler:checkSubjectGroupsQuota] subject {%s %s} can only have %d groups in system %s.[current %d] => quota error",
-					k.Type, k.ID, limit, system, n))
+				return backendError("http_post", backendConflict,
+					fmt.Sprintf("[Handler:checkSubjectGroupsQuota] subject {%s %s} can only have %d groups in system %s.[current %d] => quota error",
+						k.Type, k.ID, limit, system, n))
 			}
 		}
 	}
