@@ -525,6 +525,7 @@ func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]
 func TestAccGroupPermissionSharedWithInstanceGrant(t *testing.T) {
 	needsSandbox(t)
 	sb, provider := target(t)
+	provider = allowShared(provider) // both grant host 7, by design
 	grant := `
 resource "bkiam_instance_grant" "dev_hosts" {
   system    = "bk_cmdb"
@@ -552,7 +553,7 @@ resource "bkiam_instance_grant" "dev_hosts" {
 // TestAccGroupPermissionNoResourceType: a permission of an action related
 // to no resource type (bk_cmdb's create_biz), resources = []. IAM's
 // management grant and revoke take "resources": [] and refuse null with
-// 400 1902412 (internal/bkiam's package doc, "What a real IAM answered"),
+// 400 1902412 (internal/bkiam's package doc, "The management API"),
 // as the sandbox does; the provider used to send null, so neither the
 // create nor the destroy went through.
 func TestAccGroupPermissionNoResourceType(t *testing.T) {

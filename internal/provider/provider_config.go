@@ -65,6 +65,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	if m.CheckModel.IsUnknown() {
 		r.unknown("check_model", "")
 	}
+	allowShared := r.bool("allow_shared_grants", m.AllowSharedGrants)
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
@@ -100,7 +101,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		insecureSkipVerify: insecure,
 		detectDrift:        drift.on,
 		checkModel:         checkModel,
-		allowSharedGrants:  m.AllowSharedGrants.ValueBool(),
+		allowSharedGrants:  allowShared,
 	}, diags
 }
 
