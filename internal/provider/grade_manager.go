@@ -116,13 +116,14 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"name": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "The grade manager's name, unique across IAM (compared case-insensitively, among " +
-					"every grade manager and pending application), at most 512 characters.",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 512)},
+					"every grade manager and pending application), at most 512 characters, without surrounding white space " +
+					"(IAM trims it).",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 512), trimmedValidator{}},
 			},
 			"description": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(""),
 				MarkdownDescription: "What the grade manager is for; empty by default, at most 255 characters.",
-				Validators:          []validator.String{stringvalidator.LengthAtMost(255)},
+				Validators:          []validator.String{stringvalidator.LengthAtMost(255), trimmedValidator{}},
 			},
 			"members": schema.SetAttribute{
 				Required:    true,

@@ -476,6 +476,13 @@ func managementValidationCases() []planTimeCase {
 			want: []string{"Invalid import ID", `Expected SYSTEM/GRADE_MANAGER_ID, e.g. bk_cmdb/12; got "bk_cmdb".`}},
 		{name: "group import ID of the wrong shape", config: group("12", "bk_cmdb/12"),
 			want: []string{"Invalid import ID", `Expected SYSTEM/GRADE_MANAGER_ID/GROUP_ID, e.g. bk_cmdb/12/345; got "bk_cmdb/12".`}},
+		{name: "grade manager name with surrounding white space", config: strings.Replace(gm(`{ type = "*", id = "*" }`, ""),
+			`name        = "platform"`, `name        = " platform"`, 1),
+			want: []string{"Surrounding white space", `name is " platform". IAM stores names and descriptions without the white space ` +
+				`around them, so it would read back "platform" and every plan would show a change: write "platform".`}},
+		{name: "group description with surrounding white space", config: strings.Replace(group("12", ""), `name             = "dev"`,
+			`name             = "dev"`+"\n  description      = \"devs \"", 1),
+			want: []string{"Surrounding white space", `description is "devs ".`}},
 		{name: "import of a system manager's group", config: group("-", "bk_cmdb/-/345"),
 			want: []string{"Cannot import a system manager's group", `IAM's management API lists the groups of grade managers only, so a group under the system manager ("-") cannot be read back to import. Declare it in the configuration, or recreate it under a grade manager.`}},
 	}

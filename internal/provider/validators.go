@@ -83,3 +83,28 @@ func (v iamIDValidator) ValidateString(_ context.Context, req validator.StringRe
 			fmt.Sprintf("%s is %q, which %s; write the id exactly as IAM knows it.", req.Path, s, problem))
 	}
 }
+
+// trimmedValidator refuses a name or description with surrounding white
+// space: IAM stores grade managers' and groups' names and descriptions
+// trimmed, so the value read back would differ from the configuration and
+// every plan would show a change.
+type trimmedValidator struct{}
+
+var _ validator.String = trimmedValidator{}
+
+func (v trimmedValidator) Description(context.Context) string {
+	return "value must not begin or end with white space"
+}
+
+func (v trimmedValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v trimmedValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if s := req.ConfigValue.ValueString(); s != strings.TrimSpace(s) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Surrounding white space",
+			fmt.Sprintf("%s is %q. IAM stores names and descriptions without the white space around them, so it would "+
+				"read back %q and every plan would show a change: write %q.", req.Path, s, strings.TrimSpace(s), strings.TrimSpace(s)))
+	}
+}
