@@ -260,7 +260,15 @@
 // the authorization API — one per (system, group, action), permanent — so a group's instance grants
 // and its management-API grants are one policy. Every action of a call gets the same resources, so
 // actions are grouped by their resource types; a grant must stay inside the owning grade manager's
-// authorization scope (else 400 1902412); a resource type with no paths means every instance. An
+// authorization scope (else 400 1902412). The scope covers a grant by string prefix: both paths
+// become "/type,id/…/" without systems, a scope path ending in ",*/" is cut to a prefix there, and
+// the grant's path must start with the scope's. So a one-node "*" scope (/host,*/) admits grants of
+// a single node (/host,5/) and not paths under ancestors (/biz,2/host,5/); a "*" above the last
+// node is no wildcard (/biz,*/host,*/ admits nothing real); only a resource type with no paths
+// (the unlimited scope) admits every instance of it. A one-node "*" in a grant, as in a scope that
+// sync_perm copies to the sync group, is the literal id "*": IAM turns a one-node path into an id
+// comparison, so it matches no real instance. In a grant, a resource type with no paths means every
+// instance. An
 // action related to no resource type is granted and revoked with "resources": [] (its listed row
 // has "resource_groups": []); the field is a required list that may be empty but not null, and
 // null answers 400 1902412 {"resources": ["This field may not be null."]}, so this client never

@@ -92,6 +92,12 @@ func checkInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, 
 		case strings.TrimSpace(id) == "":
 			diags.addAttributeError(at, "Blank value",
 				fmt.Sprintf("The instance IDs (keys) of %s must not be empty or blank, got %q.", pathString(at), id))
+		case id == "*":
+			// IAM turns a one-node path into an id comparison (StringEquals).
+			diags.addAttributeError(at.WithElementKeyString(id), "The id * is literal",
+				fmt.Sprintf("The instance ID (key) \"*\" of %s is not every instance: IAM matches it as the literal id \"*\", "+
+					"so the grant would match no real instance. Name the instances to grant (or, in a bkiam_group_permission, "+
+					"give a path that ends in *, such as /bk_cmdb,biz,2/bk_cmdb,host,*/, for every instance under a parent).", pathString(at)))
 		case problem != "":
 			diags.addAttributeError(at.WithElementKeyString(id), "Invalid IAM id",
 				fmt.Sprintf("The instance ID (key) %q of %s %s. IAM trims the white space around ids as it stores them, so "+

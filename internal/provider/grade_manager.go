@@ -159,11 +159,15 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 							"instances": schema.ListNestedAttribute{
 								Required: true,
 								MarkdownDescription: "The instances of the type the grade manager may grant, each under its ancestors " +
-									"in the system's topology: `{ id = \"*\" }` is every instance, `{ id = \"*\", ancestors = [{ system = " +
-									"\"bk_cmdb\", type = \"biz\", id = \"2\" }] }` every instance under business 2.",
+									"in the system's topology. IAM compares a grant's path with these by prefix: `{ id = \"*\", ancestors = " +
+									"[{ system = \"bk_cmdb\", type = \"biz\", id = \"2\" }] }` admits every instance under business 2; " +
+									"`{ id = \"*\" }` admits any instance given by its id alone (as `bkiam_group_permission` gives a plain " +
+									"key), not one given under ancestors; a `*` above the last node is no wildcard. With `sync_perm`, the " +
+									"sync group is granted the scope as written, where a lone `*` is the literal id `*` and matches no real " +
+									"instance.",
 								Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 								NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-									"id": schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id, or `*` for every instance.",
+									"id": schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id, or `*` (see `instances`).",
 										Validators: []validator.String{iamIDValidator{}, stringvalidator.LengthAtMost(36)}},
 									"name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
 										MarkdownDescription: "The instance's display name; empty by default."},

@@ -157,33 +157,45 @@ func (mc *mgmtCall) checkScope(g *mgmtGroup, system string, actions []string, re
 	return nil
 }
 
-// scopeCovers reports whether a scope's paths of r's type cover p: a scope path is a prefix of p
-// (types equal, ids equal or "*"), or a lone "*" node of p's own type (every instance of it).
+// scopeCovers reports whether a scope's paths of r's type cover p, as IAM's SaaS decides it: by
+// string prefix. Both paths become "/type,id/…/" (no systems); a scope path ending in ",*/" is cut
+// to a prefix there, and one without a trailing * must be the grant's path or a prefix of it. So a
+// one-node "*" admits grants of one node only (/host,*/ admits /host,5/, not /biz,2/host,5/), and a
+// "*" above the last node is not a wildcard (/biz,*/host,*/ admits no real grant). A type with no
+// paths at all is the unlimited scope: every instance of it.
 func scopeCovers(scope *mgmtScope, r resourceReq, p []Node) bool {
+	grant := scopePath(p)
 	for _, st := range scope.Resources {
 		if st.System != r.System || st.Type != r.Type {
 			continue
 		}
+		if len(st.Paths) == 0 {
+			return true
+		}
 		for _, sp := range st.Paths {
-			if len(sp) == 1 && sp[0].ID == "*" && len(p) > 0 && sp[0].Type == p[len(p)-1].Type {
-				return true
-			}
-			if len(sp) == 0 || len(sp) > len(p) {
+			if len(sp) == 0 {
 				continue
 			}
-			prefix := true
-			for i, n := range sp {
-				if n.Type != p[i].Type || (n.ID != "*" && n.ID != p[i].ID) {
-					prefix = false
-					break
-				}
+			prefix := scopePath(sp)
+			if strings.HasSuffix(prefix, ",*/") {
+				prefix = strings.TrimSuffix(prefix, "*/")
 			}
-			if prefix {
+			if strings.HasPrefix(grant, prefix) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// scopePath is a path as IAM's scope check writes it: "/type,id/…/", without systems.
+func scopePath(p []Node) string {
+	var b strings.Builder
+	b.WriteString("/")
+	for _, n := range p {
+		b.WriteString(n.Type + "," + n.ID + "/")
+	}
+	return b.String()
 }
 
 func groupSubject(g *mgmtGroup) subject { return subject{Type: "group", ID: itoa64(g.ID)} }

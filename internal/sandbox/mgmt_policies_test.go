@@ -278,3 +278,43 @@ func TestGroupPolicyWithoutResourceTypes(t *testing.T) {
 		t.Fatalf("create_biz left after its revoke: %d policies", n)
 	}
 }
+
+// A grade manager's scope covers a group's grant by string prefix, as IAM's SaaS checks it
+// (internal/bkiam's package doc, "The management API"): a one-node "*" admits one-node grants only,
+// a trailing "*" under a parent admits what is under it, and a "*" above the last node is no
+// wildcard.
+func TestGroupPolicyScopeIsAPrefix(t *testing.T) {
+	node := func(typ, id string) string {
+		return `{"system":"bk_cmdb","type":"` + typ + `","id":"` + id + `","name":""}`
+	}
+	scope := func(paths ...string) string {
+		return `{"name":"ops","description":"","members":["alice"],"authorization_scopes":[{"system":"bk_cmdb","actions":[{"id":"view_host"}],` +
+			`"resources":[{"system":"bk_cmdb","type":"host","paths":[` + strings.Join(paths, ",") + `]}]}],"subject_scopes":[{"type":"*","id":"*"}]}`
+	}
+	grant := func(path string) string {
+		return `{"actions":[{"id":"view_host"}],"resources":[{"system":"bk_cmdb","type":"host","paths":[` + path + `]}]}`
+	}
+	for _, tc := range []struct {
+		name, scope, grant string
+		ok                 bool
+	}{
+		{"one-node * admits one node", "[" + node("host", "*") + "]", "[" + node("host", "5") + "]", true},
+		{"one-node * refuses a path under a business", "[" + node("host", "*") + "]", "[" + node("biz", "2") + "," + node("host", "5") + "]", false},
+		{"a business's * admits its hosts", "[" + node("biz", "2") + "," + node("host", "*") + "]", "[" + node("biz", "2") + "," + node("host", "5") + "]", true},
+		{"a business's * refuses another business", "[" + node("biz", "2") + "," + node("host", "*") + "]", "[" + node("biz", "3") + "," + node("host", "5") + "]", false},
+		{"* above the last node is no wildcard", "[" + node("biz", "*") + "," + node("host", "*") + "]", "[" + node("biz", "2") + "," + node("host", "5") + "]", false},
+		{"an instance admits itself", "[" + node("host", "7") + "]", "[" + node("host", "7") + "]", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t)
+			mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", scope(tc.scope), 200, 0)
+			r := mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0)
+			gid := itoa(int(r.body["data"].([]any)[0].(float64)))
+			status, code := 400, 1902412
+			if tc.ok {
+				status, code = 200, 0
+			}
+			mustMgmt(t, s, "POST", "bk_cmdb/groups/"+gid+"/policies/", grant(tc.grant), status, code)
+		})
+	}
+}
