@@ -251,6 +251,7 @@
 //	GET    groups/{id}/members/             ?page&page_size → {count, results: [{type, id, name, expired_at, created_at}]}, expired members included
 //	POST   groups/{id}/members/             {members: [{type, id}] (≤ 1000), expired_at}: an upsert that only ever raises an expiry
 //	DELETE groups/{id}/members/             ?type=user|department&ids=a,b,c (≤ 1000)
+//	PUT    groups/{id}/members/-/expired_at/ {members: [{type, id}], expired_at}: raises present members' expiry
 //	POST   groups/{id}/policies/            {system, actions: [{id}], resources: [{system, type, paths: [[{system, type, id, name}]]}]}: merged
 //	DELETE groups/{id}/policies/            the same body, subtracted; an emptied policy is deleted
 //	GET    groups/{id}/policies/            [{id (the action), policy_id, resource_groups: [{id, related_resource_types:
@@ -290,7 +291,11 @@
 // taken: ErrConflict, 400 validation), except IAM backend errors — the 1000-per-call limit (backend
 // 1901400), a subject's group quota (1901409), an unknown subject (1901500, "sql: no rows in result
 // set") — which come as 1902000 in HTTP 200, refusals that fail at once (above). admin and users
-// unknown to IAM are dropped from a member add without an error. Lists are paged (page_size with
+// unknown to IAM are dropped from a member add without an error. An add must keep the group's users
+// and departments plus the members sent (present ones counted again) within the SaaS's member limit
+// (1000 by default; 400 "超过用户组最大可添加成员数N"): raising the expiry of half a full group through
+// adds fails. The expiry route (RaiseMemberExpiry; v2_group_member_expired_at_update) makes no such
+// count and ignores members not in the group. Lists are paged (page_size with
 // no maximum; this client reads 500 a page).
 //
 // No v2 route lists grade managers. The v1 management API's list does (GradeManagersNamed):

@@ -4,17 +4,22 @@
 //
 // What IAM does with members (the package doc of internal/bkiam, "The management API"): a member
 // is (type, id) with an expiry; an add is an upsert of up to MaxPerCall members with one expiry,
-// which creates a missing member and raises an existing member's expiry but never lowers it; a
-// delete removes up to MaxPerCall members of one type. So:
+// which creates a missing member and raises an existing member's expiry but never lowers it, and
+// which IAM refuses when the members the group holds plus those sent (present ones counted again)
+// pass its member limit; the expiry route raises the expiry of up to MaxPerCall present members
+// with one expiry, with no such count; a delete removes up to MaxPerCall members of one type. So:
 //
-//   - a new member, or one whose expiry rises, is added (one call per distinct expiry, split at
-//     MaxPerCall);
+//   - a member whose expiry rises is raised through the expiry route (one call per distinct
+//     expiry, split at MaxPerCall): renewing a whole group costs one call per thousand members and
+//     never meets the member limit;
 //   - a member no longer wanted is deleted (one call per type, split at MaxPerCall);
+//   - a new member is added (one call per distinct expiry, split at MaxPerCall);
 //   - a member whose expiry falls is deleted and added again: the only way IAM lowers it. Between
 //     the two calls the member is out of the group; the plan says so (Plan.Lowered).
 //
-// The calls go in that order: adds first (nothing is taken away before what is wanted is in
-// place), then deletes, then the re-adds of lowered members.
+// The calls go in that order: raises, the deletes of members no longer wanted (which free room
+// under the member limit and take nothing wanted away), the adds, then each lowered member's
+// delete and re-add, back to back.
 package memberplan
 
 import (
@@ -41,20 +46,25 @@ type Op int
 const (
 	Add Op = iota
 	Delete
+	// Raise raises the expiry of members the group holds (IAM's expiry route).
+	Raise
 )
 
 func (o Op) String() string {
-	if o == Add {
+	switch o {
+	case Add:
 		return "add"
+	case Raise:
+		return "raise"
 	}
 	return "delete"
 }
 
-// Call is one management call: an add of Members with ExpiredAt, or a delete of Members (all of
-// one type).
+// Call is one management call: an add of Members with ExpiredAt, a raise of their expiry to
+// ExpiredAt, or a delete of Members (all of one type).
 type Call struct {
 	Op        Op
-	ExpiredAt int64 // adds only
+	ExpiredAt int64 // adds and raises
 	Members   []Key // sorted
 	// Readd marks the add of members whose expiry was lowered, after their delete.
 	Readd bool
@@ -71,17 +81,18 @@ type Plan struct {
 // Make plans the calls from what IAM holds to what is wanted.
 func Make(held, wanted Members) Plan {
 	var p Plan
-	adds := map[int64][]Key{}
-	var deletes []Key
-	readds := map[int64][]Key{}
+	adds, raises, readds := map[int64][]Key{}, map[int64][]Key{}, map[int64][]Key{}
+	var deletes, lowered []Key
 	for k, exp := range wanted {
 		old, ok := held[k]
 		switch {
-		case !ok || exp > old:
+		case !ok:
 			adds[exp] = append(adds[exp], k)
+		case exp > old:
+			raises[exp] = append(raises[exp], k)
 		case exp < old:
 			p.Lowered = append(p.Lowered, k)
-			deletes = append(deletes, k)
+			lowered = append(lowered, k)
 			readds[exp] = append(readds[exp], k)
 		}
 	}
@@ -90,20 +101,22 @@ func Make(held, wanted Members) Plan {
 			deletes = append(deletes, k)
 		}
 	}
-	p.Calls = append(p.Calls, addCalls(adds, false)...)
+	p.Calls = append(p.Calls, byExpiryCalls(Raise, raises, false)...)
 	p.Calls = append(p.Calls, deleteCalls(deletes)...)
-	p.Calls = append(p.Calls, addCalls(readds, true)...)
+	p.Calls = append(p.Calls, byExpiryCalls(Add, adds, false)...)
+	p.Calls = append(p.Calls, deleteCalls(lowered)...)
+	p.Calls = append(p.Calls, byExpiryCalls(Add, readds, true)...)
 	sortKeys(p.Lowered)
 	return p
 }
 
-func addCalls(byExpiry map[int64][]Key, readd bool) []Call {
+func byExpiryCalls(op Op, byExpiry map[int64][]Key, readd bool) []Call {
 	var out []Call
 	for _, exp := range slices.Sorted(maps.Keys(byExpiry)) {
 		keys := byExpiry[exp]
 		sortKeys(keys)
 		for chunk := range slices.Chunk(keys, MaxPerCall) {
-			out = append(out, Call{Op: Add, ExpiredAt: exp, Members: chunk, Readd: readd})
+			out = append(out, Call{Op: op, ExpiredAt: exp, Members: chunk, Readd: readd})
 		}
 	}
 	return out
@@ -135,6 +148,10 @@ func Apply(held Members, call Call) Members {
 		switch call.Op {
 		case Add:
 			if old, ok := out[k]; !ok || call.ExpiredAt > old {
+				out[k] = call.ExpiredAt
+			}
+		case Raise:
+			if old, ok := out[k]; ok && call.ExpiredAt > old {
 				out[k] = call.ExpiredAt
 			}
 		case Delete:

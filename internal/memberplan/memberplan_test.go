@@ -39,12 +39,17 @@ func TestMake(t *testing.T) {
 			[]Call{{Op: Add, ExpiredAt: 2000000000, Members: []Key{bob}}, {Op: Add, ExpiredAt: permanent, Members: []Key{dept, alice}}}, nil},
 		{"removed members, one call per type", Members{alice: permanent, bob: permanent, dept: permanent}, nil,
 			[]Call{{Op: Delete, Members: []Key{dept}}, {Op: Delete, Members: []Key{alice, bob}}}, nil},
-		{"an expiry raised in place", Members{alice: 2000000000}, Members{alice: permanent},
-			[]Call{{Op: Add, ExpiredAt: permanent, Members: []Key{alice}}}, nil},
+		{"an expiry raised in place, through the expiry route", Members{alice: 2000000000, bob: 2000000000}, Members{alice: permanent, bob: permanent},
+			[]Call{{Op: Raise, ExpiredAt: permanent, Members: []Key{alice, bob}}}, nil},
 		{"an expiry lowered: delete, then add again", Members{alice: permanent, bob: permanent}, Members{alice: 2000000000, bob: permanent},
 			[]Call{{Op: Delete, Members: []Key{alice}}, {Op: Add, ExpiredAt: 2000000000, Members: []Key{alice}, Readd: true}}, []Key{alice}},
-		{"adds before deletes", Members{alice: permanent}, Members{bob: permanent},
-			[]Call{{Op: Add, ExpiredAt: permanent, Members: []Key{bob}}, {Op: Delete, Members: []Key{alice}}}, nil},
+		{"deletes of members no longer wanted before adds: room under the member limit", Members{alice: permanent}, Members{bob: permanent},
+			[]Call{{Op: Delete, Members: []Key{alice}}, {Op: Add, ExpiredAt: permanent, Members: []Key{bob}}}, nil},
+		{"raise, delete, add, then a lowered member's delete and re-add", Members{alice: 2000000000, bob: permanent, dept: permanent},
+			Members{alice: permanent, bob: 2000000000, Key{"user", "carol"}: permanent},
+			[]Call{{Op: Raise, ExpiredAt: permanent, Members: []Key{alice}}, {Op: Delete, Members: []Key{dept}},
+				{Op: Add, ExpiredAt: permanent, Members: []Key{{"user", "carol"}}}, {Op: Delete, Members: []Key{bob}},
+				{Op: Add, ExpiredAt: 2000000000, Members: []Key{bob}, Readd: true}}, []Key{bob}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,13 +66,18 @@ func TestMake(t *testing.T) {
 	}
 }
 
-// TestOnePercentChange: 10 000 members, 1% replaced: one add and one delete call.
+// TestOnePercentChange: 10 000 members, 1% replaced: one delete and one add call. Renewing all
+// 10 000 is ten calls of the expiry route.
 func TestOnePercentChange(t *testing.T) {
 	held := users(0, 10000, permanent)
 	wanted := union(users(100, 10000, permanent), users(10000, 10100, permanent))
 	p := Make(held, wanted)
-	if len(p.Calls) != 2 || p.Calls[0].Op != Add || len(p.Calls[0].Members) != 100 || p.Calls[1].Op != Delete || len(p.Calls[1].Members) != 100 {
+	if len(p.Calls) != 2 || p.Calls[0].Op != Delete || len(p.Calls[0].Members) != 100 || p.Calls[1].Op != Add || len(p.Calls[1].Members) != 100 {
 		t.Fatalf("calls: %d (%v)", len(p.Calls), p.Calls)
+	}
+	renewed := Make(users(0, 10000, 2000000000), users(0, 10000, permanent))
+	if len(renewed.Calls) != 10 || slices.ContainsFunc(renewed.Calls, func(c Call) bool { return c.Op != Raise }) {
+		t.Fatalf("renewing 10 000 members: %v", renewed.Calls)
 	}
 	if p := Make(nil, users(0, 2500, permanent)); len(p.Calls) != 3 || len(p.Calls[2].Members) != 500 {
 		t.Fatalf("2500 new members: %d calls", len(p.Calls))
@@ -76,8 +86,9 @@ func TestOnePercentChange(t *testing.T) {
 
 // TestMakeProperties: for random held and wanted sets, carrying the calls out as IAM does ends
 // at wanted; every call is within the limits, a delete is of one type; a wanted member whose
-// expiry does not fall is never out of the group once in it; the number of calls is the least
-// the limits allow.
+// expiry does not fall is never out of the group once in it; an add never needs more room than
+// the wanted group takes (IAM counts the group's members and those sent against its limit); a
+// raise names present members only; the number of calls is the least the limits allow.
 func TestMakeProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	expiries := []int64{1900000000, 2000000000, permanent}
@@ -111,6 +122,16 @@ func TestMakeProperties(t *testing.T) {
 					}
 				}
 			}
+			if c.Op == Add && len(state)+len(c.Members) > len(wanted) {
+				t.Fatalf("case %d: an add of %d members to a group of %d, which will hold %d", i, len(c.Members), len(state), len(wanted))
+			}
+			if c.Op == Raise {
+				for _, k := range c.Members {
+					if _, ok := state[k]; !ok {
+						t.Fatalf("case %d: a raise of %v, not in the group", i, k)
+					}
+				}
+			}
 			next := Apply(state, c)
 			for k := range wanted {
 				if _, was := state[k]; was && !lowered[k] {
@@ -124,13 +145,19 @@ func TestMakeProperties(t *testing.T) {
 		if !maps.Equal(state, wanted) {
 			t.Fatalf("case %d: the calls end at %d members, want %d", i, len(state), len(wanted))
 		}
-		// The least calls: per distinct expiry of the adds and readds, per type of the deletes.
-		adds, dels, readds := map[int64]int{}, map[string]int{}, map[int64]int{}
+		// The least calls: per distinct expiry of the raises, adds and readds, per type of the
+		// deletes of unwanted and of lowered members.
+		raises, adds, readds := map[int64]int{}, map[int64]int{}, map[int64]int{}
+		dels, lowers := map[string]int{}, map[string]int{}
 		for k, exp := range wanted {
-			if old, ok := held[k]; !ok || exp > old {
+			old, ok := held[k]
+			switch {
+			case !ok:
 				adds[exp]++
-			} else if exp < old {
-				dels[k.Type]++
+			case exp > old:
+				raises[exp]++
+			case exp < old:
+				lowers[k.Type]++
 				readds[exp]++
 			}
 		}
@@ -140,13 +167,15 @@ func TestMakeProperties(t *testing.T) {
 			}
 		}
 		least := 0
-		for _, m := range []map[int64]int{adds, readds} {
+		for _, m := range []map[int64]int{raises, adds, readds} {
 			for _, n := range m {
 				least += (n + MaxPerCall - 1) / MaxPerCall
 			}
 		}
-		for _, n := range dels {
-			least += (n + MaxPerCall - 1) / MaxPerCall
+		for _, m := range []map[string]int{dels, lowers} {
+			for _, n := range m {
+				least += (n + MaxPerCall - 1) / MaxPerCall
+			}
 		}
 		if len(p.Calls) != least {
 			t.Fatalf("case %d: %d calls, the least is %d", i, len(p.Calls), least)

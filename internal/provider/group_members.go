@@ -494,11 +494,15 @@ func (r *memberRunner) run(ctx context.Context, calls []memberplan.Call) error {
 			e := &runError{done: i, total: len(calls), what: describeMemberCall(call),
 				err: errors.New(managementError(fmt.Sprintf("group %d in %s", r.group, r.system), err))}
 			if bkiam.OutcomeUnknown(err) {
-				if call.Op == memberplan.Add {
+				switch call.Op {
+				case memberplan.Add:
 					r.held = memberplan.Apply(r.held, call)
 					r.added = true
 					e.doubtNote = "state counts its members as added, and the next refresh reads what the group holds."
-				} else {
+				case memberplan.Raise:
+					r.held = memberplan.Apply(r.held, call)
+					e.doubtNote = "state counts their expiry as raised, and the next refresh reads what the group holds."
+				default:
 					e.doubtNote = "state still counts its members, and the next refresh reads what the group holds."
 				}
 			}
@@ -513,10 +517,13 @@ func (r *memberRunner) run(ctx context.Context, calls []memberplan.Call) error {
 }
 
 func (r *memberRunner) send(ctx context.Context, call memberplan.Call) error {
-	if call.Op == memberplan.Add {
+	if call.Op == memberplan.Add || call.Op == memberplan.Raise {
 		refs := make([]bkiam.MemberRef, len(call.Members))
 		for i, k := range call.Members {
 			refs[i] = bkiam.MemberRef{Type: k.Type, ID: k.ID}
+		}
+		if call.Op == memberplan.Raise {
+			return r.client.RaiseMemberExpiry(ctx, r.system, r.group, refs, call.ExpiredAt)
 		}
 		return r.client.AddMembers(ctx, r.system, r.group, refs, call.ExpiredAt)
 	}
@@ -535,6 +542,9 @@ func describeMemberCall(c memberplan.Call) string {
 	expiry := "permanent"
 	if c.ExpiredAt != bkiam.PermanentExpiry {
 		expiry = "expiring " + time.Unix(c.ExpiredAt, 0).UTC().Format(time.RFC3339)
+	}
+	if c.Op == memberplan.Raise {
+		return fmt.Sprintf("renewing %s (%s)", describeMembers(c.Members), expiry)
 	}
 	return fmt.Sprintf("adding %s (%s)", describeMembers(c.Members), expiry)
 }

@@ -151,12 +151,13 @@ func TestAccGroupMembers(t *testing.T) {
 				),
 			},
 			{
-				// bob's expiry raised in place; carol added; department 1 removed.
+				// bob's expiry raised in place, through the expiry route; carol
+				// added; department 1 removed.
 				Config: groupMembersConfig(provider, group, map[string]string{"alice": "", "bob": rfc(later), "carol": ""}, nil),
 				Check: resource.ComposeTestCheckFunc(
 					checkMembers(sb, group, map[string]int64{"user:alice": perm, "user:bob": later.Unix(), "user:carol": perm}),
 					// The last step's plan and this apply refresh; the read-back.
-					calls.expect(map[string]int{"member:list": 3, "member:add": 2, "member:delete": 1}),
+					calls.expect(map[string]int{"member:list": 3, "member:expiry": 1, "member:add": 1, "member:delete": 1}),
 				),
 			},
 			{
@@ -648,4 +649,67 @@ func managementCases() []planTimeCase {
 			"is managed through IAM's management API v2, which the API gateway serves and ESB does not. The provider is configured with esb_url: " +
 				"set apigw_url (and remove esb_url) in the provider configuration, or use a provider alias configured for the gateway for this resource."}},
 	}
+}
+
+// TestAccGroupMembersRenewal: renewing every member of a group of 600 —
+// the change BlueKing teams make most (续期) — and swapping one member of
+// a full group. IAM counts the members a group holds plus those an add
+// sends (present ones again) against its member limit (1000 here, the
+// default), so renewing through adds (600 + 600) and adding before
+// deleting (1000 + 1) are refused; its expiry route has no such count
+// (internal/bkiam's package doc, "The management API"). The renewal is one
+// expiry call, the swap a delete then an add, and each plan after is empty.
+func TestAccGroupMembersRenewal(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t, sandbox.WithModel(modelWithUsers(t, 1001, 1000)))
+	provider := transports[gatewayTransport].block(sb.URL)
+	group := newGroup(t, outsideClient(t, sb), "dev")
+	calls := newCallCounter(sb)
+	soon := time.Now().Add(time.Hour).Truncate(time.Second).UTC()
+	later := soon.Add(30 * 24 * time.Hour)
+	users := func(from, to int, expiry string) map[string]string {
+		m := map[string]string{}
+		for i := from; i < to; i++ {
+			m[fmt.Sprintf("u%05d", i)] = expiry
+		}
+		return m
+	}
+	held := func(from, to int, expiry int64, skip ...int) map[string]int64 {
+		m := map[string]int64{}
+		for i := from; i < to; i++ {
+			if !slices.Contains(skip, i) {
+				m[fmt.Sprintf("user:u%05d", i)] = expiry
+			}
+		}
+		return m
+	}
+	full := users(0, 1000, "")
+	swapped := users(1, 1001, "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: groupMembersConfig(provider, group, users(0, 600, soon.Format(time.RFC3339)), nil), ConfigPlanChecks: emptyPlanAfterApply},
+			{
+				PreConfig:        calls.reset,
+				Config:           groupMembersConfig(provider, group, users(0, 600, later.Format(time.RFC3339)), nil),
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check: resource.ComposeTestCheckFunc(
+					checkMembers(sb, group, held(0, 600, later.Unix())),
+					// The refresh reads 600 members in two pages of 500; a raise needs no read-back.
+					calls.expect(map[string]int{"member:list": 2, "member:expiry": 1}),
+				),
+			},
+			{Config: groupMembersConfig(provider, group, full, nil), ConfigPlanChecks: emptyPlanAfterApply},
+			{
+				PreConfig:        calls.reset,
+				Config:           groupMembersConfig(provider, group, swapped, nil),
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check: resource.ComposeTestCheckFunc(
+					checkMembers(sb, group, held(1, 1001, bkiam.PermanentExpiry)),
+					// The refresh and the add's read-back read 1000 members, two pages each.
+					calls.expect(map[string]int{"member:list": 4, "member:delete": 1, "member:add": 1}),
+				),
+			},
+		},
+	})
 }
