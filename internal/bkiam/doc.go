@@ -291,7 +291,10 @@
 // taken: ErrConflict, 400 validation), except IAM backend errors — the 1000-per-call limit (backend
 // 1901400), a subject's group quota (1901409), an unknown subject (1901500, "sql: no rows in result
 // set") — which come as 1902000 in HTTP 200, refusals that fail at once (above). admin and users
-// unknown to IAM are dropped from a member add without an error. An add must keep the group's users
+// unknown to IAM are dropped from a member add without an error. A grade manager with sync_perm
+// is committed before the backend builds its sync group: a member the backend does not know fails
+// the create (or update) with a refusal in 1902000, and the grade manager stays, sync_perm true,
+// without its sync group (BackendRefused). An add must keep the group's users
 // and departments plus the members sent (present ones counted again) within the SaaS's member limit
 // (1000 by default; 400 "超过用户组最大可添加成员数N"): raising the expiry of half a full group through
 // adds fails. The expiry route (RaiseMemberExpiry; v2_group_member_expired_at_update) makes no such

@@ -168,6 +168,14 @@ func (e *Error) isTransient() bool {
 	return false
 }
 
+// BackendRefused reports a 1902000 that carries IAM's backend's definite refusal (backendRefused).
+// A management call refused there may still have committed what the SaaS wrote before its call to
+// the backend: a grade manager whose sync group the backend refused is created all the same.
+func BackendRefused(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.backendRefused()
+}
+
 // backendResponseCode finds the backend's code in a 1902000 message: the SaaS passes a failed
 // backend call on as "request iam error! Request=[…] Response[code=N, message=…]" ("request iam
 // fail! …" when no answer came).

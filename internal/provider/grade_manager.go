@@ -365,6 +365,19 @@ func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRe
 	defer cancel()
 	system := plan.System.ValueString()
 	id, err := r.data.client.CreateGradeManager(ctx, system, spec)
+	if err != nil && spec.SyncPerm && bkiam.BackendRefused(err) {
+		// IAM commits the grade manager before its backend builds the sync group: a refusal
+		// there (a member the backend does not know) leaves the grade manager without it.
+		if found := r.findCreated(ctx, system, spec); found > 0 {
+			plan.ID = types.StringValue(strconv.FormatInt(found, 10))
+			resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+			resp.Diagnostics.AddError("Grade manager created without its sync group",
+				managementError(fmt.Sprintf("IAM created grade manager %d (%q in %s), then failed to build its sync group", found, spec.Name, system), err)+
+					" The grade manager is recorded in state, tainted, so that the next apply replaces it with one that has its "+
+					"sync group; or set sync_perm = false.")
+			return
+		}
+	}
 	if err != nil && lostCreate(err) {
 		if found := r.findCreated(ctx, system, spec); found > 0 {
 			resp.Diagnostics.AddWarning("Grade manager found after a lost answer",

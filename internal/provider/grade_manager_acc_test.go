@@ -606,3 +606,37 @@ func TestAccManagementLostCreates(t *testing.T) {
 		t.Fatalf("after destroy the sandbox holds %d grade managers and %d groups", len(m.GradeManagers), len(m.Groups))
 	}
 }
+
+// TestAccGradeManagerSyncGroupRefused: sync_perm with a member IAM's
+// backend does not know. IAM commits the grade manager, then its backend
+// refuses the sync group's member with a 1902000 (internal/bkiam's package
+// doc, "The management API"). The apply fails naming the member and the
+// fix, with the grade manager recorded (tainted), not lost; with the
+// member fixed, the next apply replaces it with one that has its sync
+// group, and the plan after is empty.
+func TestAccGradeManagerSyncGroupRefused(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
+	provider := transports[gatewayTransport].block(sb.URL)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: provider + gradeManagerHCL("platform", "", []string{"alice", "nobody"}, true),
+				ExpectError: planErrorPattern("Grade manager created without its sync group", "then failed to build its sync group",
+					"id=`nobody`", "IAM's backend does not know a user or department", "recorded in state, tainted"),
+			},
+			{
+				Config:           provider + gradeManagerHCL("platform", "", []string{"alice"}, true),
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check: func(*terraform.State) error {
+					m := sb.Management()
+					if len(m.GradeManagers) != 1 || len(m.Groups) != 1 || !m.Groups[0].Sync {
+						return fmt.Errorf("after the replacement: %d grade managers, groups %+v, want one with its sync group", len(m.GradeManagers), m.Groups)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}

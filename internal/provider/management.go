@@ -44,6 +44,10 @@ func managementError(what string, err error) string {
 		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
 			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
 			"object.", what, err)
+	case bkiam.BackendRefused(err) && strings.Contains(err.Error(), "GetLocalSubjectPK"):
+		return fmt.Sprintf("%s: %s\n\nIAM's backend does not know a user or department the message names (by id=`…` after "+
+			"GetLocalSubjectPK): its organisation has not synced it. Remove it, or have IAM sync the organisation, then apply "+
+			"again.", what, err)
 	case isGroupsQuotaRefusal(err):
 		return fmt.Sprintf("%s: %s\n\nA member would be in more groups holding permissions in one system than IAM allows "+
 			"(its backend's subject_max_groups_limit, 100 by default). Take the member out of another group of that system, "+

@@ -414,9 +414,11 @@ var notAtPlanTime = map[string]string{
 	"managementDataSourceReady: Provider not configured":       "a bug: Terraform configures the provider first",
 	"gradeManagerResource.Create: Cannot create the grade manager": "apply time: depends on IAM " +
 		"(TestAccGradeManagerRefusals provokes the name conflict)",
-	"gradeManagerResource.Read: Invalid grade manager id":                           "refresh time: a state the provider did not write",
-	"gradeManagerResource.Read: Cannot read the grade manager":                      "refresh time: depends on what IAM answers to the read",
-	"gradeManagerResource.Update: Cannot update the grade manager":                  "apply time: depends on IAM",
+	"gradeManagerResource.Read: Invalid grade manager id":          "refresh time: a state the provider did not write",
+	"gradeManagerResource.Read: Cannot read the grade manager":     "refresh time: depends on what IAM answers to the read",
+	"gradeManagerResource.Update: Cannot update the grade manager": "apply time: depends on IAM",
+	"gradeManagerResource.Create: Grade manager created without its sync group": "apply time: depends on IAM's organisation " +
+		"(TestAccGradeManagerSyncGroupRefused provokes it)",
 	"gradeManagerResource.Delete: Cannot delete the grade manager":                  "apply time: depends on IAM",
 	"gradeManagerResource.Delete: Cannot tell whether the grade manager is deleted": "apply time: depends on IAM's read after the delete",
 	"gradeManagerResource.Delete: The grade manager is still there": "apply time: IAM's background delete outlasts timeouts.delete " +

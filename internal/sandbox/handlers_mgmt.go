@@ -220,6 +220,9 @@ type mgmtCall struct {
 	// policyPuts are policy changes the call makes beside the management state (a sync group's
 	// permissions), saved with it.
 	policyPuts []*policyPut
+	// failAfterSave is the error of a call that fails after its change is committed (a grade
+	// manager whose sync group the backend refused): the change is saved, the error answered.
+	failAfterSave *saasError
 }
 
 // policyPut is a policy change saved with the management state: nil deletes the policy.
@@ -261,6 +264,9 @@ func (s *Server) manage(app *App, system string, rt mgmtRoute, q url.Values, raw
 		if e := st.saveMgmtLocked(old, mc.policyPuts...); e != nil {
 			return nil, e
 		}
+	}
+	if mc.failAfterSave != nil {
+		return nil, mc.failAfterSave
 	}
 	return data, nil
 }
@@ -440,6 +446,22 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 	}
 	gm.Name, gm.Description, gm.Members, gm.SyncPerm, gm.GroupName, gm.Updated = spec.Name, spec.Description, spec.Members, spec.SyncPerm, spec.GroupName, mc.now
 	gm.Scopes, gm.SubjectScopes = spec.Scopes, spec.SubjectScopes
+	if gm.SyncPerm {
+		// The SaaS commits the grade manager, then has the backend put its users in the sync
+		// group; the backend refuses a user it does not know, and the grade manager stays,
+		// without its sync group (or with the one it had), sync_perm still true.
+		for _, u := range gm.Members {
+			if !mc.known("user", u) {
+				mc.failAfterSave = backendError("http_post", backendSystemError, fmt.Sprintf("[Handler:BatchAddGroupMembers] "+
+					"=> [GroupCTL:CreateOrUpdateGroupMembers] cacheimpls.GetLocalSubjectPK _type=`user`, id=`%s` fail => "+
+					"[Raw:Error] sql: no rows in result set", u))
+				if created {
+					return map[string]int64{"id": gm.ID}, true, nil
+				}
+				return map[string]any{}, true, nil
+			}
+		}
+	}
 	mc.ms.syncGradeManager(gm, func(u string) bool { return mc.known("user", u) }, mc.now)
 	if g := mc.ms.syncGroup(gm.ID); g != nil {
 		puts, e := mc.syncGroupPolicies(gm, g, scopeSpecs)
