@@ -68,9 +68,10 @@ type scopeModel struct {
 }
 
 type scopeResourceModel struct {
-	System    types.String         `tfsdk:"system"`
-	Type      types.String         `tfsdk:"type"`
-	Instances []scopeInstanceModel `tfsdk:"instances"`
+	System       types.String         `tfsdk:"system"`
+	Type         types.String         `tfsdk:"type"`
+	Instances    []scopeInstanceModel `tfsdk:"instances"`
+	AllInstances types.Bool           `tfsdk:"all_instances"`
 }
 
 type scopeInstanceModel struct {
@@ -156,8 +157,13 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 								Validators: []validator.String{iamIDValidator{}}},
 							"type": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type.",
 								Validators: []validator.String{iamIDValidator{}}},
+							"all_instances": schema.BoolAttribute{
+								Optional: true,
+								MarkdownDescription: "`true` for the unlimited scope: every instance of the type, however it is given " +
+									"(IAM's scope with no paths). Set it instead of `instances`; `{ id = \"*\" }` is not the same.",
+							},
 							"instances": schema.ListNestedAttribute{
-								Required: true,
+								Optional: true,
 								MarkdownDescription: "The instances of the type the grade manager may grant, each under its ancestors " +
 									"in the system's topology. IAM compares a grant's path with these by prefix: `{ id = \"*\", ancestors = " +
 									"[{ system = \"bk_cmdb\", type = \"biz\", id = \"2\" }] }` admits every instance under business 2; " +
@@ -225,6 +231,42 @@ func (r *gradeManagerResource) Configure(_ context.Context, req resource.Configu
 
 // ValidateConfig checks what the schema cannot say of one attribute.
 func (r *gradeManagerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	// Decoded with framework values, which may be unknown at validation.
+	var authScopes []struct {
+		System    types.String `tfsdk:"system"`
+		Actions   types.List   `tfsdk:"actions"`
+		Resources types.List   `tfsdk:"resources"`
+	}
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("authorization_scopes"), &authScopes)...)
+	for i, sc := range authScopes {
+		if sc.Resources.IsUnknown() || sc.Resources.IsNull() {
+			continue
+		}
+		var resources []struct {
+			System       types.String `tfsdk:"system"`
+			Type         types.String `tfsdk:"type"`
+			Instances    types.List   `tfsdk:"instances"`
+			AllInstances types.Bool   `tfsdk:"all_instances"`
+		}
+		resp.Diagnostics.Append(sc.Resources.ElementsAs(ctx, &resources, false)...)
+		for j, res := range resources {
+			at := path.Root("authorization_scopes").AtListIndex(i).AtName("resources").AtListIndex(j)
+			if res.AllInstances.IsUnknown() || res.Instances.IsUnknown() {
+				continue
+			}
+			all := res.AllInstances.ValueBool()
+			switch {
+			case all && !res.Instances.IsNull():
+				resp.Diagnostics.AddAttributeError(at.AtName("all_instances"), "Both all_instances and instances",
+					fmt.Sprintf("authorization_scopes[%d].resources[%d] sets all_instances = true and instances: the unlimited scope "+
+						"already holds every instance. Remove instances, or all_instances.", i, j))
+			case !all && res.Instances.IsNull():
+				resp.Diagnostics.AddAttributeError(at, "No instances",
+					fmt.Sprintf("authorization_scopes[%d].resources[%d] names no instances: list the instances the grade manager "+
+						"may grant, or set all_instances = true for every instance of the type.", i, j))
+			}
+		}
+	}
 	var scopes []subjectScope
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("subject_scopes"), &scopes)...)
 	for i, s := range scopes {
@@ -332,6 +374,7 @@ func (m gradeManagerModel) spec(ctx context.Context) (bkiam.GradeManagerSpec, di
 			scope.Actions = append(scope.Actions, bkiam.Action{ID: a.ValueString()})
 		}
 		for _, res := range s.Resources {
+			// All instances is IAM's unlimited scope: the type with no paths ("paths": []).
 			pr := bkiam.PathResource{System: res.System.ValueString(), Type: res.Type.ValueString(), Paths: [][]bkiam.PathNode{}}
 			for _, in := range res.Instances {
 				nodes := make([]bkiam.PathNode, 0, len(in.Ancestors)+1)

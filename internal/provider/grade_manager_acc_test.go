@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -483,6 +484,14 @@ func managementValidationCases() []planTimeCase {
 		{name: "group description with surrounding white space", config: strings.Replace(group("12", ""), `name             = "dev"`,
 			`name             = "dev"`+"\n  description      = \"devs \"", 1),
 			want: []string{"Surrounding white space", `description is "devs ".`}},
+		{name: "all_instances beside instances", config: strings.Replace(gm(`{ type = "*", id = "*" }`, ""),
+			`      type      = "host"`, `      type      = "host"`+"\n      all_instances = true", 1),
+			want: []string{"Both all_instances and instances", "authorization_scopes[0].resources[0] sets all_instances = true and instances: " +
+				"the unlimited scope already holds every instance. Remove instances, or all_instances."}},
+		{name: "a scope type without instances", config: strings.Replace(gm(`{ type = "*", id = "*" }`, ""),
+			`      instances = [{ id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] }]`, `      all_instances = false`, 1),
+			want: []string{"No instances", "authorization_scopes[0].resources[0] names no instances: list the instances the grade manager " +
+				"may grant, or set all_instances = true for every instance of the type."}},
 		{name: "import of a system manager's group", config: group("-", "bk_cmdb/-/345"),
 			want: []string{"Cannot import a system manager's group", `IAM's management API lists the groups of grade managers only, so a group under the system manager ("-") cannot be read back to import. Declare it in the configuration, or recreate it under a grade manager.`}},
 	}
@@ -636,6 +645,53 @@ func TestAccGradeManagerSyncGroupRefused(t *testing.T) {
 					}
 					return nil
 				},
+			},
+		},
+	})
+}
+
+// TestAccGradeManagerUnlimitedScope: all_instances declares IAM's unlimited
+// scope (the type with no paths), which admits every instance however it
+// is given; { id = "*" } admits only instances given by their id alone
+// (internal/bkiam's package doc, "The management API"). A group permission
+// on a host under business 2 is refused under the one and granted under
+// the other.
+func TestAccGradeManagerUnlimitedScope(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	scope := func(resources string) string {
+		return fmt.Sprintf(`
+resource "bkiam_grade_manager" "platform" {
+  system               = "bk_cmdb"
+  name                 = "platform"
+  members              = ["alice"]
+  authorization_scopes = [{ system = "bk_cmdb", actions = ["view_host"], resources = [{ system = "bk_cmdb", type = "host", %s }] }]
+  subject_scopes       = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "dev"
+}
+`, resources)
+	}
+	underBiz := map[string]string{"/bk_cmdb,biz,2/bk_cmdb,host,5/": "host5"}
+	// The scope widens in the apply that uses it: depends_on orders the grant after it (the
+	// resource docs say so).
+	permission := strings.Replace(permissionHCL("hosts", []string{"view_host"}, underBiz), "  group_id = bkiam_group.dev.id\n",
+		"  group_id = bkiam_group.dev.id\n  depends_on = [bkiam_grade_manager.platform]\n", 1)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      provider + scope(`instances = [{ id = "*" }]`) + permission,
+				ExpectError: regexp.MustCompile(`outside the grade\s+manager's authorization\s+scope`),
+			},
+			{
+				Config:           provider + scope(`all_instances = true`) + permission,
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check:            checkGroupHeld(sb, map[string][]string{"view_host": {"/bk_cmdb,biz,2/bk_cmdb,host,5/"}}),
 			},
 		},
 	})

@@ -304,10 +304,15 @@ func TestGroupPolicyScopeIsAPrefix(t *testing.T) {
 		{"a business's * refuses another business", "[" + node("biz", "2") + "," + node("host", "*") + "]", "[" + node("biz", "3") + "," + node("host", "5") + "]", false},
 		{"* above the last node is no wildcard", "[" + node("biz", "*") + "," + node("host", "*") + "]", "[" + node("biz", "2") + "," + node("host", "5") + "]", false},
 		{"an instance admits itself", "[" + node("host", "7") + "]", "[" + node("host", "7") + "]", true},
+		{"no paths, the unlimited scope, admits anything", "", "[" + node("biz", "2") + "," + node("host", "5") + "]", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t)
-			mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", scope(tc.scope), 200, 0)
+			paths := []string{}
+			if tc.scope != "" {
+				paths = append(paths, tc.scope)
+			}
+			mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", scope(paths...), 200, 0)
 			r := mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/1/groups/", `{"groups":[{"name":"dev","description":""}]}`, 200, 0)
 			gid := itoa(int(r.body["data"].([]any)[0].(float64)))
 			status, code := 400, 1902412
