@@ -315,14 +315,7 @@ func (c *Client) GroupMembers(ctx context.Context, system string, group int64) (
 // AddMembers adds up to MaxMembersPerCall members with one expiry. IAM raises the expiry of a
 // member already in the group, never lowers it, and silently drops admin and unknown users.
 func (c *Client) AddMembers(ctx context.Context, system string, group int64, members []MemberRef, expiredAt int64) error {
-	if err := checkMemberBatch("member add", members); err != nil {
-		return err
-	}
-	body := struct {
-		Members   []MemberRef `json:"members"`
-		ExpiredAt int64       `json:"expired_at"`
-	}{members, expiredAt}
-	return c.manage(ctx, "member add", http.MethodPost, managementPath(system, "groups", idString(group), "members"), nil, body, nil)
+	return c.sendMembers(ctx, "member add", http.MethodPost, managementPath(system, "groups", idString(group), "members"), members, expiredAt)
 }
 
 // RaiseMemberExpiry raises the expiry of up to MaxMembersPerCall members of the group to
@@ -331,14 +324,20 @@ func (c *Client) AddMembers(ctx context.Context, system string, group int64, mem
 // expiry; unlike an add, it does not count the group's members against the member limit, so it is
 // how a whole group is renewed.
 func (c *Client) RaiseMemberExpiry(ctx context.Context, system string, group int64, members []MemberRef, expiredAt int64) error {
-	if err := checkMemberBatch("member expiry update", members); err != nil {
+	return c.sendMembers(ctx, "member expiry update", http.MethodPut,
+		managementPath(system, "groups", idString(group), "members", "-", "expired_at"), members, expiredAt)
+}
+
+// sendMembers sends the body the member add and the expiry update share: members with one expiry.
+func (c *Client) sendMembers(ctx context.Context, op, method, path string, members []MemberRef, expiredAt int64) error {
+	if err := checkMemberBatch(op, members); err != nil {
 		return err
 	}
 	body := struct {
 		Members   []MemberRef `json:"members"`
 		ExpiredAt int64       `json:"expired_at"`
 	}{members, expiredAt}
-	return c.manage(ctx, "member expiry update", http.MethodPut, managementPath(system, "groups", idString(group), "members", "-", "expired_at"), nil, body, nil)
+	return c.manage(ctx, op, method, path, nil, body, nil)
 }
 
 // DeleteMembers removes up to MaxMembersPerCall members of one type ("user" or "department").
