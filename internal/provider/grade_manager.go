@@ -499,7 +499,38 @@ func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadReques
 	resp.Diagnostics.Append(diags...)
 	state.Members = members
 	state.SyncPerm = types.BoolValue(gm.SyncPerm)
+	if gm.SyncPerm {
+		// IAM answers sync_perm as set even when it never built the sync group (a member its
+		// backend refused) or the group was deleted: look for the group itself.
+		missing, name, err := r.syncGroupMissing(ctx, system, id, gm.Name, state.GroupName)
+		switch {
+		case err != nil:
+			resp.Diagnostics.AddError("Cannot read the grade manager", managementError(
+				fmt.Sprintf("Looking up the sync group %q of grade manager %d in %s", name, id, system), err))
+			return
+		case missing:
+			// Recorded as off, so that the plan shows the update that builds it again.
+			state.SyncPerm = types.BoolValue(false)
+			resp.Diagnostics.AddWarning("Sync group missing",
+				fmt.Sprintf("bkiam_grade_manager %q (id %d): IAM says sync_perm is set, but the grade manager has no group named "+
+					"%q. The plan sends sync_perm again, which makes IAM build it.", gm.Name, id, name))
+		}
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+// syncGroupMissing reports whether the grade manager certainly has no sync group. IAM cannot read
+// the sync group's name back: with group_name in state it is that; without, it is IAM's default
+// (NAME-管理员组) unless an import left group_name unknown, so then only a grade manager with no
+// group at all certainly lacks it.
+func (r *gradeManagerResource) syncGroupMissing(ctx context.Context, system string, id int64, gmName string, groupName types.String) (bool, string, error) {
+	if name := groupName.ValueString(); name != "" {
+		group, err := r.data.client.GroupByName(ctx, system, id, name)
+		return err == nil && group == nil, name, err
+	}
+	name := gmName + "-管理员组"
+	groups, err := r.data.client.ListGroups(ctx, system, id, bkiam.GroupFilter{})
+	return err == nil && len(groups) == 0, name, err
 }
 
 func (r *gradeManagerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {

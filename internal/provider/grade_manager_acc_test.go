@@ -622,11 +622,19 @@ func TestAccManagementLostCreates(t *testing.T) {
 // doc, "The management API"). The apply fails naming the member and the
 // fix, with the grade manager recorded (tainted), not lost; with the
 // member fixed, the next apply replaces it with one that has its sync
-// group, and the plan after is empty.
+// group, and the plan after is empty. A sync group deleted outside
+// Terraform later is seen by the refresh and built again.
 func TestAccGradeManagerSyncGroupRefused(t *testing.T) {
 	needsSandbox(t)
 	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
 	provider := transports[gatewayTransport].block(sb.URL)
+	hasSyncGroup := func(*terraform.State) error {
+		m := sb.Management()
+		if len(m.GradeManagers) != 1 || len(m.Groups) != 1 || !m.Groups[0].Sync {
+			return fmt.Errorf("%d grade managers, groups %+v, want one with its sync group", len(m.GradeManagers), m.Groups)
+		}
+		return nil
+	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -638,13 +646,23 @@ func TestAccGradeManagerSyncGroupRefused(t *testing.T) {
 			{
 				Config:           provider + gradeManagerHCL("platform", "", []string{"alice"}, true),
 				ConfigPlanChecks: emptyPlanAfterApply,
-				Check: func(*terraform.State) error {
-					m := sb.Management()
-					if len(m.GradeManagers) != 1 || len(m.Groups) != 1 || !m.Groups[0].Sync {
-						return fmt.Errorf("after the replacement: %d grade managers, groups %+v, want one with its sync group", len(m.GradeManagers), m.Groups)
+				Check:            hasSyncGroup,
+			},
+			{
+				// The sync group deleted outside Terraform: IAM still says
+				// sync_perm, the refresh looks for the group, and the plan
+				// sends sync_perm again, which builds it.
+				PreConfig: func() {
+					if err := outsideClient(t, sb).DeleteGroup(context.Background(), "bk_cmdb", sb.Management().Groups[0].ID); err != nil {
+						t.Fatal(err)
 					}
-					return nil
 				},
+				Config: provider + gradeManagerHCL("platform", "", []string{"alice"}, true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction("bkiam_grade_manager.platform", plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: hasSyncGroup,
 			},
 		},
 	})
