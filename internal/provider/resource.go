@@ -161,13 +161,16 @@ type servedResource interface {
 type served[M any] struct {
 	def resourceDef[M]
 	typ func() tftypes.Object
+	// version is the schema's version, read once: Terraform upgrades every
+	// stored state before reading it, so it is asked for every resource.
+	version func() int64
 }
 
 func serve[M any](def resourceDef[M]) servedResource {
 	return served[M]{def: def, typ: sync.OnceValue(func() tftypes.Object {
 		ctx := context.Background()
 		return def.schema(ctx).Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // a schema is always an object
-	})}
+	}), version: sync.OnceValue(func() int64 { return def.schema(context.Background()).Version })}
 }
 
 func (s served[M]) typeName() string           { return typeName + "_" + s.def.name() }

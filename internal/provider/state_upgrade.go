@@ -30,7 +30,7 @@ type stateUpgrader interface {
 }
 
 // schemaVersion is the version of the public state a resource writes.
-func (s served[M]) schemaVersion() int64 { return s.def.schema(context.Background()).Version }
+func (s served[M]) schemaVersion() int64 { return s.version() }
 
 // upgradeState answers UpgradeResourceState: the state Terraform stored,
 // written at req.Version, in the schema of this version. Terraform always
