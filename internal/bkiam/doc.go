@@ -283,11 +283,18 @@
 // groups/{id}/actions/-/policies/: the SaaS evaluates its action filter and throws the result away,
 // deleting every custom policy of the group in the system.
 //
-// The app must be a client of the system and the system on the management allow-list for the
-// route; and a grade manager or group must have been created by that system through the API. The
-// ownership check comes first, so an id that does not exist (never, or no more) answers 403 like a
-// foreign one: ErrNotOwned tells it from the allow-list's 403 by its message, and a caller that
-// created the object reads it as gone. Errors keep their own HTTP status (401, 403, 404, 409 name
+// The app must be a client of the path's system and that system on the management allow-list for
+// the route. Then IAM checks ownership by the grade manager's creator, not by the path: the system
+// that created the grade manager (of the group) through the API must also be one the app is a
+// client of and allow-listed for the route, else 403 "app_code X can not access system Y" or the
+// allow-list's 403, permission errors. So an app that is a client of both may manage, grant and
+// list a group through either system's path, and the group policy list, which shows only the
+// path's system's policies, reads another system's permissions of a group through that system's
+// path. A grade manager with no creator record (made in the web UI, or gone: never existed, or
+// deleted) answers 403 "not created by system" (the system manager's own groups are the path
+// system's): ErrNotOwned tells it from the permission errors by its message, and a caller that
+// created the object reads it as gone once a list confirms it. A system creates at most 500 grade
+// managers through the API (a site setting; 400 1902412 "可创建的分级管理员数量已超过最大值"). Errors keep their own HTTP status (401, 403, 404, 409 name
 // taken: ErrConflict, 400 validation), except IAM backend errors — the 1000-per-call limit (backend
 // 1901400), a subject's group quota (1901409), an unknown subject (1901500, "sql: no rows in result
 // set") — which come as 1902000 in HTTP 200, refusals that fail at once (above). admin and users
@@ -324,6 +331,8 @@
 //	                                                 {"field":"mini_app._bk_iam_path_","op":"starts_with","value":"/project,p1/"}]}
 //	the same, collapsed (see below)                {"field":"mini_app.id","op":"eq","value":"m1"}
 //	a path ending at an ancestor                   {"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/set,2/"}
+//	instance "*" (a one-node path of the type)     {"field":"host.id","op":"eq","value":"*"}: the literal id, no wildcard
+//	path biz 1 → host "*"                          {"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/"}
 //	any instance (instances [])                    {"field":"host.id","op":"any","value":[]}; no resource type: field ""
 //	combined resource (two types)                  {"op":"AND","content":[{"field":"host.id",…},{"field":"script.id",…}]}
 //	several combined grants                        {"op":"OR","content":[AND…, AND…]}
@@ -339,6 +348,12 @@
 // first such selection and the leaf is not "*". Groups are never collapsed. It happens on every
 // grant that writes the policy, never on revoke: a later partial revoke writes full paths again, so
 // either form can appear.
+//
+// Only after ancestors is a "*" leaf a wildcard: IAM's translator turns a one-node path of the
+// action's type into an id comparison, whatever the id, so instance "*" grants the literal id "*"
+// and matches no real instance (ids are plain strings with no character check: "*", "," and "/"
+// are all valid ids, though a path string cannot carry "," or "/"). Every instance is an empty
+// instances list, the any above.
 //
 // A path prefix ending in ",*/" (starts_with "/biz,1/set,*/", written for a path whose last node
 // is an ancestor type with id "*") means every set under biz 1: the backend and the SDKs strip the

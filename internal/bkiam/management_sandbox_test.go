@@ -39,8 +39,12 @@ func TestGradeManagersSandbox(t *testing.T) {
 		AuthorizationScopes: jobScope, SubjectScopes: spec.SubjectScopes}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("a name taken, in any case and any system: %v", err)
 	}
-	if _, err := c.GradeManager(ctx, "bk_job", id); !errors.Is(err, ErrNotOwned) {
-		t.Fatalf("another system's grade manager: %v", err)
+	// IAM checks the creator, which the app is a client of, not the path's system.
+	if gm, err := c.GradeManager(ctx, "bk_job", id); err != nil || gm.Name != "ops" {
+		t.Fatalf("bk_cmdb's grade manager through bk_job's path: %+v %v", gm, err)
+	}
+	if _, err := c.GradeManager(ctx, "bk_cmdb", id+100); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("a grade manager that does not exist: %v", err)
 	}
 	spec.Description, spec.SyncPerm = "the ops team", false
 	if err := c.UpdateGradeManager(ctx, "bk_cmdb", id, spec); err != nil {
@@ -119,8 +123,11 @@ func TestGroupsAndMembersSandbox(t *testing.T) {
 	if g, err := c.GroupByName(ctx, "bk_cmdb", gm, "dev"); err != nil || g == nil || g.Description != "developers" {
 		t.Fatalf("renamed, description kept: %+v %v", g, err)
 	}
-	if err := c.UpdateGroup(ctx, "bk_job", ids[0], "x1", ""); !errors.Is(err, ErrNotOwned) {
-		t.Fatalf("another system's group: %v", err)
+	if err := c.UpdateGroup(ctx, "bk_job", ids[0], "dev", ""); err != nil {
+		t.Fatalf("bk_cmdb's group through bk_job's path: %v", err)
+	}
+	if err := c.UpdateGroup(ctx, "bk_cmdb", ids[0]+100, "x1", ""); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("a group that does not exist: %v", err)
 	}
 
 	far, later := time.Now().Unix()+3600, time.Now().Unix()+7200

@@ -22,6 +22,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -238,7 +239,7 @@ func (p *planner) add(phase int, action string, op Operation, resources []Resour
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(id)
+			b.WriteString(strconv.Quote(id)) // quoted: an id may hold ","
 		}
 	}
 	set := b.String()

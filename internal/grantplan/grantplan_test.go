@@ -641,3 +641,33 @@ func TestUncertainGrantIsSentAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsWithCommasKeepTheirCalls: actions share a call only over the same
+// instances, told apart even when an id holds a comma (a valid IAM id): the
+// one id "a,b" is not the two ids "a" and "b".
+func TestIDsWithCommasKeepTheirCalls(t *testing.T) {
+	res := func(ids ...string) []Resource {
+		r := Resource{System: "bk_cmdb", Type: "host", Instances: map[string]string{}}
+		for _, id := range ids {
+			r.Instances[id] = id
+		}
+		return []Resource{r}
+	}
+	held := Holdings{"edit_host": {Resources: res("a", "b"), ExpiresAt: 100}, "view_host": {Resources: res("a,b"), ExpiresAt: 100}}
+	calls, err := Plan(held, &Grant{Actions: []string{"edit_host", "view_host"}, Resources: res("a", "b", "a,b"), ExpiresAt: 100},
+		Limits{Grant: 200, Revoke: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range calls {
+		for _, a := range c.Actions {
+			for _, in := range c.Resources[0].Instances {
+				got[a] = append(got[a], in.ID)
+			}
+		}
+	}
+	if want := map[string][]string{"edit_host": {"a,b"}, "view_host": {"a", "b"}}; len(calls) != 2 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d calls granting %v, want 2 granting %v", len(calls), got, want)
+	}
+}

@@ -98,6 +98,12 @@ func checkInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, 
 				fmt.Sprintf("The instance ID (key) \"*\" of %s is not every instance: IAM matches it as the literal id \"*\", "+
 					"so the grant would match no real instance. Name the instances to grant (or, in a bkiam_group_permission, "+
 					"give a path that ends in *, such as /bk_cmdb,biz,2/bk_cmdb,host,*/, for every instance under a parent).", pathString(at)))
+		case strings.HasPrefix(id, "/"):
+			// instancePath: a key that begins with "/" is a path in the provider's notation.
+			diags.addAttributeError(at.WithElementKeyString(id), "An id that begins with /",
+				fmt.Sprintf("The instance ID (key) %q of %s begins with \"/\", which this provider reads as a path "+
+					"(/SYSTEM,TYPE,ID/…/, as bkiam_group_permission takes them) and so cannot tell from one: an IAM id "+
+					"that begins with \"/\" cannot be granted with this provider. Check that the key is the instance's id.", id, pathString(at)))
 		case problem != "":
 			diags.addAttributeError(at.WithElementKeyString(id), "Invalid IAM id",
 				fmt.Sprintf("The instance ID (key) %q of %s %s. IAM trims the white space around ids as it stores them, so "+

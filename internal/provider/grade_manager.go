@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -231,42 +232,7 @@ func (r *gradeManagerResource) Configure(_ context.Context, req resource.Configu
 
 // ValidateConfig checks what the schema cannot say of one attribute.
 func (r *gradeManagerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	// Decoded with framework values, which may be unknown at validation.
-	var authScopes []struct {
-		System    types.String `tfsdk:"system"`
-		Actions   types.List   `tfsdk:"actions"`
-		Resources types.List   `tfsdk:"resources"`
-	}
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("authorization_scopes"), &authScopes)...)
-	for i, sc := range authScopes {
-		if sc.Resources.IsUnknown() || sc.Resources.IsNull() {
-			continue
-		}
-		var resources []struct {
-			System       types.String `tfsdk:"system"`
-			Type         types.String `tfsdk:"type"`
-			Instances    types.List   `tfsdk:"instances"`
-			AllInstances types.Bool   `tfsdk:"all_instances"`
-		}
-		resp.Diagnostics.Append(sc.Resources.ElementsAs(ctx, &resources, false)...)
-		for j, res := range resources {
-			at := path.Root("authorization_scopes").AtListIndex(i).AtName("resources").AtListIndex(j)
-			if res.AllInstances.IsUnknown() || res.Instances.IsUnknown() {
-				continue
-			}
-			all := res.AllInstances.ValueBool()
-			switch {
-			case all && !res.Instances.IsNull():
-				resp.Diagnostics.AddAttributeError(at.AtName("all_instances"), "Both all_instances and instances",
-					fmt.Sprintf("authorization_scopes[%d].resources[%d] sets all_instances = true and instances: the unlimited scope "+
-						"already holds every instance. Remove instances, or all_instances.", i, j))
-			case !all && res.Instances.IsNull():
-				resp.Diagnostics.AddAttributeError(at, "No instances",
-					fmt.Sprintf("authorization_scopes[%d].resources[%d] names no instances: list the instances the grade manager "+
-						"may grant, or set all_instances = true for every instance of the type.", i, j))
-			}
-		}
-	}
+	walkScopeResources(ctx, req.Config, false, &resp.Diagnostics)
 	var scopes []subjectScope
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("subject_scopes"), &scopes)...)
 	for i, s := range scopes {
@@ -289,6 +255,97 @@ func (r *gradeManagerResource) ValidateConfig(ctx context.Context, req resource.
 	}
 }
 
+// walkScopeResources checks what the schema cannot say of the configured
+// authorization scopes' resources (warnSync: see checkScopeStars).
+func walkScopeResources(ctx context.Context, config tfsdk.Config, warnSync bool, diags *diag.Diagnostics) {
+	// Decoded with framework values, which may be unknown at validation.
+	var authScopes []struct {
+		System    types.String `tfsdk:"system"`
+		Actions   types.List   `tfsdk:"actions"`
+		Resources types.List   `tfsdk:"resources"`
+	}
+	diags.Append(config.GetAttribute(ctx, path.Root("authorization_scopes"), &authScopes)...)
+	for i, sc := range authScopes {
+		if sc.Resources.IsUnknown() || sc.Resources.IsNull() {
+			continue
+		}
+		var resources []struct {
+			System       types.String `tfsdk:"system"`
+			Type         types.String `tfsdk:"type"`
+			Instances    types.List   `tfsdk:"instances"`
+			AllInstances types.Bool   `tfsdk:"all_instances"`
+		}
+		diags.Append(sc.Resources.ElementsAs(ctx, &resources, false)...)
+		for j, res := range resources {
+			at := path.Root("authorization_scopes").AtListIndex(i).AtName("resources").AtListIndex(j)
+			if res.AllInstances.IsUnknown() || res.Instances.IsUnknown() {
+				continue
+			}
+			all := res.AllInstances.ValueBool()
+			checkScopeStars(ctx, config, at, res.Type.ValueString(), res.Instances, warnSync, diags)
+			switch {
+			case all && !res.Instances.IsNull():
+				diags.AddAttributeError(at.AtName("all_instances"), "Both all_instances and instances",
+					fmt.Sprintf("authorization_scopes[%d].resources[%d] sets all_instances = true and instances: the unlimited scope "+
+						"already holds every instance. Remove instances, or all_instances.", i, j))
+			case !all && res.Instances.IsNull():
+				diags.AddAttributeError(at, "No instances",
+					fmt.Sprintf("authorization_scopes[%d].resources[%d] names no instances: list the instances the grade manager "+
+						"may grant, or set all_instances = true for every instance of the type.", i, j))
+			}
+		}
+	}
+}
+
+// checkScopeStars refuses an ancestor "*" in a scope's instance, which IAM's
+// prefix comparison reads as the literal id (it admits no real grant), and
+// (warnSync: at plan, so that the warning shows once) warns of a lone
+// { id = "*" } with sync_perm: the sync group is granted the scope as
+// written, where a one-node "*" is the literal id "*".
+func checkScopeStars(ctx context.Context, config tfsdk.Config, at path.Path, typ string, instances types.List, warnSync bool, diags *diag.Diagnostics) {
+	if instances.IsNull() || instances.IsUnknown() {
+		return
+	}
+	var list []struct {
+		ID        types.String `tfsdk:"id"`
+		Name      types.String `tfsdk:"name"`
+		Ancestors types.List   `tfsdk:"ancestors"`
+	}
+	if d := instances.ElementsAs(ctx, &list, false); d.HasError() {
+		return
+	}
+	var syncPerm types.Bool
+	config.GetAttribute(ctx, path.Root("sync_perm"), &syncPerm)
+	for k, inst := range list {
+		iat := at.AtName("instances").AtListIndex(k)
+		var ancestors []struct {
+			System types.String `tfsdk:"system"`
+			Type   types.String `tfsdk:"type"`
+			ID     types.String `tfsdk:"id"`
+		}
+		if !inst.Ancestors.IsNull() && !inst.Ancestors.IsUnknown() {
+			if d := inst.Ancestors.ElementsAs(ctx, &ancestors, false); d.HasError() {
+				continue
+			}
+		}
+		for a, anc := range ancestors {
+			if anc.ID.ValueString() == "*" {
+				diags.AddAttributeError(iat.AtName("ancestors").AtListIndex(a).AtName("id"), "An ancestor * is no wildcard",
+					fmt.Sprintf("IAM compares a grant's path with a scope's by string prefix, and only a * in the last node "+
+						"(the instance's id) stands for any id there: a * above it is the literal id \"*\", so this scope "+
+						"instance would admit no real grant. Give the ancestor's id (one scope instance per ancestor), drop "+
+						"the ancestors for instances given by their id alone, or set all_instances = true for every %s.", typ))
+			}
+		}
+		if warnSync && inst.ID.ValueString() == "*" && len(ancestors) == 0 && syncPerm.ValueBool() {
+			diags.AddAttributeWarning(iat.AtName("id"), "The sync group gets the literal id *",
+				fmt.Sprintf("With sync_perm, IAM grants the sync group this scope as written, and to IAM a lone * is the "+
+					"literal id \"*\", not every %s: the sync group would be granted no real instance of it. For every "+
+					"instance write all_instances = true (IAM's unlimited scope) instead of instances = [{ id = \"*\" }].", typ))
+		}
+	}
+}
+
 // ModifyPlan refuses, for a create or a change, a provider that cannot
 // reach the management API, and (check_model) scopes the model refuses.
 func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -299,6 +356,9 @@ func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.AddError(summary, detail)
 		return
 	}
+	var warnings diag.Diagnostics
+	walkScopeResources(ctx, req.Config, true, &warnings)
+	resp.Diagnostics.Append(warnings.Warnings()...)
 	var scopes []scopeModel
 	if d := req.Plan.GetAttribute(ctx, path.Root("authorization_scopes"), &scopes); d.HasError() {
 		return // not yet known: the check runs when it is

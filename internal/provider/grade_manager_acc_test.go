@@ -291,12 +291,15 @@ func TestAccGradeManagerGone(t *testing.T) {
 }
 
 // TestAccGradeManagerRefusals: what IAM refuses reaches the user with the
-// fix: a group under a grade manager another system created (IAM's
-// ownership 403), a scope of a system the creator may not authorize (403),
-// a grade manager whose name is taken (409, compared case-insensitively),
-// and a group the data source cannot find. The
-// bkiam_grade_manager data source finds the foreign grade manager only as
-// the system that created it, and only by its exact name.
+// fix: a group under a grade manager made in the IAM web UI (IAM's
+// ownership 403: no creator record), a scope of a system the creator may
+// not authorize (403), a grade manager whose name is taken (409, compared
+// case-insensitively), and a group the data source cannot find. What IAM
+// allows goes through: a group under a grade manager bk_job created, managed
+// through bk_cmdb's path (IAM checks the creator, which the app is a client
+// of, not the path's system). The bkiam_grade_manager data source finds the
+// foreign grade manager only as the system that created it, and only by its
+// exact name.
 func TestAccGradeManagerRefusals(t *testing.T) {
 	needsSandbox(t)
 	sb, provider := target(t)
@@ -309,19 +312,58 @@ func TestAccGradeManagerRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{
-			{
-				Config: provider + fmt.Sprintf(`
+	webUI, err := client.CreateGradeManager(ctx, "bk_job", bkiam.GradeManagerSpec{Name: "Made in the web UI", Members: []string{"alice"},
+		AuthorizationScopes: scope, SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webUIGroups, err := client.CreateGroups(ctx, "bk_job", fmt.Sprint(webUI), []bkiam.GroupSpec{{Name: "ops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.ForgetCreator(webUI); err != nil {
+		t.Fatal(err)
+	}
+	group := func(gm int64) string {
+		return provider + fmt.Sprintf(`
 resource "bkiam_group" "dev" {
   system           = "bk_cmdb"
   grade_manager_id = "%d"
   name             = "dev"
 }
-`, foreign),
-				ExpectError: planErrorPattern("Cannot create the group", fmt.Sprintf("Creating group \"dev\" under grade manager %d in bk_cmdb:", foreign),
-					"HTTP 403", "IAM lets an app manage only the grade managers and groups that the system in the path created through the management API."),
+`, gm)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: group(webUI),
+				ExpectError: planErrorPattern("Cannot create the group", fmt.Sprintf("Creating group \"dev\" under grade manager %d in bk_cmdb:", webUI),
+					"HTTP 403", "since role is not created by system[bk_cmdb]",
+					"IAM lets an app manage only the grade managers and groups that a system created through the management API, and only "+
+						"when the app is a client of that system. This one has no such record: it was made in the IAM web UI, or it no longer exists."),
+			},
+			{
+				Config: provider + fmt.Sprintf(`
+resource "bkiam_group_permission" "ops" {
+  system    = "bk_job"
+  group_id  = "%d"
+  actions   = ["view"]
+  resources = [{ system = "bk_job", type = "job", instances = { "j1" = "job 1" } }]
+}
+`, webUIGroups[0]),
+				ExpectError: planErrorPattern("HTTP 403", "since role is not created by system[bk_job]",
+					"the group is gone, or its grade manager was made in the IAM web UI: IAM's management API manages only the groups of "+
+						"grade managers a system created through it"),
+			},
+			{
+				Config: group(foreign),
+				Check: func(*terraform.State) error {
+					if g := sb.Groups(foreign); len(g) != 1 || g[0].Name != "dev" {
+						return fmt.Errorf("the groups of bk_job's grade manager: %+v", g)
+					}
+					return nil
+				},
 			},
 			{
 				// bk_sops may not put bk_job's actions in its grade managers' scopes.
@@ -375,8 +417,8 @@ data "bkiam_group" "missing" {
 			},
 		},
 	})
-	if n := len(sb.GradeManagers()); n != 1 {
-		t.Errorf("the sandbox holds %d grade managers, want only the foreign one", n)
+	if n := len(sb.GradeManagers()); n != 2 {
+		t.Errorf("the sandbox holds %d grade managers, want only the two foreign ones", n)
 	}
 }
 
@@ -492,6 +534,12 @@ func managementValidationCases() []planTimeCase {
 			`      instances = [{ id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] }]`, `      all_instances = false`, 1),
 			want: []string{"No instances", "authorization_scopes[0].resources[0] names no instances: list the instances the grade manager " +
 				"may grant, or set all_instances = true for every instance of the type."}},
+		{name: "a scope instance under an ancestor *", config: strings.Replace(gm(`{ type = "*", id = "*" }`, ""),
+			`type = "biz", id = "2" }`, `type = "biz", id = "*" }`, 1),
+			want: []string{"An ancestor * is no wildcard", `IAM compares a grant's path with a scope's by string prefix, and only a * in the ` +
+				`last node (the instance's id) stands for any id there: a * above it is the literal id "*", so this scope instance would ` +
+				`admit no real grant. Give the ancestor's id (one scope instance per ancestor), drop the ancestors for instances given by ` +
+				`their id alone, or set all_instances = true for every host.`}},
 		{name: "import of a system manager's group", config: group("-", "bk_cmdb/-/345"),
 			want: []string{"Cannot import a system manager's group", `IAM's management API lists the groups of grade managers only, so a group under the system manager ("-") cannot be read back to import. Declare it in the configuration, or recreate it under a grade manager.`}},
 	}
@@ -712,5 +760,61 @@ resource "bkiam_group" "dev" {
 				Check:            checkGroupHeld(sb, map[string][]string{"view_host": {"/bk_cmdb,biz,2/bk_cmdb,host,5/"}}),
 			},
 		},
+	})
+}
+
+// TestAccGradeManagerLoneStarWithSyncPerm: with sync_perm, a scope instance
+// { id = "*" } is warned of at plan, naming all_instances: IAM grants the
+// sync group the scope as written, where a lone * is the literal id
+// (internal/bkiam's package doc, "The management API"). The warning shows
+// once; all_instances and a scope without sync_perm plan without it.
+func TestAccGradeManagerLoneStarWithSyncPerm(t *testing.T) {
+	needsSandbox(t)
+	testutil.Terraform(t)
+	sb := sandboxtest.Start(t)
+	w := newCLIWorkspace(t, testutil.BuildProvider(t))
+	const warning = "The sync group gets the literal id *"
+	lone := strings.Replace(gradeManagerHCL("platform", "", []string{"alice"}, true),
+		`instances = [{ id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] }]`, `instances = [{ id = "*" }]`, 1)
+	for _, tc := range []struct {
+		name, config string
+		warned       bool
+	}{
+		{"lone * with sync_perm", lone, true},
+		{"all_instances with sync_perm", strings.Replace(lone, `instances = [{ id = "*" }]`, "all_instances = true", 1), false},
+		{"lone * without sync_perm", strings.Replace(lone, "sync_perm      = true", "sync_perm      = false", 1), false},
+	} {
+		w.configure(transports[gatewayTransport].block(sb.URL), tc.config)
+		out := w.mustRun("plan", "-no-color")
+		if got := strings.Count(out, warning) == 1 && planErrorPattern(warning, "write all_instances = true (IAM's unlimited scope)").MatchString(out); got != tc.warned {
+			t.Errorf("%s: warned %t, want %t:\n%s", tc.name, got, tc.warned, out)
+		}
+	}
+}
+
+// TestAccGradeManagerQuota: a create past the grade managers a system may
+// create through the API (a site setting, 500 by default) fails with IAM's
+// message and the fix (internal/bkiam's package doc, "The management API").
+func TestAccGradeManagerQuota(t *testing.T) {
+	needsSandbox(t)
+	m := sandbox.DefaultModel()
+	m.Limits.GradeManagersPerSystem = 1
+	sb := sandboxtest.Start(t, sandbox.WithModel(m))
+	provider := transports[gatewayTransport].block(sb.URL)
+	if _, err := outsideClient(t, sb).CreateGradeManager(context.Background(), "bk_cmdb", bkiam.GradeManagerSpec{Name: "first",
+		Members: []string{"alice"}, SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "create_biz"}}, Resources: []bkiam.PathResource{}}}}); err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: provider + gradeManagerHCL("platform", "", []string{"alice"}, false),
+			ExpectError: planErrorPattern("Cannot create the grade manager", "HTTP 400", "code 1902412",
+				"The system has created as many grade managers through the API as IAM allows (the SaaS setting "+
+					"BKAPP_DEFAULT_GRADE_MANAGER_OF_SYSTEM_LIMIT, 500 by default, or the system's entry in "+
+					"BKAPP_GRADE_MANAGER_OF_SPECIFIED_SYSTEMS_LIMIT). Delete grade managers the system no longer needs, or ask the "+
+					"IAM administrators to raise the limit."),
+		}},
 	})
 }

@@ -58,9 +58,9 @@ func (groupPermission) schema(context.Context) schema.Schema {
 			},
 			"system": schema.StringAttribute{
 				Required: true,
-				MarkdownDescription: "The system of the actions, e.g. `bk_cmdb`. Unless `group_system` says otherwise, it is " +
-					"also the system whose management API manages the group (the system that created its grade manager). " +
-					"Changing it replaces the resource.",
+				MarkdownDescription: "The system of the actions, e.g. `bk_cmdb`. Unless `group_system` says otherwise, the " +
+					"calls go through its management API (IAM also checks that the app may manage the group through the system " +
+					"that created its grade manager). Changing it replaces the resource.",
 			},
 			"group_id": schema.StringAttribute{
 				Required:            true,
@@ -68,11 +68,12 @@ func (groupPermission) schema(context.Context) schema.Schema {
 			},
 			"group_system": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "The system that created the group's grade manager, whose management API the calls go " +
-					"through, when it is not `system`: a grade manager's scope may hold another system's actions where IAM " +
-					"allows its creator to authorize that system, and its groups are granted them through the creator's API. " +
-					"IAM lists a group's permissions only in the system that manages it, so such permissions are not read back: " +
-					"refresh trusts state. Changing it changes only the route of later calls.",
+				MarkdownDescription: "The system whose management API the calls go through, when it is not `system`: set it " +
+					"to the system that created the group's grade manager when the app is not a client of `system` (a grade " +
+					"manager's scope may hold another system's actions where IAM allows its creator to authorize that system). " +
+					"IAM lists a group's permissions only by the path's system, so such permissions are not read back: refresh " +
+					"trusts state. Without it the calls go through `system`, which IAM allows when the app is a client of both " +
+					"`system` and the grade manager's creator. Changing it changes only the route of later calls.",
 			},
 			"actions": schema.SetAttribute{
 				Required:    true,
@@ -371,7 +372,7 @@ func heldByList(held grantplan.Holdings, policies []bkiam.GroupPolicy) grantplan
 					return true
 				}
 				for _, path := range tp.Paths {
-					if pathKeyOf(path) == instancePath(r.System, r.Type, id) {
+					if pathClaim(path) == instancePath(r.System, r.Type, id) {
 						return true
 					}
 				}
@@ -411,13 +412,17 @@ func heldByList(held grantplan.Holdings, policies []bkiam.GroupPolicy) grantplan
 }
 
 // pathKeyOf renders nodes as IAM writes a path: /system,type,id/…/.
-func pathKeyOf(nodes []bkiam.PathNode) string {
+func pathKeyOf(nodes []bkiam.PathNode) (string, error) {
 	var b strings.Builder
 	b.WriteByte('/')
 	for _, n := range nodes {
+		if strings.ContainsAny(n.ID, ",/") {
+			return "", fmt.Errorf("IAM holds the instance id %q of %s/%s in a path, which this resource's notation "+
+				"(/SYSTEM,TYPE,ID/…/) cannot write: an id with \",\" or \"/\" can be granted only by itself, as a plain key", n.ID, n.System, n.Type)
+		}
 		b.WriteString(n.System + "," + n.Type + "," + n.ID + "/")
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // readImport fills an imported resource from what IAM lists for its
@@ -484,8 +489,11 @@ func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
 			for _, path := range tp.Paths {
 				leaf := path[len(path)-1]
 				id, name := leaf.ID, leaf.Name
-				if len(path) > 1 {
-					id = pathKeyOf(path)
+				if len(path) > 1 || strings.HasPrefix(id, "/") {
+					var err error
+					if id, err = pathKeyOf(path); err != nil {
+						return nil, err
+					}
 				}
 				if name == "" {
 					name = leaf.ID
@@ -557,8 +565,12 @@ func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInst
 	case isScopeRefusal(err):
 		err = fmt.Errorf("%w (outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less)", err)
 	case errors.Is(err, bkiam.ErrNotOwned):
-		err = fmt.Errorf("%w (the group is gone, or another system's: a group is managed through the system that created its grade "+
-			"manager; to grant it another system's actions, set group_system to the system that manages it)", err)
+		err = fmt.Errorf("%w (the group is gone, or its grade manager was made in the IAM web UI: IAM's management API "+
+			"manages only the groups of grade managers a system created through it)", err)
+	case errors.Is(err, bkiam.ErrForbidden):
+		err = fmt.Errorf("%w (the call goes through the management API of %s; IAM also checks the system that created the "+
+			"group's grade manager: the app must be a client of both, each with the management allow-list for the call. "+
+			"If the app is not a client of system, set group_system to the system that created the grade manager)", err, pathSystem)
 	}
 	return nil, err
 }

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -183,23 +185,26 @@ func TestAccGroupPermission(t *testing.T) {
 	})
 }
 
-// TestAccGroupPermissionOfAnotherSystem: a grade manager of bk_cmdb whose scope holds bk_job's
-// actions (the sandbox lets bk_cmdb authorize bk_job) has its group granted them through bk_cmdb's
-// management API, the body naming bk_job. Without group_system the calls go to bk_job's path, which
-// IAM refuses (the group is bk_cmdb's), and the error names group_system; with it, create, change
-// and destroy send the difference, and refresh, which cannot list another system's permissions,
-// trusts state without a call.
-func TestAccGroupPermissionOfAnotherSystem(t *testing.T) {
-	needsSandbox(t)
-	sb, provider := target(t)
-	base := provider + `
+// groupPermissionOfAnotherSystem is a grade manager of bk_cmdb whose scope holds bk_job's actions
+// (the sandbox lets bk_cmdb authorize bk_job), its group, and the group's view permission on jobs
+// ids, routed through groupSystem's management API when it is not "".
+func groupPermissionOfAnotherSystem(groupSystem string, ids ...string) string {
+	var inst []string
+	for _, id := range ids {
+		inst = append(inst, fmt.Sprintf("%q = \"job %s\"", id, id))
+	}
+	gs := ""
+	if groupSystem != "" {
+		gs = fmt.Sprintf("  group_system = %q\n", groupSystem)
+	}
+	return fmt.Sprintf(`
 resource "bkiam_grade_manager" "platform" {
   system  = "bk_cmdb"
   name    = "platform"
   members = ["alice"]
   authorization_scopes = [
     { system = "bk_cmdb", actions = ["create_biz"], resources = [] },
-    { system = "bk_job", actions = ["view", "edit"], resources = [{ system = "bk_job", type = "job", instances = [{ id = "*" }] }] },
+    { system = "bk_job", actions = ["view", "edit"], resources = [{ system = "bk_job", type = "job", all_instances = true }] },
   ]
   subject_scopes = [{ type = "*", id = "*" }]
 }
@@ -209,17 +214,7 @@ resource "bkiam_group" "dev" {
   grade_manager_id = bkiam_grade_manager.platform.id
   name             = "dev"
 }
-`
-	jobs := func(groupSystem string, ids ...string) string {
-		var inst []string
-		for _, id := range ids {
-			inst = append(inst, fmt.Sprintf("%q = \"job %s\"", id, id))
-		}
-		gs := ""
-		if groupSystem != "" {
-			gs = fmt.Sprintf("  group_system = %q\n", groupSystem)
-		}
-		return base + fmt.Sprintf(`
+
 resource "bkiam_group_permission" "jobs" {
   system    = "bk_job"
 %s  group_id  = bkiam_group.dev.id
@@ -227,30 +222,58 @@ resource "bkiam_group_permission" "jobs" {
   resources = [{ system = "bk_job", type = "job", instances = { %s } }]
 }
 `, gs, strings.Join(inst, ", "))
-	}
-	held := func(want ...string) func(*terraform.State) error {
-		return func(*terraform.State) error {
-			var got []string
-			for _, p := range sb.Policies(sandbox.PolicyFilter{SubjectType: "group", System: "bk_job"}).Policies {
-				got = append(got, p.Action+" "+strings.Join(p.Paths, " "))
-			}
-			if w := []string{"view " + strings.Join(want, " ")}; len(want) > 0 && !slices.Equal(got, w) || len(want) == 0 && len(got) != 0 {
-				return fmt.Errorf("the group holds %v in bk_job, want view on %v", got, want)
-			}
-			return nil
+}
+
+// groupJobsHeld checks that the sandbox's groups hold view on exactly want in bk_job.
+func groupJobsHeld(sb *sandboxtest.Sandbox, want ...string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		var got []string
+		for _, p := range sb.Policies(sandbox.PolicyFilter{SubjectType: "group", System: "bk_job"}).Policies {
+			got = append(got, p.Action+" "+strings.Join(p.Paths, " "))
 		}
+		if w := []string{"view " + strings.Join(want, " ")}; len(want) > 0 && !slices.Equal(got, w) || len(want) == 0 && len(got) != 0 {
+			return fmt.Errorf("the group holds %v in bk_job, want view on %v", got, want)
+		}
+		return nil
 	}
+}
+
+// TestAccGroupPermissionOfAnotherSystem: a group of bk_cmdb's grade manager is granted bk_job's
+// actions. IAM checks ownership by the grade manager's creator, not the path's system, so an app
+// that is a client of both goes through bk_job's path: create and change send the difference, and
+// refresh reads them back there (IAM lists only the path system's permissions), so a permission
+// revoked outside Terraform is granted again. With group_system the calls go through bk_cmdb's path
+// instead, where refresh cannot list bk_job's permissions and trusts state without a call.
+func TestAccGroupPermissionOfAnotherSystem(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	client := outsideClient(t, sb)
 	var lists int
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
+			{Config: provider + groupPermissionOfAnotherSystem("", "j1", "j2"), Check: groupJobsHeld(sb, "/bk_job,job,j1/", "/bk_job,job,j2/")},
 			{
-				Config: jobs("", "j1"),
-				ExpectError: planErrorPattern("Call 1 of 1 failed, granting view on 1 bk_job/job instances", "HTTP 403",
-					"to grant it another system's actions, set group_system to the system that manages it"),
+				// Revoked outside Terraform: the refresh through bk_job's path sees it, the apply grants it again.
+				PreConfig: func() {
+					ps := sb.Policies(sandbox.PolicyFilter{SubjectType: "group", System: "bk_job"}).Policies
+					if len(ps) != 1 {
+						t.Fatalf("the group's bk_job policies: %+v", ps)
+					}
+					group, _ := strconv.ParseInt(ps[0].Subject.ID, 10, 64)
+					if err := client.RevokeGroupPolicies(context.Background(), "bk_job", group, bkiam.GroupPolicyRequest{System: "bk_job",
+						Actions: []bkiam.Action{{ID: "view"}}, Resources: []bkiam.PathResource{{System: "bk_job", Type: "job",
+							Paths: [][]bkiam.PathNode{{{System: "bk_job", Type: "job", ID: "j1"}}}}}}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: provider + groupPermissionOfAnotherSystem("", "j1", "j2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("bkiam_group_permission.jobs", plancheck.ResourceActionUpdate),
+				}},
+				Check: groupJobsHeld(sb, "/bk_job,job,j1/", "/bk_job,job,j2/"),
 			},
-			{Config: jobs("bk_cmdb", "j1", "j2"), Check: held("/bk_job,job,j1/", "/bk_job,job,j2/")},
-			{Config: jobs("bk_cmdb", "j2", "j3"), Check: held("/bk_job,job,j2/", "/bk_job,job,j3/")},
+			{Config: provider + groupPermissionOfAnotherSystem("bk_cmdb", "j2", "j3"), Check: groupJobsHeld(sb, "/bk_job,job,j2/", "/bk_job,job,j3/")},
 			{
 				PreConfig:    func() { lists = sb.Stats().Requests["group_policy:list"] },
 				RefreshState: true,
@@ -262,7 +285,37 @@ resource "bkiam_group_permission" "jobs" {
 				},
 			},
 		},
-		CheckDestroy: held(),
+		CheckDestroy: groupJobsHeld(sb),
+	})
+}
+
+// TestAccGroupPermissionNotClientOfActionsSystem: for an app that is not a client of the actions'
+// system, IAM refuses bk_job's path ("can not access system bk_job"), and the error names
+// group_system; through the grade manager's creator (group_system = "bk_cmdb") create, change and
+// destroy work.
+func TestAccGroupPermissionNotClientOfActionsSystem(t *testing.T) {
+	needsSandbox(t)
+	m := sandbox.DefaultModel()
+	for i := range m.Apps {
+		if m.Apps[i].Code == sandboxtest.AppCode {
+			m.Apps[i].ClientOf = []string{"bk_cmdb", "bk_sops"}
+		}
+	}
+	sb := sandboxtest.Start(t, sandbox.WithModel(m), sandbox.WithGradeManagerDeleteDelay(0))
+	// The app cannot read bk_job's model either, so the plan-time model checks are off.
+	provider := strings.Replace(transports[gatewayTransport].block(sb.URL), "max_retries = 2\n", "max_retries = 2\n  check_model = false\n", 1)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: provider + groupPermissionOfAnotherSystem("", "j1"),
+				ExpectError: planErrorPattern("Call 1 of 1 failed, granting view on 1 bk_job/job instances", "HTTP 403",
+					"can not access system bk_job", "If the app is not a client of system, set group_system to the system that created the grade manager"),
+			},
+			{Config: provider + groupPermissionOfAnotherSystem("bk_cmdb", "j1", "j2"), Check: groupJobsHeld(sb, "/bk_job,job,j1/", "/bk_job,job,j2/")},
+			{Config: provider + groupPermissionOfAnotherSystem("bk_cmdb", "j2", "j3"), Check: groupJobsHeld(sb, "/bk_job,job,j2/", "/bk_job,job,j3/")},
+		},
+		CheckDestroy: groupJobsHeld(sb),
 	})
 }
 

@@ -766,7 +766,11 @@ func grantPaths(resources []grantplan.Resource) []string {
 func combinationPath(resources []grantplan.Resource) string {
 	parts := make([]string, len(resources))
 	for i, r := range resources {
-		parts[i] = r.System + "," + r.Type + ":" + strings.Join(slices.Sorted(maps.Keys(r.Instances)), ",")
+		ids := slices.Sorted(maps.Keys(r.Instances))
+		for j, id := range ids {
+			ids[j] = escapeID(id)
+		}
+		parts[i] = r.System + "," + r.Type + ":" + strings.Join(ids, ",")
 	}
 	return "combination " + strings.Join(parts, " × ")
 }

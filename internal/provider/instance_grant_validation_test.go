@@ -109,6 +109,10 @@ func instanceGrantValidationCases() []planTimeCase {
 			[]string{"The id * is literal", `The instance ID (key) "*" of resources[0].instances is not every instance: IAM matches it as the ` +
 				`literal id "*", so the grant would match no real instance. Name the instances to grant (or, in a bkiam_group_permission, ` +
 				`give a path that ends in *, such as /bk_cmdb,biz,2/bk_cmdb,host,*/, for every instance under a parent).`}},
+		{"an id that begins with /", map[string]string{"resources": `[{ system = "bk_cmdb", type = "host", instances = { "/bk_cmdb,host,5/" = "h" } }]`},
+			[]string{"An id that begins with /", `The instance ID (key) "/bk_cmdb,host,5/" of resources[0].instances begins with "/", which ` +
+				`this provider reads as a path (/SYSTEM,TYPE,ID/…/, as bkiam_group_permission takes them) and so cannot tell from one: an ` +
+				`IAM id that begins with "/" cannot be granted with this provider. Check that the key is the instance's id.`}},
 		{"import ID of the wrong shape", map[string]string{"import": "bk_cmdb/robot/r2"},
 			[]string{"Invalid import ID", `Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, e.g. bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host; got "bk_cmdb/robot/r2".`}},
 		{"import ID with a blank action", map[string]string{"import": "bk_cmdb/user/alice/view_host,,edit_host/bk_cmdb/host"},

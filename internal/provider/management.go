@@ -37,9 +37,9 @@ func managementNeedsGateway(data *providerData, resourceType string) (summary, d
 func managementError(what string, err error) string {
 	switch {
 	case errors.Is(err, bkiam.ErrNotOwned):
-		return fmt.Sprintf("%s: %s\n\nIAM lets an app manage only the grade managers and groups that the system in "+
-			"the path created through the management API. The object was created by another system or in the IAM "+
-			"web UI, or it no longer exists.", what, err)
+		return fmt.Sprintf("%s: %s\n\nIAM lets an app manage only the grade managers and groups that a system created "+
+			"through the management API, and only when the app is a client of that system. This one has no such record: it "+
+			"was made in the IAM web UI, or it no longer exists.", what, err)
 	case errors.Is(err, bkiam.ErrConflict):
 		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
 			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
@@ -60,12 +60,19 @@ func managementError(what string, err error) string {
 		return fmt.Sprintf("%s: %s\n\nAn authorization scope names another system's actions. IAM lets a system put other "+
 			"systems' actions in its grade managers' scopes only where its SystemAllowAuthSystem table allows it: ask the "+
 			"IAM administrators to allow it, or remove that scope.", what, err)
+	case isGradeManagerQuotaRefusal(err):
+		return fmt.Sprintf("%s: %s\n\nThe system has created as many grade managers through the API as IAM allows (the "+
+			"SaaS setting BKAPP_DEFAULT_GRADE_MANAGER_OF_SYSTEM_LIMIT, 500 by default, or the system's entry in "+
+			"BKAPP_GRADE_MANAGER_OF_SPECIFIED_SYSTEMS_LIMIT). Delete grade managers the system no longer needs, or ask the "+
+			"IAM administrators to raise the limit.", what, err)
 	case isScopeRefusal(err):
 		return fmt.Sprintf("%s: %s\n\nThe grant is outside the authorization scope of the group's grade manager: widen "+
 			"the grade manager's authorization_scopes (bkiam_grade_manager), or grant less.", what, err)
 	case errors.Is(err, bkiam.ErrForbidden):
-		return fmt.Sprintf("%s: %s\n\nThe app is not allowed this management API for the system: IAM's management "+
-			"allow-list (ManagementAPIPermission) must list it, and the app must be a client of the system.", what, err)
+		return fmt.Sprintf("%s: %s\n\nThe app is not allowed this management API for a system the call needs: IAM "+
+			"checks the system in the path and then the system that created the grade manager (of the group). For each, "+
+			"the app must be a client of it and IAM's management allow-list (ManagementAPIPermission) must list the API "+
+			"for it.", what, err)
 	}
 	return fmt.Sprintf("%s: %s", what, err)
 }
@@ -116,6 +123,13 @@ func lostCreate(err error) bool {
 func isGroupsQuotaRefusal(err error) bool {
 	var e *bkiam.Error
 	return errors.As(err, &e) && strings.Contains(e.Message, "checkSubjectGroupsQuota")
+}
+
+// isGradeManagerQuotaRefusal reports IAM's 400 for a grade manager past the
+// system's quota (check_grade_manager_of_system_limit).
+func isGradeManagerQuotaRefusal(err error) bool {
+	var e *bkiam.Error
+	return errors.As(err, &e) && e.Code == 1902412 && strings.Contains(e.Message, "可创建的分级管理员数量已超过最大值")
 }
 
 // isSubjectScopeRefusal reports IAM's 403 for a member outside the grade

@@ -110,13 +110,36 @@ func (b *book) lookup(id, label string) *ledger.Holder {
 	return h
 }
 
-// instancePath is IAM's path of a plain instance: "/system,type,id/".
+// instancePath is the claim key of an instance: "/system,type,id/…/", a
+// path in IAM's notation whose ids are escaped (escapeID) so that two
+// different instances never share a key. A plain id (any string to IAM,
+// "," and "/" included) is its one-node path, as IAM reads it; a key that
+// begins with "/" is a bkiam_group_permission instance given as its path,
+// whose ids hold no "," or "/" (parsePathKey), so only "%" is escaped. The
+// one notation is why bkiam_instance_grant refuses a plain id that begins
+// with "/" (checkInstanceIDs).
 func instancePath(system, typ, id string) string {
 	if strings.HasPrefix(id, "/") {
-		return id // a bkiam_group_permission instance given as its path
+		return strings.ReplaceAll(id, "%", "%25")
 	}
-	return "/" + system + "," + typ + "," + id + "/"
+	return "/" + system + "," + typ + "," + escapeID(id) + "/"
 }
+
+// pathClaim is the claim key of a path IAM listed (see instancePath).
+func pathClaim(nodes []bkiam.PathNode) string {
+	var b strings.Builder
+	b.WriteByte('/')
+	for _, n := range nodes {
+		b.WriteString(n.System + "," + n.Type + "," + escapeID(n.ID) + "/")
+	}
+	return b.String()
+}
+
+// escapeID writes an id so that it cannot be read as more than one node
+// of a path or one id of a list: "%", "," and "/" percent-encoded.
+func escapeID(id string) string { return idEscaper.Replace(id) }
+
+var idEscaper = strings.NewReplacer("%", "%25", ",", "%2C", "/", "%2F")
 
 // minusClaims returns the paths of a that b does not name, by action.
 func minusClaims(a, b ledger.Claims) ledger.Claims {

@@ -247,12 +247,19 @@
 //     (apps[].management; "system[S] is not allowed to call management api[A], please contact the
 //     developer to add a whitelist"), by the real names v2_grade_manager_{create,update,detail,delete},
 //     v2_group_{batch_create,list,update,delete}, v2_group_member_{list,add,delete,expired_at_update};
-//     then ownership: a grade manager belongs to the system in whose path it was created, a group
-//     to its grade manager's system (or, created under "-", to the path's system manager). An id
-//     not owned by the path's system, unknown or gone is 403 "role[N] can not be operated by
-//     app_code[A], since role is not created by system[S])" (grade managers) or "group[N] can not
-//     operated by app_code[A], since related role of group is not created by system[S])"
-//     (groups); GET grade_managers/-/groups/ is 403 (no view serves it). Then the body (bad JSON
+//     then ownership, by the creator and not by the path: a grade manager's creator is the system
+//     in whose path it was created, a group's is its grade manager's (a group created under "-" is
+//     the path system's manager's, and only that system's). The same two checks are repeated for
+//     the creator (client: "app_code X can not access system C"; allow-list), so an app that is a
+//     client of both manages a grade manager and its groups through either system's path. A grade
+//     manager without a creator record (ForgetCreator, POST /_sandbox/grade_managers/{id}/
+//     forget_creator: as made in the web UI), an unknown or a gone id is 403 "role[N] can not be
+//     operated by app_code[A], since role is not created by system[S])" (grade managers, and groups
+//     of a creator-less grade manager) or "group[N] can not operated by app_code[A], since related
+//     role of group is not created by system[S])" (groups); GET grade_managers/-/groups/ is 403 (no
+//     view serves it). A create past limits.grade_managers_per_system (500 by default) grade
+//     managers of the path's system is 400 1902412 '["系统 (S): 可创建的分级管理员数量已超过最大值 N"]
+//     (VALIDATE_ERROR)' (escaped as json.dumps does). Then the body (bad JSON
 //     1902414) and the serializers' field checks (1902412, the JSON of the field errors followed by
 //     " (VALIDATE_ERROR)"). Ids in paths are digits only; another path is the gateway's 404.
 //   - Grade managers: create and update take the same body (name 1..512, description, members of
@@ -342,8 +349,10 @@
 //     the ignore_iam_path collapse (for a user, never a group, and an action whose model sets
 //     ignore_iam_path, a grant that writes the policy stores each path whose length equals the
 //     chain length and whose leaf is not "*" as the bare id; a revoke that changes the policy
-//     writes full paths again) and the ",*/" prefix of a path that
-//     ends at an ancestor "*" (only a "*" of the action's own type is dropped). Errors, in the
+//     writes full paths again), the ",*/" prefix of a path that
+//     ends at an ancestor "*" (only a "*" of the action's own type after ancestors is dropped),
+//     and the one-node path of the type, "*" included, as an id comparison (a lone "*" is the
+//     literal id). Errors, in the
 //     backend's order: 1901404 unknown system, 1901401 not a client, 1901400 bad parameters,
 //     1901404 unknown action or policy, 1901403 a policy of another system asked for by id.
 //   - GET /api/v1/open/systems/{s}/policies[/] answers 301 to the slashed backend path, with or
@@ -366,9 +375,8 @@
 //     (1306403), the effective-permission query APIs and the management API's subject templates,
 //     permission templates, subset managers and v1 routes other than the grade-manager list are out
 //     of scope, and so is the grade-manager authorization scope that a real group grant widens as a
-//     side effect, and the sync group's permissions (IAM grants it the whole scope). Member subject
-//     scopes, the per-subject group quota, cross-system authorization scopes and the per-system
-//     grade-manager quota are not checked.
+//     side effect. The per-user
+//     quota of grade managers a user may be a member of is not checked.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see

@@ -61,9 +61,10 @@ func anyLeaf(typ string) expr {
 	return leaf(typ+".id", "any", []string{})
 }
 
-// typeExpr translates one type's paths. Plain instances merge into one eq/in; instances under the
-// same ancestors into AND(id, _bk_iam_path_ starts_with ancestors); a path ending at an ancestor (or
-// at a "*" of the type, which is dropped; an ancestor "*" stays) into a bare starts_with. The
+// typeExpr translates one type's paths. Plain instances (one-node paths, a lone "*" included: the
+// literal id) merge into one eq/in; instances under the same ancestors into AND(id, _bk_iam_path_
+// starts_with ancestors); a path ending at an ancestor (or, after ancestors, at a "*" of the type,
+// which is dropped; an ancestor "*" stays) into a bare starts_with. The
 // ignore_iam_path collapse (a user grant of such an action) drops the ancestors of the instance
 // paths whose length is collapseLen (0: any length; -1: no collapse), the real server's rule of the
 // instance selection's chain length.
@@ -77,7 +78,9 @@ func typeExpr(typ string, paths map[string][]Node, collapseLen int) expr {
 	for _, k := range sortedKeys(paths) {
 		nodes := paths[k]
 		last := nodes[len(nodes)-1]
-		if last.Type != typ || last.ID == "*" {
+		// A one-node path of the type is its id, "*" included: IAM's translator writes it as an id
+		// comparison, so a lone "*" is the literal id "*", not every instance.
+		if last.Type != typ || last.ID == "*" && len(nodes) > 1 {
 			// Only a "*" leaf of the action's own type is dropped; an ancestor "*" stays and gives a
 			// ",*/" prefix ("every set under biz 1"), which readers match by stripping the "*/".
 			if last.ID == "*" && last.Type == typ {

@@ -3,8 +3,10 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +21,20 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 	route := r.Method + " " + r.URL.Path
 	if id, ok := strings.CutPrefix(route, "DELETE /_sandbox/groups/"); ok {
 		if err := s.DeleteGroup(id); err != nil {
+			fail(http.StatusNotFound, err.Error())
+			return
+		}
+		reply(http.StatusOK, map[string]bool{"ok": true})
+		return
+	}
+	if rest, ok := strings.CutPrefix(route, "POST /_sandbox/grade_managers/"); ok {
+		id, err := strconv.ParseInt(strings.TrimSuffix(rest, "/forget_creator"), 10, 64)
+		if err == nil && strings.HasSuffix(rest, "/forget_creator") {
+			err = s.ForgetCreator(id)
+		} else {
+			err = errors.New("no such sandbox route: " + route)
+		}
+		if err != nil {
 			fail(http.StatusNotFound, err.Error())
 			return
 		}

@@ -322,17 +322,47 @@ func (mc *mgmtCall) groupForbidden(id int64) *saasError {
 	return forbidden(fmt.Sprintf("group[%d] can not operated by app_code[%s], since related role of group is not created by system[%s])", id, mc.app.Code, mc.system))
 }
 
-// ownedGroup is the path's group if the path's system owns it (through its grade manager, or as
-// its system manager's group).
+// ownedGradeManager is the path's grade manager if the app may manage it. As the SaaS does, the
+// check goes by the system that created the grade manager, not by the path's system (already
+// checked): the app must be a client of the creator, and the creator allow-listed for the route.
+// A grade manager without a creator record (gone, or made in the web UI) is "not created by".
+func (mc *mgmtCall) ownedGradeManager(id int64) (*gradeManager, *saasError) {
+	gm := mc.ms.gms[id]
+	if gm == nil || gm.WebUI {
+		return nil, mc.roleForbidden(id)
+	}
+	if e := mc.verifyCreator(gm.System); e != nil {
+		return nil, e
+	}
+	return gm, nil
+}
+
+// verifyCreator is the SaaS's API check repeated for the creating system.
+func (mc *mgmtCall) verifyCreator(creator string) *saasError {
+	if !mc.app.clientOf(creator) {
+		return forbidden(fmt.Sprintf("app_code %s can not access system %s", mc.app.Code, creator))
+	}
+	if !mc.app.mayManage(creator, mc.rt.api) {
+		return forbidden(fmt.Sprintf("system[%s] is not allowed to call management api[%s], please contact the developer to add a whitelist", creator, mc.rt.api))
+	}
+	return nil
+}
+
+// ownedGroup is the path's group if the app may manage it: through its grade manager (see
+// ownedGradeManager), or as a system manager's group when the path names that system.
 func (mc *mgmtCall) ownedGroup() (*mgmtGroup, *saasError) {
 	g := mc.ms.groups[mc.rt.group]
-	ok := g != nil && g.System == mc.system
-	if ok && g.GradeManager != 0 {
-		gm := mc.ms.gms[g.GradeManager]
-		ok = gm != nil && gm.System == mc.system
-	}
-	if !ok {
+	switch {
+	case g == nil:
 		return nil, mc.groupForbidden(mc.rt.group)
+	case g.GradeManager == 0:
+		if g.System != mc.system {
+			return nil, mc.groupForbidden(mc.rt.group)
+		}
+		return g, nil
+	}
+	if _, e := mc.ownedGradeManager(g.GradeManager); e != nil {
+		return nil, e
 	}
 	return g, nil
 }
@@ -344,9 +374,9 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 	switch rt.api {
 	case "v2_grade_manager_detail", "v2_grade_manager_update", "v2_grade_manager_delete", "v2_group_batch_create", "v2_group_list":
 		if !rt.dash {
-			gm = ms.gms[rt.gm]
-			if gm == nil || gm.System != mc.system {
-				return nil, false, mc.roleForbidden(rt.gm)
+			var e *saasError
+			if gm, e = mc.ownedGradeManager(rt.gm); e != nil {
+				return nil, false, e
 			}
 		}
 	}
@@ -440,6 +470,11 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 	}
 	created := gm == nil
 	if created {
+		// The SaaS's check_grade_manager_of_system_limit: the grade managers the system created
+		// through the API, at most 500 by default; a ValidationError raised in the view.
+		if n, limit := mc.ms.createdBy(mc.system), mc.s.model.gradeManagersPerSystem(); n >= limit {
+			return nil, false, validationList(fmt.Sprintf("系统 (%s): 可创建的分级管理员数量已超过最大值 %d", mc.system, limit))
+		}
 		mc.ms.nextGM++
 		gm = &gradeManager{ID: mc.ms.nextGM, System: mc.system, Created: mc.now}
 		mc.ms.gms[gm.ID] = gm
@@ -481,21 +516,21 @@ func (mc *mgmtCall) createGroups(gm *gradeManager) (any, bool, *saasError) {
 	if e != nil {
 		return nil, false, e
 	}
-	var owner int64
+	owner, system := int64(0), mc.system
 	if gm != nil {
-		owner = gm.ID
+		owner, system = gm.ID, gm.System // the group is the grade manager's, whichever path made it
 		if n := len(mc.ms.groupsOf(mc.system, owner)) + len(specs); n > maxGroupsPerGradeManager {
 			return nil, false, validationText(fmt.Sprintf("超过分级管理员最大可创建用户组数%d", maxGroupsPerGradeManager))
 		}
 	}
 	for _, sp := range specs {
-		if mc.ms.nameTaken(mc.system, owner, sp.Name, 0) {
+		if mc.ms.nameTaken(system, owner, sp.Name, 0) {
 			return nil, false, mgmtError(codeConflict, "与已有资源冲突(重名等): 存在同名用户组")
 		}
 	}
 	ids := make([]int64, 0, len(specs))
 	for _, sp := range specs {
-		g := mc.ms.newGroup(mc.system, owner, sp.Name, sp.Description, sp.Readonly, mc.now)
+		g := mc.ms.newGroup(system, owner, sp.Name, sp.Description, sp.Readonly, mc.now)
 		ids = append(ids, g.ID)
 	}
 	return ids, true, nil
@@ -511,7 +546,7 @@ func (mc *mgmtCall) listGradeManagers() (any, bool, *saasError) {
 	name := strings.ToLower(mc.q.Get("name"))
 	var gms []*gradeManager
 	for _, gm := range mc.ms.gms {
-		if gm.System == mc.system && strings.Contains(strings.ToLower(gm.Name), name) {
+		if !gm.WebUI && gm.System == mc.system && strings.Contains(strings.ToLower(gm.Name), name) {
 			gms = append(gms, gm)
 		}
 	}

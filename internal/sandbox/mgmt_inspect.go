@@ -1,6 +1,9 @@
 package sandbox
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // Inspection of the management API's state: GET /_sandbox/grade_managers and the Server accessors.
 
@@ -15,6 +18,8 @@ type GradeManagerView struct {
 	SyncPerm    bool     `json:"sync_perm"`
 	GroupName   string   `json:"group_name,omitempty"`
 	DeleteAt    int64    `json:"delete_at,omitempty"`
+	// WebUI is set on a grade manager without a creator record (see ForgetCreator).
+	WebUI bool `json:"web_ui,omitempty"`
 }
 
 // GroupView is a stored management group. GradeManager is its owning grade manager, 0 for the
@@ -54,7 +59,7 @@ func (s *Server) Management() ManagementView {
 	v := ManagementView{GradeManagers: []GradeManagerView{}, Groups: []GroupView{}}
 	for _, gm := range st.mgmt.gms {
 		gv := GradeManagerView{ID: gm.ID, System: gm.System, Name: gm.Name, Description: gm.Description,
-			Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName}
+			Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, WebUI: gm.WebUI}
 		if !gm.DeleteAt.IsZero() {
 			gv.DeleteAt = gm.DeleteAt.Unix()
 		}
@@ -94,6 +99,25 @@ func (s *Server) Members(group int64) []MemberView {
 		if g.ID == group {
 			return g.Members
 		}
+	}
+	return nil
+}
+
+// ForgetCreator removes a grade manager's creator record, leaving it as one made in IAM's web UI
+// (POST /_sandbox/grade_managers/{id}/forget_creator): no system lists it, and managing it or its
+// groups through the API answers "not created by system" (HTTP 403).
+func (s *Server) ForgetCreator(id int64) error {
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	gm := st.mgmt.gms[id]
+	if gm == nil {
+		return fmt.Errorf("forget creator: no grade manager %d", id)
+	}
+	before := st.mgmt.clone()
+	st.mgmt.gms[id].WebUI = true
+	if e := st.saveMgmtLocked(before); e != nil {
+		return fmt.Errorf("forget creator: %s", e.message)
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ type stateGradeManager struct {
 	Created       time.Time     `json:"created"`
 	Updated       time.Time     `json:"updated"`
 	DeleteAt      time.Time     `json:"delete_at,omitzero"`
+	WebUI         bool          `json:"web_ui,omitempty"`
 }
 
 type stateGroup struct {
@@ -60,7 +61,7 @@ func (ms *mgmtState) snapshot() *stateMgmt {
 	for _, gm := range ms.gms {
 		out.GradeManagers = append(out.GradeManagers, stateGradeManager{ID: gm.ID, System: gm.System, Name: gm.Name,
 			Description: gm.Description, Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName,
-			Scopes: gm.Scopes, SubjectScopes: gm.SubjectScopes, Created: gm.Created, Updated: gm.Updated, DeleteAt: gm.DeleteAt})
+			Scopes: gm.Scopes, SubjectScopes: gm.SubjectScopes, Created: gm.Created, Updated: gm.Updated, DeleteAt: gm.DeleteAt, WebUI: gm.WebUI})
 	}
 	sort.Slice(out.GradeManagers, func(i, j int) bool { return out.GradeManagers[i].ID < out.GradeManagers[j].ID })
 	for _, g := range ms.groups {
@@ -92,7 +93,7 @@ func restoreMgmt(sm *stateMgmt, groupFloor int64) (*mgmtState, error) {
 		ms.gms[gm.ID] = &gradeManager{ID: gm.ID, System: gm.System, Name: gm.Name, Description: gm.Description,
 			Members: gm.Members, SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, Scopes: gm.Scopes, SubjectScopes: gm.SubjectScopes,
 			Created: gm.Created, Updated: gm.Updated,
-			DeleteAt: gm.DeleteAt}
+			DeleteAt: gm.DeleteAt, WebUI: gm.WebUI}
 		maxGM = max(maxGM, gm.ID)
 	}
 	for i, sg := range sm.Groups {

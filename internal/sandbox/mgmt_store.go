@@ -31,6 +31,9 @@ type gradeManager struct {
 	Updated       time.Time
 	// DeleteAt is when an asked-for delete is carried out; zero when none was asked.
 	DeleteAt time.Time
+	// WebUI marks a grade manager with no creator record, as one made in IAM's web UI: no system
+	// lists it or may manage it through the API (ForgetCreator makes one).
+	WebUI bool
 }
 
 // mgmtScope is one system's part of a grade manager's authorization scope.
@@ -130,6 +133,17 @@ func (ms *mgmtState) purge(now time.Time) bool {
 		}
 	}
 	return changed
+}
+
+// createdBy counts the grade managers system created through the API.
+func (ms *mgmtState) createdBy(system string) int {
+	n := 0
+	for _, gm := range ms.gms {
+		if gm.System == system && !gm.WebUI {
+			n++
+		}
+	}
+	return n
 }
 
 // groupsOf lists the groups owned by a grade manager (0 with system: the system manager's).

@@ -18,6 +18,14 @@ func validationErr(fe fieldErrors) *saasError {
 	return e
 }
 
+// validationList is a 1902412 of a ValidationError the SaaS raises in a view with one message: the
+// JSON list of it.
+func validationList(msg string) *saasError {
+	var b strings.Builder
+	writeErr(&b, []string{msg})
+	return mgmtError(codeValidation, b.String())
+}
+
 // validationText is a 1902412 raised by the SaaS's own code (not a serializer).
 func validationText(text string) *saasError { return mgmtError(codeValidation, text) }
 

@@ -191,6 +191,17 @@ type Limits struct {
 	// SubjectMaxGroups is how many groups with permissions in one system a user or department may
 	// be a member of (the backend's subject_max_groups_limit); 0 means 100, its default.
 	SubjectMaxGroups int `json:"subject_max_groups,omitempty"`
+	// GradeManagersPerSystem is how many grade managers one system may create through the API (the
+	// SaaS setting BKAPP_DEFAULT_GRADE_MANAGER_OF_SYSTEM_LIMIT); 0 means 500, its default.
+	GradeManagersPerSystem int `json:"grade_managers_per_system,omitempty"`
+}
+
+// gradeManagersPerSystem is how many grade managers one system may create through the API.
+func (m *Model) gradeManagersPerSystem() int {
+	if m.Limits.GradeManagersPerSystem > 0 {
+		return m.Limits.GradeManagersPerSystem
+	}
+	return 500
 }
 
 // subjectMaxGroups is how many groups with permissions in one system a subject may be in.

@@ -67,6 +67,10 @@ func TestPolicyListExpressions(t *testing.T) {
 		{"path ending at an ancestor", "batch_path", `{"system":"bk_cmdb","operate":"grant","subject":{"type":"user","id":"carol"},"actions":[{"id":"delete_host"}],"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"biz","id":"1","name":"b"}]]}]}`,
 			"delete_host", `{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/"}`},
 		{"any", "batch_instance", instBody("grant", "user", "alice", []string{"view_biz"}, "biz", nil, ""), "view_biz", `{"field":"biz.id","op":"any","value":[]}`},
+		// A lone "*" is the literal id "*" to IAM's translator, not every instance (internal/bkiam's
+		// package doc, "The management API").
+		{"a lone * is the literal id", "batch_instance", instBody("grant", "user", "alice", []string{"edit_biz"}, "biz", []string{"*"}, ""), "edit_biz",
+			`{"field":"biz.id","op":"eq","value":"*"}`},
 		{"no resource type", "batch_instance", instBody("grant", "user", "alice", []string{"create_biz"}, "", nil, ""), "create_biz", `{"field":"","op":"any","value":[]}`},
 		{"combined", "batch_instance", combinedBody("grant", "alice", []string{"1"}, []string{"7"}), "edit_biz_host",
 			`{"op":"AND","content":[{"field":"biz.id","op":"eq","value":"1"},{"field":"host.id","op":"eq","value":"7"}]}`},

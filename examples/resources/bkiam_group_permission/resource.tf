@@ -56,14 +56,15 @@ resource "bkiam_group_permission" "edit_web_hosts" {
   }]
 }
 
-# bk_job's actions, granted through bk_cmdb, which manages the group. IAM
-# lists a group's permissions only to the system that manages it, so these
-# are not read back on refresh.
+# bk_job's actions (in the grade manager's scope), granted through bk_job's
+# own management API and read back there: IAM allows it because the app is a
+# client of bk_job and of bk_cmdb, which created the grade manager. An app
+# that is not a client of bk_job would set group_system = "bk_cmdb", and
+# refresh would then trust state (bk_cmdb's list shows only its own actions).
 resource "bkiam_group_permission" "view_deploy_jobs" {
-  system       = "bk_job"
-  group_system = "bk_cmdb"
-  group_id     = bkiam_group.developers.id
-  actions      = ["view"]
+  system   = "bk_job"
+  group_id = bkiam_group.developers.id
+  actions  = ["view"]
   resources = [{
     system    = "bk_job"
     type      = "job"
