@@ -349,6 +349,7 @@ func checkScopeStars(ctx context.Context, config tfsdk.Config, at path.Path, typ
 // ModifyPlan refuses, for a create or a change, a provider that cannot
 // reach the management API, and (check_model) scopes the model refuses.
 func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.recordPlannedScope(ctx, req)
 	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
@@ -364,6 +365,55 @@ func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return // not yet known: the check runs when it is
 	}
 	checkScopeModels(ctx, r.data, scopes, &resp.Diagnostics)
+}
+
+// recordPlannedScope records the scope this plan leaves the grade manager
+// with, for the plan-time scope check of bkiam_group_permission
+// (plannedScopes); a destroy, or a scope not yet known, forgets it.
+func (r *gradeManagerResource) recordPlannedScope(ctx context.Context, req resource.ModifyPlanRequest) {
+	if r.data == nil {
+		return
+	}
+	var id, name types.String
+	var prior types.String
+	req.State.GetAttribute(ctx, path.Root("id"), &prior)
+	if req.Plan.Raw.IsNull() {
+		r.data.plannedScopes.setGradeManager(prior.ValueString(), "", nil)
+		return
+	}
+	req.Plan.GetAttribute(ctx, path.Root("id"), &id)
+	req.Plan.GetAttribute(ctx, path.Root("name"), &name)
+	if id.IsUnknown() || id.IsNull() {
+		return
+	}
+	var m gradeManagerModel
+	if d := req.Plan.GetAttribute(ctx, path.Root("authorization_scopes"), &m.AuthorizationScopes); d.HasError() || !scopesKnown(m.AuthorizationScopes) {
+		r.data.plannedScopes.setGradeManager(id.ValueString(), "", nil)
+		return
+	}
+	r.data.plannedScopes.setGradeManager(id.ValueString(), name.ValueString(), m.authorizationScopes())
+}
+
+// scopesKnown reports whether every value of the scopes is known.
+func scopesKnown(scopes []scopeModel) bool {
+	for _, s := range scopes {
+		if s.System.IsUnknown() || slices.ContainsFunc(s.Actions, types.String.IsUnknown) {
+			return false
+		}
+		for _, r := range s.Resources {
+			if r.System.IsUnknown() || r.Type.IsUnknown() || r.AllInstances.IsUnknown() {
+				return false
+			}
+			for _, in := range r.Instances {
+				if in.ID.IsUnknown() || slices.ContainsFunc(in.Ancestors, func(a scopeNodeModel) bool {
+					return a.System.IsUnknown() || a.Type.IsUnknown() || a.ID.IsUnknown()
+				}) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // checkScopeModels checks each authorization scope against the model its
@@ -420,14 +470,9 @@ func checkScopeModels(ctx context.Context, data *providerData, scopes []scopeMod
 	}
 }
 
-// spec is the body of a create or a full-replace update.
-func (m gradeManagerModel) spec(ctx context.Context) (bkiam.GradeManagerSpec, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	spec := bkiam.GradeManagerSpec{
-		Name: m.Name.ValueString(), Description: m.Description.ValueString(),
-		SyncPerm: m.SyncPerm.ValueBool(), GroupName: m.GroupName.ValueString(),
-	}
-	diags.Append(m.Members.ElementsAs(ctx, &spec.Members, false)...)
+// authorizationScopes are the scopes as IAM takes them.
+func (m gradeManagerModel) authorizationScopes() []bkiam.AuthorizationScope {
+	out := []bkiam.AuthorizationScope{}
 	for _, s := range m.AuthorizationScopes {
 		scope := bkiam.AuthorizationScope{System: s.System.ValueString(), Actions: []bkiam.Action{}, Resources: []bkiam.PathResource{}}
 		for _, a := range s.Actions {
@@ -446,8 +491,20 @@ func (m gradeManagerModel) spec(ctx context.Context) (bkiam.GradeManagerSpec, di
 			}
 			scope.Resources = append(scope.Resources, pr)
 		}
-		spec.AuthorizationScopes = append(spec.AuthorizationScopes, scope)
+		out = append(out, scope)
 	}
+	return out
+}
+
+// spec is the body of a create or a full-replace update.
+func (m gradeManagerModel) spec(ctx context.Context) (bkiam.GradeManagerSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	spec := bkiam.GradeManagerSpec{
+		Name: m.Name.ValueString(), Description: m.Description.ValueString(),
+		SyncPerm: m.SyncPerm.ValueBool(), GroupName: m.GroupName.ValueString(),
+	}
+	diags.Append(m.Members.ElementsAs(ctx, &spec.Members, false)...)
+	spec.AuthorizationScopes = m.authorizationScopes()
 	for _, s := range m.SubjectScopes {
 		spec.SubjectScopes = append(spec.SubjectScopes, bkiam.SubjectScope{Type: s.Type.ValueString(), ID: s.ID.ValueString()})
 	}

@@ -130,9 +130,19 @@ func (r *groupResource) Configure(_ context.Context, req resource.ConfigureReque
 	r.data = configuredData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
 }
 
-// ModifyPlan refuses, for a create or a change, a provider that cannot
-// reach the management API.
-func (r *groupResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+// ModifyPlan records the group's grade manager for the plan-time scope
+// check (plannedScopes), and refuses, for a create or a change, a provider
+// that cannot reach the management API.
+func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.data != nil && !req.Plan.Raw.IsNull() {
+		// For the plan-time scope check of bkiam_group_permission.
+		var id, gm types.String
+		req.Plan.GetAttribute(ctx, path.Root("id"), &id)
+		req.Plan.GetAttribute(ctx, path.Root("grade_manager_id"), &gm)
+		if !id.IsUnknown() && !gm.IsUnknown() {
+			r.data.plannedScopes.setGroup(id.ValueString(), gm.ValueString())
+		}
+	}
 	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}

@@ -211,6 +211,7 @@ func (r groupPermission) checkModel(ctx context.Context, data *providerData, pro
 		return
 	}
 	r.grant.checkModel(ctx, data, proposed.asGrant(), diags)
+	checkPlannedScope(data, proposed, diags)
 }
 
 func (r groupPermission) plan(ctx context.Context, req planRequest[groupPermissionModel], diags *diagnostics) planResponse[groupPermissionModel] {

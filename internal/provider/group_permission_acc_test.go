@@ -334,6 +334,60 @@ func TestAccGroupPermissionOutsideScope(t *testing.T) {
 	})
 }
 
+// TestAccGroupPermissionPlannedScope: once the grade manager and the group
+// exist, a permission outside the grade manager's scope fails the plan,
+// before any call, naming the scope and the fix (an action outside it, an
+// instance under another business, one under business 2 given by its id
+// alone); the same permission with the scope widened in the same plan
+// passes and applies. (Created all at once, the group's id is unknown at
+// plan and IAM's answer at apply names the fix:
+// TestAccGroupPermissionOutsideScope.)
+func TestAccGroupPermissionPlannedScope(t *testing.T) {
+	needsSandbox(t)
+	sb, provider := target(t)
+	grants := func() int { return sb.Stats().Requests["group_policy:grant"] }
+	var before int
+	noCall := func() {
+		if n := grants() - before; n != 0 {
+			t.Errorf("the refused plan sent %d grants", n)
+		}
+	}
+	widened := strings.Replace(permissionBase, `      instances = [
+        { id = "*", ancestors = [{ system = "bk_cmdb", type = "biz", id = "2" }] },
+        { id = "7" },
+      ]`, "      all_instances = true", 1)
+	dependent := func(hcl string) string {
+		return strings.Replace(hcl, "  group_id = bkiam_group.dev.id\n", "  group_id = bkiam_group.dev.id\n  depends_on = [bkiam_grade_manager.platform]\n", 1)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: provider + permissionBase},
+			{
+				PreConfig: func() { before = grants() },
+				Config:    provider + permissionBase + permissionHCL("hosts", []string{"delete_host"}, map[string]string{"7": "host7"}),
+				ExpectError: planErrorPattern("Outside the grade manager's scope", `has no authorization scope of bk_cmdb with the action "delete_host"`,
+					`Add "delete_host" to an authorization_scopes entry of system "bk_cmdb", or remove it here.`),
+			},
+			{
+				PreConfig: noCall,
+				Config:    provider + permissionBase + permissionHCL("hosts", []string{"view_host"}, map[string]string{"/bk_cmdb,biz,3/bk_cmdb,host,1/": "h1", "5": "h5", "7": "host7"}),
+				ExpectError: planErrorPattern(`The instance "/bk_cmdb,biz,3/bk_cmdb,host,1/" of bk_cmdb/host for the action "view_host" is outside the authorization scope of the group's grade manager`,
+					`as this plan leaves it, and IAM would refuse it. Its scope for the type holds /biz,2/host,*/, /host,7/. IAM compares the instance's path (/biz,3/host,1/) `+
+						`with the scope's by string prefix, a trailing * cut: { id = "*" } admits instances given by their id alone, and only all_instances = true `+
+						`admits every instance. Widen the grade manager's authorization_scopes, or grant less.`,
+					`The instance "5" of bk_cmdb/host`, `path (/host,5/)`),
+			},
+			{
+				PreConfig:        noCall,
+				Config:           provider + widened + dependent(permissionHCL("hosts", []string{"view_host"}, map[string]string{"/bk_cmdb,biz,3/bk_cmdb,host,1/": "h1", "5": "h5"})),
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check:            checkGroupHeld(sb, map[string][]string{"view_host": {"/bk_cmdb,biz,3/bk_cmdb,host,1/", "/bk_cmdb,host,5/"}}),
+			},
+		},
+	})
+}
+
 // TestAccGroupPermissionPartialFailure: a change whose revoke fails after its grant went out
 // leaves state equal to what IAM holds; the next apply sends only the revoke.
 func TestAccGroupPermissionPartialFailure(t *testing.T) {

@@ -71,6 +71,10 @@ type providerData struct {
 	// allowSharedGrants lets two resources of the command grant one path
 	// (allow_shared_grants; shared.go).
 	allowSharedGrants bool
+	// plannedScopes holds the grade managers' scopes and the groups'
+	// grade managers this process planned, for the plan-time scope check of
+	// bkiam_group_permission (planned_scopes.go).
+	plannedScopes *plannedScopes
 }
 
 // invalidateScans forgets the policy-list scans of actions this process
@@ -154,6 +158,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		models:          bkiam.NewModelCache(client),
 		checkModel:      settings.checkModel,
 		groupPolicies:   newGroupPolicyCache(client),
+		plannedScopes:   newPlannedScopes(),
 
 		allowSharedGrants: settings.allowSharedGrants,
 	}
