@@ -305,7 +305,8 @@
 // and departments plus the members sent (present ones counted again) within the SaaS's member limit
 // (1000 by default; 400 "超过用户组最大可添加成员数N"): raising the expiry of half a full group through
 // adds fails. The expiry route (RaiseMemberExpiry; v2_group_member_expired_at_update) makes no such
-// count and ignores members not in the group. Lists are paged (page_size with
+// count and ignores members not in the group; the SaaS passes all its members to one backend call,
+// whose serializer takes at most 1000 (more is a refusal in 1902000). Lists are paged (page_size with
 // no maximum; this client reads 500 a page).
 //
 // No v2 route lists grade managers. The v1 management API's list does (GradeManagersNamed):

@@ -332,7 +332,8 @@
 //     => quota error", the backend's 409 passed on; a member already in the group is not counted); an upsert that only ever raises a member's expiry. DELETE takes
 //     ?type=&ids=a,b,c (empty entries dropped): more than 1000, or a subject the model does not know,
 //     is 1902000 in HTTP 200; non-members are ignored. PUT …/members/-/expired_at/ (user and
-//     department only) raises the expiry of members, ignores the rest. The list includes expired
+//     department only) raises the expiry of members, ignores the rest; more than 1000 members is
+//     the backend's refusal in 1902000 (quoting /api/v1/web/group-members/expired_at). The list includes expired
 //     members, newest relation first, rows {type, id, name (the id), expired_at, created_at}. A sync
 //     group's user changes are mirrored on its grade manager's members.
 //   - Management calls count in the stats under grade_manager:*, group:* and member:*, and the

@@ -647,6 +647,11 @@ const (
 // with the code's name ("bad request:", "conflict:"), or "system error[request_id=…]: " and the
 // chain of the failed lookups.
 func backendError(method string, code int, msg string) *saasError {
+	return backendErrorAt(method, "/api/v1/web/groups/members", code, msg)
+}
+
+// backendErrorAt is backendError for the backend route path.
+func backendErrorAt(method, path string, code int, msg string) *saasError {
 	switch code {
 	case backendBadRequest:
 		msg = "bad request:" + msg
@@ -655,9 +660,8 @@ func backendError(method string, code int, msg string) *saasError {
 	case backendSystemError:
 		msg = "system error[request_id=" + newRequestID() + "]: " + msg
 	}
-	// Every backend call the sandbox quotes is to the group members route.
-	return mgmtError(codeUpstream, fmt.Sprintf("请求第三方API错误: request iam error! Request=[%s /api/v1/web/groups/members request_id=%s] "+
-		"Response[code=%d, message=%s]", method, newRequestID(), code, msg))
+	return mgmtError(codeUpstream, fmt.Sprintf("请求第三方API错误: request iam error! Request=[%s %s request_id=%s] "+
+		"Response[code=%d, message=%s]", method, path, newRequestID(), code, msg))
 }
 
 func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
@@ -779,6 +783,11 @@ func (mc *mgmtCall) updateExpiry(g *mgmtGroup) (any, bool, *saasError) {
 	refs, expiredAt, e := decodeMembers(mc.raw, mc.now, false)
 	if e != nil {
 		return nil, false, e
+	}
+	// The SaaS passes every member to one backend call, whose serializer takes at most 1000.
+	if len(refs) > maxMembersPerCall {
+		return nil, false, backendErrorAt("http_put", "/api/v1/web/group-members/expired_at", backendBadRequest,
+			fmt.Sprintf("Members must contain at most %d items", maxMembersPerCall))
 	}
 	for _, r := range refs {
 		if m := g.Members[r]; m != nil && expiredAt > m.ExpiredAt {

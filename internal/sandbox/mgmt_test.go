@@ -131,6 +131,10 @@ func TestManagementGroupsAndMembers(t *testing.T) {
 			`{"count":3,"results":[{"created_at":1767225600,"expired_at":` + far + `,"id":"bob","name":"bob","type":"user"},{"created_at":1767225600,"expired_at":` + far + `,"id":"2","name":"2","type":"department"},{"created_at":1767225600,"expired_at":` + far + `,"id":"alice","name":"alice","type":"user"}]}`},
 		{"counts in the list", "GET", "bk_cmdb/grade_managers/1/groups/?id=5", "", 200, 0, `"department_count":1,`},
 		{"expiry: raised", "PUT", "bk_cmdb/groups/5/members/-/expired_at/", `{"members":[{"type":"user","id":"alice"},{"type":"user","id":"carol"}],"expired_at":` + later + `}`, 200, 0, `"data":{}`},
+		// The backend's serializer takes at most 1000 members (internal/bkiam's package doc, "The management API").
+		{"expiry: more than 1000 members", "PUT", "bk_cmdb/groups/5/members/-/expired_at/",
+			`{"members":[` + strings.Repeat(`{"type":"user","id":"alice"},`, 1000) + `{"type":"user","id":"carol"}],"expired_at":` + later + `}`, 200, 1902000,
+			`Request=[http_put /api/v1/web/group-members/expired_at request_id=`},
 		{"expiry: never lowered", "PUT", "bk_cmdb/groups/5/members/-/expired_at/", `{"members":[{"type":"user","id":"alice"}],"expired_at":` + far + `}`, 200, 0, `"data":{}`},
 		{"expiry: no templates", "PUT", "bk_cmdb/groups/5/members/-/expired_at/", `{"members":[{"type":"template","id":"1"}],"expired_at":` + far + `}`, 400, 1902412, `is not a valid choice`},
 		{"members after the expiry updates", "GET", "bk_cmdb/groups/5/members/?page_size=1&page=3", "", 200, 0,
