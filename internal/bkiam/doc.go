@@ -307,7 +307,9 @@
 // adds fails. The expiry route (RaiseMemberExpiry; v2_group_member_expired_at_update) makes no such
 // count and ignores members not in the group; the SaaS passes all its members to one backend call,
 // whose serializer takes at most 1000 (more is a refusal in 1902000). Lists are paged (page_size with
-// no maximum; this client reads 500 a page).
+// no maximum; this client reads 500 a page); the group list and the v1 grade-manager list answer a
+// page number past their end with 404 1902404 (the member list, an empty page), which this client
+// reads, after the first page, as the end of a list that shrank under the read.
 //
 // No v2 route lists grade managers. The v1 management API's list does (GradeManagersNamed):
 //

@@ -228,3 +228,25 @@ func TestGroupByName(t *testing.T) {
 		t.Fatalf("GroupByName(op) = %+v, %v; want none", g, err)
 	}
 }
+
+// TestManagementPagePastTheEnd: the group list answers a page number past
+// its end with 404 1902404 (the package doc, "The management API"); a list
+// that shrank under the read ends there, while a 404 on the first page is
+// an error.
+func TestManagementPagePastTheEnd(t *testing.T) {
+	ctx := context.Background()
+	var rows []string
+	for i := 0; i < 500; i++ {
+		rows = append(rows, fmt.Sprintf(`{"id":%d,"name":"g%d","description":"","user_count":0,"department_count":0,"readonly":false}`, i+1, i))
+	}
+	notFound := reply(404, `{"data":null,"result":false,"code":1902404,"message":"数据不存在"}`)
+	fs := newFakeServer(t, mgmtOK(`{"count":501,"results":[`+strings.Join(rows, ",")+`]}`), notFound, notFound)
+	c := mustClient(t, gatewayConfig(fs.URL))
+	groups, err := c.ListGroups(ctx, "bk_cmdb", 7, GroupFilter{})
+	if err != nil || len(groups) != 500 {
+		t.Fatalf("a list that shrank: %d groups, %v", len(groups), err)
+	}
+	if _, err := c.ListGroups(ctx, "bk_cmdb", 7, GroupFilter{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a 404 on the first page: %v", err)
+	}
+}

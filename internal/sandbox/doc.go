@@ -314,7 +314,9 @@
 //     "存在同名用户组"); at most 10000 groups per grade manager. The list (page/page_size, or
 //     limit/offset; default 10, no maximum; inherit accepted; id exact; name and description
 //     case-insensitive substrings) is newest first, rows {id, name, user_count, department_count,
-//     subject_template_count, description, creator, created_time, readonly}. PUT takes {name 2..128,
+//     subject_template_count, description, creator, created_time, readonly}; a page number past the
+//     end (of this list and the v1 grade-manager list) is 404 1902404 "数据不存在", DRF's paginator's
+//     NotFound, where the first page of an empty list is not. PUT takes {name 2..128,
 //     description}, an empty or absent field keeping the old value. DELETE is at once, members
 //     included; afterwards the group is a 403.
 //   - Members: add {members [{type user|department|template, id}], expired_at} with now < expired_at

@@ -560,6 +560,9 @@ func (mc *mgmtCall) listGradeManagers() (any, bool, *saasError) {
 	for _, gm := range gms {
 		rows = append(rows, map[string]any{"id": gm.ID, "name": gm.Name, "description": gm.Description})
 	}
+	if e := pastTheEnd(mc.q, off, len(rows)); e != nil {
+		return nil, false, e
+	}
 	return paged(rows, off, lim), false, nil
 }
 
@@ -588,6 +591,9 @@ func (mc *mgmtCall) listGroups(gm *gradeManager) (any, bool, *saasError) {
 		rows = append(rows, map[string]any{"id": g.ID, "name": g.Name, "user_count": users, "department_count": depts,
 			"subject_template_count": 0, "description": g.Description, "creator": anonymousUser,
 			"created_time": g.Created.Format(timeLayout), "readonly": g.Readonly})
+	}
+	if e := pastTheEnd(mc.q, off, len(rows)); e != nil {
+		return nil, false, e
 	}
 	return paged(rows, off, lim), false, nil
 }
@@ -827,6 +833,17 @@ func pageOf(q url.Values) (int, int, *saasError) {
 		return 0, 0, validationErr(fe)
 	}
 	return off, lim, nil
+}
+
+// pastTheEnd is the SaaS's answer to a page number past the end of a list paged by page number
+// (the group list, the v1 grade-manager list): DRF's paginator raises NotFound, 404 1902404. The
+// first page of an empty list is not past the end; the member list pages by offset and answers an
+// empty page.
+func pastTheEnd(q url.Values, off, n int) *saasError {
+	if q.Get("page") != "" && off > 0 && off >= n {
+		return mgmtError(codeNotFound, "数据不存在")
+	}
+	return nil
 }
 
 func paged[T any](rows []T, off, lim int) map[string]any {
