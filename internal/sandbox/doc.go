@@ -236,7 +236,7 @@
 //     superset of the real per-subject lock that keeps every answer consistent). A call that fails —
 //     by validation, limit, fault or a failed state save — changes nothing.
 //   - Management (see the package doc of internal/bkiam, "The management API"): the SaaS envelope,
-//     success {"data":…,"result":true,"code":0,"message":"OK"}, each error with its own HTTP status
+//     success {"data":…,"result":true,"code":0,"message":"OK"}, an error {…,"data":null} with its own HTTP status
 //     (401, 403, 404, 409, 400), except IAM backend errors, 1902000 REMOTE_REQUEST_ERROR in HTTP
 //     200, whose message quotes the backend's answer as the SaaS does ("request iam error!
 //     Request=[http_post /api/v1/web/groups/members request_id=…] Response[code=N, message=…]":
@@ -315,7 +315,7 @@
 //     limit/offset; default 10, no maximum; inherit accepted; id exact; name and description
 //     case-insensitive substrings) is newest first, rows {id, name, user_count, department_count,
 //     subject_template_count, description, creator, created_time, readonly}; a page number past the
-//     end (of this list and the v1 grade-manager list) is 404 1902404 "数据不存在", DRF's paginator's
+//     end (of this list and the v1 grade-manager list) is 404 1902404 "数据不存在 (NOT_FOUND_ERROR)", DRF's paginator's
 //     NotFound, where the first page of an empty list is not. PUT takes {name 2..128,
 //     description}, an empty or absent field keeping the old value. DELETE is at once, members
 //     included; afterwards the group is a 403.

@@ -199,7 +199,7 @@ func (s *Server) serveManagementNow(c *call, system string, rt mgmtRoute, raw []
 		if rt.v1 && status != http.StatusUnauthorized && status != http.StatusForbidden && status != http.StatusNotFound && status != http.StatusInternalServerError {
 			status = http.StatusOK
 		}
-		c.writeJSON(status, saasBody{Result: false, Code: e.code, Message: e.message, Data: map[string]any{}})
+		c.writeJSON(status, saasBody{Result: false, Code: e.code, Message: e.message, Data: nil}) // IAM's management errors carry "data": null
 		return false
 	}
 	s.faults.success()

@@ -114,7 +114,8 @@ func TestManagementGroupsAndMembers(t *testing.T) {
 		{"list: description", "GET", "bk_cmdb/grade_managers/1/groups/?description=DEVEL", "", 200, 0, `"count":1`},
 		{"list: bad page", "GET", "bk_cmdb/grade_managers/1/groups/?page=0", "", 400, 1902412, `greater than or equal to 1`},
 		// DRF's page-number paginator (internal/bkiam's package doc, "The management API").
-		{"list: a page past the end", "GET", "bk_cmdb/grade_managers/1/groups/?page=2&page_size=10", "", 404, 1902404, `数据不存在`},
+		{"list: a page past the end (and an error's data is null)", "GET", "bk_cmdb/grade_managers/1/groups/?page=2&page_size=10", "", 404, 1902404,
+			`"message":"数据不存在 (NOT_FOUND_ERROR)","data":null}`},
 		{"through another system the app is a client of: the creator decides", "GET", "bk_job/grade_managers/1/groups/", "", 200, 0, `"count":3,`},
 		{"... for groups too", "GET", "bk_job/groups/5/members/", "", 200, 0, `"count":0`},
 		{"unknown group", "GET", "bk_cmdb/groups/99/members/", "", 403, 1902403, `group[99] can not operated`},
