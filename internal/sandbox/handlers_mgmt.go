@@ -699,7 +699,7 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 	}
 	if len(keep) > maxMembersPerCall {
 		return nil, false, backendError("http_post", backendBadRequest,
-			fmt.Sprintf("Members must contain at most %d items", maxMembersPerCall))
+			fmt.Sprintf("Members must less or equals to %d", maxMembersPerCall))
 	}
 	if e := mc.checkGroupsQuota(g, keep); e != nil {
 		return nil, false, e
@@ -765,7 +765,7 @@ func (mc *mgmtCall) deleteMembers(g *mgmtGroup) (any, bool, *saasError) {
 	}
 	if len(ids) > maxMembersPerCall {
 		return nil, false, backendError("http_delete", backendBadRequest,
-			fmt.Sprintf("Members must contain at most %d items", maxMembersPerCall))
+			fmt.Sprintf("Members must less or equals to %d", maxMembersPerCall))
 	}
 	for _, id := range ids {
 		if !mc.known(typ, id) {
@@ -793,7 +793,7 @@ func (mc *mgmtCall) updateExpiry(g *mgmtGroup) (any, bool, *saasError) {
 	// The SaaS passes every member to one backend call, whose serializer takes at most 1000.
 	if len(refs) > maxMembersPerCall {
 		return nil, false, backendErrorAt("http_put", "/api/v1/web/group-members/expired_at", backendBadRequest,
-			fmt.Sprintf("Members must contain at most %d items", maxMembersPerCall))
+			fmt.Sprintf("Members must less or equals to %d", maxMembersPerCall))
 	}
 	for _, r := range refs {
 		if m := g.Members[r]; m != nil && expiredAt > m.ExpiredAt {
