@@ -220,8 +220,8 @@ func (ms *mgmtState) syncGroup(gm int64) *mgmtGroup {
 
 // syncGradeManager applies sync_perm after a create or update: without it the sync group is
 // deleted; with it the group is created (named group_name or "<name>-管理员组") or renamed when
-// group_name is given, and its user members are made the grade manager's members that are users
-// the model knows.
+// group_name is given, and its members are made exactly the grade manager's members that are
+// users the model knows (departments removed, present users' expiries kept).
 func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) bool, now time.Time) {
 	g := ms.syncGroup(gm.ID)
 	if !gm.SyncPerm {
@@ -247,13 +247,16 @@ func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) b
 			want[u] = true
 		}
 	}
+	// As the SaaS's _update_sync_perm_group_member: every member that is not one of the grade
+	// manager's users goes (departments too); users missing are added, permanent; users present
+	// keep their expiry.
 	for k := range g.Members {
-		if k.Type == "user" && !want[k.ID] {
+		if k.Type != "user" || !want[k.ID] {
 			delete(g.Members, k)
 		}
 	}
 	for _, u := range gm.Members {
-		if want[u] {
+		if want[u] && g.Members[memberKey{"user", u}] == nil {
 			ms.upsert(g, "user", u, permanentExpiredAt, now)
 		}
 	}

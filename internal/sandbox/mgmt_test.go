@@ -614,3 +614,33 @@ func TestGradeManagersPerSystemQuota(t *testing.T) {
 	mustMgmt(t, s, "POST", "bk_job/grade_managers/", body("c"), 200, 0)
 	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", strings.Replace(gmBody, `"name":"ops"`, `"name":"d"`, 1), 200, 0) // bk_cmdb's own count
 }
+
+// Every grade-manager update makes the sync group's members exactly the grade manager's users
+// (internal/bkiam's package doc, "The management API"): a department added to the sync group goes,
+// a user no longer a member goes, a present user keeps its expiry, a new one is permanent.
+func TestSyncGroupResync(t *testing.T) {
+	s := newServer(t)
+	body := func(members string) string {
+		return strings.Replace(gmBody, `"members":["alice"]`, `"members":[`+members+`]`, 1)
+	}
+	mustMgmt(t, s, "POST", "bk_cmdb/grade_managers/", body(`"alice","bob"`), 200, 0)
+	var sync int64
+	for _, g := range s.Groups(1) {
+		if g.Sync {
+			sync = g.ID
+		}
+	}
+	soon := fmt.Sprint(fixedNow.Unix() + 3600)
+	mustMgmt(t, s, "PUT", "bk_cmdb/groups/"+itoa(int(sync))+"/members/-/expired_at/", `{"members":[{"type":"user","id":"alice"}],"expired_at":`+soon+`}`, 200, 0)
+	mustMgmt(t, s, "DELETE", "bk_cmdb/groups/"+itoa(int(sync))+"/members/?type=user&ids=alice", "", 200, 0)
+	mustMgmt(t, s, "POST", "bk_cmdb/groups/"+itoa(int(sync))+"/members/", `{"members":[{"type":"user","id":"alice"},{"type":"department","id":"2"}],"expired_at":`+soon+`}`, 200, 0)
+	mustMgmt(t, s, "PUT", "bk_cmdb/grade_managers/1/", body(`"alice","carol"`), 200, 0)
+	got := map[string]int64{}
+	for _, m := range s.Members(sync) {
+		got[m.Type+":"+m.ID] = m.ExpiredAt
+	}
+	want := map[string]int64{"user:alice": fixedNow.Unix() + 3600, "user:carol": 4102444800}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the sync group after the update: %v, want %v", got, want)
+	}
+}
