@@ -268,11 +268,13 @@
 //     action's types), non-empty subject_scopes of type user, department or *, sync_perm,
 //     group_name); an update is a full replace. Names are unique across every grade manager,
 //     compared case-insensitively (409 "名称 [X] 已存在，…"). sync_perm creates the sync group
-//     (group_name or "<name>-管理员组", readonly) holding the grade manager's members that are users
-//     of the model, and grants it the scope (permanent policies, merged as a grant; synchronously,
+//     (group_name or "<name>-管理员组" — the suffix is IAM's locale's — with the grade manager's
+//     description, not read-only) holding the grade manager's members that are users of the
+//     model, and grants it the scope (permanent policies, merged as a grant; synchronously,
 //     where the SaaS runs a scope of several systems as a background task); an update without
 //     sync_perm deletes it with its policies, one with it renames it (when group_name is given),
-//     syncs its members, deletes its policies of actions that the scope's systems no longer list
+//     makes its members exactly the grade manager's users (departments removed, present users'
+//     expiries kept), deletes its policies of actions that the scope's systems no longer list
 //     (other systems' stay) and merges the scope in again. GET answers {id, name,
 //     description, creator, created_time, updated_time, updater, members, sync_perm}
 //     (creator/updater "bk__anonymous_user"), never the scopes. DELETE answers {} at once; the grade

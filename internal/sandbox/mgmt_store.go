@@ -236,7 +236,8 @@ func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) b
 		if name == "" {
 			name = gm.Name + "-管理员组"
 		}
-		g = ms.newGroup(gm.System, gm.ID, name, "", true, now)
+		// As the SaaS's create_sync_perm_group: the grade manager's description, not read-only.
+		g = ms.newGroup(gm.System, gm.ID, name, gm.Description, false, now)
 		g.Sync = true
 	case gm.GroupName != "":
 		g.Name = gm.GroupName
