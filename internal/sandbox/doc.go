@@ -297,7 +297,7 @@
 //     field "This field is required."). The list answers the
 //     group's custom policies of the path system as rows {id (the action), policy_id,
 //     backend_policy_id 0, expired_at, expired_display, auth_type, type, name, description,
-//     sensitivity_level, resource_groups [{id (a fresh UUID on every read), environments [],
+//     sensitivity_level ("L1", the default), resource_groups [{id (a fresh UUID on every read), environments [],
 //     related_resource_types [{system_id, type, condition [{id, attributes [], instances [{type, name,
 //     path [[{system_id, type, type_name, id, name ""}]]}]}]}]}]}, paths grouped into instances by the
 //     type of their last node whose id is not "*", condition [] for any instance; the actions route

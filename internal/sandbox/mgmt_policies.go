@@ -302,7 +302,7 @@ func (mc *mgmtCall) listGroupPolicies(g *mgmtGroup) (any, bool, *saasError) {
 		}
 		out = append(out, map[string]any{"id": p.Key.Action, "policy_id": p.ID, "backend_policy_id": 0,
 			"expired_at": p.ExpiredAt, "expired_display": "永久", "auth_type": authType, "type": "", "name": name,
-			"description": "", "sensitivity_level": "L2", "resource_groups": mc.resourceGroups(p, a)})
+			"description": "", "sensitivity_level": "L1", "resource_groups": mc.resourceGroups(p, a)})
 	}
 	return out, false, nil
 }
