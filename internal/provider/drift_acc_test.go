@@ -448,3 +448,32 @@ resource "bkiam_instance_grant" "no_type" {
 		},
 	})
 }
+
+// TestAccInstanceGrantIDsWithCommas: an instance id may hold a comma (IAM
+// takes any string), and the one id "a,b" is not the two ids "a" and "b".
+// With edit_host revoked outside on "a,b" and view_host on "a" and "b",
+// the apply grants each action exactly what it lacks: two calls, where
+// sharing one call by the ids joined with commas granted one action's
+// instances to both and left the plan after it non-empty.
+func TestAccInstanceGrantIDsWithCommas(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	ids := []string{"a", "a,b", "b"}
+	cfg := hostGrant{actions: []string{"edit_host", "view_host"}, ids: ids}.config(driftProvider(sb, ""))
+	all := map[string][]string{"edit_host": hostPaths(ids...), "view_host": hostPaths(ids...)}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply, Check: checkHeld(sb, "bk_cmdb", "user", "alice", all)},
+			{
+				PreConfig: func() {
+					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"edit_host"}, []string{"a,b"}, 0)
+					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"a", "b"}, 0)
+				},
+				Config:           cfg,
+				ConfigPlanChecks: emptyPlanAfterApply,
+				Check:            checkHeld(sb, "bk_cmdb", "user", "alice", all),
+			},
+		},
+	})
+}
