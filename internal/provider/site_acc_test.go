@@ -434,7 +434,7 @@ resource "bkiam_creator_grant" "site" {
 
 // TestAccSite_GroupsAsCode: a grade manager, a group, its members and a
 // permission, with the data sources that find the first two by name:
-// created, changed, drifted (a member removed and a permission revoked
+// created, changed (a member renewed through the expiry route), drifted (a member removed and a permission revoked
 // outside Terraform), imported and destroyed; what IAM holds read through
 // the management API.
 func TestAccSite_GroupsAsCode(t *testing.T) {
@@ -575,14 +575,27 @@ data "bkiam_group" "site" {
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config:           config("first", map[string]string{p.Users[1]: "permanent"}, p.Instances[0]),
+				Config:           config("first", map[string]string{p.Users[1]: "2030-01-01T00:00:00Z"}, p.Instances[0]),
 				ConfigPlanChecks: emptyPlanAfterApply,
 				Check:            resource.ComposeAggregateTestCheckFunc(inIAM("first", []string{p.Users[1]}, p.Instances[0]), dataSources),
 			},
 			{
+				// A member renewed (its expiry raised through IAM's expiry route) and one added.
 				Config:           config("second", both, p.Instances[0], p.Instances[1]),
 				ConfigPlanChecks: emptyPlanAfterApply,
-				Check:            inIAM("second", p.Users, p.Instances[0], p.Instances[1]),
+				Check: resource.ComposeAggregateTestCheckFunc(inIAM("second", p.Users, p.Instances[0], p.Instances[1]),
+					func(*terraform.State) error {
+						listed, err := e.client.GroupMembers(ctx, p.System, groupID)
+						if err != nil {
+							return err
+						}
+						for _, m := range listed {
+							if m.ExpiredAt != bkiam.PermanentExpiry {
+								return fmt.Errorf("IAM's member %s expires at %d, want permanent", m.ID, m.ExpiredAt)
+							}
+						}
+						return nil
+					}),
 			},
 			{
 				// A member removed, the group's description changed and a permission revoked
