@@ -281,7 +281,6 @@ func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], 
 
 func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRequest[creatorGrantModel], diags *diagnostics) (*creatorGrantModel, privateState) {
 	private := req.private
-	operation := req.operation()
 	current, next := viewsOf(req, viewCreator)
 	if next != nil && next.instances == nil {
 		diags.addError("Unknown instances at apply", "Terraform asked to apply instances that are not fully known. This is a bug in Terraform or the provider.")
@@ -324,91 +323,10 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 	if diags.hasError() {
 		return req.prior, private
 	}
-	// Claim the planned paths before the first call (see
-	// instanceGrant.apply), and register again what another resource
-	// revoked before the claim.
-	if next != nil {
-		req.shared.claim(r.claims(next.model))
-		taken := req.shared.taken()
-		for path, h := range runner.held {
-			for _, paths := range taken {
-				if paths[path] {
-					h.Doubt = true
-					runner.held[path] = h
-				}
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(result.model.Timeouts, operation))
-	defer cancel()
-
 	runner.limits = data.limits()
-	ok := planAndRun(ctx, func() ([]grantplan.CreatorCall, error) {
-		return grantplan.PlanCreator(runner.target, runner.held, want, data.limits())
-	}, runner.run, diags)
-	data.invalidateScans(runner.target.System, slices.Concat(runner.actions(), result.granted))
-	if len(runner.unlimited) > 0 {
-		diags.addWarning("Unlimited creator policies",
-			fmt.Sprintf("IAM reports %s holding %s on every instance (unlimited policies). A system's creator configuration "+
-				"grants its actions related to no resource type this way. Destroying this resource revokes the creator's "+
-				"paths and cannot undo these: revoke them in IAM if they are not wanted.",
-				runner.creator, strings.Join(slices.Sorted(maps.Keys(runner.unlimited)), ", ")))
-	}
-	if !ok && next != nil {
-		handOverCreator(runner.held, next, req.shared.handed())
-	}
-	switch {
-	case ok && next == nil:
-		req.shared.release()
-		return nil, nil
-	case !ok && current == nil && len(runner.held) == 0:
-		req.shared.release()
-		return nil, nil // nothing granted: no resource to record
-	}
-	req.shared.claim(creatorClaims(runner.target, runner.creator, runner.actions(), runner.held))
-	// On failure Terraform marks a created resource tainted; the next
-	// apply revokes what was granted and registers everything again.
-	granted := runner.actions()
-	m := result.model
-	m.ID = known(result.target.System + "/" + result.target.Type + "/" + result.creator)
-	m.GrantedActions = knownStrings(granted)
-	m.Policies = policiesValue(granted, runner.policies)
-	if ok {
-		writeCreatorHoldings(private, nil, diags)
-		return &m, private
-	}
-	view, exact := runner.held.View(runner.target, want)
-	if current == nil {
-		// A create that stopped is tainted and destroyed with its public
-		// state alone (see instanceGrant.partial): show every path it may
-		// have registered.
-		view, exact = runner.held.UpperBound()
-	}
-	m.Instances = creatorInstancesValue(view)
-	if exact {
-		writeCreatorHoldings(private, nil, diags)
-	} else {
-		writeCreatorHoldings(private, runner.held, diags)
-	}
-	return &m, private
-}
-
-// handOverCreator records, after a failed run, the paths that other
-// resources' revokes left in IAM because this one claims them (see
-// handOver): held, in doubt.
-func handOverCreator(held grantplan.CreatorHoldings, next *creatorView, handed map[string]map[string]bool) {
-	for _, in := range next.instances {
-		path := in.Path(next.target.System, next.target.Type)
-		if _, ok := held[path]; ok {
-			continue
-		}
-		for _, paths := range handed {
-			if paths[path] {
-				held[path] = grantplan.CreatorHolding{Instance: in, Doubt: true}
-				break
-			}
-		}
-	}
+	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
+	runner.want, runner.private = want, private
+	return applyChange(ctx, req.shared, runner, timeoutOf(result.model.Timeouts, req.operation()), current == nil, next == nil, diags)
 }
 
 // refreshes: only detect_drift changes a creator grant's state on

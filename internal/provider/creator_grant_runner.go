@@ -13,6 +13,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 )
 
 // creatorGrantRunner sends planned creator grants and path revokes one by one,
@@ -48,11 +49,138 @@ type creatorGrantRunner struct {
 	// registers them all again. Not after a revoke of this run's, which may
 	// have emptied the policy itself (revoked).
 	lost, revoked bool
+
+	// The apply the runner serves.
+	resource creatorGrant
+	data     *providerData
+	// current and next are the state's and the plan's (nil on create and
+	// destroy); result is next, or on a destroy what the run starts from.
+	current, next, result *creatorView
+	// want are the planned instances (nil on a destroy).
+	want    map[string]grantplan.CreatorInstance
+	private privateState
 }
 
-func (r *creatorGrantRunner) run(ctx context.Context, calls []grantplan.CreatorCall) error {
-	if err := r.runCalls(ctx, calls); err != nil || !r.lost {
-		return err
+// The creator grant's part of applyChange.
+
+func (r *creatorGrantRunner) claims() (ledger.Claims, bool) {
+	if r.next == nil {
+		return ledger.Claims{}, false
+	}
+	return r.resource.claims(r.next.model), true
+}
+
+// taken: a held path another resource revoked is in doubt, so that the
+// run registers it again.
+func (r *creatorGrantRunner) taken(_ string, paths map[string]bool) {
+	for path, h := range r.held {
+		if paths[path] {
+			h.Doubt = true
+			r.held[path] = h
+		}
+	}
+}
+
+func (r *creatorGrantRunner) load(context.Context, *diagnostics) (*creatorGrantModel, privateState, bool) {
+	return nil, nil, false
+}
+
+func (r *creatorGrantRunner) plan() ([]grantplan.CreatorCall, error) {
+	return grantplan.PlanCreator(r.target, r.held, r.want, r.limits)
+}
+
+func (r *creatorGrantRunner) gone(context.Context, error) bool { return false }
+
+func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *diagnostics) bool {
+	r.data.invalidateScans(r.target.System, slices.Concat(r.actions(), r.result.granted))
+	if len(r.unlimited) > 0 {
+		diags.addWarning("Unlimited creator policies",
+			fmt.Sprintf("IAM reports %s holding %s on every instance (unlimited policies). A system's creator configuration "+
+				"grants its actions related to no resource type this way. Destroying this resource revokes the creator's "+
+				"paths and cannot undo these: revoke them in IAM if they are not wanted.",
+				r.creator, strings.Join(slices.Sorted(maps.Keys(r.unlimited)), ", ")))
+	}
+	return ok
+}
+
+// handed records as held, in doubt, the planned paths not held that
+// other resources' revokes left. A creator's paths are the same for every
+// action, so the action does not matter.
+func (r *creatorGrantRunner) handed(_ string, paths map[string]bool) {
+	for _, in := range r.next.instances {
+		path := in.Path(r.next.target.System, r.next.target.Type)
+		if _, ok := r.held[path]; !ok && paths[path] {
+			r.held[path] = grantplan.CreatorHolding{Instance: in, Doubt: true}
+		}
+	}
+}
+
+func (r *creatorGrantRunner) empty() bool { return len(r.held) == 0 }
+
+// reclaim: the claim names IAM's actions once the run ended, not the
+// plan's (AnyAction when actions is unset), after a success too.
+func (r *creatorGrantRunner) reclaim(bool) (ledger.Claims, bool) {
+	return creatorClaims(r.target, r.creator, r.actions(), r.held), true
+}
+
+func (r *creatorGrantRunner) record(ok bool, diags *diagnostics) (*creatorGrantModel, privateState) {
+	// On failure Terraform marks a created resource tainted; the next
+	// apply revokes what was granted and registers everything again.
+	granted := r.actions()
+	m := r.result.model
+	m.ID = known(r.result.target.System + "/" + r.result.target.Type + "/" + r.creator)
+	m.GrantedActions = knownStrings(granted)
+	m.Policies = policiesValue(granted, r.policies)
+	if ok {
+		writeCreatorHoldings(r.private, nil, diags)
+		return &m, r.private
+	}
+	view, exact := r.held.View(r.target, r.want)
+	if r.current == nil {
+		// A create that stopped is tainted and destroyed with its public
+		// state alone (see instanceGrant.partial): show every path it may
+		// have registered.
+		view, exact = r.held.UpperBound()
+	}
+	m.Instances = creatorInstancesValue(view)
+	if exact {
+		writeCreatorHoldings(r.private, nil, diags)
+	} else {
+		writeCreatorHoldings(r.private, r.held, diags)
+	}
+	return &m, r.private
+}
+
+// The creator grant's part of the loop over calls.
+
+func (r *creatorGrantRunner) describe(call grantplan.CreatorCall) (string, map[string]any) {
+	return "sending planned IAM call", map[string]any{"operation": string(call.Operation), "instances": len(call.Instances)}
+}
+
+// send sends everything, the ledger's waits too, with callCtx: a stop
+// waits for a wait on another resource's revoke as for IAM's answer.
+func (r *creatorGrantRunner) send(_, callCtx context.Context, call grantplan.CreatorCall) error {
+	if call.Operation == grantplan.OperationGrant {
+		return r.grant(callCtx, call)
+	}
+	err := r.revoke(callCtx, call)
+	r.revoked = true
+	return err
+}
+
+func (r *creatorGrantRunner) failed(call grantplan.CreatorCall, err error, unknown bool) callFailure {
+	doubt := unknown && call.Operation == grantplan.OperationGrant
+	if doubt {
+		r.held.ApplyUncertain(r.target, call)
+	}
+	return callFailure{what: r.what(call), err: err, doubt: doubt, revokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
+}
+
+// again registers anew every held path when IAM answered with a new
+// policy id (lost).
+func (r *creatorGrantRunner) again(ctx context.Context) ([]grantplan.CreatorCall, error) {
+	if !r.lost {
+		return nil, nil
 	}
 	want := make(map[string]grantplan.CreatorInstance, len(r.held))
 	for _, h := range r.held {
@@ -60,45 +188,15 @@ func (r *creatorGrantRunner) run(ctx context.Context, calls []grantplan.CreatorC
 	}
 	again, err := grantplan.PlanCreator(r.target, grantplan.CreatorHoldings{}, want, r.limits)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tflog.Warn(ctx, "IAM answered a creator registration with a new policy id: a policy was revoked whole outside Terraform; registering the rest again")
 	r.lost = false
-	return r.runCalls(ctx, again)
+	return again, nil
 }
 
-// runCalls is run's loop over calls.
-func (r *creatorGrantRunner) runCalls(ctx context.Context, calls []grantplan.CreatorCall) error {
-	for i, call := range calls {
-		if err := ctx.Err(); err != nil {
-			return &runError{done: i, total: len(calls), stopped: err}
-		}
-		tflog.Debug(ctx, "sending planned IAM call", map[string]any{
-			"call": fmt.Sprintf("%d/%d", i+1, len(calls)), "operation": string(call.Operation), "instances": len(call.Instances),
-		})
-		// As in grantRunner.run, the call in flight runs to its end.
-		callCtx := context.WithoutCancel(ctx)
-		var err error
-		if call.Operation == grantplan.OperationGrant {
-			err = r.grant(callCtx, call)
-		} else {
-			err = r.revoke(callCtx, call)
-			r.revoked = true
-		}
-		if err != nil {
-			unknown := bkiam.OutcomeUnknown(err)
-			doubt := unknown && call.Operation == grantplan.OperationGrant
-			if doubt {
-				r.held.ApplyUncertain(r.target, call)
-			}
-			return &runError{done: i, total: len(calls), what: r.describe(call), err: err, doubt: doubt,
-				revokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
-		}
-	}
-	return nil
-}
-
-func (r *creatorGrantRunner) describe(c grantplan.CreatorCall) string {
+// what describes a call for its runError.
+func (r *creatorGrantRunner) what(c grantplan.CreatorCall) string {
 	if c.Operation == grantplan.OperationGrant {
 		return fmt.Sprintf("registering %s as creator of %d %s/%s instances", r.creator, len(c.Instances), r.target.System, r.target.Type)
 	}
@@ -127,20 +225,20 @@ func (r *creatorGrantRunner) grant(ctx context.Context, call grantplan.CreatorCa
 		return err
 	}
 	r.held.Apply(r.target, call)
-	err = r.record(results)
+	err = r.recordPolicies(results)
 	// The claim names IAM's actions now, not AnyAction.
 	r.shared.claim(creatorClaims(r.target, r.creator, r.actions(), r.held))
 	return err
 }
 
-// record keeps the actions IAM reports. Its answer lists every policy the
+// recordPolicies keeps the actions IAM reports. Its answer lists every policy the
 // creator holds in the system, related to this type or not (a known
 // server bug): with expected actions, exactly those are recorded and a
 // missing one is an error; without, those of the type's creator
 // configuration (configured), or all of them when the model was not read
 // (state written before the plan required the model), which revoke then
 // sorts out.
-func (r *creatorGrantRunner) record(results []bkiam.PolicyResult) error {
+func (r *creatorGrantRunner) recordPolicies(results []bkiam.PolicyResult) error {
 	reported := map[string]int64{}
 	for _, res := range results {
 		reported[res.Action.ID] = res.PolicyID

@@ -283,89 +283,9 @@ func (r groupMembers) apply(ctx context.Context, data *providerData, req applyRe
 	if last == nil {
 		last = current
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(last.model.Timeouts, req.operation()))
-	defer cancel()
-	runner := &memberRunner{client: data.client, system: from.system, group: from.group}
-	switch {
-	case current == nil:
-		// A create owns the whole group: it starts from what IAM holds.
-		held, err := r.readMembers(ctx, data.client, from.system, from.group)
-		if err != nil {
-			diags.addError("Cannot read the group's members", managementError(fmt.Sprintf("Reading the members of group %d in %s", from.group, from.system), err))
-			return nil, nil
-		}
-		runner.held = held
-	case current.members == nil:
-		diags.addError("Unknown members in state", "The state of this resource holds unknown members. This is a bug in the provider.")
-		return req.prior, nil
-	default:
-		runner.held = current.members
-	}
-	var wanted memberplan.Members
-	if next != nil {
-		wanted = next.members
-	}
-	calls := memberplan.Make(runner.held, wanted).Calls
-	ok := true
-	if err := runner.run(ctx, calls); err != nil {
-		ok = false
-		if next == nil && errors.Is(runner.err, bkiam.ErrNotOwned) {
-			// A destroy of a group that is gone: its members went with it.
-			tflog.Warn(ctx, "the group is gone: nothing to remove", map[string]any{"system": from.system, "group": from.group})
-			return nil, nil
-		}
-		summary := "IAM call failed"
-		if isStop(err) {
-			summary = "Stopped"
-		}
-		diags.addError(summary, err.Error())
-	}
-	if ok && next == nil {
-		return nil, nil
-	}
-	result := from.model
-	if next != nil {
-		result = next.model
-	}
-	if ok && runner.added {
-		// IAM drops unknown users and departments (and admin) from an add
-		// without an error: read the group back to tell.
-		held, err := r.readMembers(ctx, data.client, runner.system, runner.group)
-		if err != nil {
-			diags.addWarning("Cannot read the group's members back",
-				managementError("The members were added, but reading them back to check that IAM kept them failed", err)+
-					". State records what was sent; the next refresh reads the group again.")
-		} else {
-			var dropped []memberplan.Key
-			for k := range wanted {
-				if _, kept := held[k]; !kept {
-					dropped = append(dropped, k)
-				}
-			}
-			if len(dropped) > 0 {
-				diags.addError("IAM dropped members",
-					fmt.Sprintf("IAM accepted the add but did not make %s members of group %d: it drops, without an error, users "+
-						"and departments its organisation does not know (and admin). Check the ids against IAM's user directory, "+
-						"and remove or correct them in the configuration. State records the members the group has.",
-						describeMembers(dropped), runner.group))
-				ok = false
-			}
-			runner.held = held
-		}
-	}
-	if ok && next != nil {
-		return &result, nil
-	}
-	if len(runner.held) == 0 && current == nil && !ok {
-		return nil, nil
-	}
-	m := result
-	m.Users = membersValue(runner.held, memberUser, result.Users, from.model.Users)
-	m.Departments = membersValue(runner.held, memberDepartment, result.Departments, from.model.Departments)
-	if next == nil {
-		m.ID, m.System, m.GroupID = current.model.ID, current.model.System, current.model.GroupID
-	}
-	return &m, nil
+	runner := &memberRunner{client: data.client, system: from.system, group: from.group,
+		resource: r, prior: req.prior, current: current, next: next, from: from}
+	return applyChange(ctx, req.shared, runner, timeoutOf(last.model.Timeouts, req.operation()), current == nil, next == nil, diags)
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -477,46 +397,148 @@ type memberRunner struct {
 	// added says an add was carried out; err is the failed call's error.
 	added bool
 	err   error
+	noLedger
+
+	// The apply the runner serves: current and next are the state's and
+	// the plan's members (nil on create and destroy), from is current, or
+	// next on a create; prior is the state as it came.
+	resource            groupMembers
+	prior               *groupMembersModel
+	current, next, from *membersView
 }
 
-func (r *memberRunner) run(ctx context.Context, calls []memberplan.Call) error {
-	for i, call := range calls {
-		if err := ctx.Err(); err != nil {
-			return &runError{done: i, total: len(calls), stopped: err}
-		}
-		tflog.Debug(ctx, "sending planned member call", map[string]any{
-			"call": fmt.Sprintf("%d/%d", i+1, len(calls)), "operation": call.Op.String(), "members": len(call.Members),
-		})
-		// The call in flight runs to its end, so that its outcome is known.
-		err := r.send(context.WithoutCancel(ctx), call)
+// The members' part of applyChange. They claim no paths: a group's
+// members are the group's alone.
+
+// load starts a create from what IAM holds: it owns the whole group.
+func (r *memberRunner) load(ctx context.Context, diags *diagnostics) (*groupMembersModel, privateState, bool) {
+	switch {
+	case r.current == nil:
+		held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
 		if err != nil {
-			r.err = err
-			e := &runError{done: i, total: len(calls), what: describeMemberCall(call),
-				err: errors.New(managementError(fmt.Sprintf("group %d in %s", r.group, r.system), err))}
-			if bkiam.OutcomeUnknown(err) {
-				switch call.Op {
-				case memberplan.Add:
-					r.held = memberplan.Apply(r.held, call)
-					r.added = true
-					e.doubtNote = "state counts its members as added, and the next refresh reads what the group holds."
-				case memberplan.Raise:
-					r.held = memberplan.Apply(r.held, call)
-					e.doubtNote = "state counts their expiry as raised, and the next refresh reads what the group holds."
-				default:
-					e.doubtNote = "state still counts its members, and the next refresh reads what the group holds."
-				}
-			}
-			return e
+			diags.addError("Cannot read the group's members", managementError(fmt.Sprintf("Reading the members of group %d in %s", r.group, r.system), err))
+			return nil, nil, true
 		}
-		r.held = memberplan.Apply(r.held, call)
-		if call.Op == memberplan.Add {
-			r.added = true
+		r.held = held
+	case r.current.members == nil:
+		diags.addError("Unknown members in state", "The state of this resource holds unknown members. This is a bug in the provider.")
+		return r.prior, nil, true
+	default:
+		r.held = r.current.members
+	}
+	return nil, nil, false
+}
+
+func (r *memberRunner) wanted() memberplan.Members {
+	if r.next == nil {
+		return nil
+	}
+	return r.next.members
+}
+
+func (r *memberRunner) plan() ([]memberplan.Call, error) {
+	return memberplan.Make(r.held, r.wanted()).Calls, nil
+}
+
+// gone: a destroy of a group that is gone; its members went with it.
+func (r *memberRunner) gone(ctx context.Context, _ error) bool {
+	if !errors.Is(r.err, bkiam.ErrNotOwned) {
+		return false
+	}
+	tflog.Warn(ctx, "the group is gone: nothing to remove", map[string]any{"system": r.system, "group": r.group})
+	return true
+}
+
+// after reads the group back after an add: IAM drops unknown users and
+// departments (and admin) from an add without an error.
+func (r *memberRunner) after(ctx context.Context, ok bool, diags *diagnostics) bool {
+	if !ok || !r.added || r.next == nil {
+		return ok
+	}
+	held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
+	if err != nil {
+		diags.addWarning("Cannot read the group's members back",
+			managementError("The members were added, but reading them back to check that IAM kept them failed", err)+
+				". State records what was sent; the next refresh reads the group again.")
+		return ok
+	}
+	var dropped []memberplan.Key
+	for k := range r.wanted() {
+		if _, kept := held[k]; !kept {
+			dropped = append(dropped, k)
 		}
+	}
+	if len(dropped) > 0 {
+		diags.addError("IAM dropped members",
+			fmt.Sprintf("IAM accepted the add but did not make %s members of group %d: it drops, without an error, users "+
+				"and departments its organisation does not know (and admin). Check the ids against IAM's user directory, "+
+				"and remove or correct them in the configuration. State records the members the group has.",
+				describeMembers(dropped), r.group))
+		ok = false
+	}
+	r.held = held
+	return ok
+}
+
+func (r *memberRunner) empty() bool { return len(r.held) == 0 }
+
+func (r *memberRunner) record(ok bool, _ *diagnostics) (*groupMembersModel, privateState) {
+	result := r.from.model
+	if r.next != nil {
+		result = r.next.model
+	}
+	if ok {
+		return &result, nil
+	}
+	m := result
+	m.Users = membersValue(r.held, memberUser, result.Users, r.from.model.Users)
+	m.Departments = membersValue(r.held, memberDepartment, result.Departments, r.from.model.Departments)
+	if r.next == nil {
+		m.ID, m.System, m.GroupID = r.current.model.ID, r.current.model.System, r.current.model.GroupID
+	}
+	return &m, nil
+}
+
+// The members' part of the loop over calls.
+
+func (r *memberRunner) describe(call memberplan.Call) (string, map[string]any) {
+	return "sending planned member call", map[string]any{"operation": call.Op.String(), "members": len(call.Members)}
+}
+
+// send sends the call with callCtx: it waits on nothing else.
+func (r *memberRunner) send(_, callCtx context.Context, call memberplan.Call) error {
+	if err := r.sendCall(callCtx, call); err != nil {
+		return err
+	}
+	r.held = memberplan.Apply(r.held, call)
+	if call.Op == memberplan.Add {
+		r.added = true
 	}
 	return nil
 }
 
-func (r *memberRunner) send(ctx context.Context, call memberplan.Call) error {
+func (r *memberRunner) failed(call memberplan.Call, err error, unknown bool) callFailure {
+	r.err = err
+	f := callFailure{what: describeMemberCall(call), err: errors.New(managementError(fmt.Sprintf("group %d in %s", r.group, r.system), err))}
+	if unknown {
+		switch call.Op {
+		case memberplan.Add:
+			r.held = memberplan.Apply(r.held, call)
+			r.added = true
+			f.doubtNote = "state counts its members as added, and the next refresh reads what the group holds."
+		case memberplan.Raise:
+			r.held = memberplan.Apply(r.held, call)
+			f.doubtNote = "state counts their expiry as raised, and the next refresh reads what the group holds."
+		default:
+			f.doubtNote = "state still counts its members, and the next refresh reads what the group holds."
+		}
+	}
+	return f
+}
+
+func (r *memberRunner) again(context.Context) ([]memberplan.Call, error) { return nil, nil }
+
+func (r *memberRunner) sendCall(ctx context.Context, call memberplan.Call) error {
 	if call.Op == memberplan.Add || call.Op == memberplan.Raise {
 		refs := make([]bkiam.MemberRef, len(call.Members))
 		for i, k := range call.Members {

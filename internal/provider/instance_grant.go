@@ -410,7 +410,6 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 
 func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyRequest[instanceGrantModel], diags *diagnostics) (*instanceGrantModel, privateState) {
 	private := req.private
-	operation := req.operation()
 	current, next := viewsOf(req, viewGrant)
 	if next != nil && !next.known {
 		diags.addError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
@@ -423,93 +422,25 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	if diags.hasError() {
 		return req.prior, private
 	}
-	// Claim the planned paths before the first call, so that other
-	// resources' revokes leave them; grant again what another resource
-	// revoked before the claim.
-	if next != nil {
-		req.shared.claim(grantClaims(next.system, next.subject, grantplan.Held(&next.grant)))
-		for action, paths := range req.shared.taken() {
-			if h, ok := held[action]; ok && len(paths) > 0 {
-				h.Partial = true
-				held[action] = h
-			}
-		}
-	}
 	planned := next
 	if planned == nil {
 		planned = current
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(planned.model.Timeouts, operation))
-	defer cancel()
-
 	caller := data.instances
 	if r.via != nil {
 		caller = r.via(data)
-	}
-	runner := &instanceGrantRunner{client: caller, system: planned.system, subject: planned.subject, held: held,
-		policies: map[string]int64{}, shared: req.shared}
-	if current != nil {
-		runner.policies = current.policies
-	}
-	var want *grantplan.Grant
-	if next != nil {
-		want = &next.grant
 	}
 	limits := data.limits()
 	if r.limits != nil {
 		limits = r.limits(data)
 	}
-	runner.limits = limits
-	ok := planAndRun(ctx, func() ([]grantplan.Call, error) { return grantplan.Plan(runner.held, want, limits) }, runner.run, diags)
-	data.invalidateScans(planned.system, slices.Concat(slices.Collect(maps.Keys(held)), planned.grant.Actions))
-	if !ok && next != nil {
-		handOver(runner.held, next, req.shared.handed())
+	runner := &instanceGrantRunner{client: caller, system: planned.system, subject: planned.subject, held: held,
+		policies: map[string]int64{}, shared: req.shared, limits: limits,
+		resource: r, data: data, current: current, next: next, planned: planned, private: private}
+	if current != nil {
+		runner.policies = current.policies
 	}
-	switch {
-	case ok && next == nil:
-		req.shared.release()
-		return nil, nil // revoked: the resource is gone
-	case ok:
-		writeHoldings(private, nil, diags)
-		m := next.model
-		m.ID = known(grantID(next.system, next.subject))
-		m.Policies = policiesValue(next.grant.Actions, runner.policies)
-		return &m, private
-	case current == nil && len(runner.held) == 0:
-		req.shared.release()
-		return nil, nil // nothing granted: no resource to record
-	}
-	req.shared.claim(grantClaims(planned.system, planned.subject, runner.held))
-	// The run stopped midway: record what is held, so that it is not lost.
-	// A failed create is tainted by Terraform; the next apply revokes it
-	// and grants everything again.
-	m := r.partial(planned, want, runner, current == nil, private, diags)
-	return &m, private
-}
-
-// handOver records, after a failed run, the instances that other
-// resources' revokes left in IAM because this one claims them: IAM holds
-// them whether or not this resource's own grants went out, so they are
-// held, in doubt, and the next apply grants them again (or a destroy
-// revokes them). A combined grant is left as it is: its paths are whole
-// combinations, which no other resource leaves.
-func handOver(held grantplan.Holdings, next *grantView, handed map[string]map[string]bool) {
-	if len(handed) == 0 || len(next.grant.Resources) != 1 {
-		return
-	}
-	r := next.grant.Resources[0]
-	for _, action := range next.grant.Actions {
-		var instances []grantplan.Instance
-		for _, id := range slices.Sorted(maps.Keys(r.Instances)) {
-			if handed[action][instancePath(r.System, r.Type, id)] {
-				instances = append(instances, grantplan.Instance{ID: id, Name: r.Instances[id]})
-			}
-		}
-		if len(instances) > 0 {
-			held.ApplyUncertain(grantplan.Call{Operation: grantplan.OperationGrant, Actions: []string{action},
-				Resources: []grantplan.CallResource{{System: r.System, Type: r.Type, Instances: instances}}, ExpiresAt: next.grant.ExpiresAt})
-		}
-	}
+	return applyChange(ctx, req.shared, runner, timeoutOf(planned.model.Timeouts, req.operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a

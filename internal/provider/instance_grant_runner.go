@@ -12,6 +12,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 )
 
 // instanceGrantRunner sends planned batch_instance calls one by one and keeps an
@@ -39,6 +40,14 @@ type instanceGrantRunner struct {
 	// shared orders the calls with those of other resources of the
 	// command (shared.go); nil lets them through.
 	shared *sharedApply
+
+	// The apply the runner serves (none in the runner's own tests).
+	resource instanceGrant
+	data     *providerData
+	// current and next are the state's and the plan's grant (nil on
+	// create and destroy); planned is next, or current on a destroy.
+	current, next, planned *grantView
+	private                privateState
 }
 
 // instanceCaller sends batch_instance calls: the client itself, or the
@@ -47,90 +56,177 @@ type instanceCaller interface {
 	BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error)
 }
 
-// run sends calls in order and stops at the first failure. The call in
-// flight when ctx is cancelled runs to its end — it is bounded by
-// request_timeout and max_retries — so that its outcome is known; the run
-// then stops before the next call.
+// run sends calls (applyChange's loop), for the runner's own tests.
 func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) error {
-	if err := r.runCalls(ctx, calls); err != nil {
+	return runCalls(ctx, calls, r)
+}
+
+// The instance grant's part of applyChange.
+
+func (r *instanceGrantRunner) claims() (ledger.Claims, bool) {
+	if r.next == nil {
+		return ledger.Claims{}, false
+	}
+	return grantClaims(r.next.system, r.next.subject, grantplan.Held(&r.next.grant)), true
+}
+
+// taken: an action whose planned paths another resource revoked is
+// partial, so that the run grants it again.
+func (r *instanceGrantRunner) taken(action string, paths map[string]bool) {
+	if h, ok := r.held[action]; ok && len(paths) > 0 {
+		h.Partial = true
+		r.held[action] = h
+	}
+}
+
+func (r *instanceGrantRunner) load(context.Context, *diagnostics) (*instanceGrantModel, privateState, bool) {
+	return nil, nil, false
+}
+
+func (r *instanceGrantRunner) want() *grantplan.Grant {
+	if r.next == nil {
+		return nil
+	}
+	return &r.next.grant
+}
+
+func (r *instanceGrantRunner) plan() ([]grantplan.Call, error) {
+	return grantplan.Plan(r.held, r.want(), r.limits)
+}
+
+func (r *instanceGrantRunner) gone(context.Context, error) bool { return false }
+
+func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *diagnostics) bool {
+	r.data.invalidateScans(r.planned.system, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.grant.Actions))
+	return ok
+}
+
+// handed records as held, in doubt, the planned instances of action that
+// other resources' revokes left. A combined grant is left as it is: its
+// paths are whole combinations, which no other resource leaves.
+func (r *instanceGrantRunner) handed(action string, paths map[string]bool) {
+	g := r.next.grant
+	if len(g.Resources) != 1 || !slices.Contains(g.Actions, action) {
+		return
+	}
+	res := g.Resources[0]
+	var instances []grantplan.Instance
+	for _, id := range slices.Sorted(maps.Keys(res.Instances)) {
+		if paths[instancePath(res.System, res.Type, id)] {
+			instances = append(instances, grantplan.Instance{ID: id, Name: res.Instances[id]})
+		}
+	}
+	if len(instances) > 0 {
+		r.held.ApplyUncertain(grantplan.Call{Operation: grantplan.OperationGrant, Actions: []string{action},
+			Resources: []grantplan.CallResource{{System: res.System, Type: res.Type, Instances: instances}}, ExpiresAt: g.ExpiresAt})
+	}
+}
+
+func (r *instanceGrantRunner) empty() bool { return len(r.held) == 0 }
+
+// reclaim: after a success the planned claim is what is held; after a
+// failure the claim is what is held.
+func (r *instanceGrantRunner) reclaim(ok bool) (ledger.Claims, bool) {
+	if ok {
+		return ledger.Claims{}, false
+	}
+	return grantClaims(r.planned.system, r.planned.subject, r.held), true
+}
+
+func (r *instanceGrantRunner) record(ok bool, diags *diagnostics) (*instanceGrantModel, privateState) {
+	if ok {
+		writeHoldings(r.private, nil, diags)
+		m := r.next.model
+		m.ID = known(grantID(r.next.system, r.next.subject))
+		m.Policies = policiesValue(r.next.grant.Actions, r.policies)
+		return &m, r.private
+	}
+	// The run stopped midway: record what is held, so that it is not lost.
+	// A failed create is tainted by Terraform; the next apply revokes it
+	// and grants everything again.
+	m := r.resource.partial(r.planned, r.want(), r, r.current == nil, r.private, diags)
+	return &m, r.private
+}
+
+// The instance grant's part of the loop over calls.
+
+func (r *instanceGrantRunner) describe(call grantplan.Call) (string, map[string]any) {
+	return "sending planned IAM call", map[string]any{
+		"operation": string(call.Operation), "actions": call.Actions, "instances": call.InstanceCount(),
+	}
+}
+
+func (r *instanceGrantRunner) send(wait, callCtx context.Context, call grantplan.Call) error {
+	results, err := r.sendCall(wait, callCtx, call)
+	if err != nil {
 		return err
 	}
+	r.held.Apply(call)
+	r.recordPolicies(call, results)
+	if call.Operation == grantplan.OperationRevoke {
+		if r.revoked == nil {
+			r.revoked = map[string]bool{}
+		}
+		for _, a := range call.Actions {
+			r.revoked[a] = true
+		}
+	}
+	return nil
+}
+
+func (r *instanceGrantRunner) failed(call grantplan.Call, err error, unknown bool) callFailure {
+	var iamErr *bkiam.Error
+	if r.subject.Type == subjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
+		// IAM fails a grant to a group it does not know with an
+		// unhandled error, 1902500 (HTTP 500), never a clear one.
+		err = fmt.Errorf("%w (IAM answers a grant to a user group that does not exist this way: check that group %s still exists)", err, r.subject.ID)
+	}
+	if unknown {
+		r.held.ApplyUncertain(call)
+	}
+	return callFailure{what: describeCall(call), err: err,
+		doubt: unknown && call.Operation == grantplan.OperationGrant, revokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
+}
+
+// again grants anew, whole, the actions whose policy IAM answered with a
+// new id (lost).
+func (r *instanceGrantRunner) again(ctx context.Context) ([]grantplan.Call, error) {
 	if len(r.lost) == 0 {
-		return nil
+		return nil, nil
 	}
 	var again []grantplan.Call
 	for _, a := range slices.Sorted(maps.Keys(r.lost)) {
 		h := r.held[a]
 		restore, err := grantplan.Plan(grantplan.Holdings{}, &grantplan.Grant{Actions: []string{a}, Resources: h.Resources, ExpiresAt: h.ExpiresAt}, r.limits)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		again = append(again, restore...)
 	}
 	tflog.Warn(ctx, "IAM answered a grant with a new policy id: the policy was revoked whole outside Terraform; granting the rest again",
 		map[string]any{"actions": slices.Sorted(maps.Keys(r.lost))})
 	r.lost = nil
-	return r.runCalls(ctx, again)
+	return again, nil
 }
 
-// runCalls is run's loop over calls.
-func (r *instanceGrantRunner) runCalls(ctx context.Context, calls []grantplan.Call) error {
-	for i, call := range calls {
-		if err := ctx.Err(); err != nil {
-			return &runError{done: i, total: len(calls), stopped: err}
-		}
-		tflog.Debug(ctx, "sending planned IAM call", map[string]any{
-			"call": fmt.Sprintf("%d/%d", i+1, len(calls)), "operation": string(call.Operation),
-			"actions": call.Actions, "instances": call.InstanceCount(),
-		})
-		results, err := r.send(ctx, call)
-		if err != nil {
-			var iamErr *bkiam.Error
-			if r.subject.Type == subjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
-				// IAM fails a grant to a group it does not know with an
-				// unhandled error, 1902500 (HTTP 500), never a clear one.
-				err = fmt.Errorf("%w (IAM answers a grant to a user group that does not exist this way: check that group %s still exists)", err, r.subject.ID)
-			}
-			if bkiam.OutcomeUnknown(err) {
-				r.held.ApplyUncertain(call)
-			}
-			e := &runError{done: i, total: len(calls), what: describeCall(call), err: err}
-			if bkiam.OutcomeUnknown(err) {
-				e.doubt, e.revokeInDoubt = call.Operation == grantplan.OperationGrant, call.Operation == grantplan.OperationRevoke
-			}
-			return e
-		}
-		r.held.Apply(call)
-		r.record(call, results)
-		if call.Operation == grantplan.OperationRevoke {
-			if r.revoked == nil {
-				r.revoked = map[string]bool{}
-			}
-			for _, a := range call.Actions {
-				r.revoked[a] = true
-			}
-		}
-	}
-	return nil
-}
-
-// send sends one planned call, in the ledger's order: a grant after the
-// revokes in flight on its paths; a revoke of only what no other
-// resource of the command keeps, split by action where they differ.
-func (r *instanceGrantRunner) send(ctx context.Context, call grantplan.Call) ([]bkiam.PolicyResult, error) {
+// sendCall sends one planned call, in the ledger's order: a grant after
+// the revokes in flight on its paths; a revoke of only what no other
+// resource of the command keeps, split by action where they differ. The
+// ledger's waits take wait, IAM's calls callCtx (see calls.send).
+func (r *instanceGrantRunner) sendCall(wait, callCtx context.Context, call grantplan.Call) ([]bkiam.PolicyResult, error) {
 	scope := grantScope(r.system, r.subject)
 	if call.Operation == grantplan.OperationGrant {
-		if err := r.shared.grant(ctx, scope, callPaths(call)); err != nil {
+		if err := r.shared.grant(wait, scope, callPaths(call)); err != nil {
 			return nil, err
 		}
-		return r.client.BatchInstance(context.WithoutCancel(ctx), r.request(call))
+		return r.client.BatchInstance(callCtx, r.request(call))
 	}
 	var calls []grantplan.Call
 	if len(call.Resources) > 1 {
 		// A combination is one group to IAM: each action's is the group
 		// the resource holds.
 		for _, a := range call.Actions {
-			send, done, err := r.shared.revoke(ctx, scope, []string{a}, []string{combinationPath(r.held[a].Resources)})
+			send, done, err := r.shared.revoke(wait, scope, []string{a}, []string{combinationPath(r.held[a].Resources)})
 			defer done()
 			if err != nil {
 				return nil, err
@@ -146,7 +242,7 @@ func (r *instanceGrantRunner) send(ctx context.Context, call grantplan.Call) ([]
 		}
 	} else {
 		paths := callPaths(call)
-		send, done, err := r.shared.revoke(ctx, scope, call.Actions, paths)
+		send, done, err := r.shared.revoke(wait, scope, call.Actions, paths)
 		defer done()
 		if err != nil {
 			return nil, err
@@ -155,7 +251,7 @@ func (r *instanceGrantRunner) send(ctx context.Context, call grantplan.Call) ([]
 	}
 	var results []bkiam.PolicyResult
 	for _, c := range calls {
-		res, err := r.client.BatchInstance(context.WithoutCancel(ctx), r.request(c))
+		res, err := r.client.BatchInstance(callCtx, r.request(c))
 		if err != nil {
 			return results, err
 		}
@@ -238,11 +334,11 @@ func (r *instanceGrantRunner) request(call grantplan.Call) bkiam.BatchInstanceRe
 	return req
 }
 
-// record keeps the policy ids of the call's actions. IAM's grant answer
+// recordPolicies keeps the policy ids of the call's actions. IAM's grant answer
 // lists every policy the subject holds in the system, not just these
 // (a known server bug), so entries are picked by action id; an action the
 // call emptied has no policy any more.
-func (r *instanceGrantRunner) record(call grantplan.Call, results []bkiam.PolicyResult) {
+func (r *instanceGrantRunner) recordPolicies(call grantplan.Call, results []bkiam.PolicyResult) {
 	for _, res := range results {
 		a := res.Action.ID
 		if _, ours := r.held[a]; !ours || !slices.Contains(call.Actions, a) {

@@ -404,8 +404,8 @@ var notAtPlanTime = map[string]string{
 	"instanceGrant.apply: Unknown grant at apply":                "apply time, and a bug",
 	"creatorGrant.apply: Unknown instances at apply":             "apply time, and a bug",
 	"groupMembers.apply: Unknown members at apply":               "apply time, and a bug",
-	"groupMembers.apply: Unknown members in state":               "apply time, and a bug",
-	"groupMembers.apply: Cannot read the group's members": "apply time: depends on the group in IAM " +
+	"memberRunner.load: Unknown members in state":                "apply time, and a bug",
+	"memberRunner.load: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
 	"groupMembers.read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
 	"configuredData: Unexpected provider data":                 "a bug: Configure always hands over *providerData",
@@ -451,11 +451,11 @@ var notAtPlanTime = map[string]string{
 		"time: depends on the group in IAM (TestAccGradeManagerRefusals provokes it)",
 	"managementCaller.BatchInstance: IAM also checks the system that created the group's grade manager: the app must be a client of both, each with the management allow-list for the call. If the app is not a client of system, set group_system to the system that created the grade manager": "apply " +
 		"time: depends on the app's rights in IAM (TestAccGroupPermissionNotClientOfActionsSystem provokes it)",
-	"groupMembers.apply: IAM dropped members": "apply time: depends on IAM's organisation " +
+	"memberRunner.after: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *providerData",
 	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
-	"planAndRun: Cannot plan the IAM calls":                "apply time; the validation refuses every grant the planner would",
+	"applyChange: Cannot plan the IAM calls":               "apply time; the validation refuses every grant the planner would",
 	"instanceGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
 	"creatorGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
@@ -479,9 +479,9 @@ var notAtPlanTime = map[string]string{
 	"upgradeJSON: its attributes are not a JSON object":                                      "state Terraform kept: a broken state file",
 	"upgradeJSON: and this provider has no upgrade from that version (a bug in the provider": "a bug: TestProtocolSchemasUseNothingIgnored",
 	"upgradeJSON: upgrading it from schema version":                                          "state Terraform kept, refused by an upgrade step; no step refuses yet",
-	"creatorGrantRunner.record: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
+	"creatorGrantRunner.recordPolicies: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
 		"depends on the creator actions the system configured in IAM",
-	"instanceGrantRunner.runCalls: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
+	"instanceGrantRunner.failed: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
 		"depends on whether IAM knows the group",
 	"checkPlannedScope: Outside the grade manager's scope": "plan time, but only once the grade manager and the group exist " +
 		"(their ids known at plan), which a plan-only case cannot arrange: TestAccGroupPermissionPlannedScope provokes both",

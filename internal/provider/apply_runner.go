@@ -1,0 +1,244 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+)
+
+// The one apply path of the protocol-served resources that send IAM calls
+// (bkiam_instance_grant, bkiam_creator_grant, bkiam_group_members; a
+// bkiam_group_permission applies as an instance grant). applyChange is
+// the skeleton every one of them runs: claim, wait, plan, send, hand
+// over, release, record. runCalls is its loop over the planned calls.
+// What differs between the resources, and only that, is in their hooks:
+// a change[M, C] for the skeleton, a calls[C] for the loop.
+
+// runError says which call failed (or where a cancelled run stopped) and
+// what is recorded, in words a user can act on.
+type runError struct {
+	done, total int
+	// what describes the failed call: "granting view_host on 200 …".
+	what    string
+	err     error
+	stopped error
+	// doubt says the failed grant may have been carried out and is
+	// recorded as held.
+	doubt bool
+	// revokeInDoubt says the failed revoke may have been carried out; its
+	// instances are still recorded as held.
+	revokeInDoubt bool
+	// doubtNote, when set, says instead of doubt and revokeInDoubt what
+	// state records of a call that may have been carried out.
+	doubtNote string
+}
+
+func (e *runError) Error() string {
+	recorded := "Nothing was changed."
+	switch {
+	case e.done == 1:
+		recorded = "The call before it succeeded and is recorded in state."
+	case e.done > 1:
+		recorded = fmt.Sprintf("The %d calls before it succeeded and are recorded in state.", e.done)
+	}
+	if e.stopped != nil {
+		return fmt.Sprintf("Stopped before call %d of %d (%v). %s Run terraform apply again to finish.",
+			e.done+1, e.total, e.stopped, recorded)
+	}
+	doubt := ""
+	switch {
+	case e.doubtNote != "":
+		doubt = " IAM may or may not have carried out this call: " + e.doubtNote
+	case e.doubt:
+		doubt = " IAM may or may not have carried out this call: state counts it as held, so that a destroy revokes it, and the next apply sends it again."
+	case e.revokeInDoubt:
+		doubt = " IAM may or may not have carried out this call: state still counts its instances as held, and the next apply revokes them again."
+	}
+	// An error that is a sentence already (a management error's fix) keeps its one full stop.
+	return fmt.Sprintf("Call %d of %d failed, %s: %s. %s%s Fix the cause and run terraform apply again to finish.",
+		e.done+1, e.total, e.what, strings.TrimSuffix(e.err.Error(), "."), recorded, doubt)
+}
+
+func (e *runError) Unwrap() error {
+	if e.stopped != nil {
+		return e.stopped
+	}
+	return e.err
+}
+
+// calls is a resource's part of the loop over its planned calls of type C.
+type calls[C any] interface {
+	// describe is the debug line of a call: its message and fields (the
+	// loop adds "call": "i/n").
+	describe(c C) (msg string, fields map[string]any)
+	// send sends one call and, when it succeeds, records what IAM holds
+	// after it. wait is the run's context, cancelled when Terraform stops
+	// the run: for the waits on other resources' calls (ledger.go), which
+	// give up on a stop. call is wait without its cancellation, for IAM's
+	// calls: the call in flight when Terraform stops the run runs to its
+	// end (it is bounded by request_timeout and max_retries), so that its
+	// outcome is known. A resource may send everything with call.
+	send(wait, call context.Context, c C) error
+	// failed records a failed call: what IAM may hold after a call whose
+	// outcome is unknown (bkiam.OutcomeUnknown of err), and how the error
+	// reads.
+	failed(c C, err error, unknown bool) callFailure
+	// again returns the calls to send once every planned call succeeded:
+	// those that restore what IAM lost under the run (a policy revoked
+	// whole outside Terraform); none, mostly.
+	again(ctx context.Context) ([]C, error)
+}
+
+// callFailure is how a failed call reads in its runError.
+type callFailure struct {
+	what                 string
+	err                  error
+	doubt, revokeInDoubt bool
+	doubtNote            string
+}
+
+// runCalls sends calls in order and stops at the first failure, and then
+// sends what h.again asks for. It stops before the next call once ctx
+// is cancelled (the call in flight runs to its end: calls.send).
+func runCalls[C any](ctx context.Context, planned []C, h calls[C]) error {
+	if err := runLoop(ctx, planned, h); err != nil {
+		return err
+	}
+	again, err := h.again(ctx)
+	if err != nil || len(again) == 0 {
+		return err
+	}
+	return runLoop(ctx, again, h)
+}
+
+func runLoop[C any](ctx context.Context, planned []C, h calls[C]) error {
+	for i, c := range planned {
+		if err := ctx.Err(); err != nil {
+			return &runError{done: i, total: len(planned), stopped: err}
+		}
+		msg, fields := h.describe(c)
+		fields["call"] = fmt.Sprintf("%d/%d", i+1, len(planned))
+		tflog.Debug(ctx, msg, fields)
+		if err := h.send(ctx, context.WithoutCancel(ctx), c); err != nil {
+			f := h.failed(c, err, bkiam.OutcomeUnknown(err))
+			return &runError{done: i, total: len(planned), what: f.what, err: f.err,
+				doubt: f.doubt, revokeInDoubt: f.revokeInDoubt, doubtNote: f.doubtNote}
+		}
+	}
+	return nil
+}
+
+// change is a resource's part of applyChange: one apply of one resource,
+// made by the resource's apply from the request once it has checked the
+// planned value and read what the resource holds. M is the resource's
+// model, C its planned call.
+type change[M, C any] interface {
+	calls[C]
+	// claims are the planned paths, claimed before the first call so that
+	// other resources' revokes leave them (shared.go); false: claim
+	// nothing (a destroy, or a resource outside the ledger).
+	claims() (ledger.Claims, bool)
+	// taken hears, by action, the planned paths another resource revoked
+	// before the claim: the resource records them as not held, so that
+	// the run grants them again.
+	taken(action string, paths map[string]bool)
+	// load reads, under the apply's timeout, what the run starts from when
+	// the state does not say it (a group_members create reads IAM).
+	// done ends the apply with the result it returns.
+	load(ctx context.Context, diags *diagnostics) (state *M, private privateState, done bool)
+	// plan returns the calls that make IAM hold the planned value.
+	plan() ([]C, error)
+	// gone reports whether a failed run found that the object the
+	// resource lives in is gone, which ends a destroy as done.
+	gone(ctx context.Context, err error) bool
+	// after runs once the run ended, ok or not: what the run invalidates,
+	// warns of or reads back. It returns ok, or false when what it found
+	// makes the apply fail.
+	after(ctx context.Context, ok bool, diags *diagnostics) bool
+	// handed hears, by action, after a failed run, the planned paths that
+	// other resources' revokes left in IAM because this one claims them:
+	// IAM holds them whether or not this resource's grants went out, so
+	// the resource records them as held, in doubt.
+	handed(action string, paths map[string]bool)
+	// empty reports whether the resource holds nothing.
+	empty() bool
+	// reclaim returns what the resource claims once the run ended, after
+	// a success or not (false: the planned claim stands).
+	reclaim(ok bool) (ledger.Claims, bool)
+	// record returns the state that says what IAM holds: the planned value
+	// after a success, what is held after a failure.
+	record(ok bool, diags *diagnostics) (*M, privateState)
+}
+
+// applyChange runs one resource's apply: the claim, the calls within the
+// apply's timeout, and the state after them. creating and destroying are
+// the operation's; shared is the apply's place in the ledger (nil: none).
+func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M, C], timeout time.Duration, creating, destroying bool, diags *diagnostics) (*M, privateState) {
+	if claims, ok := h.claims(); ok {
+		shared.claim(claims)
+		for action, paths := range shared.taken() {
+			h.taken(action, paths)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if state, private, done := h.load(ctx, diags); done {
+		return state, private
+	}
+
+	ok := false
+	if planned, err := h.plan(); err != nil {
+		diags.addError("Cannot plan the IAM calls", err.Error())
+	} else if err := runCalls(ctx, planned, h); err != nil {
+		if destroying && h.gone(ctx, err) {
+			return nil, nil
+		}
+		summary := "IAM call failed"
+		if isStop(err) {
+			summary = "Stopped"
+		}
+		diags.addError(summary, err.Error())
+	} else {
+		ok = true
+	}
+	ok = h.after(ctx, ok, diags)
+	if !ok && !destroying {
+		for action, paths := range shared.handed() {
+			h.handed(action, paths)
+		}
+	}
+	switch {
+	case ok && destroying:
+		shared.release()
+		return nil, nil // the resource is gone
+	case !ok && creating && h.empty():
+		shared.release()
+		return nil, nil // nothing granted: no resource to record
+	}
+	if claims, ok := h.reclaim(ok); ok {
+		shared.claim(claims)
+	}
+	return h.record(ok, diags)
+}
+
+// noLedger is the part of a change that a resource outside the ledger
+// (it claims no paths) embeds.
+type noLedger struct{}
+
+func (noLedger) claims() (ledger.Claims, bool)      { return ledger.Claims{}, false }
+func (noLedger) taken(string, map[string]bool)      {}
+func (noLedger) handed(string, map[string]bool)     {}
+func (noLedger) reclaim(bool) (ledger.Claims, bool) { return ledger.Claims{}, false }
+
+// isStop reports whether a run ended because Terraform cancelled it.
+func isStop(err error) bool {
+	var re *runError
+	return errors.As(err, &re) && re.stopped != nil
+}
