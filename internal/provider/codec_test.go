@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// codecUnderTest is what served[M] offers the codec tests.
+// codecUnderTest is what served[M, D] offers the codec tests.
 type codecUnderTest interface {
-	servedResource
+	servedResource[*providerData]
 	modelType() reflect.Type
 	roundTrip(tftypes.Value) (tftypes.Value, error)
 }

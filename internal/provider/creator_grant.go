@@ -300,7 +300,7 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		expected: from.actions,
 		granted:  map[string]bool{},
 		policies: from.policies,
-		shared:   req.shared,
+		shared:   sharedApplyOf(ctx),
 	}
 	if runner.policies == nil {
 		runner.policies = map[string]int64{}
@@ -326,7 +326,7 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 	runner.limits = data.limits()
 	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
 	runner.want, runner.private = want, private
-	return applyChange(ctx, req.shared, runner, timeoutOf(result.model.Timeouts, req.operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, timeoutOf(result.model.Timeouts, req.operation()), current == nil, next == nil, diags)
 }
 
 // refreshes: only detect_drift changes a creator grant's state on

@@ -285,7 +285,7 @@ func (r groupMembers) apply(ctx context.Context, data *providerData, req applyRe
 	}
 	runner := &memberRunner{client: data.client, system: from.system, group: from.group,
 		resource: r, prior: req.prior, current: current, next: next, from: from}
-	return applyChange(ctx, req.shared, runner, timeoutOf(last.model.Timeouts, req.operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, timeoutOf(last.model.Timeouts, req.operation()), current == nil, next == nil, diags)
 }
 
 // readMembers reads what IAM holds of a group's members.

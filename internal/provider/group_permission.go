@@ -234,7 +234,7 @@ func (r groupPermission) plan(ctx context.Context, req planRequest[groupPermissi
 }
 
 func (r groupPermission) apply(ctx context.Context, data *providerData, req applyRequest[groupPermissionModel], diags *diagnostics) (*groupPermissionModel, privateState) {
-	greq := applyRequest[instanceGrantModel]{private: req.private, shared: req.shared}
+	greq := applyRequest[instanceGrantModel]{private: req.private}
 	base := req.planned
 	if req.prior != nil {
 		prior := req.prior.asGrant()

@@ -435,12 +435,12 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 		limits = r.limits(data)
 	}
 	runner := &instanceGrantRunner{client: caller, system: planned.system, subject: planned.subject, held: held,
-		policies: map[string]int64{}, shared: req.shared, limits: limits,
+		policies: map[string]int64{}, shared: sharedApplyOf(ctx), limits: limits,
 		resource: r, data: data, current: current, next: next, planned: planned, private: private}
 	if current != nil {
 		runner.policies = current.policies
 	}
-	return applyChange(ctx, req.shared, runner, timeoutOf(planned.model.Timeouts, req.operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, timeoutOf(planned.model.Timeouts, req.operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a

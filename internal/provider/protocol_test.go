@@ -217,7 +217,7 @@ func (e *protoEnv) policyIDs(system, subjectType, subjectID string) map[string]i
 // protoResource is a protocol-level resource as the tests drive it: its
 // values built and read through its own codec.
 type protoResource[M any] struct {
-	def resourceDef[M]
+	def resourceDef[M, *providerData]
 	// proposed is the new state Terraform proposes for config: its
 	// computed attributes unknown on create (prior nil), else the prior's.
 	proposed func(config M, prior *M) M
@@ -276,7 +276,7 @@ func (r protoResource[M]) validate(t *testing.T, server tfprotov6.ProviderServer
 // command of one resource. A server without a ledger (the framework's
 // alone, in the benchmarks) is left as it is.
 func newCommand(server tfprotov6.ProviderServer) {
-	s, ok := server.(*protocolServer)
+	s, ok := server.(*bkiamServer)
 	if !ok {
 		return
 	}

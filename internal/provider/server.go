@@ -25,65 +25,86 @@ func newServer(p *bkiamProvider) (tfprotov6.ProviderServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &protocolServer{ProviderServer: framework, provider: p, resources: map[string]servedResource{}}
-	for _, r := range protocolResources {
+	return &bkiamServer{router: newRouter(framework, p.data.Load, protocolResources), provider: p}, nil
+}
+
+// bkiamServer is the router with what the shared grants need of every
+// command: the process's book in each plan's context, and the news that
+// the command refreshes.
+type bkiamServer struct {
+	*router[*providerData]
+	provider *bkiamProvider
+}
+
+func (s *bkiamServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	return s.router.PlanResourceChange(withBook(ctx, s.provider.book.Load()), req)
+}
+
+func (s *bkiamServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if b := s.provider.book.Load(); b != nil {
+		b.refreshed.Store(true) // a plan walk: see sharedAccount.plan
+	}
+	return s.router.ReadResource(ctx, req)
+}
+
+// router is the framework's server with the calls of the protocol-level
+// resources routed to them. The framework serves everything else: the
+// provider's schema, configuration and validation, the resources'
+// schemas, and any plain framework resource or data source. The
+// resources' stored state is upgraded here too (state_upgrade.go), not by
+// the framework, so that the upgrade steps work on the same JSON and
+// types as the codecs. data is the provider's data, the zero D until the
+// provider is configured.
+type router[D comparable] struct {
+	tfprotov6.ProviderServer
+	data      func() D
+	resources map[string]servedResource[D]
+}
+
+func newRouter[D comparable](framework tfprotov6.ProviderServer, data func() D, resources []servedResource[D]) *router[D] {
+	s := &router[D]{ProviderServer: framework, data: data, resources: map[string]servedResource[D]{}}
+	for _, r := range resources {
 		s.resources[r.typeName()] = r
 	}
-	return s, nil
+	return s
 }
 
-// protocolServer is the framework's server with the calls of the
-// protocol-level resources routed to them. The framework serves
-// everything else: the provider's schema, configuration and
-// validation, the resources' schemas, and any plain
-// framework resource or data source. The resources' stored state is
-// upgraded here too (state_upgrade.go), not by the framework, so that
-// the upgrade steps work on the same JSON and types as the codecs.
-type protocolServer struct {
-	tfprotov6.ProviderServer
-	provider  *bkiamProvider
-	resources map[string]servedResource
-}
-
-func (s *protocolServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+func (s *router[D]) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.validateConfig(ctx, req), nil
 	}
 	return s.ProviderServer.ValidateResourceConfig(ctx, req)
 }
 
-func (s *protocolServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+func (s *router[D]) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
-		return r.planChange(ctx, s.provider.data.Load(), s.provider.book.Load(), req), nil
+		return r.planChange(ctx, s.data(), req), nil
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
 }
 
-func (s *protocolServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+func (s *router[D]) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
-		return r.applyChange(ctx, s.provider.data.Load(), req), nil
+		return r.applyChange(ctx, s.data(), req), nil
 	}
 	return s.ProviderServer.ApplyResourceChange(ctx, req)
 }
 
-func (s *protocolServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
-	if b := s.provider.book.Load(); b != nil {
-		b.refreshed.Store(true) // a plan walk: see account
-	}
+func (s *router[D]) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
-		return r.readResource(ctx, s.provider.data.Load(), req), nil
+		return r.readResource(ctx, s.data(), req), nil
 	}
 	return s.ProviderServer.ReadResource(ctx, req)
 }
 
-func (s *protocolServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+func (s *router[D]) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.upgradeState(ctx, req), nil
 	}
 	return s.ProviderServer.UpgradeResourceState(ctx, req)
 }
 
-func (s *protocolServer) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
+func (s *router[D]) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.importResource(ctx, req), nil
 	}

@@ -30,13 +30,13 @@ type stateUpgrader interface {
 }
 
 // schemaVersion is the version of the public state a resource writes.
-func (s served[M]) schemaVersion() int64 { return s.version() }
+func (s served[M, D]) schemaVersion() int64 { return s.version() }
 
 // upgradeState answers UpgradeResourceState: the state Terraform stored,
 // written at req.Version, in the schema of this version. Terraform always
 // calls it before reading a stored state, at the current version too:
 // that is where JSON becomes a value of the schema's type.
-func (s served[M]) upgradeState(_ context.Context, req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
+func (s served[M, D]) upgradeState(_ context.Context, req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
 	resp := &tfprotov6.UpgradeResourceStateResponse{}
 	var diags diagnostics
 	defer func() { resp.Diagnostics = diags }()
@@ -79,7 +79,7 @@ func (s served[M]) upgradeState(_ context.Context, req *tfprotov6.UpgradeResourc
 
 // upgradeJSON runs the upgrade steps from version to the schema's version
 // over a state's JSON attributes.
-func (s served[M]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
+func (s served[M, D]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
 	current := s.schemaVersion()
 	switch {
 	case version > current:
@@ -116,7 +116,7 @@ func (s served[M]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
 // upgradeProblems lists what is wrong with a resource's upgrade steps: a
 // version below the schema's without a step (its state could not be
 // read), or a step from the schema's version or above (never run).
-func (s served[M]) upgradeProblems() []string {
+func (s served[M, D]) upgradeProblems() []string {
 	var steps map[int64]func(map[string]any) (map[string]any, error)
 	if u, ok := s.def.(stateUpgrader); ok {
 		steps = u.stateUpgrades()

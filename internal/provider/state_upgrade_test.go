@@ -52,8 +52,8 @@ func versionedServer(upgrades *atomic.Int64) func() (tfprotov6.ProviderServer, e
 		if err != nil {
 			return nil, err
 		}
-		ps := srv.(*protocolServer) //nolint:forcetypeassert // NewServer's own type
-		r := serve[instanceGrantModel](versionedGrant{upgrades: upgrades})
+		ps := srv.(*bkiamServer) //nolint:forcetypeassert // NewServer's own type
+		r := serveResource[instanceGrantModel](versionedGrant{upgrades: upgrades})
 		ps.resources[r.typeName()] = r
 		return schemaVersionServer{ProviderServer: ps, typeName: r.typeName(), version: r.schemaVersion()}, nil
 	}
@@ -179,7 +179,7 @@ func TestUpgradeState(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := serve[instanceGrantModel](upgradeTestGrant{steps: c.steps})
+			r := serveResource[instanceGrantModel](upgradeTestGrant{steps: c.steps})
 			resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
 				TypeName: r.typeName(), Version: c.version, RawState: &tfprotov6.RawState{JSON: []byte(c.state)},
 			})
@@ -193,7 +193,7 @@ func TestUpgradeState(t *testing.T) {
 				t.Fatalf("diagnostics: %v", resp.Diagnostics)
 			}
 			var diags diagnostics
-			m, ok := serve[instanceGrantModel](instanceGrant{}).(served[instanceGrantModel]).decode(resp.UpgradedState, "state", &diags)
+			m, ok := serveResource[instanceGrantModel](instanceGrant{}).(served[instanceGrantModel, *providerData]).decode(resp.UpgradedState, "state", &diags)
 			if !ok || m == nil {
 				t.Fatalf("upgraded state does not decode: %v", diags)
 			}
@@ -206,7 +206,7 @@ func TestUpgradeState(t *testing.T) {
 		})
 	}
 	t.Run("flatmap", func(t *testing.T) {
-		r := serve[instanceGrantModel](instanceGrant{})
+		r := serveResource[instanceGrantModel](instanceGrant{})
 		resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
 			TypeName: r.typeName(), RawState: &tfprotov6.RawState{Flatmap: map[string]string{"id": "x"}},
 		})
@@ -220,12 +220,12 @@ func TestUpgradeState(t *testing.T) {
 // runs refuses a schema version without its steps.
 func TestUpgradeProblems(t *testing.T) {
 	steps := map[int64]func(map[string]any) (map[string]any, error){0: rename("a", "b"), 1: rename("b", "c")}
-	if p := serve[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems(); len(p) != 0 {
+	if p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems(); len(p) != 0 {
 		t.Errorf("complete steps: %v", p)
 	}
 	delete(steps, 1)
 	steps[2] = rename("c", "d")
-	p := serve[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems()
+	p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems()
 	if len(p) != 2 || !strings.Contains(strings.Join(p, "\n"), "no upgrade step from version 1") ||
 		!strings.Contains(strings.Join(p, "\n"), "from version 2, which schema version 2 never runs") {
 		t.Errorf("problems %q, want a missing step 1 and a stale step 2", p)

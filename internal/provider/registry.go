@@ -1,0 +1,37 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+)
+
+// protocolResources are the resources served on terraform-plugin-go
+// values (see DESIGN.md, "Why the hot path is below the framework"). A
+// line here is all the registration a resource needs: the framework's
+// view of it (its schema, for Terraform and tfplugindocs), the server's
+// routing of its calls and its value type are all derived from this list.
+var protocolResources = []servedResource[*providerData]{
+	serveResource[instanceGrantModel](instanceGrant{}),
+	serveResource[creatorGrantModel](creatorGrant{}),
+	serveResource[groupMembersModel](groupMembers{}),
+	serveResource[groupPermissionModel](newGroupPermission()),
+}
+
+// frameworkResources and frameworkDataSources are served by the
+// framework itself, for values small enough that its machinery costs
+// nothing that matters (DESIGN.md, "Resources and data sources on the
+// framework"). They get the provider's *providerData from Configure.
+var (
+	frameworkResources   = []func() resource.Resource{newGradeManagerResource, newGroupResource}
+	frameworkDataSources = []func() datasource.DataSource{newSystemDataSource, newGroupDataSource, newGradeManagerDataSource}
+)
+
+// serveResource serves def as a resource of this provider, with the
+// shared grants' accounting (shared_account.go) hearing its plans and
+// preceding its applies.
+func serveResource[M any](def interface {
+	resourceDef[M, *providerData]
+	claimer[M]
+}) servedResource[*providerData] {
+	return serve[M, *providerData](typeName, def, sharedAccount[M]{def})
+}

@@ -1,0 +1,235 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+)
+
+// The shared grants' part of every protocol-served resource: an observer
+// of the seam (resource.go) that records each plan in the process's
+// ledger and gives each apply its place in it (shared.go, DESIGN.md
+// "Shared grants").
+
+// claimer is what the ledger needs of a resource.
+type claimer[M any] interface {
+	// claims are the IAM paths m grants, for the process's ledger
+	// (shared.go): Actions nil when it grants none, or when any part is
+	// unknown. label names m in other resources' warnings.
+	claims(m M) ledger.Claims
+	label(m M) string
+	// reassert marks a planned update as granting again, at apply, what
+	// another resource of the command revokes: the update must show a
+	// change, or Terraform would not apply it.
+	reassert(planned M) M
+}
+
+// sharedAccount is the observer of a resource whose claims c gives.
+type sharedAccount[M any] struct{ c claimer[M] }
+
+// bookKey and sharedApplyKey carry, in a request's context, the
+// process's book to a plan and the apply's place in the ledger to an
+// apply.
+type (
+	bookKey        struct{}
+	sharedApplyKey struct{}
+)
+
+// withBook is ctx carrying b to the plans (server.go).
+func withBook(ctx context.Context, b *book) context.Context {
+	if b == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, bookKey{}, b)
+}
+
+func bookOf(ctx context.Context) *book {
+	b, _ := ctx.Value(bookKey{}).(*book)
+	return b
+}
+
+// sharedApplyOf is the apply's place in the ledger; nil (no ledger) lets
+// every call through.
+func sharedApplyOf(ctx context.Context) *sharedApply {
+	s, _ := ctx.Value(sharedApplyKey{}).(*sharedApply)
+	return s
+}
+
+// observing: a plan is recorded when the process has a ledger, which
+// the provider makes before it is configured.
+func (a sharedAccount[M]) observing(ctx context.Context) bool { return bookOf(ctx) != nil }
+
+// plan records a plan in the process's ledger and answers what it
+// finds (see shared.go): warnings about shared paths and expiries, the
+// paths a destroy must spare, and an update that grants again what
+// another resource revokes. It returns the planned model, changed when
+// it must grant again.
+func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planNote[M], diags *diagnostics) *M {
+	b := bookOf(ctx)
+	// Before the provider is configured nothing is refused.
+	allowShared := data == nil || data.allowSharedGrants
+	prior, planned, replace, private, resp := n.prior, n.planned, n.replace, n.private, n.resp
+	var before, next, after ledger.Claims
+	if prior != nil {
+		before = a.c.claims(*prior)
+	}
+	if planned != nil {
+		next = a.c.claims(*planned)
+	}
+	if !replace {
+		// A replacement's new object is planned by the next call, with no
+		// prior state; this one only destroys.
+		after = next
+	}
+	// A replacement's destroy leaves what its new object keeps.
+	kept := keptClaims(before, next)
+	revokes := minusClaims(before, next)
+	if replace {
+		revokes = minusClaims(before, kept)
+	}
+	// The create half of a replacement that Terraform forces on what this
+	// provider planned as an update (-replace, replace_triggered_by): the
+	// update's call registered a holder and named it in its planned private
+	// state, which Terraform hands to this call. That object is destroyed
+	// instead: its holder claims nothing any more, and its destroy, which
+	// gets this call's planned private state, leaves what others claim and
+	// what the new object keeps.
+	var forcedSpare map[string][]string
+	var oldID string
+	if prior == nil && planned != nil && private.get(privateHolderKey, &oldID, diags) {
+		if old, oldBefore, ok := b.existing(oldID); ok {
+			oldKept := keptClaims(oldBefore, next)
+			old.Changing = true
+			forcedSpare = spareOf(b.ledger.Plan(old, ledger.Claims{}, minusClaims(oldBefore, oldKept)).Spare, oldKept)
+		}
+	}
+	if after.Actions == nil && revokes.Actions == nil && oldID == "" {
+		return planned
+	}
+	labelOf := prior
+	if planned != nil {
+		labelOf = planned
+	}
+	h, id := b.holder(n.typeName + " " + a.c.label(*labelOf))
+	b.planned(id, before)
+	h.Changing = planned != prior || replace
+	report := b.ledger.Plan(h, after, revokes)
+	if len(report.Overlaps) > 0 && !allowShared {
+		// A lasting overlap: both resources stay and grant the path
+		// (DESIGN.md, "Shared grants").
+		diags.addError("Grants shared with another resource",
+			fmt.Sprintf("After this plan, this resource and another of the configuration would both grant the same paths: %s. "+
+				"IAM keeps one policy per subject and action, so a revoke by either resource takes a path from both, and on "+
+				"the paths of the CLI that do not plan both resources together (-target, -exclude, a taint, -refresh=false) a "+
+				"change of one would take away what the other still grants. Let one resource grant each path (move the "+
+				"shared instances into one of them), or set allow_shared_grants = true in the provider configuration to allow "+
+				"it with those limits.", describeShared(report.Overlaps)))
+	} else if len(report.Overlaps) > 0 {
+		diags.addWarning("Grants shared with another resource",
+			fmt.Sprintf("After this plan, %s; IAM keeps one policy per subject and action, so these paths are granted once for both. "+
+				"A revoke by one resource of this configuration leaves what the other still grants, but a resource in another "+
+				"state or workspace, a provider alias or an apply with -target cannot see this one: let one resource grant each path.",
+				describeShared(report.Overlaps)))
+	}
+	if len(report.Expiries) > 0 {
+		diags.addWarning("One expiry per subject and action",
+			fmt.Sprintf("Another resource grants the same subject and action with a different expiry (%s). IAM keeps one "+
+				"expiry per subject and action, the later, for every instance of the policy: the earlier one never applies.",
+				describeExpiries(report.Expiries)))
+	}
+	// An update that revokes paths an unchanged resource keeps cannot
+	// leave them by itself: the unchanged resource is not in the apply,
+	// and the update's plan-time private state does not reach it.
+	var unchanged []ledger.Shared
+	for _, sh := range report.Spare {
+		if !sh.Other.Changing {
+			unchanged = append(unchanged, sh)
+		}
+	}
+	update := planned != nil && planned != prior && !replace
+	if update && len(unchanged) > 0 {
+		if b.refreshed.Load() {
+			// A plan walk: plan a replacement, whose destroy carries what to
+			// spare. Its new object claims the paths in the next call.
+			if paths := n.changed(prior, planned); len(paths) > 0 {
+				resp.RequiresReplace = paths
+				replace, update = true, false
+				report.Spare = b.ledger.Plan(h, ledger.Claims{}, minusClaims(before, kept)).Spare
+				diags.addWarning("Replaced to keep a shared grant",
+					fmt.Sprintf("This change revokes paths that another resource still grants and that does not change in this plan (%s). "+
+						"Terraform applies only what changes, so an update in place would take them from that resource. The change is "+
+						"planned as a replacement instead: the old object's destroy leaves these paths and those the new object keeps, "+
+						"and the new object grants its own.", describeShared(unchanged)))
+			}
+		} else {
+			diags.addWarning("Revoke of a shared grant",
+				fmt.Sprintf("This update revokes paths that another resource still grants (%s). Within one process the revoke "+
+					"leaves them, but a plan's notes do not reach its apply, which runs in another: if this is a plan with "+
+					"-refresh=false and the other resource does not change, the apply will take the paths from it. A plan that "+
+					"refreshes state plans such an update as a replacement that leaves them: plan with refresh, or with -replace "+
+					"on this resource.", describeShared(unchanged)))
+		}
+	}
+	newPrivate := maps.Clone(private)
+	if oldID != "" {
+		// The old object's holder id is no use to the new object.
+		delete(newPrivate, privateHolderKey)
+	}
+	if len(forcedSpare) > 0 {
+		newPrivate.set(privateSpareKey, forcedSpare, diags)
+	}
+	if planned == nil || replace || len(unchanged) > 0 {
+		// What a destroy (also a replacement's, and one -replace makes of
+		// this update) leaves: what others claim and what the new object
+		// keeps.
+		if spare := spareOf(report.Spare, kept); len(spare) > 0 {
+			newPrivate.set(privateSpareKey, spare, diags)
+		}
+	}
+	// A resource that changes anyway grants again at apply what another
+	// revoked (sharedApply.taken); an unchanged one must plan a change to
+	// be applied at all.
+	if len(report.Reassert) > 0 && planned == prior && prior != nil {
+		re := a.c.reassert(*planned)
+		planned = &re
+		update = true
+		diags.addWarning("Grants again what another resource revokes",
+			fmt.Sprintf("Another resource of this configuration revokes paths that this one keeps (%s), and was planned "+
+				"first: this resource grants them again in the same apply, after that revoke.", describeShared(report.Reassert)))
+	}
+	if update {
+		// Only a change is applied; its apply finds its holder by this id.
+		newPrivate.set(privateHolderKey, id, diags)
+	}
+	if len(newPrivate) != len(private) || newPrivate[privateHolderKey] != nil || newPrivate[privateSpareKey] != nil {
+		resp.PlannedPrivate = newPrivate.bytes(diags)
+	}
+	return planned
+}
+
+// apply finds the apply's holder in the process's ledger: the one
+// its apply-time plan registered, or a new one for a destroy. It takes
+// the ledger's keys out of private state, which keeps them only from
+// plan to apply.
+func (a sharedAccount[M]) apply(ctx context.Context, data *providerData, n applyNote[M], diags *diagnostics) context.Context {
+	prior, planned, private := n.prior, n.planned, n.private
+	var id string
+	private.get(privateHolderKey, &id, diags)
+	spare := readSpare(private, diags)
+	delete(private, privateHolderKey)
+	delete(private, privateSpareKey)
+	if data == nil || data.book == nil {
+		return ctx
+	}
+	m := planned
+	if m == nil {
+		m = prior
+	}
+	label := n.typeName
+	if m != nil {
+		label += " " + a.c.label(*m)
+	}
+	return context.WithValue(ctx, sharedApplyKey{}, &sharedApply{book: data.book, holder: data.book.lookup(id, label), spare: spare})
+}
