@@ -431,6 +431,7 @@ func pathKeyOf(nodes []bkiam.PathNode) (string, error) {
 // actions over one set of resources), with the instances' names.
 func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.GroupPolicy, private privateState, diags *diagnostics) (*groupPermissionModel, privateState, bool) {
 	actions, _ := stringsOf(state.Actions)
+	system, _ := state.System.get()
 	var first []grantplan.Resource
 	for i, action := range actions {
 		var p *bkiam.GroupPolicy
@@ -441,7 +442,7 @@ func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.G
 		}
 		if p == nil {
 			diags.addError("Cannot import the permissions",
-				fmt.Sprintf("The group holds no permission of action %q in %s: import only the actions it holds.", action, state.System.v))
+				fmt.Sprintf("The group holds no permission of action %q in %s: import only the actions it holds.", action, system))
 			return &state, private, false
 		}
 		resources, err := listedResources(*p)

@@ -132,29 +132,3 @@ func sameStrings(a, b stringsValue) bool {
 	}
 	return true
 }
-
-// policiesValue is the policies attribute: the policy id of each of
-// actions that has one.
-func policiesValue(actions []string, ids map[string]int64) int64MapValue {
-	out := make(map[string]value[int64], len(actions))
-	for _, a := range actions {
-		if id, ok := ids[a]; ok {
-			out[a] = known(id)
-		}
-	}
-	return known(out)
-}
-
-// plannedPolicies shows the policy ids an update keeps (kept(action)),
-// and "known after apply" for the rest.
-func plannedPolicies(actions []string, ids map[string]int64, kept func(string) bool) int64MapValue {
-	out := make(map[string]value[int64], len(actions))
-	for _, a := range actions {
-		if id, ok := ids[a]; ok && kept(a) {
-			out[a] = known(id)
-		} else {
-			out[a] = unknownValue[int64]()
-		}
-	}
-	return known(out)
-}

@@ -1,0 +1,149 @@
+package provider
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+)
+
+// What the grants keep in private state (private_state.go): a pending
+// import, and the exact holdings after a run that stopped midway.
+
+// privateImportKey is the private-state key of an import by actions and
+// resource type: import records what to read, and the read that follows
+// the import completes it and removes the key.
+const privateImportKey = "import"
+
+// importRequest is what an import asked to read.
+type importRequest struct {
+	Actions []string `json:"actions"`
+	System  string   `json:"system"`
+	Type    string   `json:"type"`
+}
+
+// readImportRequest returns the pending import kept in private state, or
+// nil when there is none.
+func readImportRequest(private privateState, diags *diagnostics) *importRequest {
+	var req importRequest
+	if !private.get(privateImportKey, &req, diags) {
+		return nil
+	}
+	return &req
+}
+
+// privateHoldingsKey is the private-state key under which a resource keeps
+// what it holds when its public state cannot say it exactly: after a run
+// that failed midway, actions can hold different instances, which one
+// grant cannot describe. Private state travels with the resource's state
+// but is never shown to users; it is absent whenever the public state is
+// exact.
+const privateHoldingsKey = "holdings"
+
+// heldResource is the JSON form of one entry of a holding.
+type heldResource struct {
+	System    string            `json:"system"`
+	Type      string            `json:"type"`
+	Instances map[string]string `json:"instances"`
+}
+
+type heldAction struct {
+	Resources []heldResource `json:"resources"`
+	ExpiresAt int64          `json:"expires_at"`
+	Partial   bool           `json:"partial,omitempty"`
+}
+
+// readHoldings returns the holdings kept in private state, or nil when
+// there are none (the public state is exact).
+func readHoldings(private privateState, diags *diagnostics) grantplan.Holdings {
+	var stored map[string]heldAction
+	if !private.get(privateHoldingsKey, &stored, diags) {
+		return nil
+	}
+	h := grantplan.Holdings{}
+	for action, a := range stored {
+		held := grantplan.Holding{ExpiresAt: a.ExpiresAt, Partial: a.Partial}
+		for _, r := range a.Resources {
+			held.Resources = append(held.Resources, grantplan.Resource{System: r.System, Type: r.Type, Instances: r.Instances})
+		}
+		h[action] = held
+	}
+	return h
+}
+
+// writeHoldings keeps h in private state, or removes the key when h is nil.
+func writeHoldings(private privateState, h grantplan.Holdings, diags *diagnostics) {
+	if h == nil {
+		private.set(privateHoldingsKey, nil, diags)
+		return
+	}
+	stored := make(map[string]heldAction, len(h))
+	for action, held := range h {
+		a := heldAction{ExpiresAt: held.ExpiresAt, Partial: held.Partial, Resources: []heldResource{}}
+		for _, r := range held.Resources {
+			a.Resources = append(a.Resources, heldResource{System: r.System, Type: r.Type, Instances: r.Instances})
+		}
+		stored[action] = a
+	}
+	private.set(privateHoldingsKey, stored, diags)
+}
+
+// recordHoldings keeps held in private state unless view, the grant the
+// public state shows, says exactly the same.
+func recordHoldings(private privateState, held grantplan.Holdings, view grantplan.Grant, diags *diagnostics) {
+	if grantplan.Held(&view).Equal(held) {
+		held = nil
+	}
+	writeHoldings(private, held, diags)
+}
+
+// privateCreatorKey is the private-state key of a creator grant's exact
+// holdings, kept only while its public state cannot describe them.
+const privateCreatorKey = "creator_paths"
+
+type heldNode struct {
+	System string `json:"system"`
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+}
+
+type heldPath struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Ancestors []heldNode `json:"ancestors,omitempty"`
+	Doubt     bool       `json:"doubt,omitempty"`
+}
+
+func readCreatorHoldings(private privateState, t grantplan.CreatorTarget, diags *diagnostics) grantplan.CreatorHoldings {
+	var stored []heldPath
+	if !private.get(privateCreatorKey, &stored, diags) {
+		return nil
+	}
+	h := grantplan.CreatorHoldings{}
+	for _, p := range stored {
+		in := grantplan.CreatorInstance{ID: p.ID, Name: p.Name}
+		for _, a := range p.Ancestors {
+			in.Ancestors = append(in.Ancestors, grantplan.Node{System: a.System, Type: a.Type, ID: a.ID})
+		}
+		h[in.Path(t.System, t.Type)] = grantplan.CreatorHolding{Instance: in, Doubt: p.Doubt}
+	}
+	return h
+}
+
+func writeCreatorHoldings(private privateState, h grantplan.CreatorHoldings, diags *diagnostics) {
+	if h == nil {
+		private.set(privateCreatorKey, nil, diags)
+		return
+	}
+	// Sorted by path, so that the same holdings always write the same bytes.
+	stored := make([]heldPath, 0, len(h))
+	for _, path := range slices.Sorted(maps.Keys(h)) {
+		held := h[path]
+		p := heldPath{ID: held.Instance.ID, Name: held.Instance.Name, Doubt: held.Doubt}
+		for _, a := range held.Instance.Ancestors {
+			p.Ancestors = append(p.Ancestors, heldNode{System: a.System, Type: a.Type, ID: a.ID})
+		}
+		stored = append(stored, p)
+	}
+	private.set(privateCreatorKey, stored, diags)
+}

@@ -1,0 +1,79 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+)
+
+// router is the framework's server with the calls of the protocol-level
+// resources routed to them. The framework serves everything else: the
+// provider's schema, configuration and validation, the resources'
+// schemas, and any plain framework resource or data source. The
+// resources' stored state is upgraded here too (state_upgrade.go), not by
+// the framework, so that the upgrade steps work on the same JSON and
+// types as the codecs. data is the provider's data, the zero D until the
+// provider is configured.
+type router[D comparable] struct {
+	tfprotov6.ProviderServer
+	data      func() D
+	resources map[string]servedResource[D]
+}
+
+func newRouter[D comparable](framework tfprotov6.ProviderServer, data func() D, resources []servedResource[D]) *router[D] {
+	s := &router[D]{ProviderServer: framework, data: data, resources: map[string]servedResource[D]{}}
+	for _, r := range resources {
+		s.resources[r.typeName()] = r
+	}
+	return s
+}
+
+func (s *router[D]) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.validateConfig(ctx, req), nil
+	}
+	return s.ProviderServer.ValidateResourceConfig(ctx, req)
+}
+
+func (s *router[D]) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.planChange(ctx, s.data(), req), nil
+	}
+	return s.ProviderServer.PlanResourceChange(ctx, req)
+}
+
+func (s *router[D]) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.applyChange(ctx, s.data(), req), nil
+	}
+	return s.ProviderServer.ApplyResourceChange(ctx, req)
+}
+
+func (s *router[D]) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.readResource(ctx, s.data(), req), nil
+	}
+	return s.ProviderServer.ReadResource(ctx, req)
+}
+
+func (s *router[D]) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.upgradeState(ctx, req), nil
+	}
+	return s.ProviderServer.UpgradeResourceState(ctx, req)
+}
+
+func (s *router[D]) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.importResource(ctx, req), nil
+	}
+	return s.ProviderServer.ImportResourceState(ctx, req)
+}
+
+// sameValue reports whether a and b are encoded alike, and so are the
+// same value: Terraform encodes values deterministically (map keys
+// sorted).
+func sameValue(a, b *tfprotov6.DynamicValue) bool {
+	return a != nil && b != nil && len(a.MsgPack) > 0 && len(a.JSON) == 0 && len(b.JSON) == 0 && bytes.Equal(a.MsgPack, b.MsgPack)
+}
