@@ -152,7 +152,7 @@ type change[M, C any] interface {
 	// load reads, under the apply's timeout, what the run starts from when
 	// the state does not say it (a group_members create reads IAM).
 	// done ends the apply with the result it returns.
-	load(ctx context.Context, diags *diagnostics) (state *M, private privateState, done bool)
+	load(ctx context.Context, diags *Diagnostics) (state *M, private PrivateState, done bool)
 	// plan returns the calls that make IAM hold the planned value.
 	plan() ([]C, error)
 	// gone reports whether a failed run found that the object the
@@ -161,7 +161,7 @@ type change[M, C any] interface {
 	// after runs once the run ended, ok or not: what the run invalidates,
 	// warns of or reads back. It returns ok, or false when what it found
 	// makes the apply fail.
-	after(ctx context.Context, ok bool, diags *diagnostics) bool
+	after(ctx context.Context, ok bool, diags *Diagnostics) bool
 	// handed hears, by action, after a failed run, the planned paths that
 	// other resources' revokes left in IAM because this one claims them:
 	// IAM holds them whether or not this resource's grants went out, so
@@ -174,13 +174,13 @@ type change[M, C any] interface {
 	reclaim(ok bool) (ledger.Claims, bool)
 	// record returns the state that says what IAM holds: the planned value
 	// after a success, what is held after a failure.
-	record(ok bool, diags *diagnostics) (*M, privateState)
+	record(ok bool, diags *Diagnostics) (*M, PrivateState)
 }
 
 // applyChange runs one resource's apply: the claim, the calls within the
 // apply's timeout, and the state after them. creating and destroying are
 // the operation's; shared is the apply's place in the ledger (nil: none).
-func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M, C], timeout time.Duration, creating, destroying bool, diags *diagnostics) (*M, privateState) {
+func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M, C], timeout time.Duration, creating, destroying bool, diags *Diagnostics) (*M, PrivateState) {
 	if claims, ok := h.claims(); ok {
 		shared.claim(claims)
 		for action, paths := range shared.taken() {
@@ -195,7 +195,7 @@ func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M,
 
 	ok := false
 	if planned, err := h.plan(); err != nil {
-		diags.addError("Cannot plan the IAM calls", err.Error())
+		diags.AddError("Cannot plan the IAM calls", err.Error())
 	} else if err := runCalls(ctx, planned, h); err != nil {
 		if destroying && h.gone(ctx, err) {
 			return nil, nil
@@ -204,7 +204,7 @@ func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M,
 		if isStop(err) {
 			summary = "Stopped"
 		}
-		diags.addError(summary, err.Error())
+		diags.AddError(summary, err.Error())
 	} else {
 		ok = true
 	}

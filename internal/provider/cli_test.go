@@ -191,15 +191,15 @@ func (w *cliWorkspace) recorded() recorded {
 		}
 		for _, in := range r.Instances {
 			subject := in.Attributes.Subject.Type + "/" + in.Attributes.Subject.ID
-			var diags diagnostics
-			if held := readHoldings(readPrivateState(in.Private, &diags), &diags); held != nil {
+			var diags Diagnostics
+			if held := readHoldings(ReadPrivateState(in.Private, &diags), &diags); held != nil {
 				for action, h := range held {
 					add(subject, action, h.Resources)
 					rec.partial[subject][action] = rec.partial[subject][action] || h.Partial
 				}
 				continue
 			}
-			if diags.hasError() {
+			if diags.HasError() {
 				w.t.Fatalf("the private state does not parse: %v", diags)
 			}
 			var resources []grantplan.Resource

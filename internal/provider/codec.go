@@ -15,116 +15,116 @@ import (
 // the first one is kept.
 
 // decoder collects the first error of a decode.
-type decoder struct{ err error }
+type Decoder struct{ Err error }
 
-func (d *decoder) fail(what string, err error) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%s: %w", what, err)
+func (d *Decoder) Fail(what string, err error) {
+	if d.Err == nil {
+		d.Err = fmt.Errorf("%s: %w", what, err)
 	}
 }
 
 // decodeValue decodes a value that may be null or unknown; knownAs
 // decodes a known, non-null one.
-func decodeValue[T any](d *decoder, v tftypes.Value, knownAs func(*decoder, tftypes.Value) T) value[T] {
+func DecodeValue[T any](d *Decoder, v tftypes.Value, knownAs func(*Decoder, tftypes.Value) T) Value[T] {
 	switch {
 	case !v.IsKnown():
-		return unknownValue[T]()
+		return Unknown[T]()
 	case v.IsNull():
-		return value[T]{}
+		return Value[T]{}
 	}
-	return known(knownAs(d, v))
+	return Known(knownAs(d, v))
 }
 
 // decodeCollection is decodeValue for a list, set or map: the value keeps
 // v, which encodeValue sends back as it is while the collection is not
 // replaced. A collection is never changed in place: code that changes
 // one builds a new value (knownStrings, knownStringMap and the like).
-func decodeCollection[T any](d *decoder, v tftypes.Value, knownAs func(*decoder, tftypes.Value) T) value[T] {
-	x := decodeValue(d, v, knownAs)
+func DecodeCollection[T any](d *Decoder, v tftypes.Value, knownAs func(*Decoder, tftypes.Value) T) Value[T] {
+	x := DecodeValue(d, v, knownAs)
 	if x.state == stateKnown {
 		x.sent = &v
 	}
 	return x
 }
 
-func asString(d *decoder, v tftypes.Value) string {
+func AsString(d *Decoder, v tftypes.Value) string {
 	var s string
 	if err := v.As(&s); err != nil {
-		d.fail("string", err)
+		d.Fail("string", err)
 	}
 	return s
 }
 
-func asInt64(d *decoder, v tftypes.Value) int64 {
+func AsInt64(d *Decoder, v tftypes.Value) int64 {
 	var f big.Float
 	if err := v.As(&f); err != nil {
-		d.fail("number", err)
+		d.Fail("number", err)
 		return 0
 	}
 	n, accuracy := f.Int64()
 	if accuracy != big.Exact {
-		d.fail("number", fmt.Errorf("%s is not a 64-bit integer", f.String()))
+		d.Fail("number", fmt.Errorf("%s is not a 64-bit integer", f.String()))
 	}
 	return n
 }
 
 // asAttributes returns a known object's attributes.
-func asAttributes(d *decoder, v tftypes.Value) map[string]tftypes.Value {
+func AsAttributes(d *Decoder, v tftypes.Value) map[string]tftypes.Value {
 	var m map[string]tftypes.Value
 	if err := v.As(&m); err != nil {
-		d.fail("object", err)
+		d.Fail("object", err)
 	}
 	return m
 }
 
 // listOf decodes a known list or set, element by element.
-func listOf[T any](elem func(*decoder, tftypes.Value) T) func(*decoder, tftypes.Value) []value[T] {
-	return func(d *decoder, v tftypes.Value) []value[T] {
+func ListOf[T any](elem func(*Decoder, tftypes.Value) T) func(*Decoder, tftypes.Value) []Value[T] {
+	return func(d *Decoder, v tftypes.Value) []Value[T] {
 		var elems []tftypes.Value
 		if err := v.As(&elems); err != nil {
-			d.fail("list or set", err)
+			d.Fail("list or set", err)
 			return nil
 		}
-		out := make([]value[T], len(elems))
+		out := make([]Value[T], len(elems))
 		for i, e := range elems {
-			out[i] = decodeValue(d, e, elem)
+			out[i] = DecodeValue(d, e, elem)
 		}
 		return out
 	}
 }
 
 // mapOf decodes a known map, element by element.
-func mapOf[T any](elem func(*decoder, tftypes.Value) T) func(*decoder, tftypes.Value) map[string]value[T] {
-	return func(d *decoder, v tftypes.Value) map[string]value[T] {
+func MapOf[T any](elem func(*Decoder, tftypes.Value) T) func(*Decoder, tftypes.Value) map[string]Value[T] {
+	return func(d *Decoder, v tftypes.Value) map[string]Value[T] {
 		var elems map[string]tftypes.Value
 		if err := v.As(&elems); err != nil {
-			d.fail("map", err)
+			d.Fail("map", err)
 			return nil
 		}
-		out := make(map[string]value[T], len(elems))
+		out := make(map[string]Value[T], len(elems))
 		for k, e := range elems {
-			out[k] = decodeValue(d, e, elem)
+			out[k] = DecodeValue(d, e, elem)
 		}
 		return out
 	}
 }
 
-func decodeString(d *decoder, v tftypes.Value) stringValue { return decodeValue(d, v, asString) }
+func DecodeString(d *Decoder, v tftypes.Value) StringValue { return DecodeValue(d, v, AsString) }
 
-func decodeStrings(d *decoder, v tftypes.Value) stringsValue {
-	return decodeCollection(d, v, listOf(asString))
+func DecodeStrings(d *Decoder, v tftypes.Value) StringsValue {
+	return DecodeCollection(d, v, ListOf(AsString))
 }
 
-func decodeStringMap(d *decoder, v tftypes.Value) stringMapValue {
-	return decodeCollection(d, v, mapOf(asString))
+func DecodeStringMap(d *Decoder, v tftypes.Value) StringMapValue {
+	return DecodeCollection(d, v, MapOf(AsString))
 }
 
-func decodeInt64Map(d *decoder, v tftypes.Value) int64MapValue {
-	return decodeCollection(d, v, mapOf(asInt64))
+func DecodeInt64Map(d *Decoder, v tftypes.Value) Int64MapValue {
+	return DecodeCollection(d, v, MapOf(AsInt64))
 }
 
 // encodeValue encodes a value of type typ; fromKnown encodes a known one.
-func encodeValue[T any](typ tftypes.Type, x value[T], fromKnown func(tftypes.Type, T) tftypes.Value) tftypes.Value {
+func EncodeValue[T any](typ tftypes.Type, x Value[T], fromKnown func(tftypes.Type, T) tftypes.Value) tftypes.Value {
 	switch x.state {
 	case stateUnknown:
 		return tftypes.NewValue(typ, tftypes.UnknownValue)
@@ -137,14 +137,14 @@ func encodeValue[T any](typ tftypes.Type, x value[T], fromKnown func(tftypes.Typ
 	return fromKnown(typ, x.v)
 }
 
-func fromString(typ tftypes.Type, s string) tftypes.Value { return tftypes.NewValue(typ, s) }
+func FromString(typ tftypes.Type, s string) tftypes.Value { return tftypes.NewValue(typ, s) }
 
-func fromInt64(typ tftypes.Type, n int64) tftypes.Value {
+func FromInt64(typ tftypes.Type, n int64) tftypes.Value {
 	return tftypes.NewValue(typ, new(big.Float).SetInt64(n))
 }
 
 // elementType is the element type of a list, set or map type.
-func elementType(typ tftypes.Type) tftypes.Type {
+func ElementType(typ tftypes.Type) tftypes.Type {
 	switch t := typ.(type) {
 	case tftypes.List:
 		return t.ElementType
@@ -166,77 +166,77 @@ func attributeType(typ tftypes.Type, name string) tftypes.Type {
 }
 
 // fromList encodes a known list or set, element by element.
-func fromList[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type, []value[T]) tftypes.Value {
-	return func(typ tftypes.Type, elems []value[T]) tftypes.Value {
-		et := elementType(typ)
+func FromList[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type, []Value[T]) tftypes.Value {
+	return func(typ tftypes.Type, elems []Value[T]) tftypes.Value {
+		et := ElementType(typ)
 		out := make([]tftypes.Value, len(elems))
 		for i, e := range elems {
-			out[i] = encodeValue(et, e, elem)
+			out[i] = EncodeValue(et, e, elem)
 		}
 		return tftypes.NewValue(typ, out)
 	}
 }
 
 // fromMap encodes a known map, element by element.
-func fromMap[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type, map[string]value[T]) tftypes.Value {
-	return func(typ tftypes.Type, elems map[string]value[T]) tftypes.Value {
-		et := elementType(typ)
+func FromMap[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type, map[string]Value[T]) tftypes.Value {
+	return func(typ tftypes.Type, elems map[string]Value[T]) tftypes.Value {
+		et := ElementType(typ)
 		out := make(map[string]tftypes.Value, len(elems))
 		for k, e := range elems {
-			out[k] = encodeValue(et, e, elem)
+			out[k] = EncodeValue(et, e, elem)
 		}
 		return tftypes.NewValue(typ, out)
 	}
 }
 
-func encodeString(typ tftypes.Type, x stringValue) tftypes.Value {
-	return encodeValue(typ, x, fromString)
+func EncodeString(typ tftypes.Type, x StringValue) tftypes.Value {
+	return EncodeValue(typ, x, FromString)
 }
 
-func encodeStrings(typ tftypes.Type, x stringsValue) tftypes.Value {
-	return encodeValue(typ, x, fromList(fromString))
+func EncodeStrings(typ tftypes.Type, x StringsValue) tftypes.Value {
+	return EncodeValue(typ, x, FromList(FromString))
 }
 
-func encodeStringMap(typ tftypes.Type, x stringMapValue) tftypes.Value {
-	return encodeValue(typ, x, fromMap(fromString))
+func EncodeStringMap(typ tftypes.Type, x StringMapValue) tftypes.Value {
+	return EncodeValue(typ, x, FromMap(FromString))
 }
 
-func encodeInt64Map(typ tftypes.Type, x int64MapValue) tftypes.Value {
-	return encodeValue(typ, x, fromMap(fromInt64))
+func EncodeInt64Map(typ tftypes.Type, x Int64MapValue) tftypes.Value {
+	return EncodeValue(typ, x, FromMap(FromInt64))
 }
 
 // attrs builds an object value, attribute by attribute, each encoded
 // with the attribute's type as the object type declares it.
-type attrs struct {
+type Attrs struct {
 	typ tftypes.Object
 	m   map[string]tftypes.Value
 }
 
-func newAttrs(typ tftypes.Type) *attrs {
+func NewAttrs(typ tftypes.Type) *Attrs {
 	obj := typ.(tftypes.Object) //nolint:forcetypeassert // called with object types only
-	return &attrs{typ: obj, m: make(map[string]tftypes.Value, len(obj.AttributeTypes))}
+	return &Attrs{typ: obj, m: make(map[string]tftypes.Value, len(obj.AttributeTypes))}
 }
 
 // with sets attribute name to encode(its type).
-func (a *attrs) with(name string, encode func(tftypes.Type) tftypes.Value) *attrs {
+func (a *Attrs) With(name string, encode func(tftypes.Type) tftypes.Value) *Attrs {
 	a.m[name] = encode(attributeType(a.typ, name))
 	return a
 }
 
-func (a *attrs) string(name string, x stringValue) *attrs {
-	return a.with(name, func(t tftypes.Type) tftypes.Value { return encodeString(t, x) })
+func (a *Attrs) String(name string, x StringValue) *Attrs {
+	return a.With(name, func(t tftypes.Type) tftypes.Value { return EncodeString(t, x) })
 }
 
-func (a *attrs) strings(name string, x stringsValue) *attrs {
-	return a.with(name, func(t tftypes.Type) tftypes.Value { return encodeStrings(t, x) })
+func (a *Attrs) Strings(name string, x StringsValue) *Attrs {
+	return a.With(name, func(t tftypes.Type) tftypes.Value { return EncodeStrings(t, x) })
 }
 
-func (a *attrs) stringMap(name string, x stringMapValue) *attrs {
-	return a.with(name, func(t tftypes.Type) tftypes.Value { return encodeStringMap(t, x) })
+func (a *Attrs) StringMap(name string, x StringMapValue) *Attrs {
+	return a.With(name, func(t tftypes.Type) tftypes.Value { return EncodeStringMap(t, x) })
 }
 
-func (a *attrs) int64Map(name string, x int64MapValue) *attrs {
-	return a.with(name, func(t tftypes.Type) tftypes.Value { return encodeInt64Map(t, x) })
+func (a *Attrs) Int64Map(name string, x Int64MapValue) *Attrs {
+	return a.With(name, func(t tftypes.Type) tftypes.Value { return EncodeInt64Map(t, x) })
 }
 
-func (a *attrs) object() tftypes.Value { return tftypes.NewValue(a.typ, a.m) }
+func (a *Attrs) Object() tftypes.Value { return tftypes.NewValue(a.typ, a.m) }

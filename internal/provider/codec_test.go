@@ -14,9 +14,8 @@ import (
 
 // codecUnderTest is what served[M, D] offers the codec tests.
 type codecUnderTest interface {
-	servedResource[*providerData]
-	modelType() reflect.Type
-	roundTrip(tftypes.Value) (tftypes.Value, error)
+	Resource[*providerData]
+	Codec
 }
 
 func codecsUnderTest(t *testing.T) []codecUnderTest {
@@ -25,7 +24,7 @@ func codecsUnderTest(t *testing.T) []codecUnderTest {
 	for _, r := range protocolResources {
 		c, ok := r.(codecUnderTest)
 		if !ok {
-			t.Fatalf("%s is not served by serve(): its codec cannot be checked", r.typeName())
+			t.Fatalf("%s is not served by serve(): its codec cannot be checked", r.TypeName())
 		}
 		out = append(out, c)
 	}
@@ -40,11 +39,11 @@ func codecsUnderTest(t *testing.T) []codecUnderTest {
 // configuration, or state that lost a value.
 func TestCodecsRoundTrip(t *testing.T) {
 	for _, c := range codecsUnderTest(t) {
-		t.Run(c.typeName(), func(t *testing.T) {
+		t.Run(c.TypeName(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(20261123, 1))
 			for i := range 2000 {
-				in := genValue(rng, c.objectType(), 0, true)
-				out, err := c.roundTrip(in)
+				in := genValue(rng, c.ObjectType(), 0, true)
+				out, err := c.RoundTrip(in)
 				if err != nil {
 					t.Fatalf("value %d: decode: %v\n%s", i, err, in)
 				}
@@ -84,20 +83,20 @@ func genValue(rng *rand.Rand, typ tftypes.Type, depth int, root bool) tftypes.Va
 	case typ.Is(tftypes.Map{}):
 		elems := map[string]tftypes.Value{}
 		for i := range rng.IntN(4) {
-			elems[fmt.Sprintf("k%d", i)] = genValue(rng, elementType(typ), depth+1, false)
+			elems[fmt.Sprintf("k%d", i)] = genValue(rng, ElementType(typ), depth+1, false)
 		}
 		return tftypes.NewValue(typ, elems)
 	case typ.Is(tftypes.List{}):
 		elems := make([]tftypes.Value, rng.IntN(4))
 		for i := range elems {
-			elems[i] = genValue(rng, elementType(typ), depth+1, false)
+			elems[i] = genValue(rng, ElementType(typ), depth+1, false)
 		}
 		return tftypes.NewValue(typ, elems)
 	case typ.Is(tftypes.Set{}):
 		// Set elements are distinct: generate and keep the new ones.
 		var elems []tftypes.Value
 		for range rng.IntN(4) {
-			e := genValue(rng, elementType(typ), depth+1, false)
+			e := genValue(rng, ElementType(typ), depth+1, false)
 			if !slices.ContainsFunc(elems, e.Equal) {
 				elems = append(elems, e)
 			}
@@ -113,17 +112,18 @@ func genValue(rng *rand.Rand, typ tftypes.Type, depth int, root bool) tftypes.Va
 // a new schema attribute cannot be forgotten by its codec.
 func TestCodecsCoverEverySchemaAttribute(t *testing.T) {
 	for _, c := range codecsUnderTest(t) {
-		t.Run(c.typeName(), func(t *testing.T) {
-			for _, problem := range modelProblems(c.modelType(), c.objectType(), "") {
+		t.Run(c.TypeName(), func(t *testing.T) {
+			for _, problem := range modelProblems(c.ModelType(), c.ObjectType(), "") {
 				t.Error(problem)
 			}
 		})
 	}
 }
 
-// valueInner is T of a value[T] type, or nil when typ is no value.
+// valueInner is T of a Value[T] type, or nil when typ is no Value.
 func valueInner(typ reflect.Type) reflect.Type {
-	if typ.Kind() != reflect.Struct || !strings.HasPrefix(typ.Name(), "value[") {
+	seam := reflect.TypeFor[Value[string]]().PkgPath()
+	if typ.Kind() != reflect.Struct || !strings.HasPrefix(typ.Name(), "Value[") || typ.PkgPath() != seam {
 		return nil
 	}
 	return typ.Field(0).Type
@@ -159,11 +159,11 @@ func modelProblems(model reflect.Type, obj tftypes.Object, at string) []string {
 	return problems
 }
 
-// shapeProblems checks that field, a value[T], has the shape of typ.
+// shapeProblems checks that field, a Value[T], has the shape of typ.
 func shapeProblems(field reflect.Type, typ tftypes.Type, path string) []string {
 	inner := valueInner(field)
 	if inner == nil {
-		return []string{fmt.Sprintf("%s: field of type %s is not a value[T], so it cannot hold null or unknown", path, field)}
+		return []string{fmt.Sprintf("%s: field of type %s is not a Value[T], so it cannot hold null or unknown", path, field)}
 	}
 	switch {
 	case typ.Is(tftypes.String):
@@ -181,12 +181,12 @@ func shapeProblems(field reflect.Type, typ tftypes.Type, path string) []string {
 		if inner.Kind() != reflect.Slice {
 			return []string{fmt.Sprintf("%s: a list or set held in %s", path, inner)}
 		}
-		return shapeProblems(inner.Elem(), elementType(typ), path+"[]")
+		return shapeProblems(inner.Elem(), ElementType(typ), path+"[]")
 	case typ.Is(tftypes.Map{}):
 		if inner.Kind() != reflect.Map || inner.Key().Kind() != reflect.String {
 			return []string{fmt.Sprintf("%s: a map held in %s", path, inner)}
 		}
-		return shapeProblems(inner.Elem(), elementType(typ), path+"[key]")
+		return shapeProblems(inner.Elem(), ElementType(typ), path+"[key]")
 	}
 	return []string{fmt.Sprintf("%s: no model shape for %s", path, typ)}
 }

@@ -21,9 +21,9 @@ import (
 // calls it sends in creator_grant_runner.go.
 type creatorGrant struct{}
 
-func (creatorGrant) name() string { return "creator_grant" }
+func (creatorGrant) Name() string { return "creator_grant" }
 
-func (creatorGrant) schema(context.Context) schema.Schema {
+func (creatorGrant) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Registers a user as the creator of resource instances in one BlueKing IAM system, through " +
 			"IAM's `batch_resource_creator_action` API, so that IAM grants the creator the actions the system " +
@@ -97,7 +97,7 @@ func (creatorGrant) schema(context.Context) schema.Schema {
 				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID), as the creator " +
 					"grant answers it (the IAM SaaS's id); `0` for `admin`.",
 			},
-			"timeouts": timeoutsAttribute(),
+			"timeouts": TimeoutsAttribute(),
 		},
 	}
 }
@@ -118,29 +118,29 @@ type creatorView struct {
 
 func viewCreator(m creatorGrantModel) creatorView {
 	c := creatorView{model: m}
-	c.target.System, _ = m.System.get()
-	c.target.Type, _ = m.Type.get()
-	c.creator, _ = m.Creator.get()
+	c.target.System, _ = m.System.Get()
+	c.target.Type, _ = m.Type.Get()
+	c.creator, _ = m.Creator.Get()
 	c.instances = creatorInstancesOf(m.Instances)
-	if actions, ok := stringsOf(m.Actions); ok {
+	if actions, ok := StringsOf(m.Actions); ok {
 		slices.Sort(actions)
 		c.actions = actions
 	}
-	c.granted, _ = stringsOf(m.GrantedActions)
-	c.policies = int64MapOf(m.Policies)
+	c.granted, _ = StringsOf(m.GrantedActions)
+	c.policies = Int64MapOf(m.Policies)
 	return c
 }
 
 // creatorInstancesOf converts a fully known instances attribute.
-func creatorInstancesOf(x value[map[string]value[creatorInstanceModel]]) map[string]grantplan.CreatorInstance {
-	elems, ok := x.get()
+func creatorInstancesOf(x Value[map[string]Value[creatorInstanceModel]]) map[string]grantplan.CreatorInstance {
+	elems, ok := x.Get()
 	if !ok {
 		return nil
 	}
 	out := make(map[string]grantplan.CreatorInstance, len(elems))
 	for id, e := range elems {
-		instance, okInstance := e.get()
-		name, okName := instance.Name.get()
+		instance, okInstance := e.Get()
+		name, okName := instance.Name.Get()
 		ancestors, okAncestors := ancestorsOf(instance.Ancestors)
 		if !okInstance || !okName || !okAncestors {
 			return nil
@@ -151,20 +151,20 @@ func creatorInstancesOf(x value[map[string]value[creatorInstanceModel]]) map[str
 }
 
 // ancestorsOf converts a fully known (or null) ancestors attribute.
-func ancestorsOf(x value[[]value[ancestorModel]]) ([]grantplan.Node, bool) {
-	if x.isNull() {
+func ancestorsOf(x Value[[]Value[ancestorModel]]) ([]grantplan.Node, bool) {
+	if x.IsNull() {
 		return nil, true
 	}
-	elems, ok := x.get()
+	elems, ok := x.Get()
 	if !ok {
 		return nil, false
 	}
 	var out []grantplan.Node
 	for _, e := range elems {
-		a, okNode := e.get()
-		system, okSystem := a.System.get()
-		typ, okType := a.Type.get()
-		id, okID := a.ID.get()
+		a, okNode := e.Get()
+		system, okSystem := a.System.Get()
+		typ, okType := a.Type.Get()
+		id, okID := a.ID.Get()
 		if !okNode || !okSystem || !okType || !okID {
 			return nil, false
 		}
@@ -176,37 +176,37 @@ func ancestorsOf(x value[[]value[ancestorModel]]) ([]grantplan.Node, bool) {
 // importState adopts SYSTEM/TYPE/CREATOR: as for bkiam_instance_grant, the
 // next apply registers what the configuration declares, a no-op in IAM
 // wherever the creator already holds it.
-func (creatorGrant) importState(_ context.Context, id string, diags *diagnostics) (creatorGrantModel, privateState) {
+func (creatorGrant) ImportState(_ context.Context, id string, diags *Diagnostics) (creatorGrantModel, PrivateState) {
 	var m creatorGrantModel
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" || strings.TrimSpace(parts[2]) == "" {
-		diags.addError("Invalid import ID",
+		diags.AddError("Invalid import ID",
 			fmt.Sprintf("Expected SYSTEM/TYPE/CREATOR, e.g. bk_sops/mini_app/alice; got %q.", id))
 		return m, nil
 	}
-	m.ID, m.System, m.Type, m.Creator = known(id), known(parts[0]), known(parts[1]), known(parts[2])
+	m.ID, m.System, m.Type, m.Creator = Known(id), Known(parts[0]), Known(parts[1]), Known(parts[2])
 	return m, nil
 }
 
-func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags *diagnostics) {
-	checkID(root("system"), config.System, diags)
-	checkID(root("type"), config.Type, diags)
-	checkID(root("creator"), config.Creator, diags)
-	if creator, ok := config.Creator.get(); ok && strings.EqualFold(creator, "admin") {
-		diags.addAttributeWarning(root("creator"), "IAM ignores creator grants to admin",
+func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags *Diagnostics) {
+	checkID(Root("system"), config.System, diags)
+	checkID(Root("type"), config.Type, diags)
+	checkID(Root("creator"), config.Creator, diags)
+	if creator, ok := config.Creator.Get(); ok && strings.EqualFold(creator, "admin") {
+		diags.AddAttributeWarning(Root("creator"), "IAM ignores creator grants to admin",
 			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
 				"The resource records policy IDs of 0.")
 	}
-	if instances, ok := config.Instances.get(); ok {
-		checkInstanceCount(root("instances"), len(instances), diags)
-		checkInstanceIDs(root("instances"), instances, diags)
+	if instances, ok := config.Instances.Get(); ok {
+		checkInstanceCount(Root("instances"), len(instances), diags)
+		checkInstanceIDs(Root("instances"), instances, diags)
 		for id, e := range instances {
-			at := root("instances").WithElementKeyString(id)
-			instance, _ := e.get()
+			at := Root("instances").WithElementKeyString(id)
+			instance, _ := e.Get()
 			checkNotBlank(at.WithAttributeName("name"), instance.Name, diags)
-			ancestors, _ := instance.Ancestors.get()
+			ancestors, _ := instance.Ancestors.Get()
 			for i, a := range ancestors {
-				node, _ := a.get()
+				node, _ := a.Get()
 				ancestorPath := at.WithAttributeName("ancestors").WithElementKeyInt(i)
 				checkID(ancestorPath.WithAttributeName("system"), node.System, diags)
 				checkID(ancestorPath.WithAttributeName("type"), node.Type, diags)
@@ -217,27 +217,27 @@ func (creatorGrant) validate(_ context.Context, config creatorGrantModel, diags 
 				for i, n := range nodes {
 					above[i] = [2]string{n.Type, n.ID}
 				}
-				checkRepeatedNode(at.WithAttributeName("ancestors"), pathString(at.WithAttributeName("ancestors")), above, diags)
+				checkRepeatedNode(at.WithAttributeName("ancestors"), PathString(at.WithAttributeName("ancestors")), above, diags)
 			}
 		}
 	}
-	checkActions(root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
-	checkTimeouts(config.Timeouts, diags)
+	checkActions(Root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
+	CheckTimeouts(config.Timeouts, diags)
 }
 
-func (creatorGrant) checkModel(ctx context.Context, data *providerData, proposed creatorGrantModel, diags *diagnostics) {
+func (creatorGrant) CheckModel(ctx context.Context, data *providerData, proposed creatorGrantModel, diags *Diagnostics) {
 	checkCreatorGrantModel(ctx, data, proposed, diags)
 }
 
-func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], diags *diagnostics) planResponse[creatorGrantModel] {
-	planned := req.proposed
-	planned.GrantedActions, planned.Policies = unknownValue[[]stringValue](), unknownValue[map[string]value[int64]]()
-	if req.prior == nil {
-		planned.ID = unknownValue[string]()
-		return planResponse[creatorGrantModel]{planned: planned}
+func (creatorGrant) Plan(_ context.Context, req PlanRequest[creatorGrantModel], diags *Diagnostics) PlanResponse[creatorGrantModel] {
+	planned := req.Proposed
+	planned.GrantedActions, planned.Policies = Unknown[[]StringValue](), Unknown[map[string]Value[int64]]()
+	if req.Prior == nil {
+		planned.ID = Unknown[string]()
+		return PlanResponse[creatorGrantModel]{Planned: planned}
 	}
-	prior := *req.prior
-	var out planResponse[creatorGrantModel]
+	prior := *req.Prior
+	var out PlanResponse[creatorGrantModel]
 	for _, attr := range []struct {
 		name    string
 		changed bool
@@ -245,25 +245,25 @@ func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], 
 		{"system", planned.System != prior.System},
 		{"type", planned.Type != prior.Type},
 		{"creator", planned.Creator != prior.Creator},
-		{"actions", !sameStrings(planned.Actions, prior.Actions)},
+		{"actions", !SameStrings(planned.Actions, prior.Actions)},
 	} {
 		if attr.changed {
-			out.requiresReplace = append(out.requiresReplace, root(attr.name))
+			out.RequiresReplace = append(out.RequiresReplace, Root(attr.name))
 		}
 	}
 	planned.ID = prior.ID
-	if planned.ID.isNull() {
-		planned.ID = unknownValue[string]()
+	if planned.ID.IsNull() {
+		planned.ID = Unknown[string]()
 	}
 	// With actions set and unchanged, the recorded actions and the policy
 	// ids an update keeps are known in advance, unless a run failed midway;
 	// an update that registers an instance may meet a policy revoked whole
 	// outside Terraform and recreated under a new id, so its ids are known
 	// after apply.
-	plan, state := viewCreator(req.proposed), viewCreator(prior)
-	if plan.actions != nil && sameStrings(req.proposed.Actions, prior.Actions) && !prior.Policies.isNull() &&
-		readCreatorHoldings(req.private, state.target, diags) == nil {
-		planned.GrantedActions = req.proposed.Actions
+	plan, state := viewCreator(req.Proposed), viewCreator(prior)
+	if plan.actions != nil && SameStrings(req.Proposed.Actions, prior.Actions) && !prior.Policies.IsNull() &&
+		readCreatorHoldings(req.Private, state.target, diags) == nil {
+		planned.GrantedActions = req.Proposed.Actions
 		registers := false
 		if plan.instances != nil && state.instances != nil {
 			held := grantplan.CreatorHeld(state.target, state.instances)
@@ -275,16 +275,16 @@ func (creatorGrant) plan(_ context.Context, req planRequest[creatorGrantModel], 
 		}
 		planned.Policies = plannedPolicies(plan.actions, state.policies, func(string) bool { return !registers })
 	}
-	out.planned = planned
+	out.Planned = planned
 	return out
 }
 
-func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRequest[creatorGrantModel], diags *diagnostics) (*creatorGrantModel, privateState) {
-	private := req.private
-	current, next := viewsOf(req, viewCreator)
+func (r creatorGrant) Apply(ctx context.Context, data *providerData, req ApplyRequest[creatorGrantModel], diags *Diagnostics) (*creatorGrantModel, PrivateState) {
+	private := req.Private
+	current, next := ViewsOf(req, viewCreator)
 	if next != nil && next.instances == nil {
-		diags.addError("Unknown instances at apply", "Terraform asked to apply instances that are not fully known. This is a bug in Terraform or the provider.")
-		return req.prior, private
+		diags.AddError("Unknown instances at apply", "Terraform asked to apply instances that are not fully known. This is a bug in Terraform or the provider.")
+		return req.Prior, private
 	}
 	// The run starts from what state records (the plan's empty record on
 	// create) and expects the actions the plan names.
@@ -296,7 +296,7 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 		client:   data.client,
 		target:   from.target,
 		creator:  from.creator,
-		held:     r.holdings(req.private, current, diags),
+		held:     r.holdings(req.Private, current, diags),
 		expected: from.actions,
 		granted:  map[string]bool{},
 		policies: from.policies,
@@ -320,34 +320,34 @@ func (r creatorGrant) apply(ctx context.Context, data *providerData, req applyRe
 			runner.configured = creatorConfigActions(ctx, data, next.model.System, next.target.Type, diags)
 		}
 	}
-	if diags.hasError() {
-		return req.prior, private
+	if diags.HasError() {
+		return req.Prior, private
 	}
 	runner.limits = data.limits()
 	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
 	runner.want, runner.private = want, private
-	return applyChange(ctx, sharedApplyOf(ctx), runner, timeoutOf(result.model.Timeouts, req.operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // refreshes: only detect_drift changes a creator grant's state on
 // refresh (creator grants never expire), so without it the state goes
 // back as it came, never decoded.
-func (creatorGrant) refreshes(data *providerData) bool {
+func (creatorGrant) Refreshes(data *providerData) bool {
 	return data != nil && data.scans != nil
 }
 
 // read keeps, with detect_drift, only the paths IAM still holds for the
 // creator, so that the plan registers the others again.
-func (r creatorGrant) read(ctx context.Context, data *providerData, req readRequest[creatorGrantModel], diags *diagnostics) (*creatorGrantModel, privateState, bool) {
-	state, private := req.state, req.private
+func (r creatorGrant) Read(ctx context.Context, data *providerData, req ReadRequest[creatorGrantModel], diags *Diagnostics) (*creatorGrantModel, PrivateState, bool) {
+	state, private := req.State, req.Private
 	c := viewCreator(state)
 	held := r.holdings(private, &c, diags)
-	if diags.hasError() || len(held) == 0 || len(c.granted) == 0 {
+	if diags.HasError() || len(held) == 0 || len(c.granted) == 0 {
 		return &state, private, false // nothing recorded to check
 	}
 	now, err := creatorStillHeld(ctx, data.scans, c, held)
 	if err != nil {
-		diags.addError("Cannot read grants back from IAM",
+		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what creator %s holds in %s: %v. State is kept as it was; fix the cause, "+
 				"or turn detect_drift off.", c.creator, c.target.System, err))
 		return &state, private, false
@@ -365,7 +365,7 @@ func (r creatorGrant) read(ctx context.Context, data *providerData, req readRequ
 		return &state, private, false
 	}
 	if len(lost) > 0 {
-		diags.addWarning("Creator grants revoked outside Terraform",
+		diags.AddWarning("Creator grants revoked outside Terraform",
 			fmt.Sprintf("IAM no longer holds the creator actions of %s on %d of the %s/%s instances this resource registered (%s). "+
 				"They are removed from state, so the plan registers them again.", c.creator, len(lost), c.target.System,
 				c.target.Type, someIDs(lost)))
@@ -387,7 +387,7 @@ func (r creatorGrant) read(ctx context.Context, data *providerData, req readRequ
 
 // holdings returns what the creator holds: from private state after a
 // failed run, else from the public state; nothing before a create.
-func (creatorGrant) holdings(private privateState, state *creatorView, diags *diagnostics) grantplan.CreatorHoldings {
+func (creatorGrant) holdings(private PrivateState, state *creatorView, diags *Diagnostics) grantplan.CreatorHoldings {
 	if state == nil {
 		return grantplan.CreatorHoldings{}
 	}
@@ -400,20 +400,20 @@ func (creatorGrant) holdings(private privateState, state *creatorView, diags *di
 	return grantplan.CreatorHeld(state.target, state.instances)
 }
 
-func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) value[map[string]value[creatorInstanceModel]] {
-	out := make(map[string]value[creatorInstanceModel], len(instances))
+func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) Value[map[string]Value[creatorInstanceModel]] {
+	out := make(map[string]Value[creatorInstanceModel], len(instances))
 	for id, in := range instances {
-		var ancestors value[[]value[ancestorModel]]
+		var ancestors Value[[]Value[ancestorModel]]
 		if len(in.Ancestors) > 0 {
-			nodes := make([]value[ancestorModel], len(in.Ancestors))
+			nodes := make([]Value[ancestorModel], len(in.Ancestors))
 			for i, a := range in.Ancestors {
-				nodes[i] = known(ancestorModel{System: known(a.System), Type: known(a.Type), ID: known(a.ID)})
+				nodes[i] = Known(ancestorModel{System: Known(a.System), Type: Known(a.Type), ID: Known(a.ID)})
 			}
-			ancestors = known(nodes)
+			ancestors = Known(nodes)
 		}
-		out[id] = known(creatorInstanceModel{Name: known(in.Name), Ancestors: ancestors})
+		out[id] = Known(creatorInstanceModel{Name: Known(in.Name), Ancestors: ancestors})
 	}
-	return known(out)
+	return Known(out)
 }
 
 // claims are the creator's paths, for the actions it records: those IAM
@@ -425,7 +425,7 @@ func (creatorGrant) claims(m creatorGrantModel) ledger.Claims {
 		return ledger.Claims{}
 	}
 	actions := c.granted
-	if !m.GrantedActions.isKnown() {
+	if !m.GrantedActions.IsKnown() {
 		actions = c.actions
 		if actions == nil {
 			actions = []string{ledger.AnyAction}
@@ -464,6 +464,6 @@ func (creatorGrant) label(m creatorGrantModel) string {
 // reassert: an update that registers again shows what it records as
 // unknown.
 func (creatorGrant) reassert(planned creatorGrantModel) creatorGrantModel {
-	planned.GrantedActions, planned.Policies = unknownValue[[]stringValue](), unknownValue[map[string]value[int64]]()
+	planned.GrantedActions, planned.Policies = Unknown[[]StringValue](), Unknown[map[string]Value[int64]]()
 	return planned
 }

@@ -9,71 +9,71 @@ import (
 // An import leaves instances null: the resource holds nothing known, and
 // the next apply registers what the configuration declares.
 type creatorGrantModel struct {
-	ID             stringValue                                   `tf:"id"`
-	System         stringValue                                   `tf:"system"`
-	Type           stringValue                                   `tf:"type"`
-	Creator        stringValue                                   `tf:"creator"`
-	Instances      value[map[string]value[creatorInstanceModel]] `tf:"instances"`
-	Actions        stringsValue                                  `tf:"actions"`
-	GrantedActions stringsValue                                  `tf:"granted_actions"`
-	Policies       int64MapValue                                 `tf:"policies"`
-	Timeouts       value[timeoutsModel]                          `tf:"timeouts"`
+	ID             StringValue                                   `tf:"id"`
+	System         StringValue                                   `tf:"system"`
+	Type           StringValue                                   `tf:"type"`
+	Creator        StringValue                                   `tf:"creator"`
+	Instances      Value[map[string]Value[creatorInstanceModel]] `tf:"instances"`
+	Actions        StringsValue                                  `tf:"actions"`
+	GrantedActions StringsValue                                  `tf:"granted_actions"`
+	Policies       Int64MapValue                                 `tf:"policies"`
+	Timeouts       Value[TimeoutsModel]                          `tf:"timeouts"`
 }
 
 type creatorInstanceModel struct {
-	Name      stringValue                   `tf:"name"`
-	Ancestors value[[]value[ancestorModel]] `tf:"ancestors"`
+	Name      StringValue                   `tf:"name"`
+	Ancestors Value[[]Value[ancestorModel]] `tf:"ancestors"`
 }
 
 type ancestorModel struct {
-	System stringValue `tf:"system"`
-	Type   stringValue `tf:"type"`
-	ID     stringValue `tf:"id"`
+	System StringValue `tf:"system"`
+	Type   StringValue `tf:"type"`
+	ID     StringValue `tf:"id"`
 }
 
-func (creatorGrant) decode(v tftypes.Value) (creatorGrantModel, error) {
-	var d decoder
-	a := asAttributes(&d, v)
-	decodeAncestor := func(d *decoder, v tftypes.Value) ancestorModel {
-		n := asAttributes(d, v)
-		return ancestorModel{System: decodeString(d, n["system"]), Type: decodeString(d, n["type"]), ID: decodeString(d, n["id"])}
+func (creatorGrant) Decode(v tftypes.Value) (creatorGrantModel, error) {
+	var d Decoder
+	a := AsAttributes(&d, v)
+	decodeAncestor := func(d *Decoder, v tftypes.Value) ancestorModel {
+		n := AsAttributes(d, v)
+		return ancestorModel{System: DecodeString(d, n["system"]), Type: DecodeString(d, n["type"]), ID: DecodeString(d, n["id"])}
 	}
-	decodeInstance := func(d *decoder, v tftypes.Value) creatorInstanceModel {
-		in := asAttributes(d, v)
-		return creatorInstanceModel{Name: decodeString(d, in["name"]), Ancestors: decodeCollection(d, in["ancestors"], listOf(decodeAncestor))}
+	decodeInstance := func(d *Decoder, v tftypes.Value) creatorInstanceModel {
+		in := AsAttributes(d, v)
+		return creatorInstanceModel{Name: DecodeString(d, in["name"]), Ancestors: DecodeCollection(d, in["ancestors"], ListOf(decodeAncestor))}
 	}
 	m := creatorGrantModel{
-		ID:             decodeString(&d, a["id"]),
-		System:         decodeString(&d, a["system"]),
-		Type:           decodeString(&d, a["type"]),
-		Creator:        decodeString(&d, a["creator"]),
-		Instances:      decodeCollection(&d, a["instances"], mapOf(decodeInstance)),
-		Actions:        decodeStrings(&d, a["actions"]),
-		GrantedActions: decodeStrings(&d, a["granted_actions"]),
-		Policies:       decodeInt64Map(&d, a["policies"]),
-		Timeouts:       decodeTimeouts(&d, a["timeouts"]),
+		ID:             DecodeString(&d, a["id"]),
+		System:         DecodeString(&d, a["system"]),
+		Type:           DecodeString(&d, a["type"]),
+		Creator:        DecodeString(&d, a["creator"]),
+		Instances:      DecodeCollection(&d, a["instances"], MapOf(decodeInstance)),
+		Actions:        DecodeStrings(&d, a["actions"]),
+		GrantedActions: DecodeStrings(&d, a["granted_actions"]),
+		Policies:       DecodeInt64Map(&d, a["policies"]),
+		Timeouts:       DecodeTimeouts(&d, a["timeouts"]),
 	}
-	return m, d.err
+	return m, d.Err
 }
 
-func (creatorGrant) encode(typ tftypes.Object, m creatorGrantModel) tftypes.Value {
+func (creatorGrant) Encode(typ tftypes.Object, m creatorGrantModel) tftypes.Value {
 	encodeAncestor := func(t tftypes.Type, n ancestorModel) tftypes.Value {
-		return newAttrs(t).string("system", n.System).string("type", n.Type).string("id", n.ID).object()
+		return NewAttrs(t).String("system", n.System).String("type", n.Type).String("id", n.ID).Object()
 	}
 	encodeInstance := func(t tftypes.Type, in creatorInstanceModel) tftypes.Value {
-		return newAttrs(t).string("name", in.Name).with("ancestors", func(t tftypes.Type) tftypes.Value {
-			return encodeValue(t, in.Ancestors, fromList(encodeAncestor))
-		}).object()
+		return NewAttrs(t).String("name", in.Name).With("ancestors", func(t tftypes.Type) tftypes.Value {
+			return EncodeValue(t, in.Ancestors, FromList(encodeAncestor))
+		}).Object()
 	}
-	return newAttrs(typ).
-		string("id", m.ID).
-		string("system", m.System).
-		string("type", m.Type).
-		string("creator", m.Creator).
-		with("instances", func(t tftypes.Type) tftypes.Value { return encodeValue(t, m.Instances, fromMap(encodeInstance)) }).
-		strings("actions", m.Actions).
-		strings("granted_actions", m.GrantedActions).
-		int64Map("policies", m.Policies).
-		with("timeouts", func(t tftypes.Type) tftypes.Value { return encodeTimeouts(t, m.Timeouts) }).
-		object()
+	return NewAttrs(typ).
+		String("id", m.ID).
+		String("system", m.System).
+		String("type", m.Type).
+		String("creator", m.Creator).
+		With("instances", func(t tftypes.Type) tftypes.Value { return EncodeValue(t, m.Instances, FromMap(encodeInstance)) }).
+		Strings("actions", m.Actions).
+		Strings("granted_actions", m.GrantedActions).
+		Int64Map("policies", m.Policies).
+		With("timeouts", func(t tftypes.Type) tftypes.Value { return EncodeTimeouts(t, m.Timeouts) }).
+		Object()
 }

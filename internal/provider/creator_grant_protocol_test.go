@@ -17,8 +17,8 @@ var creatorProto = protoResource[creatorGrantModel]{
 	def: creatorGrant{},
 	proposed: func(config creatorGrantModel, prior *creatorGrantModel) creatorGrantModel {
 		if prior == nil {
-			config.ID, config.GrantedActions = unknownValue[string](), unknownValue[[]stringValue]()
-			config.Policies = unknownValue[map[string]value[int64]]()
+			config.ID, config.GrantedActions = Unknown[string](), Unknown[[]StringValue]()
+			config.Policies = Unknown[map[string]Value[int64]]()
 		} else {
 			config.ID, config.GrantedActions, config.Policies = prior.ID, prior.GrantedActions, prior.Policies
 		}
@@ -32,28 +32,28 @@ var jobActions = []string{"delete", "edit", "list", "view"}
 // jobsOf registers alice as the creator of the bk_job jobs ids, each
 // named "<id> app", expecting jobActions: a configuration.
 func jobsOf(ids ...string) *creatorGrantModel {
-	instances := map[string]value[creatorInstanceModel]{}
+	instances := map[string]Value[creatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = known(creatorInstanceModel{Name: known(id + " app")})
+		instances[id] = Known(creatorInstanceModel{Name: Known(id + " app")})
 	}
 	return &creatorGrantModel{
-		System: known("bk_job"), Type: known("job"), Creator: known("alice"),
-		Instances: known(instances), Actions: knownStrings(jobActions),
+		System: Known("bk_job"), Type: Known("job"), Creator: Known("alice"),
+		Instances: Known(instances), Actions: KnownStrings(jobActions),
 	}
 }
 
 // appsOf registers alice as the creator of the bk_sops mini apps ids
 // under project, expecting both mini app actions: a configuration.
 func appsOf(project string, ids ...string) *creatorGrantModel {
-	instances := map[string]value[creatorInstanceModel]{}
+	instances := map[string]Value[creatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = known(creatorInstanceModel{Name: known("mini app " + id), Ancestors: known([]value[ancestorModel]{
-			known(ancestorModel{System: known("bk_sops"), Type: known("project"), ID: known(project)}),
+		instances[id] = Known(creatorInstanceModel{Name: Known("mini app " + id), Ancestors: Known([]Value[ancestorModel]{
+			Known(ancestorModel{System: Known("bk_sops"), Type: Known("project"), ID: Known(project)}),
 		})})
 	}
 	return &creatorGrantModel{
-		System: known("bk_sops"), Type: known("mini_app"), Creator: known("alice"),
-		Instances: known(instances), Actions: knownStrings([]string{"mini_app_edit", "mini_app_view"}),
+		System: Known("bk_sops"), Type: Known("mini_app"), Creator: Known("alice"),
+		Instances: Known(instances), Actions: KnownStrings([]string{"mini_app_edit", "mini_app_view"}),
 	}
 }
 
@@ -110,20 +110,20 @@ func expectCreatorState(t *testing.T, env *protoEnv, state *creatorGrantModel, w
 	if state == nil {
 		t.Fatalf("state is null, want %v", wantShown)
 	}
-	if id, _ := state.ID.get(); id != wantID {
+	if id, _ := state.ID.Get(); id != wantID {
 		t.Errorf("id is %q, want %q", id, wantID)
 	}
 	if got := shownInstances(state); !slices.Equal(got, wantShown) {
 		t.Errorf("state shows instances %v, want %v", got, wantShown)
 	}
-	granted, _ := stringsOf(state.GrantedActions)
+	granted, _ := StringsOf(state.GrantedActions)
 	slices.Sort(granted)
 	if !slices.Equal(granted, wantActions) {
 		t.Errorf("state records granted actions %v, want %v", granted, wantActions)
 	}
-	system, _ := state.System.get()
+	system, _ := state.System.Get()
 	ids := env.policyIDs(system, "user", "alice")
-	if got := int64MapOf(state.Policies); !reflect.DeepEqual(got, ids) || !slices.Equal(slices.Sorted(maps.Keys(got)), wantActions) {
+	if got := Int64MapOf(state.Policies); !reflect.DeepEqual(got, ids) || !slices.Equal(slices.Sorted(maps.Keys(got)), wantActions) {
 		t.Errorf("state records policies %v, the sandbox holds %v", got, ids)
 	}
 }
@@ -152,7 +152,7 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 			plan := creatorProto.plan(t, env.server, nil, nil, tc.config)
 			expectDiags(t, plan.Diagnostics)
 			planned := creatorProto.model(t, plan.PlannedState)
-			if !planned.ID.isUnknown() || !planned.GrantedActions.isUnknown() || !planned.Policies.isUnknown() {
+			if !planned.ID.IsUnknown() || !planned.GrantedActions.IsUnknown() || !planned.Policies.IsUnknown() {
 				t.Errorf("a create plans id %+v, granted_actions %+v, policies %+v, want all known after apply",
 					planned.ID, planned.GrantedActions, planned.Policies)
 			}
@@ -163,8 +163,8 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 
 			resp := creatorProto.apply(t, env.server, nil, plan, tc.config)
 			expectDiags(t, resp.Diagnostics)
-			system, _ := tc.config.System.get()
-			typ, _ := tc.config.Type.get()
+			system, _ := tc.config.System.Get()
+			typ, _ := tc.config.Type.Get()
 			expectCreatorState(t, env, creatorProto.model(t, resp.NewState), tc.wantID, tc.actions, tc.shown...)
 			if keys := privateKeys(t, resp.Private); len(keys) > 0 {
 				t.Errorf("after a complete create, private state holds %v", keys)
@@ -182,8 +182,8 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 // meet a policy revoked whole outside Terraform, recreated under a new id).
 func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 	renamed := jobsOf("job1", "job2")
-	instances, _ := renamed.Instances.get()
-	instances["job1"] = known(creatorInstanceModel{Name: known("a new name")})
+	instances, _ := renamed.Instances.Get()
+	instances["job1"] = Known(creatorInstanceModel{Name: Known("a new name")})
 	for _, tc := range []struct {
 		name     string
 		from, to *creatorGrantModel
@@ -196,8 +196,8 @@ func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 		{"an instance moved to another project", appsOf("project1", "app1", "app2"),
 			func() *creatorGrantModel {
 				m := appsOf("project1", "app1", "app2")
-				moved, _ := appsOf("project2", "app2").Instances.get()
-				all, _ := m.Instances.get()
+				moved, _ := appsOf("project2", "app2").Instances.Get()
+				all, _ := m.Instances.Get()
 				all["app2"] = moved["app2"]
 				return m
 			}(), appActions, []string{"project1/app1", "project2/app2"},
@@ -207,7 +207,7 @@ func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, nil)
 			created := creatorProto.mustChange(t, env.server, nil, nil, tc.from)
-			before := env.policyIDs(must(tc.from.System.get()), "user", "alice")
+			before := env.policyIDs(must(tc.from.System.Get()), "user", "alice")
 			env.forgetSent()
 
 			plan := creatorProto.plan(t, env.server, created.NewState, created.Private, tc.to)
@@ -216,17 +216,17 @@ func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 				t.Errorf("the update requires replacing %s", renderPaths(plan.RequiresReplace))
 			}
 			planned := creatorProto.model(t, plan.PlannedState)
-			if granted, ok := stringsOf(planned.GrantedActions); !ok || !slices.Equal(slices.Sorted(slices.Values(granted)), tc.actions) {
+			if granted, ok := StringsOf(planned.GrantedActions); !ok || !slices.Equal(slices.Sorted(slices.Values(granted)), tc.actions) {
 				t.Errorf("the plan shows granted_actions %+v, want %v", planned.GrantedActions, tc.actions)
 			}
 			registers := slices.ContainsFunc(tc.want, func(c string) bool { return strings.HasPrefix(c, "register:") })
-			policies, _ := planned.Policies.get()
+			policies, _ := planned.Policies.Get()
 			for _, a := range tc.actions {
-				id, ok := policies[a].get()
+				id, ok := policies[a].Get()
 				switch {
 				case !registers && (!ok || id != before[a]):
 					t.Errorf("the plan shows policy %+v for %s, want the id kept: %d", policies[a], a, before[a])
-				case registers && !policies[a].isUnknown():
+				case registers && !policies[a].IsUnknown():
 					t.Errorf("the plan shows policy %+v for %s of an update that registers: want known after apply", policies[a], a)
 				}
 			}
@@ -234,9 +234,9 @@ func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 			resp := creatorProto.apply(t, env.server, created.NewState, plan, tc.to)
 			expectDiags(t, resp.Diagnostics)
 			env.expectSent(t, tc.want...)
-			system, typ := must(tc.to.System.get()), must(tc.to.Type.get())
+			system, typ := must(tc.to.System.Get()), must(tc.to.Type.Get())
 			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, tc.actions, tc.shown...))
-			expectCreatorState(t, env, creatorProto.model(t, resp.NewState), must(creatorProto.model(t, created.NewState).ID.get()), tc.actions, tc.shown...)
+			expectCreatorState(t, env, creatorProto.model(t, resp.NewState), must(creatorProto.model(t, created.NewState).ID.Get()), tc.actions, tc.shown...)
 		})
 	}
 }
@@ -250,7 +250,7 @@ func must[T any](v T, _ bool) T { return v }
 func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := jobsOf("job1")
-	prior.ID, prior.GrantedActions = known("bk_job/job/alice"), prior.Actions
+	prior.ID, prior.GrantedActions = Known("bk_job/job/alice"), prior.Actions
 	prior.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 	priorValue := creatorProto.value(t, prior)
 	for _, tc := range []struct {
@@ -258,17 +258,17 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 		change func(m *creatorGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *creatorGrantModel) { m.System = known("bk_sops") }, []*tftypes.AttributePath{root("system")}},
-		{"type", func(m *creatorGrantModel) { m.Type = known("project") }, []*tftypes.AttributePath{root("type")}},
-		{"creator", func(m *creatorGrantModel) { m.Creator = known("bob") }, []*tftypes.AttributePath{root("creator")}},
-		{"actions", func(m *creatorGrantModel) { m.Actions = knownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{root("actions")}},
-		{"actions unset", func(m *creatorGrantModel) { m.Actions = stringsValue{} }, []*tftypes.AttributePath{root("actions")}},
+		{"system", func(m *creatorGrantModel) { m.System = Known("bk_sops") }, []*tftypes.AttributePath{Root("system")}},
+		{"type", func(m *creatorGrantModel) { m.Type = Known("project") }, []*tftypes.AttributePath{Root("type")}},
+		{"creator", func(m *creatorGrantModel) { m.Creator = Known("bob") }, []*tftypes.AttributePath{Root("creator")}},
+		{"actions", func(m *creatorGrantModel) { m.Actions = KnownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{Root("actions")}},
+		{"actions unset", func(m *creatorGrantModel) { m.Actions = StringsValue{} }, []*tftypes.AttributePath{Root("actions")}},
 		{"creator and actions", func(m *creatorGrantModel) {
-			m.Creator = known("bob")
-			m.Actions = knownStrings([]string{"view"})
-		}, []*tftypes.AttributePath{root("creator"), root("actions")}},
+			m.Creator = Known("bob")
+			m.Actions = KnownStrings([]string{"view"})
+		}, []*tftypes.AttributePath{Root("creator"), Root("actions")}},
 		{"the same actions in another order", func(m *creatorGrantModel) {
-			m.Actions = knownStrings([]string{"view", "list", "edit", "delete"})
+			m.Actions = KnownStrings([]string{"view", "list", "edit", "delete"})
 		}, nil},
 		{"instances", func(m *creatorGrantModel) { m.Instances = jobsOf("job1", "job2").Instances }, nil},
 	} {
@@ -288,41 +288,41 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 // unknown at any depth validates without a diagnostic, and plans without
 // one and without a call to IAM, keeping every unknown value.
 func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
-	unknownString := unknownValue[string]()
-	instance := func(in creatorInstanceModel) value[map[string]value[creatorInstanceModel]] {
-		return known(map[string]value[creatorInstanceModel]{"app1": known(in)})
+	unknownString := Unknown[string]()
+	instance := func(in creatorInstanceModel) Value[map[string]Value[creatorInstanceModel]] {
+		return Known(map[string]Value[creatorInstanceModel]{"app1": Known(in)})
 	}
-	ancestor := func(a value[ancestorModel]) value[[]value[ancestorModel]] { return known([]value[ancestorModel]{a}) }
-	project := ancestorModel{System: known("bk_sops"), Type: known("project"), ID: known("project1")}
+	ancestor := func(a Value[ancestorModel]) Value[[]Value[ancestorModel]] { return Known([]Value[ancestorModel]{a}) }
+	project := ancestorModel{System: Known("bk_sops"), Type: Known("project"), ID: Known("project1")}
 	for _, tc := range []struct {
 		name   string
 		change func(m *creatorGrantModel)
 	}{
 		{"system", func(m *creatorGrantModel) { m.System = unknownString }},
 		{"creator", func(m *creatorGrantModel) { m.Creator = unknownString }},
-		{"instances", func(m *creatorGrantModel) { m.Instances = unknownValue[map[string]value[creatorInstanceModel]]() }},
+		{"instances", func(m *creatorGrantModel) { m.Instances = Unknown[map[string]Value[creatorInstanceModel]]() }},
 		{"an instance", func(m *creatorGrantModel) {
-			m.Instances = known(map[string]value[creatorInstanceModel]{"app1": unknownValue[creatorInstanceModel]()})
+			m.Instances = Known(map[string]Value[creatorInstanceModel]{"app1": Unknown[creatorInstanceModel]()})
 		}},
 		{"a name", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: unknownString, Ancestors: ancestor(known(project))})
+			m.Instances = instance(creatorInstanceModel{Name: unknownString, Ancestors: ancestor(Known(project))})
 		}},
 		{"ancestors", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: known("app"), Ancestors: unknownValue[[]value[ancestorModel]]()})
+			m.Instances = instance(creatorInstanceModel{Name: Known("app"), Ancestors: Unknown[[]Value[ancestorModel]]()})
 		}},
 		{"an ancestor", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: known("app"), Ancestors: ancestor(unknownValue[ancestorModel]())})
+			m.Instances = instance(creatorInstanceModel{Name: Known("app"), Ancestors: ancestor(Unknown[ancestorModel]())})
 		}},
 		{"an ancestor's id", func(m *creatorGrantModel) {
 			p := project
 			p.ID = unknownString
-			m.Instances = instance(creatorInstanceModel{Name: known("app"), Ancestors: ancestor(known(p))})
+			m.Instances = instance(creatorInstanceModel{Name: Known("app"), Ancestors: ancestor(Known(p))})
 		}},
-		{"actions", func(m *creatorGrantModel) { m.Actions = unknownValue[[]stringValue]() }},
+		{"actions", func(m *creatorGrantModel) { m.Actions = Unknown[[]StringValue]() }},
 		{"an action", func(m *creatorGrantModel) {
-			m.Actions = known([]stringValue{known("mini_app_view"), unknownString})
+			m.Actions = Known([]StringValue{Known("mini_app_view"), unknownString})
 		}},
-		{"timeouts", func(m *creatorGrantModel) { m.Timeouts = unknownValue[timeoutsModel]() }},
+		{"timeouts", func(m *creatorGrantModel) { m.Timeouts = Unknown[TimeoutsModel]() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, nil)
@@ -351,7 +351,7 @@ func expectCreatorConfigPlanned(t *testing.T, planned, config *creatorGrantModel
 	typ := objectTypeOf("bkiam_creator_grant")
 	got := *planned
 	got.ID, got.GrantedActions, got.Policies = config.ID, config.GrantedActions, config.Policies
-	a, b := (creatorGrant{}).encode(typ, got), (creatorGrant{}).encode(typ, *config)
+	a, b := (creatorGrant{}).Encode(typ, got), (creatorGrant{}).Encode(typ, *config)
 	if !a.Equal(b) {
 		t.Errorf("the plan changes the configuration:\n%v\nwant\n%v", a, b)
 	}
@@ -366,8 +366,8 @@ func TestProtocolCreatorGrantImport(t *testing.T) {
 	if len(resp.ImportedResources) != 1 || resp.ImportedResources[0].TypeName != "bkiam_creator_grant" {
 		t.Fatalf("imported %+v, want one bkiam_creator_grant", resp.ImportedResources)
 	}
-	want := &creatorGrantModel{ID: known("bk_sops/mini_app/alice"), System: known("bk_sops"),
-		Type: known("mini_app"), Creator: known("alice")}
+	want := &creatorGrantModel{ID: Known("bk_sops/mini_app/alice"), System: Known("bk_sops"),
+		Type: Known("mini_app"), Creator: Known("alice")}
 	if got := creatorProto.model(t, resp.ImportedResources[0].State); !reflect.DeepEqual(got, want) {
 		t.Errorf("the import gives %+v, want %+v (instances, actions and policies null)", got, want)
 	}
@@ -390,7 +390,7 @@ func TestProtocolCreatorGrantImport(t *testing.T) {
 // configuration.
 func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
 	target := func(m *creatorGrantModel) grantplan.CreatorTarget {
-		return grantplan.CreatorTarget{System: must(m.System.get()), Type: must(m.Type.get())}
+		return grantplan.CreatorTarget{System: must(m.System.Get()), Type: must(m.Type.Get())}
 	}
 	for _, tc := range []struct {
 		name     string
@@ -426,7 +426,7 @@ func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, tc.settings)
 			system, typ := target(tc.to).System, target(tc.to).Type
-			actions := must(stringsOf(tc.to.Actions))
+			actions := must(StringsOf(tc.to.Actions))
 			wantID := system + "/" + typ + "/alice"
 			var prior *tfprotov6.DynamicValue
 			var priorPrivate []byte
@@ -441,7 +441,7 @@ func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
 			expectDiags(t, failed.Diagnostics, protoError(tc.wantErr, nil))
 			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, actions, tc.held...))
 			expectCreatorState(t, env, creatorProto.model(t, failed.NewState), wantID, actions, tc.shown...)
-			var diags diagnostics
+			var diags Diagnostics
 			held := readCreatorHoldings(privateOf(t, failed.Private), target(tc.to), &diags)
 			if got := creatorPaths(held); !slices.Equal(got, tc.paths) {
 				t.Errorf("private state holds paths %v, want %v", got, tc.paths)
@@ -479,27 +479,27 @@ func creatorPaths(h grantplan.CreatorHoldings) []string {
 // TestProtocolCreatorGrantValidation: a mistake in the configuration is
 // reported on the attribute that holds it, before any call.
 func TestProtocolCreatorGrantValidation(t *testing.T) {
-	app := root("instances").WithElementKeyString("app1")
+	app := Root("instances").WithElementKeyString("app1")
 	for _, tc := range []struct {
 		name   string
 		change func(m *creatorGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *creatorGrantModel) { m.System = known("") }, protoError("Blank value", root("system"))},
-		{"blank creator", func(m *creatorGrantModel) { m.Creator = known(" ") }, protoError("Blank value", root("creator"))},
+		{"blank system", func(m *creatorGrantModel) { m.System = Known("") }, protoError("Blank value", Root("system"))},
+		{"blank creator", func(m *creatorGrantModel) { m.Creator = Known(" ") }, protoError("Blank value", Root("creator"))},
 		{"blank ancestor id", func(m *creatorGrantModel) {
-			instances, _ := m.Instances.get()
-			in, _ := instances["app1"].get()
-			in.Ancestors = known([]value[ancestorModel]{known(ancestorModel{System: known("bk_sops"), Type: known("project"), ID: known("")})})
-			instances["app1"] = known(in)
+			instances, _ := m.Instances.Get()
+			in, _ := instances["app1"].Get()
+			in.Ancestors = Known([]Value[ancestorModel]{Known(ancestorModel{System: Known("bk_sops"), Type: Known("project"), ID: Known("")})})
+			instances["app1"] = Known(in)
 		}, protoError("Blank value", app.WithAttributeName("ancestors").WithElementKeyInt(0).WithAttributeName("id"))},
 		{"blank name", func(m *creatorGrantModel) {
-			instances, _ := m.Instances.get()
-			in, _ := instances["app1"].get()
-			in.Name = known("\t")
-			instances["app1"] = known(in)
+			instances, _ := m.Instances.Get()
+			in, _ := instances["app1"].Get()
+			in.Name = Known("\t")
+			instances["app1"] = Known(in)
 		}, protoError("Blank value", app.WithAttributeName("name"))},
-		{"admin", func(m *creatorGrantModel) { m.Creator = known("Admin") }, protoWarning("IAM ignores creator grants to admin", root("creator"))},
+		{"admin", func(m *creatorGrantModel) { m.Creator = Known("Admin") }, protoWarning("IAM ignores creator grants to admin", Root("creator"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := appsOf("project1", "app1")
@@ -520,17 +520,17 @@ func TestProtocolCreatorGrantDestroyDropsForeignActions(t *testing.T) {
 	env := newProtoEnv(t, nil)
 	grantOutsideTerraform(t, env.sb, []string{"1", "2"})
 	config := &creatorGrantModel{
-		System: known("bk_cmdb"), Type: known("biz"), Creator: known("alice"),
-		Instances: known(map[string]value[creatorInstanceModel]{"biz1": known(creatorInstanceModel{Name: known("biz one")})}),
+		System: Known("bk_cmdb"), Type: Known("biz"), Creator: Known("alice"),
+		Instances: Known(map[string]Value[creatorInstanceModel]{"biz1": Known(creatorInstanceModel{Name: Known("biz one")})}),
 	}
 	created := creatorProto.mustChange(t, env.server, nil, nil, config)
 	state := creatorProto.model(t, created.NewState)
-	if granted, _ := stringsOf(state.GrantedActions); !slices.Equal(slices.Sorted(slices.Values(granted)), []string{"edit_biz", "view_biz"}) {
+	if granted, _ := StringsOf(state.GrantedActions); !slices.Equal(slices.Sorted(slices.Values(granted)), []string{"edit_biz", "view_biz"}) {
 		t.Fatalf("granted_actions %v, want the biz creator configuration's edit_biz, view_biz", granted)
 	}
 	// The state an older provider wrote: view_host recorded too.
-	state.GrantedActions = knownStrings([]string{"edit_biz", "view_biz", "view_host"})
-	policies := int64MapOf(state.Policies)
+	state.GrantedActions = KnownStrings([]string{"edit_biz", "view_biz", "view_host"})
+	policies := Int64MapOf(state.Policies)
 	policies["view_host"] = 1
 	state.Policies = policiesValue([]string{"edit_biz", "view_biz", "view_host"}, policies)
 	resp := creatorProto.change(t, env.server, creatorProto.value(t, state), created.Private, nil)

@@ -58,7 +58,7 @@ type creatorGrantRunner struct {
 	current, next, result *creatorView
 	// want are the planned instances (nil on a destroy).
 	want    map[string]grantplan.CreatorInstance
-	private privateState
+	private PrivateState
 }
 
 // The creator grant's part of applyChange.
@@ -81,7 +81,7 @@ func (r *creatorGrantRunner) taken(_ string, paths map[string]bool) {
 	}
 }
 
-func (r *creatorGrantRunner) load(context.Context, *diagnostics) (*creatorGrantModel, privateState, bool) {
+func (r *creatorGrantRunner) load(context.Context, *Diagnostics) (*creatorGrantModel, PrivateState, bool) {
 	return nil, nil, false
 }
 
@@ -91,10 +91,10 @@ func (r *creatorGrantRunner) plan() ([]grantplan.CreatorCall, error) {
 
 func (r *creatorGrantRunner) gone(context.Context, error) bool { return false }
 
-func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *diagnostics) bool {
+func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *Diagnostics) bool {
 	r.data.invalidateScans(r.target.System, slices.Concat(r.actions(), r.result.granted))
 	if len(r.unlimited) > 0 {
-		diags.addWarning("Unlimited creator policies",
+		diags.AddWarning("Unlimited creator policies",
 			fmt.Sprintf("IAM reports %s holding %s on every instance (unlimited policies). A system's creator configuration "+
 				"grants its actions related to no resource type this way. Destroying this resource revokes the creator's "+
 				"paths and cannot undo these: revoke them in IAM if they are not wanted.",
@@ -123,13 +123,13 @@ func (r *creatorGrantRunner) reclaim(bool) (ledger.Claims, bool) {
 	return creatorClaims(r.target, r.creator, r.actions(), r.held), true
 }
 
-func (r *creatorGrantRunner) record(ok bool, diags *diagnostics) (*creatorGrantModel, privateState) {
+func (r *creatorGrantRunner) record(ok bool, diags *Diagnostics) (*creatorGrantModel, PrivateState) {
 	// On failure Terraform marks a created resource tainted; the next
 	// apply revokes what was granted and registers everything again.
 	granted := r.actions()
 	m := r.result.model
-	m.ID = known(r.result.target.System + "/" + r.result.target.Type + "/" + r.creator)
-	m.GrantedActions = knownStrings(granted)
+	m.ID = Known(r.result.target.System + "/" + r.result.target.Type + "/" + r.creator)
+	m.GrantedActions = KnownStrings(granted)
 	m.Policies = policiesValue(granted, r.policies)
 	if ok {
 		writeCreatorHoldings(r.private, nil, diags)

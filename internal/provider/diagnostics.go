@@ -9,29 +9,29 @@ import (
 )
 
 // diagnostics collects what a protocol-level call tells the user.
-type diagnostics []*tfprotov6.Diagnostic
+type Diagnostics []*tfprotov6.Diagnostic
 
-func (d *diagnostics) add(severity tfprotov6.DiagnosticSeverity, at *tftypes.AttributePath, summary, detail string) {
+func (d *Diagnostics) add(severity tfprotov6.DiagnosticSeverity, at *tftypes.AttributePath, summary, detail string) {
 	*d = append(*d, &tfprotov6.Diagnostic{Severity: severity, Summary: summary, Detail: detail, Attribute: at})
 }
 
-func (d *diagnostics) addError(summary, detail string) {
+func (d *Diagnostics) AddError(summary, detail string) {
 	d.add(tfprotov6.DiagnosticSeverityError, nil, summary, detail)
 }
 
-func (d *diagnostics) addWarning(summary, detail string) {
+func (d *Diagnostics) AddWarning(summary, detail string) {
 	d.add(tfprotov6.DiagnosticSeverityWarning, nil, summary, detail)
 }
 
-func (d *diagnostics) addAttributeError(at *tftypes.AttributePath, summary, detail string) {
+func (d *Diagnostics) AddAttributeError(at *tftypes.AttributePath, summary, detail string) {
 	d.add(tfprotov6.DiagnosticSeverityError, at, summary, detail)
 }
 
-func (d *diagnostics) addAttributeWarning(at *tftypes.AttributePath, summary, detail string) {
+func (d *Diagnostics) AddAttributeWarning(at *tftypes.AttributePath, summary, detail string) {
 	d.add(tfprotov6.DiagnosticSeverityWarning, at, summary, detail)
 }
 
-func (d diagnostics) hasError() bool {
+func (d Diagnostics) HasError() bool {
 	for _, x := range d {
 		if x.Severity == tfprotov6.DiagnosticSeverityError {
 			return true
@@ -41,12 +41,12 @@ func (d diagnostics) hasError() bool {
 }
 
 // root is the path of a top-level attribute.
-func root(name string) *tftypes.AttributePath {
+func Root(name string) *tftypes.AttributePath {
 	return tftypes.NewAttributePath().WithAttributeName(name)
 }
 
 // pathString renders a path as users write it: resources[0].instances["7"].
-func pathString(p *tftypes.AttributePath) string {
+func PathString(p *tftypes.AttributePath) string {
 	var b strings.Builder
 	for _, step := range p.Steps() {
 		switch s := step.(type) {

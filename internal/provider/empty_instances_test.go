@@ -29,11 +29,11 @@ func TestEmptyInstancesAreNeverSent(t *testing.T) {
 		for _, id := range ids[1:] { // ids[0] is a marker, so that an empty map is expressible
 			instances[id] = "host " + id
 		}
-		return instanceGrant{}.encode(typ, instanceGrantModel{
-			ID:        known("bk_cmdb/user/alice"),
-			System:    known("bk_cmdb"),
-			Subject:   known(subjectModel{Type: known("user"), ID: known("alice")}),
-			Actions:   knownStrings([]string{"view_host"}),
+		return instanceGrant{}.Encode(typ, instanceGrantModel{
+			ID:        Known("bk_cmdb/user/alice"),
+			System:    Known("bk_cmdb"),
+			Subject:   Known(subjectModel{Type: Known("user"), ID: Known("alice")}),
+			Actions:   KnownStrings([]string{"view_host"}),
 			Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: instances}}),
 			Policies:  policiesValue([]string{"view_host"}, map[string]int64{"view_host": 1}),
 		})

@@ -514,7 +514,7 @@ func (m gradeManagerModel) spec(ctx context.Context) (bkiam.GradeManagerSpec, di
 func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan gradeManagerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
+	timeout, diags := plan.Timeouts.Create(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(diags...)
 	spec, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)
@@ -653,7 +653,7 @@ func (r *gradeManagerResource) syncGroupMissing(ctx context.Context, system stri
 func (r *gradeManagerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan gradeManagerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	timeout, diags := plan.Timeouts.Update(ctx, defaultTimeout)
+	timeout, diags := plan.Timeouts.Update(ctx, DefaultTimeout)
 	resp.Diagnostics.Append(diags...)
 	spec, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)

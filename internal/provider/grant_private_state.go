@@ -24,9 +24,9 @@ type importRequest struct {
 
 // readImportRequest returns the pending import kept in private state, or
 // nil when there is none.
-func readImportRequest(private privateState, diags *diagnostics) *importRequest {
+func readImportRequest(private PrivateState, diags *Diagnostics) *importRequest {
 	var req importRequest
-	if !private.get(privateImportKey, &req, diags) {
+	if !private.Get(privateImportKey, &req, diags) {
 		return nil
 	}
 	return &req
@@ -55,9 +55,9 @@ type heldAction struct {
 
 // readHoldings returns the holdings kept in private state, or nil when
 // there are none (the public state is exact).
-func readHoldings(private privateState, diags *diagnostics) grantplan.Holdings {
+func readHoldings(private PrivateState, diags *Diagnostics) grantplan.Holdings {
 	var stored map[string]heldAction
-	if !private.get(privateHoldingsKey, &stored, diags) {
+	if !private.Get(privateHoldingsKey, &stored, diags) {
 		return nil
 	}
 	h := grantplan.Holdings{}
@@ -72,9 +72,9 @@ func readHoldings(private privateState, diags *diagnostics) grantplan.Holdings {
 }
 
 // writeHoldings keeps h in private state, or removes the key when h is nil.
-func writeHoldings(private privateState, h grantplan.Holdings, diags *diagnostics) {
+func writeHoldings(private PrivateState, h grantplan.Holdings, diags *Diagnostics) {
 	if h == nil {
-		private.set(privateHoldingsKey, nil, diags)
+		private.Set(privateHoldingsKey, nil, diags)
 		return
 	}
 	stored := make(map[string]heldAction, len(h))
@@ -85,12 +85,12 @@ func writeHoldings(private privateState, h grantplan.Holdings, diags *diagnostic
 		}
 		stored[action] = a
 	}
-	private.set(privateHoldingsKey, stored, diags)
+	private.Set(privateHoldingsKey, stored, diags)
 }
 
 // recordHoldings keeps held in private state unless view, the grant the
 // public state shows, says exactly the same.
-func recordHoldings(private privateState, held grantplan.Holdings, view grantplan.Grant, diags *diagnostics) {
+func recordHoldings(private PrivateState, held grantplan.Holdings, view grantplan.Grant, diags *Diagnostics) {
 	if grantplan.Held(&view).Equal(held) {
 		held = nil
 	}
@@ -114,9 +114,9 @@ type heldPath struct {
 	Doubt     bool       `json:"doubt,omitempty"`
 }
 
-func readCreatorHoldings(private privateState, t grantplan.CreatorTarget, diags *diagnostics) grantplan.CreatorHoldings {
+func readCreatorHoldings(private PrivateState, t grantplan.CreatorTarget, diags *Diagnostics) grantplan.CreatorHoldings {
 	var stored []heldPath
-	if !private.get(privateCreatorKey, &stored, diags) {
+	if !private.Get(privateCreatorKey, &stored, diags) {
 		return nil
 	}
 	h := grantplan.CreatorHoldings{}
@@ -130,9 +130,9 @@ func readCreatorHoldings(private privateState, t grantplan.CreatorTarget, diags 
 	return h
 }
 
-func writeCreatorHoldings(private privateState, h grantplan.CreatorHoldings, diags *diagnostics) {
+func writeCreatorHoldings(private PrivateState, h grantplan.CreatorHoldings, diags *Diagnostics) {
 	if h == nil {
-		private.set(privateCreatorKey, nil, diags)
+		private.Set(privateCreatorKey, nil, diags)
 		return
 	}
 	// Sorted by path, so that the same holdings always write the same bytes.
@@ -145,5 +145,5 @@ func writeCreatorHoldings(private privateState, h grantplan.CreatorHoldings, dia
 		}
 		stored = append(stored, p)
 	}
-	private.set(privateCreatorKey, stored, diags)
+	private.Set(privateCreatorKey, stored, diags)
 }

@@ -36,7 +36,7 @@ const (
 	memberDepartment = "department"
 )
 
-func (groupMembers) name() string { return "group_members" }
+func (groupMembers) Name() string { return "group_members" }
 
 // permanentMember is the expiry of a permanent membership.
 const permanentMember = "permanent"
@@ -52,7 +52,7 @@ func membersAttribute(what, key, example string) schema.Attribute {
 	}
 }
 
-func (groupMembers) schema(context.Context) schema.Schema {
+func (groupMembers) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "The exact members of one BlueKing IAM user group: users and departments, each with an " +
 			"optional expiry, through IAM's management API (API gateway only). The resource is authoritative: after an " +
@@ -74,7 +74,7 @@ func (groupMembers) schema(context.Context) schema.Schema {
 			},
 			"users":       membersAttribute("users", "username", `{ alice = "permanent", bob = "2027-06-30T00:00:00Z" }`),
 			"departments": membersAttribute("departments", "department id", `{ "12" = "permanent" }`),
-			"timeouts":    timeoutsAttribute(),
+			"timeouts":    TimeoutsAttribute(),
 		},
 	}
 }
@@ -90,19 +90,19 @@ type membersView struct {
 
 func viewMembers(m groupMembersModel) membersView {
 	v := membersView{model: m}
-	v.system, _ = m.System.get()
-	if s, ok := m.GroupID.get(); ok {
+	v.system, _ = m.System.Get()
+	if s, ok := m.GroupID.Get(); ok {
 		v.group, _ = strconv.ParseInt(s, 10, 64)
 	}
 	members := memberplan.Members{}
 	for _, part := range []struct {
 		typ string
-		x   stringMapValue
+		x   StringMapValue
 	}{{memberUser, m.Users}, {memberDepartment, m.Departments}} {
-		if part.x.isUnknown() {
+		if part.x.IsUnknown() {
 			return v
 		}
-		elems, _ := part.x.get()
+		elems, _ := part.x.Get()
 		for id, e := range elems {
 			exp, ok := memberExpiry(e)
 			if !ok {
@@ -117,8 +117,8 @@ func viewMembers(m groupMembersModel) membersView {
 
 // memberExpiry is the expired_at of a member's expiry: "permanent" is
 // IAM's permanent expiry.
-func memberExpiry(x stringValue) (int64, bool) {
-	s, ok := x.get()
+func memberExpiry(x StringValue) (int64, bool) {
+	s, ok := x.Get()
 	if !ok {
 		return 0, false
 	}
@@ -134,98 +134,98 @@ func memberExpiry(x stringValue) (int64, bool) {
 
 // importState takes SYSTEM/GROUP_ID; the read that follows fills the
 // members from IAM.
-func (groupMembers) importState(_ context.Context, id string, diags *diagnostics) (groupMembersModel, privateState) {
+func (groupMembers) ImportState(_ context.Context, id string, diags *Diagnostics) (groupMembersModel, PrivateState) {
 	var m groupMembersModel
 	system, group, ok := strings.Cut(id, "/")
 	if n, err := strconv.ParseInt(group, 10, 64); !ok || strings.TrimSpace(system) == "" || err != nil || n <= 0 {
-		diags.addError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GROUP_ID, e.g. bk_cmdb/42; got %q.", id))
+		diags.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GROUP_ID, e.g. bk_cmdb/42; got %q.", id))
 		return m, nil
 	}
-	m.ID, m.System, m.GroupID = known(id), known(system), known(group)
+	m.ID, m.System, m.GroupID = Known(id), Known(system), Known(group)
 	return m, nil
 }
 
-func (groupMembers) validate(_ context.Context, config groupMembersModel, diags *diagnostics) {
-	checkID(root("system"), config.System, diags)
-	if s, ok := config.GroupID.get(); ok {
+func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags *Diagnostics) {
+	checkID(Root("system"), config.System, diags)
+	if s, ok := config.GroupID.Get(); ok {
 		if n, err := strconv.ParseInt(s, 10, 64); err != nil || n <= 0 {
-			diags.addAttributeError(root("group_id"), "Invalid group id",
+			diags.AddAttributeError(Root("group_id"), "Invalid group id",
 				fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
 		}
 	}
-	users, _ := config.Users.get()
+	users, _ := config.Users.Get()
 	for id, e := range users {
-		at := root("users").WithElementKeyString(id)
+		at := Root("users").WithElementKeyString(id)
 		switch {
 		case strings.TrimSpace(id) == "" || idProblem(id) != "":
-			diags.addAttributeError(at, "Invalid username",
-				fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", pathString(at), id))
+			diags.AddAttributeError(at, "Invalid username",
+				fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", PathString(at), id))
 		case strings.Contains(id, ","):
-			diags.addAttributeError(at, "Invalid username",
-				fmt.Sprintf("%s: %q holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.", pathString(at), id))
+			diags.AddAttributeError(at, "Invalid username",
+				fmt.Sprintf("%s: %q holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.", PathString(at), id))
 		case id == "admin":
-			diags.addAttributeError(at, "IAM does not add admin to groups",
+			diags.AddAttributeError(at, "IAM does not add admin to groups",
 				"admin is IAM's super user: IAM drops it from a member add without an error, so it would never be a member. Remove it.")
 		}
 		checkMemberExpiry(at, e, diags)
 	}
-	departments, _ := config.Departments.get()
+	departments, _ := config.Departments.Get()
 	for id, e := range departments {
-		at := root("departments").WithElementKeyString(id)
+		at := Root("departments").WithElementKeyString(id)
 		if n, err := strconv.ParseInt(id, 10, 64); err != nil || n <= 0 {
-			diags.addAttributeError(at, "Invalid department id",
-				fmt.Sprintf("%s: department ids are the numeric ids of IAM's organisation, such as \"12\"; got %q.", pathString(at), id))
+			diags.AddAttributeError(at, "Invalid department id",
+				fmt.Sprintf("%s: department ids are the numeric ids of IAM's organisation, such as \"12\"; got %q.", PathString(at), id))
 		}
 		checkMemberExpiry(at, e, diags)
 	}
-	checkTimeouts(config.Timeouts, diags)
+	CheckTimeouts(config.Timeouts, diags)
 }
 
-func checkMemberExpiry(at *tftypes.AttributePath, e stringValue, diags *diagnostics) {
-	s, ok := e.get()
+func checkMemberExpiry(at *tftypes.AttributePath, e StringValue, diags *Diagnostics) {
+	s, ok := e.Get()
 	if !ok || s == permanentMember {
 		return
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	switch {
 	case err != nil:
-		diags.addAttributeError(at, "Invalid member expiry",
-			fmt.Sprintf("%s must be \"permanent\" or an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", pathString(at), s))
+		diags.AddAttributeError(at, "Invalid member expiry",
+			fmt.Sprintf("%s must be \"permanent\" or an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", PathString(at), s))
 	case t.Unix() > bkiam.PermanentExpiry:
-		diags.addAttributeError(at, "Expiry too late",
-			fmt.Sprintf("%s must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got %s. Write \"permanent\" for a permanent membership.", pathString(at), s))
+		diags.AddAttributeError(at, "Expiry too late",
+			fmt.Sprintf("%s must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got %s. Write \"permanent\" for a permanent membership.", PathString(at), s))
 	}
 }
 
 // checkModel refuses, for a create or a change, a provider that cannot
 // reach the management API. The members are not checked against the
 // organisation: IAM drops unknown ones, which the apply reports.
-func (groupMembers) checkModel(_ context.Context, data *providerData, _ groupMembersModel, diags *diagnostics) {
+func (groupMembers) CheckModel(_ context.Context, data *providerData, _ groupMembersModel, diags *Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_members"); ok {
-		diags.addError(summary, detail)
+		diags.AddError(summary, detail)
 	}
 }
 
-func (groupMembers) plan(_ context.Context, req planRequest[groupMembersModel], diags *diagnostics) planResponse[groupMembersModel] {
-	planned := req.proposed
-	var out planResponse[groupMembersModel]
-	system, okSystem := planned.System.get()
-	group, okGroup := planned.GroupID.get()
-	planned.ID = unknownValue[string]()
+func (groupMembers) Plan(_ context.Context, req PlanRequest[groupMembersModel], diags *Diagnostics) PlanResponse[groupMembersModel] {
+	planned := req.Proposed
+	var out PlanResponse[groupMembersModel]
+	system, okSystem := planned.System.Get()
+	group, okGroup := planned.GroupID.Get()
+	planned.ID = Unknown[string]()
 	if okSystem && okGroup {
-		planned.ID = known(system + "/" + group)
+		planned.ID = Known(system + "/" + group)
 	}
 	next := viewMembers(planned)
 	var held memberplan.Members
-	if req.prior != nil {
-		prior := *req.prior
+	if req.Prior != nil {
+		prior := *req.Prior
 		if planned.System != prior.System {
-			out.requiresReplace = append(out.requiresReplace, root("system"))
+			out.RequiresReplace = append(out.RequiresReplace, Root("system"))
 		}
 		if planned.GroupID != prior.GroupID {
-			out.requiresReplace = append(out.requiresReplace, root("group_id"))
+			out.RequiresReplace = append(out.RequiresReplace, Root("group_id"))
 		}
-		if len(out.requiresReplace) == 0 {
+		if len(out.RequiresReplace) == 0 {
 			held = viewMembers(prior).members
 		}
 	}
@@ -234,25 +234,25 @@ func (groupMembers) plan(_ context.Context, req planRequest[groupMembersModel], 
 	}
 	if next.members != nil && held != nil {
 		if lowered := memberplan.Make(held, next.members).Lowered; len(lowered) > 0 {
-			diags.addWarning("Expiries lowered by removing and adding again",
+			diags.AddWarning("Expiries lowered by removing and adding again",
 				fmt.Sprintf("IAM can raise a member's expiry but not lower it, so the apply removes %s from the group and adds "+
 					"them again with the new expiry. Between the two calls they are not members of the group.", describeMembers(lowered)))
 		}
 	}
-	out.planned = planned
+	out.Planned = planned
 	return out
 }
 
 // checkNewExpiries refuses an expiry that has passed on a member the
 // plan adds or changes: IAM refuses it. An unchanged member whose expiry
 // has passed stays as it is.
-func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags *diagnostics) {
+func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags *Diagnostics) {
 	now := time.Now()
 	for _, part := range []struct {
 		name, typ string
-		x         stringMapValue
+		x         StringMapValue
 	}{{"users", memberUser, planned.Users}, {"departments", memberDepartment, planned.Departments}} {
-		elems, _ := part.x.get()
+		elems, _ := part.x.Get()
 		for id, e := range elems {
 			exp, ok := memberExpiry(e)
 			if !ok || exp > now.Unix() {
@@ -261,20 +261,20 @@ func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags 
 			if old, was := held[memberplan.Key{Type: part.typ, ID: id}]; was && old == exp {
 				continue
 			}
-			at := root(part.name).WithElementKeyString(id)
-			s, _ := e.get()
-			diags.addAttributeError(at, "Expiry in the past",
+			at := Root(part.name).WithElementKeyString(id)
+			s, _ := e.Get()
+			diags.AddAttributeError(at, "Expiry in the past",
 				fmt.Sprintf("%s is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, "+
-					"or \"permanent\".", pathString(at), s))
+					"or \"permanent\".", PathString(at), s))
 		}
 	}
 }
 
-func (r groupMembers) apply(ctx context.Context, data *providerData, req applyRequest[groupMembersModel], diags *diagnostics) (*groupMembersModel, privateState) {
-	current, next := viewsOf(req, viewMembers)
+func (r groupMembers) Apply(ctx context.Context, data *providerData, req ApplyRequest[groupMembersModel], diags *Diagnostics) (*groupMembersModel, PrivateState) {
+	current, next := ViewsOf(req, viewMembers)
 	if next != nil && (next.members == nil || next.group == 0) {
-		diags.addError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
-		return req.prior, nil
+		diags.AddError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
+		return req.Prior, nil
 	}
 	from, last := current, next
 	if from == nil {
@@ -284,8 +284,8 @@ func (r groupMembers) apply(ctx context.Context, data *providerData, req applyRe
 		last = current
 	}
 	runner := &memberRunner{client: data.client, system: from.system, group: from.group,
-		resource: r, prior: req.prior, current: current, next: next, from: from}
-	return applyChange(ctx, sharedApplyOf(ctx), runner, timeoutOf(last.model.Timeouts, req.operation()), current == nil, next == nil, diags)
+		resource: r, prior: req.Prior, current: current, next: next, from: from}
+	return applyChange(ctx, sharedApplyOf(ctx), runner, TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -307,10 +307,10 @@ func (groupMembers) readMembers(ctx context.Context, c *bkiam.Client, system str
 // member's expiry as like (then alt) writes it when it is the same
 // instant, so that an expiry written with an offset reads back unchanged;
 // null when held has none of the type and like is null.
-func membersValue(held memberplan.Members, typ string, like, alt stringMapValue) stringMapValue {
-	likeElems, _ := like.get()
-	altElems, _ := alt.get()
-	out := map[string]stringValue{}
+func membersValue(held memberplan.Members, typ string, like, alt StringMapValue) StringMapValue {
+	likeElems, _ := like.Get()
+	altElems, _ := alt.Get()
+	out := map[string]StringValue{}
 	for k, exp := range held {
 		if k.Type != typ {
 			continue
@@ -321,34 +321,34 @@ func membersValue(held memberplan.Members, typ string, like, alt stringMapValue)
 		case sameExpiry(altElems[k.ID], exp):
 			out[k.ID] = altElems[k.ID]
 		case exp == bkiam.PermanentExpiry:
-			out[k.ID] = known(permanentMember)
+			out[k.ID] = Known(permanentMember)
 		default:
-			out[k.ID] = known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
+			out[k.ID] = Known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
 		}
 	}
-	if len(out) == 0 && like.isNull() {
-		return stringMapValue{}
+	if len(out) == 0 && like.IsNull() {
+		return StringMapValue{}
 	}
-	return known(out)
+	return Known(out)
 }
 
-func sameExpiry(e stringValue, exp int64) bool {
+func sameExpiry(e StringValue, exp int64) bool {
 	have, ok := memberExpiry(e)
 	return ok && have == exp
 }
 
 // refreshes: a group's members are exactly readable, so every refresh
 // reads them.
-func (groupMembers) refreshes(data *providerData) bool { return data != nil && data.client != nil }
+func (groupMembers) Refreshes(data *providerData) bool { return data != nil && data.client != nil }
 
 // read sets state to the members IAM holds: members added or removed
 // outside Terraform show in the plan. A group that is gone (IAM answers
 // it is not the system's) removes the resource from state.
-func (r groupMembers) read(ctx context.Context, data *providerData, req readRequest[groupMembersModel], diags *diagnostics) (*groupMembersModel, privateState, bool) {
-	state := req.state
+func (r groupMembers) Read(ctx context.Context, data *providerData, req ReadRequest[groupMembersModel], diags *Diagnostics) (*groupMembersModel, PrivateState, bool) {
+	state := req.State
 	v := viewMembers(state)
 	if v.group == 0 || v.system == "" {
-		return &state, req.private, false
+		return &state, req.Private, false
 	}
 	held, err := r.readMembers(ctx, data.client, v.system, v.group)
 	if errors.Is(err, bkiam.ErrNotOwned) {
@@ -357,23 +357,23 @@ func (r groupMembers) read(ctx context.Context, data *providerData, req readRequ
 		summary, detail, ok := goneOrUnconfirmed("bkiam_group_members "+r.label(state),
 			fmt.Sprintf("group %d in %s", v.group, v.system), gone, checkErr)
 		if !ok {
-			diags.addError(summary, detail)
-			return &state, req.private, false
+			diags.AddError(summary, detail)
+			return &state, req.Private, false
 		}
-		diags.addWarning(summary, detail)
+		diags.AddWarning(summary, detail)
 		return nil, nil, true
 	}
 	if err != nil {
-		diags.addError("Cannot read the group's members", managementError(fmt.Sprintf("Reading the members of group %d in %s", v.group, v.system), err))
-		return &state, req.private, false
+		diags.AddError("Cannot read the group's members", managementError(fmt.Sprintf("Reading the members of group %d in %s", v.group, v.system), err))
+		return &state, req.Private, false
 	}
 	if v.members != nil && maps.Equal(held, v.members) {
-		return &state, req.private, false
+		return &state, req.Private, false
 	}
 	m := state
-	m.Users = membersValue(held, memberUser, state.Users, stringMapValue{})
-	m.Departments = membersValue(held, memberDepartment, state.Departments, stringMapValue{})
-	return &m, req.private, true
+	m.Users = membersValue(held, memberUser, state.Users, StringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, state.Departments, StringMapValue{})
+	return &m, req.Private, true
 }
 
 // claims: group membership is not a policy path; the ledger of shared
@@ -411,17 +411,17 @@ type memberRunner struct {
 // members are the group's alone.
 
 // load starts a create from what IAM holds: it owns the whole group.
-func (r *memberRunner) load(ctx context.Context, diags *diagnostics) (*groupMembersModel, privateState, bool) {
+func (r *memberRunner) load(ctx context.Context, diags *Diagnostics) (*groupMembersModel, PrivateState, bool) {
 	switch {
 	case r.current == nil:
 		held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
 		if err != nil {
-			diags.addError("Cannot read the group's members", managementError(fmt.Sprintf("Reading the members of group %d in %s", r.group, r.system), err))
+			diags.AddError("Cannot read the group's members", managementError(fmt.Sprintf("Reading the members of group %d in %s", r.group, r.system), err))
 			return nil, nil, true
 		}
 		r.held = held
 	case r.current.members == nil:
-		diags.addError("Unknown members in state", "The state of this resource holds unknown members. This is a bug in the provider.")
+		diags.AddError("Unknown members in state", "The state of this resource holds unknown members. This is a bug in the provider.")
 		return r.prior, nil, true
 	default:
 		r.held = r.current.members
@@ -451,13 +451,13 @@ func (r *memberRunner) gone(ctx context.Context, _ error) bool {
 
 // after reads the group back after an add: IAM drops unknown users and
 // departments (and admin) from an add without an error.
-func (r *memberRunner) after(ctx context.Context, ok bool, diags *diagnostics) bool {
+func (r *memberRunner) after(ctx context.Context, ok bool, diags *Diagnostics) bool {
 	if !ok || !r.added || r.next == nil {
 		return ok
 	}
 	held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
 	if err != nil {
-		diags.addWarning("Cannot read the group's members back",
+		diags.AddWarning("Cannot read the group's members back",
 			managementError("The members were added, but reading them back to check that IAM kept them failed", err)+
 				". State records what was sent; the next refresh reads the group again.")
 		return ok
@@ -469,7 +469,7 @@ func (r *memberRunner) after(ctx context.Context, ok bool, diags *diagnostics) b
 		}
 	}
 	if len(dropped) > 0 {
-		diags.addError("IAM dropped members",
+		diags.AddError("IAM dropped members",
 			fmt.Sprintf("IAM accepted the add but did not make %s members of group %d: it drops, without an error, users "+
 				"and departments its organisation does not know (and admin). Check the ids against IAM's user directory, "+
 				"and remove or correct them in the configuration. State records the members the group has.",
@@ -482,7 +482,7 @@ func (r *memberRunner) after(ctx context.Context, ok bool, diags *diagnostics) b
 
 func (r *memberRunner) empty() bool { return len(r.held) == 0 }
 
-func (r *memberRunner) record(ok bool, _ *diagnostics) (*groupMembersModel, privateState) {
+func (r *memberRunner) record(ok bool, _ *Diagnostics) (*groupMembersModel, PrivateState) {
 	result := r.from.model
 	if r.next != nil {
 		result = r.next.model

@@ -6,35 +6,35 @@ import (
 
 // groupMembersModel is a bkiam_group_members value (groupMembers.schema).
 type groupMembersModel struct {
-	ID          stringValue          `tf:"id"`
-	System      stringValue          `tf:"system"`
-	GroupID     stringValue          `tf:"group_id"`
-	Users       stringMapValue       `tf:"users"`
-	Departments stringMapValue       `tf:"departments"`
-	Timeouts    value[timeoutsModel] `tf:"timeouts"`
+	ID          StringValue          `tf:"id"`
+	System      StringValue          `tf:"system"`
+	GroupID     StringValue          `tf:"group_id"`
+	Users       StringMapValue       `tf:"users"`
+	Departments StringMapValue       `tf:"departments"`
+	Timeouts    Value[TimeoutsModel] `tf:"timeouts"`
 }
 
-func (groupMembers) decode(v tftypes.Value) (groupMembersModel, error) {
-	var d decoder
-	a := asAttributes(&d, v)
+func (groupMembers) Decode(v tftypes.Value) (groupMembersModel, error) {
+	var d Decoder
+	a := AsAttributes(&d, v)
 	m := groupMembersModel{
-		ID:          decodeString(&d, a["id"]),
-		System:      decodeString(&d, a["system"]),
-		GroupID:     decodeString(&d, a["group_id"]),
-		Users:       decodeStringMap(&d, a["users"]),
-		Departments: decodeStringMap(&d, a["departments"]),
-		Timeouts:    decodeTimeouts(&d, a["timeouts"]),
+		ID:          DecodeString(&d, a["id"]),
+		System:      DecodeString(&d, a["system"]),
+		GroupID:     DecodeString(&d, a["group_id"]),
+		Users:       DecodeStringMap(&d, a["users"]),
+		Departments: DecodeStringMap(&d, a["departments"]),
+		Timeouts:    DecodeTimeouts(&d, a["timeouts"]),
 	}
-	return m, d.err
+	return m, d.Err
 }
 
-func (groupMembers) encode(typ tftypes.Object, m groupMembersModel) tftypes.Value {
-	return newAttrs(typ).
-		string("id", m.ID).
-		string("system", m.System).
-		string("group_id", m.GroupID).
-		stringMap("users", m.Users).
-		stringMap("departments", m.Departments).
-		with("timeouts", func(t tftypes.Type) tftypes.Value { return encodeTimeouts(t, m.Timeouts) }).
-		object()
+func (groupMembers) Encode(typ tftypes.Object, m groupMembersModel) tftypes.Value {
+	return NewAttrs(typ).
+		String("id", m.ID).
+		String("system", m.System).
+		String("group_id", m.GroupID).
+		StringMap("users", m.Users).
+		StringMap("departments", m.Departments).
+		With("timeouts", func(t tftypes.Type) tftypes.Value { return EncodeTimeouts(t, m.Timeouts) }).
+		Object()
 }

@@ -43,9 +43,9 @@ func newGroupPermission() groupPermission {
 	}}
 }
 
-func (groupPermission) name() string { return "group_permission" }
+func (groupPermission) Name() string { return "group_permission" }
 
-func (groupPermission) schema(context.Context) schema.Schema {
+func (groupPermission) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "A user group's custom permissions in one BlueKing IAM system, through IAM's management API " +
 			"(API gateway only): a set of actions on resource instances, each instance by its id or by its path under its " +
@@ -99,68 +99,68 @@ func (groupPermission) schema(context.Context) schema.Schema {
 					},
 				}},
 			},
-			"timeouts": timeoutsAttribute(),
+			"timeouts": TimeoutsAttribute(),
 		},
 	}
 }
 
-func permissionID(m groupPermissionModel) stringValue {
-	system, okSystem := m.System.get()
-	group, okGroup := m.GroupID.get()
+func permissionID(m groupPermissionModel) StringValue {
+	system, okSystem := m.System.Get()
+	group, okGroup := m.GroupID.Get()
 	if !okSystem || !okGroup {
-		return unknownValue[string]()
+		return Unknown[string]()
 	}
-	return known(system + "/" + group)
+	return Known(system + "/" + group)
 }
 
 // importState takes SYSTEM/GROUP_ID/ACTION[,ACTION…]: the read that
 // follows fills the resources from what IAM lists for those actions.
-func (groupPermission) importState(_ context.Context, id string, diags *diagnostics) (groupPermissionModel, privateState) {
+func (groupPermission) ImportState(_ context.Context, id string, diags *Diagnostics) (groupPermissionModel, PrivateState) {
 	var m groupPermissionModel
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || !positiveID(parts[1]) || strings.TrimSpace(parts[2]) == "" {
-		diags.addError("Invalid import ID",
+		diags.AddError("Invalid import ID",
 			fmt.Sprintf("Expected SYSTEM/GROUP_ID/ACTION[,ACTION…], e.g. bk_cmdb/42/view_host,edit_host; got %q.", id))
 		return m, nil
 	}
 	actions := strings.Split(parts[2], ",")
 	slices.Sort(actions)
-	m.System, m.GroupID, m.Actions = known(parts[0]), known(parts[1]), knownStrings(slices.Compact(actions))
+	m.System, m.GroupID, m.Actions = Known(parts[0]), Known(parts[1]), KnownStrings(slices.Compact(actions))
 	m.ID = permissionID(m)
 	return m, nil
 }
 
-func (groupPermission) validate(_ context.Context, config groupPermissionModel, diags *diagnostics) {
-	checkID(root("system"), config.System, diags)
-	checkID(root("group_system"), config.GroupSystem, diags)
-	if s, ok := config.GroupID.get(); ok && !positiveID(s) {
-		diags.addAttributeError(root("group_id"), "Invalid group id",
+func (groupPermission) Validate(_ context.Context, config groupPermissionModel, diags *Diagnostics) {
+	checkID(Root("system"), config.System, diags)
+	checkID(Root("group_system"), config.GroupSystem, diags)
+	if s, ok := config.GroupID.Get(); ok && !positiveID(s) {
+		diags.AddAttributeError(Root("group_id"), "Invalid group id",
 			fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
 	}
-	checkActions(root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
-	entries, _ := config.Resources.get()
+	checkActions(Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	entries, _ := config.Resources.Get()
 	for i, e := range entries {
-		at := root("resources").WithElementKeyInt(i)
-		entry, _ := e.get()
+		at := Root("resources").WithElementKeyInt(i)
+		entry, _ := e.Get()
 		checkID(at.WithAttributeName("system"), entry.System, diags)
 		checkID(at.WithAttributeName("type"), entry.Type, diags)
 		instancesPath := at.WithAttributeName("instances")
-		instances, ok := entry.Instances.get()
+		instances, ok := entry.Instances.Get()
 		if !ok {
 			continue
 		}
 		checkInstanceCount(instancesPath, len(instances), diags)
-		plain := map[string]stringValue{}
+		plain := map[string]StringValue{}
 		for id, name := range instances {
 			if strings.HasPrefix(id, "/") {
 				nodes, err := parsePathKey(id)
 				if err != nil {
-					diags.addAttributeError(instancesPath.WithElementKeyString(id), "Invalid path",
+					diags.AddAttributeError(instancesPath.WithElementKeyString(id), "Invalid path",
 						fmt.Sprintf("The key %q of %s begins with \"/\", so it is a path, but %v. Write a path as IAM does: "+
-							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, pathString(instancesPath), err))
+							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, PathString(instancesPath), err))
 				} else {
-					typ, _ := entry.Type.get()
-					checkRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, pathString(instancesPath)),
+					typ, _ := entry.Type.Get()
+					checkRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, PathString(instancesPath)),
 						nodesAbove(typ, nodes), diags)
 				}
 			} else {
@@ -170,7 +170,7 @@ func (groupPermission) validate(_ context.Context, config groupPermissionModel, 
 		}
 		checkInstanceIDs(instancesPath, plain, diags)
 	}
-	checkTimeouts(config.Timeouts, diags)
+	CheckTimeouts(config.Timeouts, diags)
 }
 
 // nodesAbove is a path's nodes above its instance, as type and id: all of them when the path ends
@@ -205,61 +205,61 @@ func parsePathKey(key string) ([]bkiam.PathNode, error) {
 	return nodes, nil
 }
 
-func (r groupPermission) checkModel(ctx context.Context, data *providerData, proposed groupPermissionModel, diags *diagnostics) {
+func (r groupPermission) CheckModel(ctx context.Context, data *providerData, proposed groupPermissionModel, diags *Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_permission"); ok {
-		diags.addError(summary, detail)
+		diags.AddError(summary, detail)
 		return
 	}
-	r.grant.checkModel(ctx, data, proposed.asGrant(), diags)
+	r.grant.CheckModel(ctx, data, proposed.asGrant(), diags)
 	checkPlannedScope(data, proposed, diags)
 }
 
-func (r groupPermission) plan(ctx context.Context, req planRequest[groupPermissionModel], diags *diagnostics) planResponse[groupPermissionModel] {
-	greq := planRequest[instanceGrantModel]{proposed: req.proposed.asGrant(), private: req.private}
-	if req.prior != nil {
-		prior := req.prior.asGrant()
-		greq.prior = &prior
+func (r groupPermission) Plan(ctx context.Context, req PlanRequest[groupPermissionModel], diags *Diagnostics) PlanResponse[groupPermissionModel] {
+	greq := PlanRequest[instanceGrantModel]{Proposed: req.Proposed.asGrant(), Private: req.Private}
+	if req.Prior != nil {
+		prior := req.Prior.asGrant()
+		greq.Prior = &prior
 	}
-	out := r.grant.plan(ctx, greq, diags)
-	planned := req.proposed.fromGrant(out.planned)
+	out := r.grant.Plan(ctx, greq, diags)
+	planned := req.Proposed.fromGrant(out.Planned)
 	planned.ID = permissionID(planned)
 	var replace []*tftypes.AttributePath
-	for _, p := range out.requiresReplace {
-		if p.Equal(root("subject")) {
-			p = root("group_id")
+	for _, p := range out.RequiresReplace {
+		if p.Equal(Root("subject")) {
+			p = Root("group_id")
 		}
 		replace = append(replace, p)
 	}
-	return planResponse[groupPermissionModel]{planned: planned, requiresReplace: replace}
+	return PlanResponse[groupPermissionModel]{Planned: planned, RequiresReplace: replace}
 }
 
-func (r groupPermission) apply(ctx context.Context, data *providerData, req applyRequest[groupPermissionModel], diags *diagnostics) (*groupPermissionModel, privateState) {
-	greq := applyRequest[instanceGrantModel]{private: req.private}
-	base := req.planned
-	if req.prior != nil {
-		prior := req.prior.asGrant()
-		greq.prior = &prior
+func (r groupPermission) Apply(ctx context.Context, data *providerData, req ApplyRequest[groupPermissionModel], diags *Diagnostics) (*groupPermissionModel, PrivateState) {
+	greq := ApplyRequest[instanceGrantModel]{Private: req.Private}
+	base := req.Planned
+	if req.Prior != nil {
+		prior := req.Prior.asGrant()
+		greq.Prior = &prior
 	}
-	if req.planned != nil {
-		planned := req.planned.asGrant()
-		greq.planned = &planned
+	if req.Planned != nil {
+		planned := req.Planned.asGrant()
+		greq.Planned = &planned
 	} else {
-		base = req.prior
+		base = req.Prior
 	}
 	// The calls go through the management API of the system that manages
 	// the group (the planned one: a new group_system reroutes at once).
 	route := base
-	if req.planned != nil {
-		route = req.planned
+	if req.Planned != nil {
+		route = req.Planned
 	}
 	pathSystem, _ := route.managedBy()
 	grant := r.grant
 	grant.via = func(data *providerData) instanceCaller {
 		return managementCaller{client: data.client, system: pathSystem}
 	}
-	result, private := grant.apply(ctx, data, greq, diags)
+	result, private := grant.Apply(ctx, data, greq, diags)
 	if base != nil {
-		group, _ := base.GroupID.get()
+		group, _ := base.GroupID.Get()
 		data.groupPolicies.invalidate(pathSystem, group)
 	}
 	if result == nil {
@@ -271,16 +271,16 @@ func (r groupPermission) apply(ctx context.Context, data *providerData, req appl
 }
 
 // refreshes: a group's permissions are exactly readable.
-func (groupPermission) refreshes(data *providerData) bool { return data != nil && data.client != nil }
+func (groupPermission) Refreshes(data *providerData) bool { return data != nil && data.client != nil }
 
 // read keeps of the record only what IAM still holds for the group, by
 // meaning (action, type, path), and completes an import. Without the
 // list's allow-list entry it warns once and trusts state.
-func (r groupPermission) read(ctx context.Context, data *providerData, req readRequest[groupPermissionModel], diags *diagnostics) (*groupPermissionModel, privateState, bool) {
-	state, private := req.state, req.private
-	system, _ := state.System.get()
+func (r groupPermission) Read(ctx context.Context, data *providerData, req ReadRequest[groupPermissionModel], diags *Diagnostics) (*groupPermissionModel, PrivateState, bool) {
+	state, private := req.State, req.Private
+	system, _ := state.System.Get()
 	pathSystem, _ := state.managedBy()
-	groupID, _ := state.GroupID.get()
+	groupID, _ := state.GroupID.Get()
 	group, _ := strconv.ParseInt(groupID, 10, 64)
 	if system == "" || group == 0 || pathSystem != system {
 		// IAM lists a group's permissions only in the system that manages
@@ -296,25 +296,25 @@ func (r groupPermission) read(ctx context.Context, data *providerData, req readR
 		summary, detail, ok := goneOrUnconfirmed("bkiam_group_permission "+r.label(state),
 			fmt.Sprintf("group %d in %s", group, system), gone, checkErr)
 		if !ok {
-			diags.addError(summary, detail)
+			diags.AddError(summary, detail)
 			return &state, private, false
 		}
-		diags.addWarning(summary, detail)
+		diags.AddWarning(summary, detail)
 		return nil, nil, true
 	case errors.Is(err, bkiam.ErrForbidden):
 		if data.groupPolicies.warned.CompareAndSwap(false, true) {
-			diags.addWarning("Group permissions are not read back",
+			diags.AddWarning("Group permissions are not read back",
 				fmt.Sprintf("IAM refused the list of a group's permissions in %s (%v). Its management allow-list must give the "+
 					"system group_policy_list, which in practice only \"*\" does. Until then a refresh trusts state: a permission "+
 					"revoked outside Terraform goes unnoticed.", system, err))
 		}
 		return &state, private, false
 	case err != nil:
-		diags.addError("Cannot read the group's permissions",
+		diags.AddError("Cannot read the group's permissions",
 			managementError(fmt.Sprintf("Reading the permissions of group %d in %s", group, system), err))
 		return &state, private, false
 	}
-	if state.Resources.isNull() {
+	if state.Resources.IsNull() {
 		return r.readImport(state, policies, private, diags)
 	}
 	g := viewGrant(state.asGrant())
@@ -322,7 +322,7 @@ func (r groupPermission) read(ctx context.Context, data *providerData, req readR
 		return &state, private, false
 	}
 	held := r.grant.holdings(private, g, diags)
-	if diags.hasError() {
+	if diags.HasError() {
 		return &state, private, false
 	}
 	now := heldByList(held, policies)
@@ -330,7 +330,7 @@ func (r groupPermission) read(ctx context.Context, data *providerData, req readR
 		return &state, private, false
 	}
 	if loss := describeLoss(held, now); loss != "" {
-		diags.addWarning("Permissions revoked outside Terraform",
+		diags.AddWarning("Permissions revoked outside Terraform",
 			fmt.Sprintf("IAM no longer holds what this resource granted group %d in %s: %s. It is removed from state, so the "+
 				"plan grants it again.", group, system, loss))
 	}
@@ -341,7 +341,7 @@ func (r groupPermission) read(ctx context.Context, data *providerData, req readR
 	private = maps.Clone(private)
 	recordHoldings(private, now, view, diags)
 	m := state
-	m.Actions = knownStrings(view.Actions)
+	m.Actions = KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
 	return &m, private, true
 }
@@ -429,9 +429,9 @@ func pathKeyOf(nodes []bkiam.PathNode) (string, error) {
 // readImport fills an imported resource from what IAM lists for its
 // actions, which must hold the same instances (one resource holds its
 // actions over one set of resources), with the instances' names.
-func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.GroupPolicy, private privateState, diags *diagnostics) (*groupPermissionModel, privateState, bool) {
-	actions, _ := stringsOf(state.Actions)
-	system, _ := state.System.get()
+func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.GroupPolicy, private PrivateState, diags *Diagnostics) (*groupPermissionModel, PrivateState, bool) {
+	actions, _ := StringsOf(state.Actions)
+	system, _ := state.System.Get()
 	var first []grantplan.Resource
 	for i, action := range actions {
 		var p *bkiam.GroupPolicy
@@ -441,13 +441,13 @@ func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.G
 			}
 		}
 		if p == nil {
-			diags.addError("Cannot import the permissions",
+			diags.AddError("Cannot import the permissions",
 				fmt.Sprintf("The group holds no permission of action %q in %s: import only the actions it holds.", action, system))
 			return &state, private, false
 		}
 		resources, err := listedResources(*p)
 		if err != nil {
-			diags.addError("Cannot import the permissions", fmt.Sprintf("Action %q: %v.", action, err))
+			diags.AddError("Cannot import the permissions", fmt.Sprintf("Action %q: %v.", action, err))
 			return &state, private, false
 		}
 		if i == 0 {
@@ -455,7 +455,7 @@ func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.G
 			continue
 		}
 		if !grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: first}).Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: resources})) {
-			diags.addError("Cannot import the permissions",
+			diags.AddError("Cannot import the permissions",
 				fmt.Sprintf("Actions %q and %q hold different instances, and one bkiam_group_permission holds its actions over "+
 					"one set of instances: import them as separate resources.", actions[0], action))
 			return &state, private, false
@@ -516,8 +516,8 @@ func (r groupPermission) claims(m groupPermissionModel) ledger.Claims {
 }
 
 func (groupPermission) label(m groupPermissionModel) string {
-	system, _ := m.System.get()
-	group, _ := m.GroupID.get()
+	system, _ := m.System.Get()
+	group, _ := m.GroupID.Get()
 	return fmt.Sprintf("%q", system+"/group/"+group) + grantContent(viewGrant(m.asGrant()))
 }
 

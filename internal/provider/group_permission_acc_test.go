@@ -605,8 +605,8 @@ func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]
 			continue
 		}
 		for _, in := range r.Instances {
-			var diags diagnostics
-			if held := readHoldings(readPrivateState(in.Private, &diags), &diags); held != nil {
+			var diags Diagnostics
+			if held := readHoldings(ReadPrivateState(in.Private, &diags), &diags); held != nil {
 				for _, h := range held {
 					for _, res := range h.Resources {
 						for id := range res.Instances {

@@ -10,49 +10,49 @@ import (
 // An import by SYSTEM/GROUP_ID/ACTIONS leaves resources null until the
 // read that follows fills them from IAM.
 type groupPermissionModel struct {
-	ID      stringValue `tf:"id"`
-	System  stringValue `tf:"system"`
-	GroupID stringValue `tf:"group_id"`
+	ID      StringValue `tf:"id"`
+	System  StringValue `tf:"system"`
+	GroupID StringValue `tf:"group_id"`
 	// GroupSystem is the system that manages the group; null means System.
-	GroupSystem stringValue                   `tf:"group_system"`
-	Actions     stringsValue                  `tf:"actions"`
-	Resources   value[[]value[resourceModel]] `tf:"resources"`
-	Timeouts    value[timeoutsModel]          `tf:"timeouts"`
+	GroupSystem StringValue                   `tf:"group_system"`
+	Actions     StringsValue                  `tf:"actions"`
+	Resources   Value[[]Value[resourceModel]] `tf:"resources"`
+	Timeouts    Value[TimeoutsModel]          `tf:"timeouts"`
 }
 
-func (groupPermission) decode(v tftypes.Value) (groupPermissionModel, error) {
-	var d decoder
-	a := asAttributes(&d, v)
+func (groupPermission) Decode(v tftypes.Value) (groupPermissionModel, error) {
+	var d Decoder
+	a := AsAttributes(&d, v)
 	m := groupPermissionModel{
-		ID:          decodeString(&d, a["id"]),
-		System:      decodeString(&d, a["system"]),
-		GroupID:     decodeString(&d, a["group_id"]),
-		GroupSystem: decodeString(&d, a["group_system"]),
-		Actions:     decodeStrings(&d, a["actions"]),
-		Resources: decodeCollection(&d, a["resources"], listOf(func(d *decoder, v tftypes.Value) resourceModel {
-			r := asAttributes(d, v)
-			return resourceModel{System: decodeString(d, r["system"]), Type: decodeString(d, r["type"]),
-				Instances: decodeStringMap(d, r["instances"])}
+		ID:          DecodeString(&d, a["id"]),
+		System:      DecodeString(&d, a["system"]),
+		GroupID:     DecodeString(&d, a["group_id"]),
+		GroupSystem: DecodeString(&d, a["group_system"]),
+		Actions:     DecodeStrings(&d, a["actions"]),
+		Resources: DecodeCollection(&d, a["resources"], ListOf(func(d *Decoder, v tftypes.Value) resourceModel {
+			r := AsAttributes(d, v)
+			return resourceModel{System: DecodeString(d, r["system"]), Type: DecodeString(d, r["type"]),
+				Instances: DecodeStringMap(d, r["instances"])}
 		})),
-		Timeouts: decodeTimeouts(&d, a["timeouts"]),
+		Timeouts: DecodeTimeouts(&d, a["timeouts"]),
 	}
-	return m, d.err
+	return m, d.Err
 }
 
-func (groupPermission) encode(typ tftypes.Object, m groupPermissionModel) tftypes.Value {
-	return newAttrs(typ).
-		string("id", m.ID).
-		string("system", m.System).
-		string("group_id", m.GroupID).
-		string("group_system", m.GroupSystem).
-		strings("actions", m.Actions).
-		with("resources", func(t tftypes.Type) tftypes.Value {
-			return encodeValue(t, m.Resources, fromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
-				return newAttrs(t).string("system", r.System).string("type", r.Type).stringMap("instances", r.Instances).object()
+func (groupPermission) Encode(typ tftypes.Object, m groupPermissionModel) tftypes.Value {
+	return NewAttrs(typ).
+		String("id", m.ID).
+		String("system", m.System).
+		String("group_id", m.GroupID).
+		String("group_system", m.GroupSystem).
+		Strings("actions", m.Actions).
+		With("resources", func(t tftypes.Type) tftypes.Value {
+			return EncodeValue(t, m.Resources, FromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
+				return NewAttrs(t).String("system", r.System).String("type", r.Type).StringMap("instances", r.Instances).Object()
 			}))
 		}).
-		with("timeouts", func(t tftypes.Type) tftypes.Value { return encodeTimeouts(t, m.Timeouts) }).
-		object()
+		With("timeouts", func(t tftypes.Type) tftypes.Value { return EncodeTimeouts(t, m.Timeouts) }).
+		Object()
 }
 
 // asGrant is the model as the bkiam_instance_grant it is carried out as:
@@ -60,7 +60,7 @@ func (groupPermission) encode(typ tftypes.Object, m groupPermissionModel) tftype
 func (m groupPermissionModel) asGrant() instanceGrantModel {
 	return instanceGrantModel{
 		ID: m.ID, System: m.System, Actions: m.Actions, Resources: m.Resources, Timeouts: m.Timeouts,
-		Subject: known(subjectModel{Type: known(subjectGroup), ID: m.GroupID}),
+		Subject: Known(subjectModel{Type: Known(subjectGroup), ID: m.GroupID}),
 	}
 }
 
@@ -74,8 +74,8 @@ func (m groupPermissionModel) fromGrant(g instanceGrantModel) groupPermissionMod
 // managedBy is the system whose management API manages the group: the
 // one in the calls' path. ok is false while it is unknown.
 func (m groupPermissionModel) managedBy() (string, bool) {
-	if m.GroupSystem.isNull() {
-		return m.System.get()
+	if m.GroupSystem.IsNull() {
+		return m.System.Get()
 	}
-	return m.GroupSystem.get()
+	return m.GroupSystem.Get()
 }

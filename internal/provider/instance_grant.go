@@ -30,7 +30,7 @@ type instanceGrant struct {
 	limits func(data *providerData) grantplan.Limits
 }
 
-func (instanceGrant) name() string { return "instance_grant" }
+func (instanceGrant) Name() string { return "instance_grant" }
 
 // maxPolicyInstances is IAM's limit of instances per (subject, action,
 // resource type) after merging; one resource entry over it can never be
@@ -42,7 +42,7 @@ const (
 	subjectGroup = "group"
 )
 
-func (instanceGrant) schema(context.Context) schema.Schema {
+func (instanceGrant) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Grants a subject (a user or a group) a set of actions on resource instances in one " +
 			"BlueKing IAM system, through IAM's `batch_instance` API.\n\n" +
@@ -124,7 +124,7 @@ func (instanceGrant) schema(context.Context) schema.Schema {
 					"keeps one policy per subject and action, shared with other grants of the same action; `0` for grants " +
 					"to `admin`; empty after an import until the next grant.",
 			},
-			"timeouts": timeoutsAttribute(),
+			"timeouts": TimeoutsAttribute(),
 		},
 	}
 }
@@ -143,11 +143,11 @@ type grantView struct {
 
 func viewGrant(m instanceGrantModel) grantView {
 	g := grantView{model: m}
-	g.system, _ = m.System.get()
-	subject, _ := m.Subject.get()
-	g.subject.Type, _ = subject.Type.get()
-	g.subject.ID, _ = subject.ID.get()
-	g.policies = int64MapOf(m.Policies)
+	g.system, _ = m.System.Get()
+	subject, _ := m.Subject.Get()
+	g.subject.Type, _ = subject.Type.Get()
+	g.subject.ID, _ = subject.ID.Get()
+	g.policies = Int64MapOf(m.Policies)
 	g.grant, g.known = grantOf(m, g.subject.Type)
 	return g
 }
@@ -155,21 +155,21 @@ func viewGrant(m instanceGrantModel) grantView {
 // grantOf converts the grant's attributes; false when any is unknown.
 func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 	var g grantplan.Grant
-	actions, ok := stringsOf(m.Actions)
+	actions, ok := StringsOf(m.Actions)
 	if !ok {
 		return g, false
 	}
 	slices.Sort(actions)
 	g.Actions = actions
-	entries, ok := m.Resources.get()
+	entries, ok := m.Resources.Get()
 	if !ok {
 		return g, false
 	}
 	for _, e := range entries {
-		entry, okEntry := e.get()
-		system, okSystem := entry.System.get()
-		typ, okType := entry.Type.get()
-		instances, okInstances := stringMapOf(entry.Instances)
+		entry, okEntry := e.Get()
+		system, okSystem := entry.System.Get()
+		typ, okType := entry.Type.Get()
+		instances, okInstances := StringMapOf(entry.Instances)
 		if !okEntry || !okSystem || !okType || !okInstances {
 			return g, false
 		}
@@ -182,11 +182,11 @@ func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 // expiresUnix is the expired_at to send. Unset is sent as IAM's permanent
 // value, never omitted: a user policy granted without one expires after a
 // year. Group policies never expire, whatever is sent.
-func expiresUnix(v stringValue, subjectType string) (int64, bool) {
-	if subjectType == subjectGroup || v.isNull() {
+func expiresUnix(v StringValue, subjectType string) (int64, bool) {
+	if subjectType == subjectGroup || v.IsNull() {
 		return bkiam.PermanentExpiry, true
 	}
-	s, ok := v.get()
+	s, ok := v.Get()
 	if !ok {
 		return 0, false
 	}
@@ -203,62 +203,62 @@ func expiresUnix(v stringValue, subjectType string) (int64, bool) {
 // holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE,
 // which asks the read that follows to fill in what the subject holds of
 // those actions, when detect_drift is on (see read).
-func (instanceGrant) importState(_ context.Context, id string, diags *diagnostics) (instanceGrantModel, privateState) {
+func (instanceGrant) ImportState(_ context.Context, id string, diags *Diagnostics) (instanceGrantModel, PrivateState) {
 	var m instanceGrantModel
-	private := privateState{}
+	private := PrivateState{}
 	parts := strings.Split(id, "/")
 	if (len(parts) != 3 && len(parts) != 6) || slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
 		(parts[1] != subjectUser && parts[1] != subjectGroup) {
-		diags.addError("Invalid import ID",
+		diags.AddError("Invalid import ID",
 			fmt.Sprintf("Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, "+
 				"or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, "+
 				"e.g. bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host; got %q.", id))
 		return m, private
 	}
 	subject := bkiam.Subject{Type: parts[1], ID: parts[2]}
-	checkSubject(subject, root("id"), diags)
-	m.ID = known(strings.Join(parts[:3], "/"))
-	m.System = known(parts[0])
-	m.Subject = known(subjectModel{Type: known(subject.Type), ID: known(subject.ID)})
+	checkSubject(subject, Root("id"), diags)
+	m.ID = Known(strings.Join(parts[:3], "/"))
+	m.System = Known(parts[0])
+	m.Subject = Known(subjectModel{Type: Known(subject.Type), ID: Known(subject.ID)})
 	if len(parts) == 3 {
 		return m, private
 	}
 	actions := strings.Split(parts[3], ",")
 	if slices.ContainsFunc(actions, func(a string) bool { return strings.TrimSpace(a) == "" }) {
-		diags.addError("Invalid import ID",
+		diags.AddError("Invalid import ID",
 			fmt.Sprintf("The actions of import ID %q are a comma-separated list without blanks, e.g. view_host,edit_host.", id))
 		return m, private
 	}
-	private.set(privateImportKey, importRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
+	private.Set(privateImportKey, importRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
 	return m, private
 }
 
-func (instanceGrant) validate(_ context.Context, config instanceGrantModel, diags *diagnostics) {
-	checkID(root("system"), config.System, diags)
+func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diags *Diagnostics) {
+	checkID(Root("system"), config.System, diags)
 
-	subject, _ := config.Subject.get()
-	subjectType, typeKnown := subject.Type.get()
+	subject, _ := config.Subject.Get()
+	subjectType, typeKnown := subject.Type.Get()
 	if typeKnown && subjectType != subjectUser && subjectType != subjectGroup {
-		diags.addAttributeError(root("subject").WithAttributeName("type"), "Unknown subject type",
+		diags.AddAttributeError(Root("subject").WithAttributeName("type"), "Unknown subject type",
 			fmt.Sprintf(`subject.type value must be one of "user" or "group", got %s.`, strconv.Quote(subjectType)))
 		typeKnown = false
 	}
-	idPath := root("subject").WithAttributeName("id")
+	idPath := Root("subject").WithAttributeName("id")
 	checkID(idPath, subject.ID, diags)
-	if id, ok := subject.ID.get(); ok && typeKnown {
+	if id, ok := subject.ID.Get(); ok && typeKnown {
 		checkSubject(bkiam.Subject{Type: subjectType, ID: id}, idPath, diags)
 	}
 
-	checkActions(root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	checkActions(Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
 
-	entries, _ := config.Resources.get()
+	entries, _ := config.Resources.Get()
 	for i, e := range entries {
-		at := root("resources").WithElementKeyInt(i)
-		entry, _ := e.get()
+		at := Root("resources").WithElementKeyInt(i)
+		entry, _ := e.Get()
 		checkID(at.WithAttributeName("system"), entry.System, diags)
 		checkID(at.WithAttributeName("type"), entry.Type, diags)
 		instancesPath := at.WithAttributeName("instances")
-		instances, ok := entry.Instances.get()
+		instances, ok := entry.Instances.Get()
 		if !ok {
 			continue
 		}
@@ -270,19 +270,19 @@ func (instanceGrant) validate(_ context.Context, config instanceGrantModel, diag
 	}
 
 	checkExpiresAt(config.ExpiresAt, subjectType, typeKnown, diags)
-	checkTimeouts(config.Timeouts, diags)
+	CheckTimeouts(config.Timeouts, diags)
 }
 
 // checkSubject reports a non-numeric group id and warns about admin.
-func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *diagnostics) {
+func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *Diagnostics) {
 	switch {
 	case s.Type == subjectGroup:
 		if _, err := strconv.ParseUint(s.ID, 10, 63); err != nil {
-			diags.addAttributeError(at, "Group IDs are numeric",
+			diags.AddAttributeError(at, "Group IDs are numeric",
 				fmt.Sprintf("subject.id must be the numeric ID of an IAM user group when subject.type is \"group\", got %q.", s.ID))
 		}
 	case strings.EqualFold(s.ID, "admin"):
-		diags.addAttributeWarning(at, "IAM ignores grants to admin",
+		diags.AddAttributeWarning(at, "IAM ignores grants to admin",
 			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
 				"The resource records policy IDs of 0.")
 	}
@@ -292,32 +292,32 @@ func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *diagnostics
 // the time: the expiry in the past is checked when a plan would send it
 // (checkExpiryAhead), so that an expired grant can still be refreshed and
 // destroyed.
-func checkExpiresAt(v stringValue, subjectType string, subjectKnown bool, diags *diagnostics) {
-	s, ok := v.get()
+func checkExpiresAt(v StringValue, subjectType string, subjectKnown bool, diags *Diagnostics) {
+	s, ok := v.Get()
 	if !ok {
 		return
 	}
-	at := root("expires_at")
+	at := Root("expires_at")
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		diags.addAttributeError(at, "Invalid RFC 3339 time",
+		diags.AddAttributeError(at, "Invalid RFC 3339 time",
 			fmt.Sprintf("expires_at must be an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", s))
 		return
 	}
 	if subjectKnown && subjectType == subjectGroup {
-		diags.addAttributeError(at, "Group grants do not expire",
+		diags.AddAttributeError(at, "Group grants do not expire",
 			"IAM keeps group policies forever and ignores an expiry. Remove expires_at, or grant to users instead.")
 		return
 	}
 	if t.Unix() > bkiam.PermanentExpiry {
-		diags.addAttributeError(at, "Expiry too late",
+		diags.AddAttributeError(at, "Expiry too late",
 			fmt.Sprintf("expires_at must be no later than 2100-01-01T00:00:00Z, IAM's \"permanent\", got %s. Remove it for a permanent grant.", s))
 	}
 }
 
 // expiryPassed reports an expires_at that is set and has passed.
-func expiryPassed(v stringValue, now time.Time) bool {
-	s, ok := v.get()
+func expiryPassed(v StringValue, now time.Time) bool {
+	s, ok := v.Get()
 	if !ok {
 		return false
 	}
@@ -327,35 +327,35 @@ func expiryPassed(v stringValue, now time.Time) bool {
 
 // checkExpiryAhead refuses to plan sending an expiry that has passed: IAM
 // would refuse it.
-func checkExpiryAhead(v stringValue, now time.Time, diags *diagnostics) {
-	s, ok := v.get()
+func checkExpiryAhead(v StringValue, now time.Time, diags *Diagnostics) {
+	s, ok := v.Get()
 	if !ok {
 		return
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil && !t.After(now) {
-		diags.addAttributeError(root("expires_at"), "Expiry in the past",
+		diags.AddAttributeError(Root("expires_at"), "Expiry in the past",
 			fmt.Sprintf("expires_at is %s, which has passed; IAM refuses expiries that are not in the future. Set a later time or remove it for a permanent grant.", s))
 	}
 }
 
-func (instanceGrant) checkModel(ctx context.Context, data *providerData, proposed instanceGrantModel, diags *diagnostics) {
+func (instanceGrant) CheckModel(ctx context.Context, data *providerData, proposed instanceGrantModel, diags *Diagnostics) {
 	checkInstanceGrantModel(ctx, data, proposed, diags)
 }
 
-func (r instanceGrant) plan(_ context.Context, req planRequest[instanceGrantModel], diags *diagnostics) planResponse[instanceGrantModel] {
-	planned := req.proposed
-	if req.prior == nil {
+func (r instanceGrant) Plan(_ context.Context, req PlanRequest[instanceGrantModel], diags *Diagnostics) PlanResponse[instanceGrantModel] {
+	planned := req.Proposed
+	if req.Prior == nil {
 		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
-		planned.ID, planned.Policies = unknownValue[string](), unknownValue[map[string]value[int64]]()
-		return planResponse[instanceGrantModel]{planned: planned}
+		planned.ID, planned.Policies = Unknown[string](), Unknown[map[string]Value[int64]]()
+		return PlanResponse[instanceGrantModel]{Planned: planned}
 	}
-	prior := *req.prior
-	var out planResponse[instanceGrantModel]
+	prior := *req.Prior
+	var out PlanResponse[instanceGrantModel]
 	if planned.System != prior.System {
-		out.requiresReplace = append(out.requiresReplace, root("system"))
+		out.RequiresReplace = append(out.RequiresReplace, Root("system"))
 	}
 	if planned.Subject != prior.Subject {
-		out.requiresReplace = append(out.requiresReplace, root("subject"))
+		out.RequiresReplace = append(out.RequiresReplace, Root("subject"))
 	}
 	if planned.ExpiresAt != prior.ExpiresAt || expiryPassed(prior.ExpiresAt, time.Now()) {
 		// A change of an expired grant grants with its expiry, which IAM
@@ -364,25 +364,25 @@ func (r instanceGrant) plan(_ context.Context, req planRequest[instanceGrantMode
 		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
 	}
 	planned.ID = prior.ID
-	if planned.ID.isNull() {
-		planned.ID = unknownValue[string]()
+	if planned.ID.IsNull() {
+		planned.ID = Unknown[string]()
 	}
-	planned.Policies = r.plannedPolicies(viewGrant(req.proposed), viewGrant(prior), req.private, diags)
-	out.planned = planned
+	planned.Policies = r.plannedPolicies(viewGrant(req.Proposed), viewGrant(prior), req.Private, diags)
+	out.Planned = planned
 	return out
 }
 
 // plannedPolicies shows the policy ids that an update keeps, instead of
 // "known after apply" for all of them.
-func (instanceGrant) plannedPolicies(plan, state grantView, private privateState, diags *diagnostics) int64MapValue {
-	if readHoldings(private, diags) != nil || !plan.known || !state.known || state.model.Policies.isNull() {
-		return unknownValue[map[string]value[int64]]() // after a run that failed midway, any policy may be granted anew
+func (instanceGrant) plannedPolicies(plan, state grantView, private PrivateState, diags *Diagnostics) Int64MapValue {
+	if readHoldings(private, diags) != nil || !plan.known || !state.known || state.model.Policies.IsNull() {
+		return Unknown[map[string]Value[int64]]() // after a run that failed midway, any policy may be granted anew
 	}
 	next, old := plan.grant, state.grant
 	// Policy ids survive every change but those that revoke an action
 	// whole before granting it again.
 	if next.ExpiresAt < old.ExpiresAt || (len(next.Resources) > 1 && !sameGrantInstances(old, next)) {
-		return unknownValue[map[string]value[int64]]()
+		return Unknown[map[string]Value[int64]]()
 	}
 	// An action the update grants to may get a new policy: one revoked
 	// whole outside Terraform since the last refresh is created again, under
@@ -390,7 +390,7 @@ func (instanceGrant) plannedPolicies(plan, state grantView, private privateState
 	// known at plan.
 	calls, err := grantplan.Plan(grantplan.Held(&old), &next, grantplan.Limits{Grant: 1 << 30, Revoke: 1 << 30})
 	if err != nil {
-		return unknownValue[map[string]value[int64]]()
+		return Unknown[map[string]Value[int64]]()
 	}
 	granted := map[string]bool{}
 	for _, c := range calls {
@@ -408,19 +408,19 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 		Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: b.Resources}))
 }
 
-func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyRequest[instanceGrantModel], diags *diagnostics) (*instanceGrantModel, privateState) {
-	private := req.private
-	current, next := viewsOf(req, viewGrant)
+func (r instanceGrant) Apply(ctx context.Context, data *providerData, req ApplyRequest[instanceGrantModel], diags *Diagnostics) (*instanceGrantModel, PrivateState) {
+	private := req.Private
+	current, next := ViewsOf(req, viewGrant)
 	if next != nil && !next.known {
-		diags.addError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
-		return req.prior, private
+		diags.AddError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
+		return req.Prior, private
 	}
 	held := grantplan.Holdings{}
 	if current != nil {
 		held = r.holdings(private, *current, diags)
 	}
-	if diags.hasError() {
-		return req.prior, private
+	if diags.HasError() {
+		return req.Prior, private
 	}
 	planned := next
 	if planned == nil {
@@ -440,12 +440,12 @@ func (r instanceGrant) apply(ctx context.Context, data *providerData, req applyR
 	if current != nil {
 		runner.policies = current.policies
 	}
-	return applyChange(ctx, sharedApplyOf(ctx), runner, timeoutOf(planned.model.Timeouts, req.operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a
 // failed run, else from its public state.
-func (instanceGrant) holdings(private privateState, state grantView, diags *diagnostics) grantplan.Holdings {
+func (instanceGrant) holdings(private PrivateState, state grantView, diags *Diagnostics) grantplan.Holdings {
 	if held := readHoldings(private, diags); held != nil {
 		return held
 	}
@@ -462,7 +462,7 @@ func (instanceGrant) holdings(private privateState, state grantView, diags *diag
 // state alone (a tainted object's private state does not reach the
 // destroy of its replacement), so the view must name every grant in
 // doubt.
-func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, create bool, private privateState, diags *diagnostics) instanceGrantModel {
+func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, create bool, private PrivateState, diags *Diagnostics) instanceGrantModel {
 	shape := g.grant.Resources
 	if next != nil {
 		shape = next.Resources
@@ -473,47 +473,47 @@ func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *inst
 	}
 	recordHoldings(private, runner.held, view, diags)
 	m := g.model
-	m.ID = known(grantID(g.system, g.subject))
-	m.Actions = knownStrings(view.Actions)
+	m.ID = Known(grantID(g.system, g.subject))
+	m.Actions = KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, next, g.model.ExpiresAt)
 	m.Policies = policiesValue(view.Actions, runner.policies)
 	return m
 }
 
-func resourcesValue(resources []grantplan.Resource) value[[]value[resourceModel]] {
-	entries := make([]value[resourceModel], len(resources))
+func resourcesValue(resources []grantplan.Resource) Value[[]Value[resourceModel]] {
+	entries := make([]Value[resourceModel], len(resources))
 	for i, res := range resources {
-		entries[i] = known(resourceModel{System: known(res.System), Type: known(res.Type), Instances: knownStringMap(res.Instances)})
+		entries[i] = Known(resourceModel{System: Known(res.System), Type: Known(res.Type), Instances: KnownStringMap(res.Instances)})
 	}
-	return known(entries)
+	return Known(entries)
 }
 
 // expiresValue is the expires_at of a view: an expiry equal to next's
 // keeps the configuration's spelling, so that it shows no change.
-func expiresValue(expiresAt int64, next *grantplan.Grant, configured stringValue) stringValue {
+func expiresValue(expiresAt int64, next *grantplan.Grant, configured StringValue) StringValue {
 	switch {
 	case next != nil && expiresAt == next.ExpiresAt, expiresAt == 0:
 		// 0: no action is shown held, so there is no expiry to show.
 		return configured
 	case expiresAt == bkiam.PermanentExpiry:
-		return stringValue{}
+		return StringValue{}
 	default:
-		return known(time.Unix(expiresAt, 0).UTC().Format(time.RFC3339))
+		return Known(time.Unix(expiresAt, 0).UTC().Format(time.RFC3339))
 	}
 }
 
 // refreshes: a refresh always looks at the state, to notice that a user
 // grant expired.
-func (instanceGrant) refreshes(*providerData) bool { return true }
+func (instanceGrant) Refreshes(*providerData) bool { return true }
 
 // read warns about a user grant that has expired, which stays in state as
 // it is (below); with detect_drift, it keeps of the record only what IAM
 // still holds, and completes an import by actions and resource type.
-func (r instanceGrant) read(ctx context.Context, data *providerData, req readRequest[instanceGrantModel], diags *diagnostics) (*instanceGrantModel, privateState, bool) {
-	state, private := req.state, req.private
+func (r instanceGrant) Read(ctx context.Context, data *providerData, req ReadRequest[instanceGrantModel], diags *Diagnostics) (*instanceGrantModel, PrivateState, bool) {
+	state, private := req.State, req.Private
 	expired := r.expired(state, private, diags)
-	if diags.hasError() {
+	if diags.HasError() {
 		return &state, private, false
 	}
 	g := viewGrant(state)
@@ -524,7 +524,7 @@ func (r instanceGrant) read(ctx context.Context, data *providerData, req readReq
 		if !driftOn {
 			// Without detect_drift, import adopts the subject's grants and
 			// holds nothing known, as the short import ID does.
-			diags.addWarning("Import without detect_drift",
+			diags.AddWarning("Import without detect_drift",
 				"The import ID names actions and a resource type, but only detect_drift can read what the subject holds of them. "+
 					"The resource is adopted holding nothing known: the next apply grants what the configuration declares.")
 			return &state, private, true
@@ -537,12 +537,12 @@ func (r instanceGrant) read(ctx context.Context, data *providerData, req readReq
 		return &state, private, false
 	}
 	held := r.holdings(private, g, diags)
-	if diags.hasError() {
+	if diags.HasError() {
 		return &state, private, false
 	}
 	now, err := stillHeld(ctx, data.scans, g.system, g.subject, held)
 	if err != nil {
-		diags.addError("Cannot read grants back from IAM",
+		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
 				"detect_drift off.", subjectName(g.subject), g.system, err))
 		return &state, private, false
@@ -560,7 +560,7 @@ func (r instanceGrant) read(ctx context.Context, data *providerData, req readReq
 		return &state, private, true
 	}
 	if loss := describeLoss(held, now); loss != "" {
-		diags.addWarning("Grants revoked outside Terraform",
+		diags.AddWarning("Grants revoked outside Terraform",
 			fmt.Sprintf("IAM no longer holds what this resource granted %s in %s: %s. It is removed from state, so the plan "+
 				"grants it again.", subjectName(g.subject), g.system, loss))
 	}
@@ -571,7 +571,7 @@ func (r instanceGrant) read(ctx context.Context, data *providerData, req readReq
 	private = maps.Clone(private)
 	recordHoldings(private, now, view, diags)
 	m := state
-	m.Actions = knownStrings(view.Actions)
+	m.Actions = KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, &g.grant, state.ExpiresAt)
 	m.Policies = policiesValue(view.Actions, g.policies)
@@ -580,12 +580,12 @@ func (r instanceGrant) read(ctx context.Context, data *providerData, req readReq
 
 // readImport completes an import: what the subject holds of the actions,
 // read from IAM, with ids as names.
-func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g grantView, pending importRequest, private privateState, diags *diagnostics) (*instanceGrantModel, privateState, bool) {
+func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g grantView, pending importRequest, private PrivateState, diags *Diagnostics) (*instanceGrantModel, PrivateState, bool) {
 	actions := slices.Sorted(slices.Values(pending.Actions))
 	resource := grantplan.Resource{System: pending.System, Type: pending.Type}
 	held, err := importedHoldings(ctx, scans, g.system, g.subject, actions, resource)
 	if err != nil {
-		diags.addError("Cannot import the grant", err.Error()+".")
+		diags.AddError("Cannot import the grant", err.Error()+".")
 		return &g.model, private, false
 	}
 	if g.subject.Type == subjectGroup {
@@ -597,10 +597,10 @@ func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g g
 	view := held.View(nil, []grantplan.Resource{resource})
 	recordHoldings(private, held, view, diags)
 	m := g.model
-	m.ID = known(grantID(g.system, g.subject))
-	m.Actions = knownStrings(view.Actions)
+	m.ID = Known(grantID(g.system, g.subject))
+	m.Actions = KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
-	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, stringValue{})
+	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, StringValue{})
 	m.Policies = policiesValue(nil, nil)
 	return &m, private, true
 }
@@ -612,10 +612,10 @@ func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g g
 // state that forgot them could never revoke them. The resource stays as
 // it is (an upper bound of what IAM holds, narrowed by detect_drift), its
 // plan stays empty, and its destroy revokes what it may still hold.
-func (instanceGrant) expired(state instanceGrantModel, private privateState, diags *diagnostics) bool {
-	expires, ok := state.ExpiresAt.get()
-	subject, _ := state.Subject.get()
-	if subjectType, _ := subject.Type.get(); !ok || subjectType != subjectUser {
+func (instanceGrant) expired(state instanceGrantModel, private PrivateState, diags *Diagnostics) bool {
+	expires, ok := state.ExpiresAt.Get()
+	subject, _ := state.Subject.Get()
+	if subjectType, _ := subject.Type.Get(); !ok || subjectType != subjectUser {
 		return false
 	}
 	t, err := time.Parse(time.RFC3339, expires)
@@ -633,11 +633,11 @@ func (instanceGrant) expired(state instanceGrantModel, private privateState, dia
 			}
 		}
 	}
-	if diags.hasError() {
+	if diags.HasError() {
 		return false
 	}
 	g := viewGrant(state)
-	diags.addWarning("Grant expired",
+	diags.AddWarning("Grant expired",
 		fmt.Sprintf("The grant of %s to %s %s in %s expired at %s. IAM no longer holds it, unless another grant of the same "+
 			"subject and action keeps its policy alive with a later expiry (IAM keeps one expiry per subject and action). It "+
 			"stays in state as it is: remove the resource to revoke whatever IAM still holds of it, or set a later "+
@@ -728,6 +728,6 @@ func grantContent(g grantView) string {
 
 // reassert: an update that grants again shows its policies as unknown.
 func (instanceGrant) reassert(planned instanceGrantModel) instanceGrantModel {
-	planned.Policies = unknownValue[map[string]value[int64]]()
+	planned.Policies = Unknown[map[string]Value[int64]]()
 	return planned
 }

@@ -10,69 +10,69 @@ import (
 // resources null: the resource holds nothing known, and the next apply
 // grants what the configuration declares.
 type instanceGrantModel struct {
-	ID        stringValue                   `tf:"id"`
-	System    stringValue                   `tf:"system"`
-	Subject   value[subjectModel]           `tf:"subject"`
-	Actions   stringsValue                  `tf:"actions"`
-	Resources value[[]value[resourceModel]] `tf:"resources"`
-	ExpiresAt stringValue                   `tf:"expires_at"`
-	Policies  int64MapValue                 `tf:"policies"`
-	Timeouts  value[timeoutsModel]          `tf:"timeouts"`
+	ID        StringValue                   `tf:"id"`
+	System    StringValue                   `tf:"system"`
+	Subject   Value[subjectModel]           `tf:"subject"`
+	Actions   StringsValue                  `tf:"actions"`
+	Resources Value[[]Value[resourceModel]] `tf:"resources"`
+	ExpiresAt StringValue                   `tf:"expires_at"`
+	Policies  Int64MapValue                 `tf:"policies"`
+	Timeouts  Value[TimeoutsModel]          `tf:"timeouts"`
 }
 
 type subjectModel struct {
-	Type stringValue `tf:"type"`
-	ID   stringValue `tf:"id"`
+	Type StringValue `tf:"type"`
+	ID   StringValue `tf:"id"`
 }
 
 // resourceModel is an entry of resources: one resource type and its
 // instances, by id.
 type resourceModel struct {
-	System    stringValue    `tf:"system"`
-	Type      stringValue    `tf:"type"`
-	Instances stringMapValue `tf:"instances"`
+	System    StringValue    `tf:"system"`
+	Type      StringValue    `tf:"type"`
+	Instances StringMapValue `tf:"instances"`
 }
 
-func (instanceGrant) decode(v tftypes.Value) (instanceGrantModel, error) {
-	var d decoder
-	a := asAttributes(&d, v)
+func (instanceGrant) Decode(v tftypes.Value) (instanceGrantModel, error) {
+	var d Decoder
+	a := AsAttributes(&d, v)
 	m := instanceGrantModel{
-		ID:     decodeString(&d, a["id"]),
-		System: decodeString(&d, a["system"]),
-		Subject: decodeValue(&d, a["subject"], func(d *decoder, v tftypes.Value) subjectModel {
-			s := asAttributes(d, v)
-			return subjectModel{Type: decodeString(d, s["type"]), ID: decodeString(d, s["id"])}
+		ID:     DecodeString(&d, a["id"]),
+		System: DecodeString(&d, a["system"]),
+		Subject: DecodeValue(&d, a["subject"], func(d *Decoder, v tftypes.Value) subjectModel {
+			s := AsAttributes(d, v)
+			return subjectModel{Type: DecodeString(d, s["type"]), ID: DecodeString(d, s["id"])}
 		}),
-		Actions: decodeStrings(&d, a["actions"]),
-		Resources: decodeCollection(&d, a["resources"], listOf(func(d *decoder, v tftypes.Value) resourceModel {
-			r := asAttributes(d, v)
-			return resourceModel{System: decodeString(d, r["system"]), Type: decodeString(d, r["type"]),
-				Instances: decodeStringMap(d, r["instances"])}
+		Actions: DecodeStrings(&d, a["actions"]),
+		Resources: DecodeCollection(&d, a["resources"], ListOf(func(d *Decoder, v tftypes.Value) resourceModel {
+			r := AsAttributes(d, v)
+			return resourceModel{System: DecodeString(d, r["system"]), Type: DecodeString(d, r["type"]),
+				Instances: DecodeStringMap(d, r["instances"])}
 		})),
-		ExpiresAt: decodeString(&d, a["expires_at"]),
-		Policies:  decodeInt64Map(&d, a["policies"]),
-		Timeouts:  decodeTimeouts(&d, a["timeouts"]),
+		ExpiresAt: DecodeString(&d, a["expires_at"]),
+		Policies:  DecodeInt64Map(&d, a["policies"]),
+		Timeouts:  DecodeTimeouts(&d, a["timeouts"]),
 	}
-	return m, d.err
+	return m, d.Err
 }
 
-func (instanceGrant) encode(typ tftypes.Object, m instanceGrantModel) tftypes.Value {
-	return newAttrs(typ).
-		string("id", m.ID).
-		string("system", m.System).
-		with("subject", func(t tftypes.Type) tftypes.Value {
-			return encodeValue(t, m.Subject, func(t tftypes.Type, s subjectModel) tftypes.Value {
-				return newAttrs(t).string("type", s.Type).string("id", s.ID).object()
+func (instanceGrant) Encode(typ tftypes.Object, m instanceGrantModel) tftypes.Value {
+	return NewAttrs(typ).
+		String("id", m.ID).
+		String("system", m.System).
+		With("subject", func(t tftypes.Type) tftypes.Value {
+			return EncodeValue(t, m.Subject, func(t tftypes.Type, s subjectModel) tftypes.Value {
+				return NewAttrs(t).String("type", s.Type).String("id", s.ID).Object()
 			})
 		}).
-		strings("actions", m.Actions).
-		with("resources", func(t tftypes.Type) tftypes.Value {
-			return encodeValue(t, m.Resources, fromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
-				return newAttrs(t).string("system", r.System).string("type", r.Type).stringMap("instances", r.Instances).object()
+		Strings("actions", m.Actions).
+		With("resources", func(t tftypes.Type) tftypes.Value {
+			return EncodeValue(t, m.Resources, FromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
+				return NewAttrs(t).String("system", r.System).String("type", r.Type).StringMap("instances", r.Instances).Object()
 			}))
 		}).
-		string("expires_at", m.ExpiresAt).
-		int64Map("policies", m.Policies).
-		with("timeouts", func(t tftypes.Type) tftypes.Value { return encodeTimeouts(t, m.Timeouts) }).
-		object()
+		String("expires_at", m.ExpiresAt).
+		Int64Map("policies", m.Policies).
+		With("timeouts", func(t tftypes.Type) tftypes.Value { return EncodeTimeouts(t, m.Timeouts) }).
+		Object()
 }

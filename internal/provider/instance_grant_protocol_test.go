@@ -20,7 +20,7 @@ var instanceProto = protoResource[instanceGrantModel]{
 	def: instanceGrant{},
 	proposed: func(config instanceGrantModel, prior *instanceGrantModel) instanceGrantModel {
 		if prior == nil {
-			config.ID, config.Policies = unknownValue[string](), unknownValue[map[string]value[int64]]()
+			config.ID, config.Policies = Unknown[string](), Unknown[map[string]Value[int64]]()
 		} else {
 			config.ID, config.Policies = prior.ID, prior.Policies
 		}
@@ -33,9 +33,9 @@ var instanceProto = protoResource[instanceGrantModel]{
 // and policies null. Actions are given sorted.
 func hostsOf(actions []string, ids ...string) *instanceGrantModel {
 	return &instanceGrantModel{
-		System:    known("bk_cmdb"),
-		Subject:   known(subjectModel{Type: known("user"), ID: known("alice")}),
-		Actions:   knownStrings(actions),
+		System:    Known("bk_cmdb"),
+		Subject:   Known(subjectModel{Type: Known("user"), ID: Known("alice")}),
+		Actions:   KnownStrings(actions),
 		Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames(ids...)}}),
 	}
 }
@@ -51,11 +51,11 @@ func hostNames(ids ...string) map[string]string {
 // shownGrant is what a bkiam_instance_grant state shows: its actions and
 // the ids of its single resource entry, sorted; nil when unknown or null.
 func shownGrant(m *instanceGrantModel) (actions, ids []string) {
-	actions, _ = stringsOf(m.Actions)
+	actions, _ = StringsOf(m.Actions)
 	slices.Sort(actions)
-	if entries, ok := m.Resources.get(); ok && len(entries) == 1 {
-		entry, _ := entries[0].get()
-		if instances, ok := stringMapOf(entry.Instances); ok {
+	if entries, ok := m.Resources.Get(); ok && len(entries) == 1 {
+		entry, _ := entries[0].Get()
+		if instances, ok := StringMapOf(entry.Instances); ok {
 			ids = slices.Sorted(maps.Keys(instances))
 		}
 	}
@@ -85,7 +85,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 		{"user", hostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice"},
 		{"group", func() *instanceGrantModel {
 			m := hostsOf([]string{"view_host"}, "7")
-			m.Subject = known(subjectModel{Type: known("group"), ID: known("1")})
+			m.Subject = Known(subjectModel{Type: Known("group"), ID: Known("1")})
 			return m
 		}(), bkiam.Subject{Type: "group", ID: "1"}, "bk_cmdb/group/1"},
 	} {
@@ -94,10 +94,10 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 			plan := instanceProto.plan(t, env.server, nil, nil, tc.config)
 			expectDiags(t, plan.Diagnostics)
 			planned := instanceProto.model(t, plan.PlannedState)
-			if !planned.ID.isUnknown() || !planned.Policies.isUnknown() {
+			if !planned.ID.IsUnknown() || !planned.Policies.IsUnknown() {
 				t.Errorf("a create plans id %+v and policies %+v, want both known after apply", planned.ID, planned.Policies)
 			}
-			actions, _ := stringsOf(tc.config.Actions)
+			actions, _ := StringsOf(tc.config.Actions)
 			_, ids := shownGrant(tc.config)
 			expectShown(t, "the plan", planned, actions, ids)
 			if len(plan.RequiresReplace) > 0 {
@@ -108,11 +108,11 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 			resp := instanceProto.apply(t, env.server, nil, plan, tc.config)
 			expectDiags(t, resp.Diagnostics)
 			state := instanceProto.model(t, resp.NewState)
-			if id, _ := state.ID.get(); id != tc.wantID {
+			if id, _ := state.ID.Get(); id != tc.wantID {
 				t.Errorf("id is %q, want %q", id, tc.wantID)
 			}
 			expectShown(t, "state", state, actions, ids)
-			if got, want := int64MapOf(state.Policies), env.policyIDs("bk_cmdb", tc.subject.Type, tc.subject.ID); !reflect.DeepEqual(got, want) || len(got) != len(actions) {
+			if got, want := Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", tc.subject.Type, tc.subject.ID); !reflect.DeepEqual(got, want) || len(got) != len(actions) {
 				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
 			}
 			if keys := privateKeys(t, resp.Private); len(keys) > 0 {
@@ -162,14 +162,14 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 			plan := instanceProto.plan(t, env.server, created.NewState, created.Private, tc.to)
 			expectDiags(t, plan.Diagnostics)
 			planned := instanceProto.model(t, plan.PlannedState)
-			plannedPolicies, _ := planned.Policies.get()
+			plannedPolicies, _ := planned.Policies.Get()
 			actions, _ := shownGrant(tc.to)
 			for _, a := range actions {
-				id, ok := plannedPolicies[a].get()
+				id, ok := plannedPolicies[a].Get()
 				switch kept := slices.Contains(tc.kept, a); {
 				case kept && (!ok || id != before[a]):
 					t.Errorf("the plan shows policy %+v for %s, want its id %d kept", plannedPolicies[a], a, before[a])
-				case !kept && !plannedPolicies[a].isUnknown():
+				case !kept && !plannedPolicies[a].IsUnknown():
 					t.Errorf("the plan shows policy %+v for %s, which the update grants to: want known after apply", plannedPolicies[a], a)
 				}
 			}
@@ -188,7 +188,7 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 			env.expectHeld(t, "bk_cmdb", "user", "alice", want)
 			state := instanceProto.model(t, resp.NewState)
 			expectShown(t, "state", state, actions, ids)
-			if got, want := int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
+			if got, want := Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
 				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
 			}
 		})
@@ -211,28 +211,28 @@ func joinIDs(m *instanceGrantModel) string {
 // refresh of a creator grant without detect_drift answers
 // the state Terraform sent, not a re-encoding of it.
 func TestProtocolNoOpShortcut(t *testing.T) {
-	var diags diagnostics
-	held := privateState{}
+	var diags Diagnostics
+	held := PrivateState{}
 	writeHoldings(held, grantplan.Holdings{"view_host": {
 		Resources: []grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}}, ExpiresAt: bkiam.PermanentExpiry,
 	}}, &diags)
-	holdings := held.bytes(&diags)
-	paths := privateState{}
+	holdings := held.Bytes(&diags)
+	paths := PrivateState{}
 	writeCreatorHoldings(paths, grantplan.CreatorHeld(grantplan.CreatorTarget{System: "bk_job", Type: "job"},
 		map[string]grantplan.CreatorInstance{"job1": {ID: "job1", Name: "job1 app"}}), &diags)
-	creatorPaths := paths.bytes(&diags)
+	creatorPaths := paths.Bytes(&diags)
 	if len(diags) > 0 {
 		t.Fatal(renderDiags(diags))
 	}
 	undecodable := func() *tfprotov6.DynamicValue { return &tfprotov6.DynamicValue{MsgPack: []byte{0xc1}} }
 	instanceState := func() *tfprotov6.DynamicValue {
 		m := hostsOf([]string{"view_host"}, "1", "2")
-		m.ID, m.Policies = known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
+		m.ID, m.Policies = Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
 		return instanceProto.value(t, m)
 	}
 	creatorState := func() *tfprotov6.DynamicValue {
 		m := jobsOf("job1")
-		m.ID, m.GrantedActions = known("bk_job/job/alice"), m.Actions
+		m.ID, m.GrantedActions = Known("bk_job/job/alice"), m.Actions
 		m.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 		return creatorProto.value(t, m)
 	}
@@ -305,27 +305,27 @@ func TestProtocolNoOpShortcut(t *testing.T) {
 func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := hostsOf([]string{"view_host"}, "1")
-	prior.ID, prior.Policies = known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
+	prior.ID, prior.Policies = Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
 	priorValue := instanceProto.value(t, prior)
 	for _, tc := range []struct {
 		name   string
 		change func(m *instanceGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *instanceGrantModel) { m.System = known("bk_job") }, []*tftypes.AttributePath{root("system")}},
+		{"system", func(m *instanceGrantModel) { m.System = Known("bk_job") }, []*tftypes.AttributePath{Root("system")}},
 		{"subject id", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: known("user"), ID: known("bob")})
-		}, []*tftypes.AttributePath{root("subject")}},
+			m.Subject = Known(subjectModel{Type: Known("user"), ID: Known("bob")})
+		}, []*tftypes.AttributePath{Root("subject")}},
 		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: known("group"), ID: known("1")})
-		}, []*tftypes.AttributePath{root("subject")}},
+			m.Subject = Known(subjectModel{Type: Known("group"), ID: Known("1")})
+		}, []*tftypes.AttributePath{Root("subject")}},
 		{"system and subject", func(m *instanceGrantModel) {
-			m.System = known("bk_job")
-			m.Subject = known(subjectModel{Type: known("user"), ID: known("bob")})
-		}, []*tftypes.AttributePath{root("system"), root("subject")}},
-		{"actions", func(m *instanceGrantModel) { m.Actions = knownStrings([]string{"edit_host", "view_host"}) }, nil},
+			m.System = Known("bk_job")
+			m.Subject = Known(subjectModel{Type: Known("user"), ID: Known("bob")})
+		}, []*tftypes.AttributePath{Root("system"), Root("subject")}},
+		{"actions", func(m *instanceGrantModel) { m.Actions = KnownStrings([]string{"edit_host", "view_host"}) }, nil},
 		{"instances", func(m *instanceGrantModel) { *m = *hostsOf([]string{"view_host"}, "1", "2") }, nil},
-		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = known("2099-01-01T00:00:00Z") }, nil},
+		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = Known("2099-01-01T00:00:00Z") }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := hostsOf([]string{"view_host"}, "1")
@@ -344,12 +344,12 @@ func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 // validates without a diagnostic, and plans without one and without a
 // call to IAM, keeping every unknown value as it is.
 func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
-	entry := func(change func(r *resourceModel)) value[[]value[resourceModel]] {
-		r := resourceModel{System: known("bk_cmdb"), Type: known("host"), Instances: knownStringMap(hostNames("1", "2"))}
+	entry := func(change func(r *resourceModel)) Value[[]Value[resourceModel]] {
+		r := resourceModel{System: Known("bk_cmdb"), Type: Known("host"), Instances: KnownStringMap(hostNames("1", "2"))}
 		change(&r)
-		return known([]value[resourceModel]{known(r)})
+		return Known([]Value[resourceModel]{Known(r)})
 	}
-	unknownString := unknownValue[string]()
+	unknownString := Unknown[string]()
 	for _, tc := range []struct {
 		name   string
 		change func(m *instanceGrantModel)
@@ -358,31 +358,31 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 		grant bool
 	}{
 		{"system", func(m *instanceGrantModel) { m.System = unknownString }, false},
-		{"subject", func(m *instanceGrantModel) { m.Subject = unknownValue[subjectModel]() }, false},
+		{"subject", func(m *instanceGrantModel) { m.Subject = Unknown[subjectModel]() }, false},
 		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: unknownString, ID: known("1")})
+			m.Subject = Known(subjectModel{Type: unknownString, ID: Known("1")})
 		}, false},
 		{"subject id of a group", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: known("group"), ID: unknownString})
+			m.Subject = Known(subjectModel{Type: Known("group"), ID: unknownString})
 		}, false},
-		{"actions", func(m *instanceGrantModel) { m.Actions = unknownValue[[]stringValue]() }, true},
-		{"an action", func(m *instanceGrantModel) { m.Actions = known([]stringValue{known("view_host"), unknownString}) }, true},
-		{"resources", func(m *instanceGrantModel) { m.Resources = unknownValue[[]value[resourceModel]]() }, true},
+		{"actions", func(m *instanceGrantModel) { m.Actions = Unknown[[]StringValue]() }, true},
+		{"an action", func(m *instanceGrantModel) { m.Actions = Known([]StringValue{Known("view_host"), unknownString}) }, true},
+		{"resources", func(m *instanceGrantModel) { m.Resources = Unknown[[]Value[resourceModel]]() }, true},
 		{"a resource entry", func(m *instanceGrantModel) {
-			m.Resources = known([]value[resourceModel]{unknownValue[resourceModel]()})
+			m.Resources = Known([]Value[resourceModel]{Unknown[resourceModel]()})
 		}, true},
 		{"a resource entry's type", func(m *instanceGrantModel) { m.Resources = entry(func(r *resourceModel) { r.Type = unknownString }) }, true},
 		{"instances", func(m *instanceGrantModel) {
-			m.Resources = entry(func(r *resourceModel) { r.Instances = unknownValue[map[string]stringValue]() })
+			m.Resources = entry(func(r *resourceModel) { r.Instances = Unknown[map[string]StringValue]() })
 		}, true},
 		{"an instance name", func(m *instanceGrantModel) {
 			m.Resources = entry(func(r *resourceModel) {
-				r.Instances = known(map[string]stringValue{"1": known("host1"), "2": unknownString})
+				r.Instances = Known(map[string]StringValue{"1": Known("host1"), "2": unknownString})
 			})
 		}, true},
 		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = unknownString }, true},
-		{"timeouts", func(m *instanceGrantModel) { m.Timeouts = unknownValue[timeoutsModel]() }, false},
-		{"a timeout", func(m *instanceGrantModel) { m.Timeouts = known(timeoutsModel{Create: unknownString}) }, false},
+		{"timeouts", func(m *instanceGrantModel) { m.Timeouts = Unknown[TimeoutsModel]() }, false},
+		{"a timeout", func(m *instanceGrantModel) { m.Timeouts = Known(TimeoutsModel{Create: unknownString}) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, nil)
@@ -394,7 +394,7 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 			create := instanceProto.plan(t, env.server, nil, nil, config)
 			expectDiags(t, create.Diagnostics)
 			planned := instanceProto.model(t, create.PlannedState)
-			if !planned.ID.isUnknown() || !planned.Policies.isUnknown() {
+			if !planned.ID.IsUnknown() || !planned.Policies.IsUnknown() {
 				t.Errorf("a create plans id %+v and policies %+v, want both known after apply", planned.ID, planned.Policies)
 			}
 			expectConfigPlanned(t, planned, config)
@@ -407,7 +407,7 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 			env.expectCalls(t, nil)
 			planned = instanceProto.model(t, update.PlannedState)
 			expectConfigPlanned(t, planned, config)
-			if tc.grant && !planned.Policies.isUnknown() {
+			if tc.grant && !planned.Policies.IsUnknown() {
 				t.Errorf("an update to an unknown grant plans policies %+v, want known after apply", planned.Policies)
 			}
 		})
@@ -422,7 +422,7 @@ func expectConfigPlanned(t *testing.T, planned, config *instanceGrantModel) {
 	typ := objectTypeOf("bkiam_instance_grant")
 	got := *planned
 	got.ID, got.Policies = config.ID, config.Policies
-	a, b := (instanceGrant{}).encode(typ, got), (instanceGrant{}).encode(typ, *config)
+	a, b := (instanceGrant{}).Encode(typ, got), (instanceGrant{}).Encode(typ, *config)
 	if !a.Equal(b) {
 		t.Errorf("the plan changes the configuration:\n%v\nwant\n%v", a, b)
 	}
@@ -445,8 +445,8 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 				t.Fatalf("imported %+v, want one bkiam_instance_grant", resp.ImportedResources)
 			}
 			imported := resp.ImportedResources[0]
-			want := &instanceGrantModel{ID: known(tc.id), System: known("bk_cmdb"),
-				Subject: known(subjectModel{Type: known(tc.subjectType), ID: known(tc.subjectID)})}
+			want := &instanceGrantModel{ID: Known(tc.id), System: Known("bk_cmdb"),
+				Subject: Known(subjectModel{Type: Known(tc.subjectType), ID: Known(tc.subjectID)})}
 			if got := instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
 				t.Errorf("import of %s gives %+v, want %+v (actions, resources and policies null)", tc.id, got, want)
 			}
@@ -465,7 +465,7 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 			t.Fatalf("imported %d resources, want 1", len(resp.ImportedResources))
 		}
 		imported := resp.ImportedResources[0]
-		var diags diagnostics
+		var diags Diagnostics
 		pending := readImportRequest(privateOf(t, imported.Private), &diags)
 		if want := (&importRequest{Actions: []string{"view_host"}, System: "bk_cmdb", Type: "host"}); !reflect.DeepEqual(pending, want) || len(diags) > 0 {
 			t.Fatalf("the import leaves pending %+v, want %+v %s", pending, want, renderDiags(diags))
@@ -485,7 +485,7 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 		expectDiags(t, read.Diagnostics)
 		state := instanceProto.model(t, read.NewState)
 		expectShown(t, "the imported state", state, []string{"view_host"}, []string{"1", "2"})
-		if state.ExpiresAt.isKnown() {
+		if state.ExpiresAt.IsKnown() {
 			t.Errorf("a permanent grant is imported with expires_at %+v", state.ExpiresAt)
 		}
 		if keys := privateKeys(t, read.Private); slices.Contains(keys, privateImportKey) {
@@ -585,10 +585,10 @@ func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
 			env.expectHeld(t, "bk_cmdb", "user", "alice", tc.held)
 			state := instanceProto.model(t, failed.NewState)
 			expectShown(t, "state after the failure", state, tc.shown, tc.shownIDs)
-			if got, want := int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
+			if got, want := Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
 				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
 			}
-			var diags diagnostics
+			var diags Diagnostics
 			if got := holdingIDs(readHoldings(privateOf(t, failed.Private), &diags)); !reflect.DeepEqual(got, tc.holdings) {
 				t.Errorf("private state holds %v, want %v", got, tc.holdings)
 			}
@@ -636,15 +636,15 @@ func TestProtocolInstanceGrantValidation(t *testing.T) {
 		change func(m *instanceGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *instanceGrantModel) { m.System = known(" ") },
-			protoError("Blank value", root("system"))},
+		{"blank system", func(m *instanceGrantModel) { m.System = Known(" ") },
+			protoError("Blank value", Root("system"))},
 		{"unknown subject type", func(m *instanceGrantModel) {
-			m.Subject = known(subjectModel{Type: known("robot"), ID: known("r2")})
-		}, protoError("Unknown subject type", root("subject").WithAttributeName("type"))},
+			m.Subject = Known(subjectModel{Type: Known("robot"), ID: Known("r2")})
+		}, protoError("Unknown subject type", Root("subject").WithAttributeName("type"))},
 		{"blank instance name", func(m *instanceGrantModel) {
 			m.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "host1", "2": ""}}})
-		}, protoError("Blank value", root("resources").WithElementKeyInt(0).WithAttributeName("instances").WithElementKeyString("2"))},
-		{"no actions", func(m *instanceGrantModel) { m.Actions = knownStrings(nil) }, protoError("No actions", root("actions"))},
+		}, protoError("Blank value", Root("resources").WithElementKeyInt(0).WithAttributeName("instances").WithElementKeyString("2"))},
+		{"no actions", func(m *instanceGrantModel) { m.Actions = KnownStrings(nil) }, protoError("No actions", Root("actions"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := hostsOf([]string{"view_host"}, "1", "2")

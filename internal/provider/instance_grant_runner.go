@@ -47,7 +47,7 @@ type instanceGrantRunner struct {
 	// current and next are the state's and the plan's grant (nil on
 	// create and destroy); planned is next, or current on a destroy.
 	current, next, planned *grantView
-	private                privateState
+	private                PrivateState
 }
 
 // instanceCaller sends batch_instance calls: the client itself, or the
@@ -79,7 +79,7 @@ func (r *instanceGrantRunner) taken(action string, paths map[string]bool) {
 	}
 }
 
-func (r *instanceGrantRunner) load(context.Context, *diagnostics) (*instanceGrantModel, privateState, bool) {
+func (r *instanceGrantRunner) load(context.Context, *Diagnostics) (*instanceGrantModel, PrivateState, bool) {
 	return nil, nil, false
 }
 
@@ -96,7 +96,7 @@ func (r *instanceGrantRunner) plan() ([]grantplan.Call, error) {
 
 func (r *instanceGrantRunner) gone(context.Context, error) bool { return false }
 
-func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *diagnostics) bool {
+func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *Diagnostics) bool {
 	r.data.invalidateScans(r.planned.system, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.grant.Actions))
 	return ok
 }
@@ -133,11 +133,11 @@ func (r *instanceGrantRunner) reclaim(ok bool) (ledger.Claims, bool) {
 	return grantClaims(r.planned.system, r.planned.subject, r.held), true
 }
 
-func (r *instanceGrantRunner) record(ok bool, diags *diagnostics) (*instanceGrantModel, privateState) {
+func (r *instanceGrantRunner) record(ok bool, diags *Diagnostics) (*instanceGrantModel, PrivateState) {
 	if ok {
 		writeHoldings(r.private, nil, diags)
 		m := r.next.model
-		m.ID = known(grantID(r.next.system, r.next.subject))
+		m.ID = Known(grantID(r.next.system, r.next.subject))
 		m.Policies = policiesValue(r.next.grant.Actions, r.policies)
 		return &m, r.private
 	}

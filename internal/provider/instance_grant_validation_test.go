@@ -339,7 +339,7 @@ func TestCreatorGrantWarnsAboutAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != tfprotov6.DiagnosticSeverityWarning ||
-		!resp.Diagnostics[0].Attribute.Equal(root("creator")) || resp.Diagnostics[0].Summary != "IAM ignores creator grants to admin" {
+		!resp.Diagnostics[0].Attribute.Equal(Root("creator")) || resp.Diagnostics[0].Summary != "IAM ignores creator grants to admin" {
 		t.Fatalf("diagnostics:\n%s", renderDiags(resp.Diagnostics))
 	}
 }

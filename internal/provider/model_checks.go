@@ -21,14 +21,14 @@ import (
 // systemModel returns the model of the system at, or nil after reporting
 // why it cannot be had. It is nil without a report when the checks are
 // off or the system is unknown.
-func systemModel(ctx context.Context, data *providerData, at *tftypes.AttributePath, system stringValue, diags *diagnostics) *bkiam.SystemModel {
-	id, ok := system.get()
+func systemModel(ctx context.Context, data *providerData, at *tftypes.AttributePath, system StringValue, diags *Diagnostics) *bkiam.SystemModel {
+	id, ok := system.Get()
 	if data == nil || !data.checkModel || data.models == nil || !ok {
 		return nil
 	}
 	m, err := data.models.Get(ctx, id)
 	if err != nil {
-		diags.addAttributeError(at, "Cannot read the model of system "+id,
+		diags.AddAttributeError(at, "Cannot read the model of system "+id,
 			fmt.Sprintf("The plan checks each grant against the model its system registered in IAM, and reading the model "+
 				"of %s failed: %s. Fix the cause, or set check_model = false in the provider configuration to plan without "+
 				"the checks (IAM then refuses what the model does not allow at apply).", id, err))
@@ -102,37 +102,37 @@ func typeList(rts []bkiam.RelatedResourceType) string {
 
 // checkInstanceGrantModel checks an instance grant's actions and resources
 // against its system's model.
-func checkInstanceGrantModel(ctx context.Context, data *providerData, m instanceGrantModel, diags *diagnostics) {
-	model := systemModel(ctx, data, root("system"), m.System, diags)
+func checkInstanceGrantModel(ctx context.Context, data *providerData, m instanceGrantModel, diags *Diagnostics) {
+	model := systemModel(ctx, data, Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
-	actions, ok := m.Actions.get()
+	actions, ok := m.Actions.Get()
 	if !ok {
 		return
 	}
-	entries, entriesKnown := m.Resources.get()
-	subject, _ := m.Subject.get()
-	subjectType, _ := subject.Type.get()
+	entries, entriesKnown := m.Resources.Get()
+	subject, _ := m.Subject.Get()
+	subjectType, _ := subject.Type.Get()
 	for _, e := range actions {
-		id, ok := e.get()
+		id, ok := e.Get()
 		if !ok {
 			continue
 		}
-		at := root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
+		at := Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
 		a := model.Action(id)
 		if a == nil {
-			diags.addAttributeError(at, "Unknown action",
+			diags.AddAttributeError(at, "Unknown action",
 				fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grant.%s", model.System, id, closest(id, actionIDs(model))))
 			continue
 		}
 		if a.Hidden {
-			diags.addAttributeWarning(at, "Hidden action",
+			diags.AddAttributeWarning(at, "Hidden action",
 				fmt.Sprintf("Action %q of system %s is hidden in IAM: the IAM web UI does not show it, so grants of it can "+
 					"only be seen and changed through the API (and this configuration).", id, model.System))
 		}
 		if subjectType == subjectGroup && a.RBAC() {
-			diags.addAttributeWarning(at, "Group grant of an RBAC action",
+			diags.AddAttributeWarning(at, "Group grant of an RBAC action",
 				fmt.Sprintf("Action %q of system %s has auth_type %q: IAM stores a group's grant of it as RBAC relations, "+
 					"not as a policy expression, and lists it only in its RBAC policy list (which detect_drift reads).", id, model.System, a.AuthType))
 		}
@@ -144,22 +144,22 @@ func checkInstanceGrantModel(ctx context.Context, data *providerData, m instance
 
 // checkRelatedTypes checks that resources give the action's related
 // resource types, in order.
-func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []value[resourceModel], diags *diagnostics) {
+func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []Value[resourceModel], diags *Diagnostics) {
 	got := make([]*[2]string, len(entries))
 	for i, e := range entries {
-		entry, _ := e.get()
-		system, okS := entry.System.get()
-		typ, okT := entry.Type.get()
+		entry, _ := e.Get()
+		system, okS := entry.System.Get()
+		typ, okT := entry.Type.Get()
 		if okS && okT {
 			got[i] = &[2]string{system, typ}
 		}
 	}
 	for _, p := range relatedTypeProblems(model, a, got, "resources", "grant it in a resource of its own", "resources of their own") {
-		at := root("resources")
+		at := Root("resources")
 		if p.index >= 0 {
 			at = at.WithElementKeyInt(p.index)
 		}
-		diags.addAttributeError(at, p.summary, p.detail)
+		diags.AddAttributeError(at, p.summary, p.detail)
 	}
 }
 
@@ -209,11 +209,11 @@ func relatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[
 // its system's creator configuration. Without actions, the grant needs the
 // model at apply to tell its own actions from the creator's other
 // policies in IAM's answer, so a plan that cannot read it is refused.
-func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGrantModel, diags *diagnostics) {
-	if m.Actions.isNull() && data != nil && (!data.checkModel || data.models == nil) {
-		system, _ := m.System.get()
-		typ, _ := m.Type.get()
-		diags.addAttributeError(root("actions"), "Creator actions needed without the system's model",
+func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGrantModel, diags *Diagnostics) {
+	if m.Actions.IsNull() && data != nil && (!data.checkModel || data.models == nil) {
+		system, _ := m.System.Get()
+		typ, _ := m.Type.Get()
+		diags.AddAttributeError(Root("actions"), "Creator actions needed without the system's model",
 			fmt.Sprintf("IAM answers a creator registration with every permission the creator holds in system %s, not only "+
 				"the ones it grants, so without actions the provider tells them apart by the creator configuration of type %q "+
 				"in the system's model, which it cannot read here (esb_url, or check_model = false). Set actions to the "+
@@ -221,11 +221,11 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 				"with check_model = true.", system, typ))
 		return
 	}
-	model := systemModel(ctx, data, root("system"), m.System, diags)
+	model := systemModel(ctx, data, Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
-	typ, ok := m.Type.get()
+	typ, ok := m.Type.Get()
 	if !ok {
 		return
 	}
@@ -245,7 +245,7 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 			sort.Strings(have)
 			detail = "It has one for " + strings.Join(have, ", ") + "."
 		}
-		diags.addAttributeError(root("type"), "No creator configuration for the type",
+		diags.AddAttributeError(Root("type"), "No creator configuration for the type",
 			fmt.Sprintf("System %s registered no resource-creator actions for type %q in IAM, so IAM would refuse to "+
 				"register a creator of it. %s", model.System, typ, detail))
 		return
@@ -259,20 +259,20 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 		}
 	}
 	if len(unlimited) > 0 {
-		diags.addAttributeWarning(root("type"), "Unlimited creator actions",
+		diags.AddAttributeWarning(Root("type"), "Unlimited creator actions",
 			fmt.Sprintf("The creator configuration of %s in system %s lists %s, which relate(s) to no resource type: IAM "+
 				"grants the creator those on every instance, and destroy cannot revoke them.", typ, model.System, strings.Join(unlimited, ", ")))
 	}
-	actions, ok := m.Actions.get()
+	actions, ok := m.Actions.Get()
 	if !ok {
 		return
 	}
 	for _, e := range actions {
-		id, ok := e.get()
+		id, ok := e.Get()
 		if !ok || slices.Contains(config, id) {
 			continue
 		}
-		diags.addAttributeError(root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id)), "Action outside the creator configuration",
+		diags.AddAttributeError(Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id)), "Action outside the creator configuration",
 			fmt.Sprintf("IAM grants the creator of a %s in system %s the actions of its creator configuration, %s, and %q is "+
 				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, closest(id, config)))
 	}
@@ -282,14 +282,14 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 // system's model: what IAM grants the creator of one of its instances.
 // nil when the model is not read (check_model off); an error when it
 // cannot be read or has no configuration for the type.
-func creatorConfigActions(ctx context.Context, data *providerData, system stringValue, typ string, diags *diagnostics) []string {
-	model := systemModel(ctx, data, root("system"), system, diags)
+func creatorConfigActions(ctx context.Context, data *providerData, system StringValue, typ string, diags *Diagnostics) []string {
+	model := systemModel(ctx, data, Root("system"), system, diags)
 	if model == nil {
 		return nil
 	}
 	node := model.CreatorNode(typ)
 	if node == nil {
-		diags.addAttributeError(root("type"), "No creator configuration for the type",
+		diags.AddAttributeError(Root("type"), "No creator configuration for the type",
 			fmt.Sprintf("System %s registered no resource-creator actions for type %q in IAM.", model.System, typ))
 		return nil
 	}

@@ -39,11 +39,11 @@ func TestProtocolModelWarnings(t *testing.T) {
 	}
 	env := newProtoEnvWith(t, nil, sandbox.WithModel(m))
 	grant := func(subjectType, subject, action string) *instanceGrantModel {
-		return &instanceGrantModel{System: known("bk_cmdb"), Subject: known(subjectModel{Type: known(subjectType), ID: known(subject)}),
-			Actions: knownStrings([]string{action}), Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}})}
+		return &instanceGrantModel{System: Known("bk_cmdb"), Subject: Known(subjectModel{Type: Known(subjectType), ID: Known(subject)}),
+			Actions: KnownStrings([]string{action}), Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}})}
 	}
 	action := func(id string) *tftypes.AttributePath {
-		return root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
+		return Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
 	}
 	expectDiags(t, instanceProto.plan(t, env.server, nil, nil, grant("user", "alice", "audit_host")).Diagnostics,
 		protoWarning("Hidden action: Action \"audit_host\" of system bk_cmdb is hidden in IAM", action("audit_host")))
@@ -53,11 +53,11 @@ func TestProtocolModelWarnings(t *testing.T) {
 	expectDiags(t, instanceProto.plan(t, env.server, nil, nil, grant("group", "1", "view_host")).Diagnostics)
 
 	creator := func(typ string) *creatorGrantModel {
-		return &creatorGrantModel{System: known("bk_cmdb"), Type: known(typ), Creator: known("alice"),
-			Instances: known(map[string]value[creatorInstanceModel]{"i1": known(creatorInstanceModel{Name: known("one")})})}
+		return &creatorGrantModel{System: Known("bk_cmdb"), Type: Known(typ), Creator: Known("alice"),
+			Instances: Known(map[string]Value[creatorInstanceModel]{"i1": Known(creatorInstanceModel{Name: Known("one")})})}
 	}
 	expectDiags(t, creatorProto.plan(t, env.server, nil, nil, creator("biz")).Diagnostics,
-		protoWarning("Unlimited creator actions: The creator configuration of biz in system bk_cmdb lists create_host", root("type")))
+		protoWarning("Unlimited creator actions: The creator configuration of biz in system bk_cmdb lists create_host", Root("type")))
 	expectDiags(t, creatorProto.plan(t, env.server, nil, nil, creator("host")).Diagnostics)
 	if n := env.sb.Stats().Requests["model_query"]; n != 1 {
 		t.Errorf("%d model reads in one configuration, want 1", n)

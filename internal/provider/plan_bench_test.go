@@ -229,7 +229,7 @@ func frameworkTwinServer(b *testing.B) tfprotov6.ProviderServer {
 	b.Helper()
 	var twins []func() resource.Resource
 	for _, r := range protocolResources {
-		shim := r.frameworkResource()
+		shim := r.FrameworkResource()
 		twins = append(twins, func() resource.Resource { return frameworkTwin{shim} })
 	}
 	s, err := providerserver.NewProtocol6WithError(twinProvider{twins})()

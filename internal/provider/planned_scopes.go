@@ -82,11 +82,11 @@ func (p *plannedScopes) of(group string) (id string, gm plannedGradeManager, ok 
 // checkPlannedScope refuses, at plan, the actions and instances of a group
 // permission that its grade manager's planned scope does not admit (see
 // plannedScopes), naming the scope and the fix.
-func checkPlannedScope(data *providerData, m groupPermissionModel, diags *diagnostics) {
-	group, okG := m.GroupID.get()
-	system, okS := m.System.get()
-	actions, okA := stringsOf(m.Actions)
-	entries, okR := m.Resources.get()
+func checkPlannedScope(data *providerData, m groupPermissionModel, diags *Diagnostics) {
+	group, okG := m.GroupID.Get()
+	system, okS := m.System.Get()
+	actions, okA := StringsOf(m.Actions)
+	entries, okR := m.Resources.Get()
 	if data == nil || !okG || !okS || !okA || !okR {
 		return
 	}
@@ -103,22 +103,22 @@ func checkPlannedScope(data *providerData, m groupPermissionModel, diags *diagno
 			}
 		}
 		if len(in) == 0 {
-			diags.addAttributeError(root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, action)), "Outside the grade manager's scope",
+			diags.AddAttributeError(Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, action)), "Outside the grade manager's scope",
 				fmt.Sprintf("The group's %s, as this plan leaves it, has no authorization scope of %s with the action %q, and IAM "+
 					"refuses a group permission outside it. Add %q to an authorization_scopes entry of system %q, or remove it here.",
 					who, system, action, action, system))
 			continue
 		}
 		for i, e := range entries {
-			entry, _ := e.get()
-			rs, okRS := entry.System.get()
-			typ, okT := entry.Type.get()
-			instances, okI := entry.Instances.get()
+			entry, _ := e.Get()
+			rs, okRS := entry.System.Get()
+			typ, okT := entry.Type.Get()
+			instances, okI := entry.Instances.Get()
 			if !okRS || !okT || !okI {
 				continue
 			}
 			scopePaths, typed := scopeOfType(in, rs, typ)
-			at := root("resources").WithElementKeyInt(i).WithAttributeName("instances")
+			at := Root("resources").WithElementKeyInt(i).WithAttributeName("instances")
 			for _, key := range slices.Sorted(maps.Keys(instances)) {
 				nodes := []bkiam.PathNode{{System: rs, Type: typ, ID: key}}
 				if strings.HasPrefix(key, "/") {
@@ -130,7 +130,7 @@ func checkPlannedScope(data *providerData, m groupPermissionModel, diags *diagno
 				if typed && bkiam.ScopeCovers(scopePaths, nodes) {
 					continue
 				}
-				diags.addAttributeError(at.WithElementKeyString(key), "Outside the grade manager's scope",
+				diags.AddAttributeError(at.WithElementKeyString(key), "Outside the grade manager's scope",
 					fmt.Sprintf("The instance %q of %s/%s for the action %q is outside the authorization scope of the group's %s, "+
 						"as this plan leaves it, and IAM would refuse it. %s IAM compares the instance's path (%s) with the "+
 						"scope's by string prefix, a trailing * cut: { id = \"*\" } admits instances given by their id alone, "+

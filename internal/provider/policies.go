@@ -4,26 +4,26 @@ package provider
 
 // policiesValue is the policies attribute: the policy id of each of
 // actions that has one.
-func policiesValue(actions []string, ids map[string]int64) int64MapValue {
-	out := make(map[string]value[int64], len(actions))
+func policiesValue(actions []string, ids map[string]int64) Int64MapValue {
+	out := make(map[string]Value[int64], len(actions))
 	for _, a := range actions {
 		if id, ok := ids[a]; ok {
-			out[a] = known(id)
+			out[a] = Known(id)
 		}
 	}
-	return known(out)
+	return Known(out)
 }
 
 // plannedPolicies shows the policy ids an update keeps (kept(action)),
 // and "known after apply" for the rest.
-func plannedPolicies(actions []string, ids map[string]int64, kept func(string) bool) int64MapValue {
-	out := make(map[string]value[int64], len(actions))
+func plannedPolicies(actions []string, ids map[string]int64, kept func(string) bool) Int64MapValue {
+	out := make(map[string]Value[int64], len(actions))
 	for _, a := range actions {
 		if id, ok := ids[a]; ok && kept(a) {
-			out[a] = known(id)
+			out[a] = Known(id)
 		} else {
-			out[a] = unknownValue[int64]()
+			out[a] = Unknown[int64]()
 		}
 	}
-	return known(out)
+	return Known(out)
 }

@@ -9,31 +9,31 @@ import (
 
 // privateState is a resource's private state: JSON documents by key, in
 // the framework's encoding, so that state written by either reads back.
-type privateState map[string][]byte
+type PrivateState map[string][]byte
 
-func readPrivateState(raw []byte, diags *diagnostics) privateState {
-	p := privateState{}
+func ReadPrivateState(raw []byte, diags *Diagnostics) PrivateState {
+	p := PrivateState{}
 	if len(raw) == 0 {
 		return p
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		diags.addError("Cannot read the resource's private state",
+		diags.AddError("Cannot read the resource's private state",
 			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
 				"(terraform state rm) and import it again.", err))
 		return p
 	}
 	version := int64(1) // written before the version was recorded: the first format
-	if v, ok := p[privateVersionKey]; ok {
-		delete(p, privateVersionKey)
+	if v, ok := p[PrivateVersionKey]; ok {
+		delete(p, PrivateVersionKey)
 		if err := json.Unmarshal(v, &version); err != nil {
-			diags.addError("Cannot read the resource's private state",
+			diags.AddError("Cannot read the resource's private state",
 				fmt.Sprintf("The version of the record of what this resource holds in IAM is corrupt (%v). Remove the "+
 					"resource from state (terraform state rm) and import it again.", err))
 			return p
 		}
 	}
-	if err := upgradePrivate(p, version, privateUpgrades); err != nil {
-		diags.addError("Cannot read the resource's private state",
+	if err := UpgradePrivate(p, version, PrivateUpgrades); err != nil {
+		diags.AddError("Cannot read the resource's private state",
 			fmt.Sprintf("The record of what this resource holds in IAM cannot be read: %v.", err))
 	}
 	return p
@@ -43,26 +43,26 @@ func readPrivateState(raw []byte, diags *diagnostics) privateState {
 // later version of the provider can read, or refuse, what this one
 // wrote. bytes adds it and readPrivateState removes it: the map a
 // resource works on never holds it.
-const privateVersionKey = "private_version"
+const PrivateVersionKey = "private_version"
 
 // privateVersion is the format this provider writes. A private state
 // without a version is in format 1, the one written before versions were
 // recorded. A new format adds a step from the previous one to
 // privateUpgrades (TestPrivateUpgradesCoverEveryVersion).
-const privateVersion = 1
+const PrivateVersion = 1
 
 // privateUpgrades[v] turns a private state of format v into format v+1,
 // in place.
-var privateUpgrades = map[int64]func(privateState) error{}
+var PrivateUpgrades = map[int64]func(PrivateState) error{}
 
 // upgradePrivate brings p from format version to privateVersion.
-func upgradePrivate(p privateState, version int64, steps map[int64]func(privateState) error) error {
-	if version > privateVersion {
+func UpgradePrivate(p PrivateState, version int64, steps map[int64]func(PrivateState) error) error {
+	if version > PrivateVersion {
 		return fmt.Errorf("it was written in format %d by a newer version of the provider, and this one reads formats up "+
 			"to %d: use that newer version (or a later one) with this state, since an older one could lose track of what "+
-			"the resource granted", version, privateVersion)
+			"the resource granted", version, PrivateVersion)
 	}
-	for v := version; v < privateVersion; v++ {
+	for v := version; v < PrivateVersion; v++ {
 		step := steps[v]
 		if step == nil {
 			return fmt.Errorf("it is in format %d, which this provider cannot upgrade (a bug in the provider)", v)
@@ -74,27 +74,27 @@ func upgradePrivate(p privateState, version int64, steps map[int64]func(privateS
 	return nil
 }
 
-func (p privateState) bytes(diags *diagnostics) []byte {
+func (p PrivateState) Bytes(diags *Diagnostics) []byte {
 	if len(p) == 0 {
 		return nil
 	}
 	out := maps.Clone(map[string][]byte(p))
-	out[privateVersionKey] = []byte(strconv.Itoa(privateVersion))
+	out[PrivateVersionKey] = []byte(strconv.Itoa(PrivateVersion))
 	raw, err := json.Marshal(out)
 	if err != nil {
-		diags.addError("Cannot record what the resource holds", err.Error())
+		diags.AddError("Cannot record what the resource holds", err.Error())
 	}
 	return raw
 }
 
 // get decodes the JSON kept under key, reporting whether there was any.
-func (p privateState) get(key string, into any, diags *diagnostics) bool {
+func (p PrivateState) Get(key string, into any, diags *Diagnostics) bool {
 	raw := p[key]
 	if len(raw) == 0 {
 		return false
 	}
 	if err := json.Unmarshal(raw, into); err != nil {
-		diags.addError("Cannot read the resource's private state",
+		diags.AddError("Cannot read the resource's private state",
 			fmt.Sprintf("The record of what this resource holds in IAM is corrupt (%v). Remove the resource from state "+
 				"(terraform state rm) and import it again.", err))
 		return false
@@ -103,14 +103,14 @@ func (p privateState) get(key string, into any, diags *diagnostics) bool {
 }
 
 // set keeps v as JSON under key, or removes the key when v is nil.
-func (p privateState) set(key string, v any, diags *diagnostics) {
+func (p PrivateState) Set(key string, v any, diags *Diagnostics) {
 	if v == nil {
 		delete(p, key)
 		return
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		diags.addError("Cannot record what the resource holds", err.Error())
+		diags.AddError("Cannot record what the resource holds", err.Error())
 		return
 	}
 	p[key] = raw

@@ -217,13 +217,13 @@ func (e *protoEnv) policyIDs(system, subjectType, subjectID string) map[string]i
 // protoResource is a protocol-level resource as the tests drive it: its
 // values built and read through its own codec.
 type protoResource[M any] struct {
-	def resourceDef[M, *providerData]
+	def Def[M, *providerData]
 	// proposed is the new state Terraform proposes for config: its
 	// computed attributes unknown on create (prior nil), else the prior's.
 	proposed func(config M, prior *M) M
 }
 
-func (r protoResource[M]) typeName() string { return typeName + "_" + r.def.name() }
+func (r protoResource[M]) typeName() string { return typeName + "_" + r.def.Name() }
 
 // value encodes m, or null when m is nil, as Terraform sends it.
 func (r protoResource[M]) value(t *testing.T, m *M) *tfprotov6.DynamicValue {
@@ -231,7 +231,7 @@ func (r protoResource[M]) value(t *testing.T, m *M) *tfprotov6.DynamicValue {
 	typ := objectTypeOf(r.typeName())
 	v := tftypes.NewValue(typ, nil)
 	if m != nil {
-		v = r.def.encode(typ, *m)
+		v = r.def.Encode(typ, *m)
 	}
 	dv, err := tfprotov6.NewDynamicValue(typ, v)
 	if err != nil {
@@ -253,7 +253,7 @@ func (r protoResource[M]) model(t *testing.T, dv *tfprotov6.DynamicValue) *M {
 	if v.IsNull() {
 		return nil
 	}
-	m, err := r.def.decode(v)
+	m, err := r.def.Decode(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,18 +374,18 @@ func (r protoResource[M]) importState(t *testing.T, server tfprotov6.ProviderSer
 // privateKeys are the keys of a private state, sorted; it must be readable.
 func privateKeys(t *testing.T, raw []byte) []string {
 	t.Helper()
-	var diags diagnostics
-	p := readPrivateState(raw, &diags)
+	var diags Diagnostics
+	p := ReadPrivateState(raw, &diags)
 	if len(diags) > 0 {
 		t.Fatalf("private state %q: %s", raw, renderDiags(diags))
 	}
 	return slices.Sorted(maps.Keys(p))
 }
 
-func privateOf(t *testing.T, raw []byte) privateState {
+func privateOf(t *testing.T, raw []byte) PrivateState {
 	t.Helper()
-	var diags diagnostics
-	p := readPrivateState(raw, &diags)
+	var diags Diagnostics
+	p := ReadPrivateState(raw, &diags)
 	if len(diags) > 0 {
 		t.Fatalf("private state %q: %s", raw, renderDiags(diags))
 	}

@@ -181,7 +181,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 func (p *bkiamProvider) Resources(context.Context) []func() resource.Resource {
 	var out []func() resource.Resource
 	for _, r := range protocolResources {
-		out = append(out, r.frameworkResource)
+		out = append(out, r.FrameworkResource)
 	}
 	return append(out, p.frameworkResources...)
 }

@@ -395,19 +395,19 @@ var notAtPlanTime = map[string]string{
 	"applyChange: Provider not configured":                       "apply time, and a bug",
 	"unmarshal: Cannot decode the":                               "Terraform sent a value that does not fit the schema: a bug",
 	"decodeValue: Cannot decode the":                             "a codec that does not fit its schema: a bug (TestCodecsRoundTrip)",
-	"asInt64: is not a 64-bit integer":                           "a number in state the provider did not write: a bug",
+	"AsInt64: is not a 64-bit integer":                           "a number in state the provider did not write: a bug",
 	"marshal: Cannot encode the resource's state":                "a bug",
-	"readPrivateState: Cannot read the resource's private state": "private state Terraform kept, not configuration",
-	"privateState.get: Cannot read the resource's private state": "private state Terraform kept, not configuration",
-	"privateState.bytes: Cannot record what the resource holds":  "apply time, and a bug",
-	"privateState.set: Cannot record what the resource holds":    "apply time, and a bug",
-	"instanceGrant.apply: Unknown grant at apply":                "apply time, and a bug",
-	"creatorGrant.apply: Unknown instances at apply":             "apply time, and a bug",
-	"groupMembers.apply: Unknown members at apply":               "apply time, and a bug",
+	"ReadPrivateState: Cannot read the resource's private state": "private state Terraform kept, not configuration",
+	"PrivateState.Get: Cannot read the resource's private state": "private state Terraform kept, not configuration",
+	"PrivateState.Bytes: Cannot record what the resource holds":  "apply time, and a bug",
+	"PrivateState.Set: Cannot record what the resource holds":    "apply time, and a bug",
+	"instanceGrant.Apply: Unknown grant at apply":                "apply time, and a bug",
+	"creatorGrant.Apply: Unknown instances at apply":             "apply time, and a bug",
+	"groupMembers.Apply: Unknown members at apply":               "apply time, and a bug",
 	"memberRunner.load: Unknown members in state":                "apply time, and a bug",
 	"memberRunner.load: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
-	"groupMembers.read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
+	"groupMembers.Read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
 	"configuredData: Unexpected provider data":                 "a bug: Configure always hands over *providerData",
 	"gradeManagerResource.configured: Provider not configured": "a bug: Terraform configures the provider first",
 	"groupResource.configured: Provider not configured":        "a bug: Terraform configures the provider first",
@@ -438,7 +438,7 @@ var notAtPlanTime = map[string]string{
 	"gradeManagerDataSource.Read: Several grade managers":        "read time: IAM keeps names unique, so only a broken site answers it",
 	"gradeManagerDataSource.Read: Cannot find the grade manager": "read time: depends on what IAM answers to the list",
 	"gradeManagerDataSource.Read: Cannot read the grade manager": "read time: depends on what IAM answers to the read",
-	"groupPermission.read: Cannot read the group's permissions":  "refresh time: depends on what IAM answers to the read",
+	"groupPermission.Read: Cannot read the group's permissions":  "refresh time: depends on what IAM answers to the read",
 	"groupPermission.readImport: Cannot import the permissions": "import time: depends on what the group holds in IAM " +
 		"(TestAccGroupPermission imports)",
 	"listedResources: which a resource never grants": "import time: depends on what the group holds in IAM",
@@ -456,9 +456,9 @@ var notAtPlanTime = map[string]string{
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *providerData",
 	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
 	"applyChange: Cannot plan the IAM calls":               "apply time; the validation refuses every grant the planner would",
-	"instanceGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
+	"instanceGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
-	"creatorGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
+	"creatorGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
 	"heldPolicy: cannot read the expression of":           "refresh time: an expression IAM sent that does not parse",
 	"instanceGrant.readImport: Cannot import the grant":   "import time: depends on what the subject holds in IAM",
 	"importedHoldings: instance (a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import time: " +
@@ -466,10 +466,10 @@ var notAtPlanTime = map[string]string{
 	"importedHoldings: instances directly; there is nothing to import": "import time: depends on what the subject holds in IAM",
 	"goneCheck.groupGone: but IAM refuses its groups": "refresh time: an answer the real IAM never gives (a grade manager it lists but " +
 		"refuses); TestProtocolOwnership403OnRefresh provokes the refresh's other refusal",
-	"upgradePrivate: use that newer version (or a later one) with this state, since an older one could lose track of what the resource granted": "private state Terraform kept, not " +
+	"UpgradePrivate: use that newer version (or a later one) with this state, since an older one could lose track of what the resource granted": "private state Terraform kept, not " +
 		"configuration (TestPrivateStateVersion)",
-	"upgradePrivate: which this provider cannot upgrade (a bug in the provider": "a bug: TestPrivateUpgradesCoverEveryVersion",
-	"upgradePrivate: upgrading it from format":                                  "private state Terraform kept, and a bug",
+	"UpgradePrivate: which this provider cannot upgrade (a bug in the provider": "a bug: TestPrivateUpgradesCoverEveryVersion",
+	"UpgradePrivate: upgrading it from format":                                  "private state Terraform kept, and a bug",
 	"upgradeState: Cannot read the stored state":                                "state Terraform kept, not configuration (TestUpgradeState)",
 	"upgradeState: Cannot upgrade the stored state":                             "state Terraform kept; the CLIs refuse a newer schema version first (TestUpgradeState, TestAccStateUpgrade)",
 	"upgradeState: Cannot encode the resource's state":                          "a bug",

@@ -10,7 +10,7 @@ import (
 // line here is all the registration a resource needs: the framework's
 // view of it (its schema, for Terraform and tfplugindocs), the server's
 // routing of its calls and its value type are all derived from this list.
-var protocolResources = []servedResource[*providerData]{
+var protocolResources = []Resource[*providerData]{
 	serveResource[instanceGrantModel](instanceGrant{}),
 	serveResource[creatorGrantModel](creatorGrant{}),
 	serveResource[groupMembersModel](groupMembers{}),
@@ -30,8 +30,8 @@ var (
 // shared grants' accounting (shared_account.go) hearing its plans and
 // preceding its applies.
 func serveResource[M any](def interface {
-	resourceDef[M, *providerData]
+	Def[M, *providerData]
 	claimer[M]
-}) servedResource[*providerData] {
-	return serve[M, *providerData](typeName, def, sharedAccount[M]{def})
+}) Resource[*providerData] {
+	return Serve[M, *providerData](typeName, def, sharedAccount[M]{def})
 }

@@ -18,41 +18,41 @@ import (
 // its model M: a Go struct of the resource's attributes, which the
 // resource's codec (decode, encode) converts to and from tftypes.Value.
 // serve adapts it to the protocol; it never sees a protocol message.
-type resourceDef[M any, D comparable] interface {
+type Def[M any, D comparable] interface {
 	// name is the type name after the provider's prefix: "instance_grant".
-	name() string
+	Name() string
 	// schema is the resource's schema, as the framework declares it. Only
 	// what the protocol path honours may be used (TestProtocolSchemasUseNothingIgnored).
-	schema(ctx context.Context) schema.Schema
+	Schema(ctx context.Context) schema.Schema
 
 	// decode converts a known, non-null value of the schema's type;
 	// encode converts back, with typ the schema's object type.
-	decode(v tftypes.Value) (M, error)
-	encode(typ tftypes.Object, m M) tftypes.Value
+	Decode(v tftypes.Value) (M, error)
+	Encode(typ tftypes.Object, m M) tftypes.Value
 
 	// importState turns an import ID into the state to read, and the
 	// private state read receives with it.
-	importState(ctx context.Context, id string, diags *diagnostics) (M, privateState)
+	ImportState(ctx context.Context, id string, diags *Diagnostics) (M, PrivateState)
 	// validate checks a configuration, in which any value may be unknown.
-	validate(ctx context.Context, config M, diags *diagnostics)
+	Validate(ctx context.Context, config M, diags *Diagnostics)
 	// plan plans a create (prior nil) or an update; serve answers a
 	// destroy and a change that changes nothing itself.
-	plan(ctx context.Context, req planRequest[M], diags *diagnostics) planResponse[M]
+	Plan(ctx context.Context, req PlanRequest[M], diags *Diagnostics) PlanResponse[M]
 	// checkModel checks a planned create or update against the model of
 	// its system (check_model; model_checks.go). data is nil before the
 	// provider is configured.
-	checkModel(ctx context.Context, data D, proposed M, diags *diagnostics)
+	CheckModel(ctx context.Context, data D, proposed M, diags *Diagnostics)
 	// apply carries out a create (prior nil), an update or a destroy
 	// (planned nil). It returns the new state, nil when the resource is
 	// gone, and the private state to keep.
-	apply(ctx context.Context, data D, req applyRequest[M], diags *diagnostics) (*M, privateState)
+	Apply(ctx context.Context, data D, req ApplyRequest[M], diags *Diagnostics) (*M, PrivateState)
 	// refreshes reports whether read can change state with these
 	// settings (data is nil when the provider is not configured); when
 	// it cannot, a refresh returns the state untouched, never decoded.
-	refreshes(data D) bool
+	Refreshes(data D) bool
 	// read refreshes state: it returns the new state (nil when the
 	// resource is gone), the private state, and whether either changed.
-	read(ctx context.Context, data D, req readRequest[M], diags *diagnostics) (*M, privateState, bool)
+	Read(ctx context.Context, data D, req ReadRequest[M], diags *Diagnostics) (*M, PrivateState, bool)
 }
 
 // observer hears of every plan of a resource, destroys and changes that
@@ -60,65 +60,65 @@ type resourceDef[M any, D comparable] interface {
 // every apply: what spans the resources of one Terraform command (the
 // provider's shared grants, shared_account.go) without the seam knowing
 // what it is.
-type observer[M any, D comparable] interface {
+type Observer[M any, D comparable] interface {
 	// observing reports whether the plan in ctx is heard: when not, a
 	// plan that changes nothing goes back undecoded.
-	observing(ctx context.Context) bool
+	Observing(ctx context.Context) bool
 	// plan hears a plan once the resource decided it, and returns the
 	// planned model, which it may change; it may set the response's
 	// RequiresReplace and PlannedPrivate.
-	plan(ctx context.Context, data D, n *planNote[M], diags *diagnostics) *M
+	Plan(ctx context.Context, data D, n *PlanNote[M], diags *Diagnostics) *M
 	// apply precedes an apply, and returns the context the apply runs in.
 	// n.private is the planned private state, which it may take keys from.
-	apply(ctx context.Context, data D, n applyNote[M], diags *diagnostics) context.Context
+	Apply(ctx context.Context, data D, n ApplyNote[M], diags *Diagnostics) context.Context
 }
 
 // planNote is a plan as an observer hears it.
-type planNote[M any] struct {
-	typeName string
+type PlanNote[M any] struct {
+	TypeName string
 	// prior is nil on create; planned is nil on destroy, and prior itself
 	// (the same pointer) when the plan changes nothing.
-	prior, planned *M
+	Prior, Planned *M
 	// replace says the resource's plan requires a replacement.
-	replace bool
-	private privateState
-	resp    *tfprotov6.PlanResourceChangeResponse
+	Replace bool
+	Private PrivateState
+	Resp    *tfprotov6.PlanResourceChangeResponse
 	// changed returns the attributes whose known values differ between
 	// prior and planned (served.changedAttributes).
-	changed func(prior, planned *M) []*tftypes.AttributePath
+	Changed func(prior, planned *M) []*tftypes.AttributePath
 }
 
 // applyNote is an apply as an observer hears it.
-type applyNote[M any] struct {
-	typeName       string
-	prior, planned *M
-	private        privateState
+type ApplyNote[M any] struct {
+	TypeName       string
+	Prior, Planned *M
+	Private        PrivateState
 }
 
-type planRequest[M any] struct {
-	prior    *M // nil on create
-	proposed M
-	private  privateState
+type PlanRequest[M any] struct {
+	Prior    *M // nil on create
+	Proposed M
+	Private  PrivateState
 }
 
-type planResponse[M any] struct {
-	planned         M
-	requiresReplace []*tftypes.AttributePath
+type PlanResponse[M any] struct {
+	Planned         M
+	RequiresReplace []*tftypes.AttributePath
 }
 
-type applyRequest[M any] struct {
-	prior   *M // nil on create
-	planned *M // nil on destroy
-	private privateState
+type ApplyRequest[M any] struct {
+	Prior   *M // nil on create
+	Planned *M // nil on destroy
+	Private PrivateState
 }
 
 // operation is what an apply carries out, in the words of the timeouts
 // attribute: "create", "update" or "delete".
-func (r applyRequest[M]) operation() string {
+func (r ApplyRequest[M]) Operation() string {
 	switch {
-	case r.planned == nil:
+	case r.Planned == nil:
 		return "delete"
-	case r.prior == nil:
+	case r.Prior == nil:
 		return "create"
 	}
 	return "update"
@@ -126,48 +126,48 @@ func (r applyRequest[M]) operation() string {
 
 // viewsOf converts an apply's prior and planned models with view: current
 // is nil on create, next on destroy.
-func viewsOf[M, V any](r applyRequest[M], view func(M) V) (current, next *V) {
-	if r.prior != nil {
-		v := view(*r.prior)
+func ViewsOf[M, V any](r ApplyRequest[M], view func(M) V) (current, next *V) {
+	if r.Prior != nil {
+		v := view(*r.Prior)
 		current = &v
 	}
-	if r.planned != nil {
-		v := view(*r.planned)
+	if r.Planned != nil {
+		v := view(*r.Planned)
 		next = &v
 	}
 	return current, next
 }
 
-type readRequest[M any] struct {
-	state   M
-	private privateState
+type ReadRequest[M any] struct {
+	State   M
+	Private PrivateState
 }
 
 // servedResource is a resource as the server and the framework see it.
 // D is the provider's data, handed to every call; its zero value means
 // the provider is not configured.
-type servedResource[D comparable] interface {
-	typeName() string
-	objectType() tftypes.Object
+type Resource[D comparable] interface {
+	TypeName() string
+	ObjectType() tftypes.Object
 	// frameworkResource is the framework's view: the type name and schema.
-	frameworkResource() resource.Resource
+	FrameworkResource() resource.Resource
 	validateConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) *tfprotov6.ValidateResourceConfigResponse
 	planChange(ctx context.Context, data D, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse
 	applyChange(ctx context.Context, data D, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse
 	readResource(ctx context.Context, data D, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse
 	importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse
 	upgradeState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse
-	schemaVersion() int64
-	upgradeProblems() []string
+	SchemaVersion() int64
+	UpgradeProblems() []string
 }
 
 // served adapts a resourceDef to the protocol: it unmarshals Terraform's
 // values with the schema's type, decodes them into the model, and
 // encodes the answers.
 type served[M any, D comparable] struct {
-	def resourceDef[M, D]
+	def Def[M, D]
 	// obs, unless nil, hears every plan and precedes every apply.
-	obs observer[M, D]
+	obs Observer[M, D]
 	// provider is the provider's type name, the prefix of the resource's.
 	provider string
 	typ      func() tftypes.Object
@@ -178,48 +178,48 @@ type served[M any, D comparable] struct {
 
 // serve adapts def to the protocol, as a resource of the provider named
 // provider; obs may be nil.
-func serve[M any, D comparable](provider string, def resourceDef[M, D], obs observer[M, D]) servedResource[D] {
+func Serve[M any, D comparable](provider string, def Def[M, D], obs Observer[M, D]) Resource[D] {
 	return served[M, D]{def: def, obs: obs, provider: provider, typ: sync.OnceValue(func() tftypes.Object {
 		ctx := context.Background()
-		return def.schema(ctx).Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // a schema is always an object
-	}), version: sync.OnceValue(func() int64 { return def.schema(context.Background()).Version })}
+		return def.Schema(ctx).Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // a schema is always an object
+	}), version: sync.OnceValue(func() int64 { return def.Schema(context.Background()).Version })}
 }
 
-func (s served[M, D]) typeName() string           { return s.provider + "_" + s.def.name() }
-func (s served[M, D]) objectType() tftypes.Object { return s.typ() }
+func (s served[M, D]) TypeName() string           { return s.provider + "_" + s.def.Name() }
+func (s served[M, D]) ObjectType() tftypes.Object { return s.typ() }
 
 func (s served[M, D]) validateConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) *tfprotov6.ValidateResourceConfigResponse {
-	var diags diagnostics
+	var diags Diagnostics
 	if config, ok := s.decode(req.Config, "configuration", &diags); ok && config != nil {
-		s.def.validate(ctx, *config, &diags)
+		s.def.Validate(ctx, *config, &diags)
 	}
 	return &tfprotov6.ValidateResourceConfigResponse{Diagnostics: diags}
 }
 
 func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
 	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}
-	var diags diagnostics
+	var diags Diagnostics
 	unchanged := sameValue(req.PriorState, req.ProposedNewState)
-	observing := s.obs != nil && s.obs.observing(ctx)
+	observing := s.obs != nil && s.obs.Observing(ctx)
 	if unchanged && !observing {
 		// Nothing changed (refresh changes nothing either), and no observer
 		// to tell: the plan is the state, never decoded.
 		return resp
 	}
-	private := readPrivateState(req.PriorPrivate, &diags)
+	private := ReadPrivateState(req.PriorPrivate, &diags)
 	priorValue, okPrior := s.unmarshal(req.PriorState, "prior state", &diags)
 	proposedValue := priorValue
 	okProposed := true
 	if !unchanged {
 		proposedValue, okProposed = s.unmarshal(req.ProposedNewState, "proposed new state", &diags)
 	}
-	if !okPrior || !okProposed || diags.hasError() {
+	if !okPrior || !okProposed || diags.HasError() {
 		resp.Diagnostics = diags
 		return resp
 	}
 	prior, okPrior := s.decodeValue(priorValue, "prior state", &diags)
 	var planned *M
-	var out planResponse[M]
+	var out PlanResponse[M]
 	switch {
 	case !okPrior:
 	case proposedValue.IsNull():
@@ -233,16 +233,16 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 		if okProposed {
 			// Only a create or a change is checked against the model: an
 			// unchanged resource reads no model.
-			s.def.checkModel(ctx, data, *proposed, &diags)
-			out = s.def.plan(ctx, planRequest[M]{prior: prior, proposed: *proposed, private: private}, &diags)
-			planned = &out.planned
-			resp.RequiresReplace = out.requiresReplace
+			s.def.CheckModel(ctx, data, *proposed, &diags)
+			out = s.def.Plan(ctx, PlanRequest[M]{Prior: prior, Proposed: *proposed, Private: private}, &diags)
+			planned = &out.Planned
+			resp.RequiresReplace = out.RequiresReplace
 		}
 	}
 	decided := planned
-	if observing && !diags.hasError() {
-		planned = s.obs.plan(ctx, data, &planNote[M]{typeName: s.typeName(), prior: prior, planned: planned,
-			replace: len(out.requiresReplace) > 0, private: private, resp: resp, changed: s.changedAttributes}, &diags)
+	if observing && !diags.HasError() {
+		planned = s.obs.Plan(ctx, data, &PlanNote[M]{TypeName: s.TypeName(), Prior: prior, Planned: planned,
+			Replace: len(out.RequiresReplace) > 0, Private: private, Resp: resp, Changed: s.changedAttributes}, &diags)
 	}
 	if planned != nil && (planned != prior || decided != planned) {
 		resp.PlannedState = s.marshal(planned, &diags)
@@ -255,7 +255,7 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 // between prior and planned: those a replacement shows as forcing it.
 func (s served[M, D]) changedAttributes(prior, planned *M) []*tftypes.AttributePath {
 	var was, will map[string]tftypes.Value
-	if s.def.encode(s.typ(), *prior).As(&was) != nil || s.def.encode(s.typ(), *planned).As(&will) != nil {
+	if s.def.Encode(s.typ(), *prior).As(&was) != nil || s.def.Encode(s.typ(), *planned).As(&will) != nil {
 		return nil
 	}
 	var out []*tftypes.AttributePath
@@ -268,24 +268,24 @@ func (s served[M, D]) changedAttributes(prior, planned *M) []*tftypes.AttributeP
 }
 
 func (s served[M, D]) applyChange(ctx context.Context, data D, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse {
-	var diags diagnostics
+	var diags Diagnostics
 	// Until the change is carried out, the resource stays as it was.
 	resp := &tfprotov6.ApplyResourceChangeResponse{NewState: req.PriorState, Private: req.PlannedPrivate}
-	private := readPrivateState(req.PlannedPrivate, &diags)
+	private := ReadPrivateState(req.PlannedPrivate, &diags)
 	prior, okPrior := s.decode(req.PriorState, "prior state", &diags)
 	planned, okPlanned := s.decode(req.PlannedState, "planned state", &diags)
 	var unconfigured D
 	if data == unconfigured {
-		diags.addError("Provider not configured",
+		diags.AddError("Provider not configured",
 			"The "+s.provider+" provider was not configured before this resource was applied. This is a bug in the provider or in Terraform.")
 	}
-	if okPrior && okPlanned && !diags.hasError() {
+	if okPrior && okPlanned && !diags.HasError() {
 		if s.obs != nil {
-			ctx = s.obs.apply(ctx, data, applyNote[M]{typeName: s.typeName(), prior: prior, planned: planned, private: private}, &diags)
+			ctx = s.obs.Apply(ctx, data, ApplyNote[M]{TypeName: s.TypeName(), Prior: prior, Planned: planned, Private: private}, &diags)
 		}
-		newState, newPrivate := s.def.apply(ctx, data, applyRequest[M]{prior: prior, planned: planned, private: private}, &diags)
+		newState, newPrivate := s.def.Apply(ctx, data, ApplyRequest[M]{Prior: prior, Planned: planned, Private: private}, &diags)
 		resp.NewState = s.marshal(newState, &diags)
-		resp.Private = newPrivate.bytes(&diags)
+		resp.Private = newPrivate.Bytes(&diags)
 	}
 	resp.Diagnostics = diags
 	return resp
@@ -294,16 +294,16 @@ func (s served[M, D]) applyChange(ctx context.Context, data D, req *tfprotov6.Ap
 func (s served[M, D]) readResource(ctx context.Context, data D, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse {
 	// Unchanged state goes back as Terraform sent it, not re-encoded.
 	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}
-	if !s.def.refreshes(data) {
+	if !s.def.Refreshes(data) {
 		return resp
 	}
-	var diags diagnostics
+	var diags Diagnostics
 	if state, ok := s.decode(req.CurrentState, "state", &diags); ok && state != nil {
-		private := readPrivateState(req.Private, &diags)
-		newState, newPrivate, changed := s.def.read(ctx, data, readRequest[M]{state: *state, private: private}, &diags)
-		if changed && !diags.hasError() {
+		private := ReadPrivateState(req.Private, &diags)
+		newState, newPrivate, changed := s.def.Read(ctx, data, ReadRequest[M]{State: *state, Private: private}, &diags)
+		if changed && !diags.HasError() {
 			resp.NewState = s.marshal(newState, &diags)
-			resp.Private = newPrivate.bytes(&diags)
+			resp.Private = newPrivate.Bytes(&diags)
 			if newState == nil {
 				resp.Private = nil
 			}
@@ -314,12 +314,12 @@ func (s served[M, D]) readResource(ctx context.Context, data D, req *tfprotov6.R
 }
 
 func (s served[M, D]) importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse {
-	var diags diagnostics
+	var diags Diagnostics
 	resp := &tfprotov6.ImportResourceStateResponse{}
-	state, private := s.def.importState(ctx, req.ID, &diags)
-	if !diags.hasError() {
-		imported := &tfprotov6.ImportedResource{TypeName: s.typeName(), State: s.marshal(&state, &diags), Private: private.bytes(&diags)}
-		if !diags.hasError() {
+	state, private := s.def.ImportState(ctx, req.ID, &diags)
+	if !diags.HasError() {
+		imported := &tfprotov6.ImportedResource{TypeName: s.TypeName(), State: s.marshal(&state, &diags), Private: private.Bytes(&diags)}
+		if !diags.HasError() {
 			resp.ImportedResources = []*tfprotov6.ImportedResource{imported}
 		}
 	}
@@ -329,7 +329,7 @@ func (s served[M, D]) importResource(ctx context.Context, req *tfprotov6.ImportR
 
 // decode unmarshals and decodes a value Terraform sent: nil when it is
 // null or absent; false when it cannot be read.
-func (s served[M, D]) decode(v *tfprotov6.DynamicValue, what string, diags *diagnostics) (*M, bool) {
+func (s served[M, D]) decode(v *tfprotov6.DynamicValue, what string, diags *Diagnostics) (*M, bool) {
 	value, ok := s.unmarshal(v, what, diags)
 	if !ok {
 		return nil, false
@@ -337,26 +337,26 @@ func (s served[M, D]) decode(v *tfprotov6.DynamicValue, what string, diags *diag
 	return s.decodeValue(value, what, diags)
 }
 
-func (s served[M, D]) decodeValue(v tftypes.Value, what string, diags *diagnostics) (*M, bool) {
+func (s served[M, D]) decodeValue(v tftypes.Value, what string, diags *Diagnostics) (*M, bool) {
 	if v.IsNull() {
 		return nil, true
 	}
-	m, err := s.def.decode(v)
+	m, err := s.def.Decode(v)
 	if err != nil {
-		diags.addError("Cannot decode the "+what, fmt.Sprintf("The %s does not fit the resource's model: %v. This is a bug in the provider.", what, err))
+		diags.AddError("Cannot decode the "+what, fmt.Sprintf("The %s does not fit the resource's model: %v. This is a bug in the provider.", what, err))
 		return nil, false
 	}
 	return &m, true
 }
 
 // unmarshal reads a value Terraform sent; an absent value is null.
-func (s served[M, D]) unmarshal(v *tfprotov6.DynamicValue, what string, diags *diagnostics) (tftypes.Value, bool) {
+func (s served[M, D]) unmarshal(v *tfprotov6.DynamicValue, what string, diags *Diagnostics) (tftypes.Value, bool) {
 	if v == nil {
 		return tftypes.NewValue(s.typ(), nil), true
 	}
 	value, err := v.Unmarshal(s.typ())
 	if err != nil {
-		diags.addError("Cannot decode the "+what, "Terraform sent a value that does not fit the resource's schema: "+err.Error()+
+		diags.AddError("Cannot decode the "+what, "Terraform sent a value that does not fit the resource's schema: "+err.Error()+
 			". This is a bug in the provider or in Terraform.")
 		return tftypes.Value{}, false
 	}
@@ -364,14 +364,14 @@ func (s served[M, D]) unmarshal(v *tfprotov6.DynamicValue, what string, diags *d
 }
 
 // marshal encodes m, or null when m is nil, for Terraform.
-func (s served[M, D]) marshal(m *M, diags *diagnostics) *tfprotov6.DynamicValue {
+func (s served[M, D]) marshal(m *M, diags *Diagnostics) *tfprotov6.DynamicValue {
 	v := tftypes.NewValue(s.typ(), nil)
 	if m != nil {
-		v = s.def.encode(s.typ(), *m)
+		v = s.def.Encode(s.typ(), *m)
 	}
 	dv, err := tfprotov6.NewDynamicValue(s.typ(), v)
 	if err != nil {
-		diags.addError("Cannot encode the resource's state", err.Error()+". This is a bug in the provider.")
+		diags.AddError("Cannot encode the resource's state", err.Error()+". This is a bug in the provider.")
 		return nil
 	}
 	return &dv
@@ -381,8 +381,8 @@ func (s served[M, D]) marshal(m *M, diags *diagnostics) *tfprotov6.DynamicValue 
 // type name and schema, which the framework serves to Terraform (and
 // tfplugindocs). Every other call of
 // the resource is answered by the server before the framework sees it.
-func (s served[M, D]) frameworkResource() resource.Resource {
-	return frameworkShim{name: s.def.name(), schema: s.def.schema}
+func (s served[M, D]) FrameworkResource() resource.Resource {
+	return frameworkShim{name: s.def.Name(), schema: s.def.Schema}
 }
 
 type frameworkShim struct {
@@ -423,15 +423,23 @@ func (frameworkShim) Delete(_ context.Context, _ resource.DeleteRequest, resp *r
 	resp.Diagnostics.AddError(notServed())
 }
 
-// modelType and roundTrip let the tests hold each codec against its
+// Codec is what every served resource offers the tests that hold its
+// codec against its schema: its model's type and a value's round trip
+// through decode and encode.
+type Codec interface {
+	ModelType() reflect.Type
+	RoundTrip(tftypes.Value) (tftypes.Value, error)
+}
+
+// ModelType and RoundTrip let the tests hold each codec against its
 // schema (codec_test.go) through protocolResources, so that a new
 // resource is covered without a test naming it.
-func (s served[M, D]) modelType() reflect.Type { return reflect.TypeFor[M]() }
+func (s served[M, D]) ModelType() reflect.Type { return reflect.TypeFor[M]() }
 
-func (s served[M, D]) roundTrip(v tftypes.Value) (tftypes.Value, error) {
-	m, err := s.def.decode(v)
+func (s served[M, D]) RoundTrip(v tftypes.Value) (tftypes.Value, error) {
+	m, err := s.def.Decode(v)
 	if err != nil {
 		return tftypes.Value{}, err
 	}
-	return s.def.encode(s.typ(), m), nil
+	return s.def.Encode(s.typ(), m), nil
 }

@@ -26,8 +26,8 @@ import (
 func TestProtocolSchemasUseNothingIgnored(t *testing.T) {
 	ctx := context.Background()
 	for _, r := range protocolResources {
-		t.Run(r.typeName(), func(t *testing.T) {
-			shim := r.frameworkResource()
+		t.Run(r.TypeName(), func(t *testing.T) {
+			shim := r.FrameworkResource()
 			for _, problem := range shimProblems(shim) {
 				t.Error(problem)
 			}
@@ -37,7 +37,7 @@ func TestProtocolSchemasUseNothingIgnored(t *testing.T) {
 				t.Error(problem)
 			}
 			// A schema version needs its upgrade steps (state_upgrade.go).
-			for _, problem := range r.upgradeProblems() {
+			for _, problem := range r.UpgradeProblems() {
 				t.Error(problem)
 			}
 		})

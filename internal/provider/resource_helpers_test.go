@@ -8,8 +8,8 @@ import (
 // full type name.
 func objectTypeOf(typeName string) tftypes.Object {
 	for _, r := range protocolResources {
-		if r.typeName() == typeName {
-			return r.objectType()
+		if r.TypeName() == typeName {
+			return r.ObjectType()
 		}
 	}
 	panic("no protocol-level resource " + typeName)

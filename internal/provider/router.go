@@ -15,56 +15,56 @@ import (
 // the framework, so that the upgrade steps work on the same JSON and
 // types as the codecs. data is the provider's data, the zero D until the
 // provider is configured.
-type router[D comparable] struct {
+type Router[D comparable] struct {
 	tfprotov6.ProviderServer
 	data      func() D
-	resources map[string]servedResource[D]
+	resources map[string]Resource[D]
 }
 
-func newRouter[D comparable](framework tfprotov6.ProviderServer, data func() D, resources []servedResource[D]) *router[D] {
-	s := &router[D]{ProviderServer: framework, data: data, resources: map[string]servedResource[D]{}}
+func NewRouter[D comparable](framework tfprotov6.ProviderServer, data func() D, resources []Resource[D]) *Router[D] {
+	s := &Router[D]{ProviderServer: framework, data: data, resources: map[string]Resource[D]{}}
 	for _, r := range resources {
-		s.resources[r.typeName()] = r
+		s.resources[r.TypeName()] = r
 	}
 	return s
 }
 
-func (s *router[D]) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+func (s *Router[D]) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.validateConfig(ctx, req), nil
 	}
 	return s.ProviderServer.ValidateResourceConfig(ctx, req)
 }
 
-func (s *router[D]) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+func (s *Router[D]) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.planChange(ctx, s.data(), req), nil
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
 }
 
-func (s *router[D]) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+func (s *Router[D]) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.applyChange(ctx, s.data(), req), nil
 	}
 	return s.ProviderServer.ApplyResourceChange(ctx, req)
 }
 
-func (s *router[D]) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+func (s *Router[D]) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.readResource(ctx, s.data(), req), nil
 	}
 	return s.ProviderServer.ReadResource(ctx, req)
 }
 
-func (s *router[D]) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+func (s *Router[D]) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.upgradeState(ctx, req), nil
 	}
 	return s.ProviderServer.UpgradeResourceState(ctx, req)
 }
 
-func (s *router[D]) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
+func (s *Router[D]) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.importResource(ctx, req), nil
 	}

@@ -24,25 +24,24 @@ func newServer(p *bkiamProvider) (tfprotov6.ProviderServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bkiamServer{router: newRouter(framework, p.data.Load, protocolResources), provider: p}, nil
+	return &bkiamServer{Router: NewRouter(framework, p.data.Load, protocolResources), provider: p}, nil
 }
 
 // bkiamServer is the router with what the shared grants need of every
 // command: the process's book in each plan's context, and the news that
 // the command refreshes.
 type bkiamServer struct {
-	*router[*providerData]
+	*Router[*providerData]
 	provider *bkiamProvider
 }
 
 func (s *bkiamServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	return s.router.PlanResourceChange(withBook(ctx, s.provider.book.Load()), req)
+	return s.Router.PlanResourceChange(withBook(ctx, s.provider.book.Load()), req)
 }
 
 func (s *bkiamServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if b := s.provider.book.Load(); b != nil {
 		b.refreshed.Store(true) // a plan walk: see sharedAccount.plan
 	}
-	return s.router.ReadResource(ctx, req)
+	return s.Router.ReadResource(ctx, req)
 }
-

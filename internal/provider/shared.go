@@ -216,9 +216,9 @@ func spareOf(shared []ledger.Shared, kept ledger.Claims) map[string][]string {
 	return out
 }
 
-func readSpare(private privateState, diags *diagnostics) spareSet {
+func readSpare(private PrivateState, diags *Diagnostics) spareSet {
 	var raw map[string][]string
-	if !private.get(privateSpareKey, &raw, diags) {
+	if !private.Get(privateSpareKey, &raw, diags) {
 		return nil
 	}
 	out := spareSet{}

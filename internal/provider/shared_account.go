@@ -59,18 +59,18 @@ func sharedApplyOf(ctx context.Context) *sharedApply {
 
 // observing: a plan is recorded when the process has a ledger, which
 // the provider makes before it is configured.
-func (a sharedAccount[M]) observing(ctx context.Context) bool { return bookOf(ctx) != nil }
+func (a sharedAccount[M]) Observing(ctx context.Context) bool { return bookOf(ctx) != nil }
 
 // plan records a plan in the process's ledger and answers what it
 // finds (see shared.go): warnings about shared paths and expiries, the
 // paths a destroy must spare, and an update that grants again what
 // another resource revokes. It returns the planned model, changed when
 // it must grant again.
-func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planNote[M], diags *diagnostics) *M {
+func (a sharedAccount[M]) Plan(ctx context.Context, data *providerData, n *PlanNote[M], diags *Diagnostics) *M {
 	b := bookOf(ctx)
 	// Before the provider is configured nothing is refused.
 	allowShared := data == nil || data.allowSharedGrants
-	prior, planned, replace, private, resp := n.prior, n.planned, n.replace, n.private, n.resp
+	prior, planned, replace, private, resp := n.Prior, n.Planned, n.Replace, n.Private, n.Resp
 	var before, next, after ledger.Claims
 	if prior != nil {
 		before = a.c.claims(*prior)
@@ -98,7 +98,7 @@ func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planN
 	// what the new object keeps.
 	var forcedSpare map[string][]string
 	var oldID string
-	if prior == nil && planned != nil && private.get(privateHolderKey, &oldID, diags) {
+	if prior == nil && planned != nil && private.Get(privateHolderKey, &oldID, diags) {
 		if old, oldBefore, ok := b.existing(oldID); ok {
 			oldKept := keptClaims(oldBefore, next)
 			old.Changing = true
@@ -112,14 +112,14 @@ func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planN
 	if planned != nil {
 		labelOf = planned
 	}
-	h, id := b.holder(n.typeName + " " + a.c.label(*labelOf))
+	h, id := b.holder(n.TypeName + " " + a.c.label(*labelOf))
 	b.planned(id, before)
 	h.Changing = planned != prior || replace
 	report := b.ledger.Plan(h, after, revokes)
 	if len(report.Overlaps) > 0 && !allowShared {
 		// A lasting overlap: both resources stay and grant the path
 		// (DESIGN.md, "Shared grants").
-		diags.addError("Grants shared with another resource",
+		diags.AddError("Grants shared with another resource",
 			fmt.Sprintf("After this plan, this resource and another of the configuration would both grant the same paths: %s. "+
 				"IAM keeps one policy per subject and action, so a revoke by either resource takes a path from both, and on "+
 				"the paths of the CLI that do not plan both resources together (-target, -exclude, a taint, -refresh=false) a "+
@@ -127,14 +127,14 @@ func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planN
 				"shared instances into one of them), or set allow_shared_grants = true in the provider configuration to allow "+
 				"it with those limits.", describeShared(report.Overlaps)))
 	} else if len(report.Overlaps) > 0 {
-		diags.addWarning("Grants shared with another resource",
+		diags.AddWarning("Grants shared with another resource",
 			fmt.Sprintf("After this plan, %s; IAM keeps one policy per subject and action, so these paths are granted once for both. "+
 				"A revoke by one resource of this configuration leaves what the other still grants, but a resource in another "+
 				"state or workspace, a provider alias or an apply with -target cannot see this one: let one resource grant each path.",
 				describeShared(report.Overlaps)))
 	}
 	if len(report.Expiries) > 0 {
-		diags.addWarning("One expiry per subject and action",
+		diags.AddWarning("One expiry per subject and action",
 			fmt.Sprintf("Another resource grants the same subject and action with a different expiry (%s). IAM keeps one "+
 				"expiry per subject and action, the later, for every instance of the policy: the earlier one never applies.",
 				describeExpiries(report.Expiries)))
@@ -153,18 +153,18 @@ func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planN
 		if b.refreshed.Load() {
 			// A plan walk: plan a replacement, whose destroy carries what to
 			// spare. Its new object claims the paths in the next call.
-			if paths := n.changed(prior, planned); len(paths) > 0 {
+			if paths := n.Changed(prior, planned); len(paths) > 0 {
 				resp.RequiresReplace = paths
 				replace, update = true, false
 				report.Spare = b.ledger.Plan(h, ledger.Claims{}, minusClaims(before, kept)).Spare
-				diags.addWarning("Replaced to keep a shared grant",
+				diags.AddWarning("Replaced to keep a shared grant",
 					fmt.Sprintf("This change revokes paths that another resource still grants and that does not change in this plan (%s). "+
 						"Terraform applies only what changes, so an update in place would take them from that resource. The change is "+
 						"planned as a replacement instead: the old object's destroy leaves these paths and those the new object keeps, "+
 						"and the new object grants its own.", describeShared(unchanged)))
 			}
 		} else {
-			diags.addWarning("Revoke of a shared grant",
+			diags.AddWarning("Revoke of a shared grant",
 				fmt.Sprintf("This update revokes paths that another resource still grants (%s). Within one process the revoke "+
 					"leaves them, but a plan's notes do not reach its apply, which runs in another: if this is a plan with "+
 					"-refresh=false and the other resource does not change, the apply will take the paths from it. A plan that "+
@@ -178,14 +178,14 @@ func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planN
 		delete(newPrivate, privateHolderKey)
 	}
 	if len(forcedSpare) > 0 {
-		newPrivate.set(privateSpareKey, forcedSpare, diags)
+		newPrivate.Set(privateSpareKey, forcedSpare, diags)
 	}
 	if planned == nil || replace || len(unchanged) > 0 {
 		// What a destroy (also a replacement's, and one -replace makes of
 		// this update) leaves: what others claim and what the new object
 		// keeps.
 		if spare := spareOf(report.Spare, kept); len(spare) > 0 {
-			newPrivate.set(privateSpareKey, spare, diags)
+			newPrivate.Set(privateSpareKey, spare, diags)
 		}
 	}
 	// A resource that changes anyway grants again at apply what another
@@ -195,16 +195,16 @@ func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planN
 		re := a.c.reassert(*planned)
 		planned = &re
 		update = true
-		diags.addWarning("Grants again what another resource revokes",
+		diags.AddWarning("Grants again what another resource revokes",
 			fmt.Sprintf("Another resource of this configuration revokes paths that this one keeps (%s), and was planned "+
 				"first: this resource grants them again in the same apply, after that revoke.", describeShared(report.Reassert)))
 	}
 	if update {
 		// Only a change is applied; its apply finds its holder by this id.
-		newPrivate.set(privateHolderKey, id, diags)
+		newPrivate.Set(privateHolderKey, id, diags)
 	}
 	if len(newPrivate) != len(private) || newPrivate[privateHolderKey] != nil || newPrivate[privateSpareKey] != nil {
-		resp.PlannedPrivate = newPrivate.bytes(diags)
+		resp.PlannedPrivate = newPrivate.Bytes(diags)
 	}
 	return planned
 }
@@ -213,10 +213,10 @@ func (a sharedAccount[M]) plan(ctx context.Context, data *providerData, n *planN
 // its apply-time plan registered, or a new one for a destroy. It takes
 // the ledger's keys out of private state, which keeps them only from
 // plan to apply.
-func (a sharedAccount[M]) apply(ctx context.Context, data *providerData, n applyNote[M], diags *diagnostics) context.Context {
-	prior, planned, private := n.prior, n.planned, n.private
+func (a sharedAccount[M]) Apply(ctx context.Context, data *providerData, n ApplyNote[M], diags *Diagnostics) context.Context {
+	prior, planned, private := n.Prior, n.Planned, n.Private
 	var id string
-	private.get(privateHolderKey, &id, diags)
+	private.Get(privateHolderKey, &id, diags)
 	spare := readSpare(private, diags)
 	delete(private, privateHolderKey)
 	delete(private, privateSpareKey)
@@ -227,7 +227,7 @@ func (a sharedAccount[M]) apply(ctx context.Context, data *providerData, n apply
 	if m == nil {
 		m = prior
 	}
-	label := n.typeName
+	label := n.TypeName
 	if m != nil {
 		label += " " + a.c.label(*m)
 	}

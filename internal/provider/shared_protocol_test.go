@@ -81,12 +81,12 @@ func TestProtocolSharedUpdateBesideUnchanged(t *testing.T) {
 			continue
 		}
 		expectDiags(t, update.Diagnostics, protoWarning("Replaced to keep a shared grant", nil))
-		if !pathsEqual(update.RequiresReplace, []*tftypes.AttributePath{root("resources")}) {
+		if !pathsEqual(update.RequiresReplace, []*tftypes.AttributePath{Root("resources")}) {
 			t.Errorf("the replacement is forced by %s, want resources", renderPaths(update.RequiresReplace))
 		}
 		// Terraform plans the new object with the first call's private state.
 		create := instanceProto.planInCommand(t, env.server, nil, update.PlannedPrivate, hostsOf(view, "3"))
-		var diags diagnostics
+		var diags Diagnostics
 		spare := readSpare(privateOf(t, create.PlannedPrivate), &diags)
 		if !spare.has("view_host", "/bk_cmdb,host,2/") || !spare.has("view_host", "/bk_cmdb,host,3/") || len(spare["view_host"]) != 2 {
 			t.Errorf("the destroy spares %v, want host 2 (a keeps it) and host 3 (the new object keeps it)", spare)
@@ -118,7 +118,7 @@ func TestProtocolGroupGrantFailureNamesTheGroup(t *testing.T) {
 		if subject == "group" {
 			id = "3"
 		}
-		grant.Subject = known(subjectModel{Type: known(subject), ID: known(id)})
+		grant.Subject = Known(subjectModel{Type: Known(subject), ID: Known(id)})
 		env.failCall(t, 1)
 		resp := instanceProto.change(t, env.server, nil, nil, grant)
 		hint := "check that group 3 still exists"
@@ -138,13 +138,13 @@ func TestProtocolGroupGrantFailureNamesTheGroup(t *testing.T) {
 // configuration's actions related to no resource type become, which
 // destroy cannot undo: the apply warns. Without one, it does not.
 func TestProtocolCreatorGrantWarnsOfUnlimitedPolicies(t *testing.T) {
-	biz := &creatorGrantModel{System: known("bk_cmdb"), Type: known("biz"), Creator: known("alice"),
-		Instances: known(map[string]value[creatorInstanceModel]{"biz1": known(creatorInstanceModel{Name: known("biz one")})})}
+	biz := &creatorGrantModel{System: Known("bk_cmdb"), Type: Known("biz"), Creator: Known("alice"),
+		Instances: Known(map[string]Value[creatorInstanceModel]{"biz1": Known(creatorInstanceModel{Name: Known("biz one")})})}
 	for _, unlimited := range []bool{true, false} {
 		env := newProtoEnv(t, nil)
 		if unlimited {
-			createBiz := &instanceGrantModel{System: known("bk_cmdb"), Subject: known(subjectModel{Type: known("user"), ID: known("alice")}),
-				Actions: knownStrings([]string{"create_biz"}), Resources: resourcesValue(nil)}
+			createBiz := &instanceGrantModel{System: Known("bk_cmdb"), Subject: Known(subjectModel{Type: Known("user"), ID: Known("alice")}),
+				Actions: KnownStrings([]string{"create_biz"}), Resources: resourcesValue(nil)}
 			instanceProto.mustChange(t, env.server, nil, nil, createBiz)
 		}
 		resp := creatorProto.change(t, env.server, nil, nil, biz)

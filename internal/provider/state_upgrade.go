@@ -25,12 +25,12 @@ import (
 // stateUpgrader is implemented by a resource whose schema version is above
 // 0: stateUpgrades()[v] turns a state written at schema version v, as its
 // JSON attributes, into one of version v+1.
-type stateUpgrader interface {
-	stateUpgrades() map[int64]func(attributes map[string]any) (map[string]any, error)
+type StateUpgrader interface {
+	StateUpgrades() map[int64]func(attributes map[string]any) (map[string]any, error)
 }
 
 // schemaVersion is the version of the public state a resource writes.
-func (s served[M, D]) schemaVersion() int64 { return s.version() }
+func (s served[M, D]) SchemaVersion() int64 { return s.version() }
 
 // upgradeState answers UpgradeResourceState: the state Terraform stored,
 // written at req.Version, in the schema of this version. Terraform always
@@ -38,7 +38,7 @@ func (s served[M, D]) schemaVersion() int64 { return s.version() }
 // that is where JSON becomes a value of the schema's type.
 func (s served[M, D]) upgradeState(_ context.Context, req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
 	resp := &tfprotov6.UpgradeResourceStateResponse{}
-	var diags diagnostics
+	var diags Diagnostics
 	defer func() { resp.Diagnostics = diags }()
 	if req.RawState == nil {
 		return resp
@@ -46,14 +46,14 @@ func (s served[M, D]) upgradeState(_ context.Context, req *tfprotov6.UpgradeReso
 	if len(req.RawState.JSON) == 0 {
 		// Only the SDK's flatmap state has no JSON, which this provider has
 		// never written.
-		diags.addError("Cannot read the stored state",
+		diags.AddError("Cannot read the stored state",
 			fmt.Sprintf("The state of this %s is not JSON (it is in the legacy flatmap form), which no version of this "+
-				"provider wrote. Remove it from state (terraform state rm) and import it again.", s.typeName()))
+				"provider wrote. Remove it from state (terraform state rm) and import it again.", s.TypeName()))
 		return resp
 	}
 	upgraded, err := s.upgradeJSON(req.Version, req.RawState.JSON)
 	if err != nil {
-		diags.addError("Cannot upgrade the stored state", fmt.Sprintf("The state of this %s: %v.", s.typeName(), err))
+		diags.AddError("Cannot upgrade the stored state", fmt.Sprintf("The state of this %s: %v.", s.TypeName(), err))
 		return resp
 	}
 	// Attributes a later schema dropped are ignored rather than refused:
@@ -63,14 +63,14 @@ func (s served[M, D]) upgradeState(_ context.Context, req *tfprotov6.UpgradeReso
 		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
 	})
 	if err != nil {
-		diags.addError("Cannot read the stored state",
+		diags.AddError("Cannot read the stored state",
 			fmt.Sprintf("The state of this %s does not fit the resource's schema at version %d: %v. This is a bug in the "+
-				"provider: report it with the state's attributes (they hold no secret).", s.typeName(), s.schemaVersion(), err))
+				"provider: report it with the state's attributes (they hold no secret).", s.TypeName(), s.SchemaVersion(), err))
 		return resp
 	}
 	dv, err := tfprotov6.NewDynamicValue(s.typ(), value)
 	if err != nil {
-		diags.addError("Cannot encode the resource's state", err.Error()+". This is a bug in the provider.")
+		diags.AddError("Cannot encode the resource's state", err.Error()+". This is a bug in the provider.")
 		return resp
 	}
 	resp.UpgradedState = &dv
@@ -80,7 +80,7 @@ func (s served[M, D]) upgradeState(_ context.Context, req *tfprotov6.UpgradeReso
 // upgradeJSON runs the upgrade steps from version to the schema's version
 // over a state's JSON attributes.
 func (s served[M, D]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
-	current := s.schemaVersion()
+	current := s.SchemaVersion()
 	switch {
 	case version > current:
 		return nil, fmt.Errorf("it was written at schema version %d by a newer version of the provider, and this one "+
@@ -91,8 +91,8 @@ func (s served[M, D]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
 		return raw, nil
 	}
 	var steps map[int64]func(map[string]any) (map[string]any, error)
-	if u, ok := s.def.(stateUpgrader); ok {
-		steps = u.stateUpgrades()
+	if u, ok := s.def.(StateUpgrader); ok {
+		steps = u.StateUpgrades()
 	}
 	var attributes map[string]any
 	if err := json.Unmarshal(raw, &attributes); err != nil {
@@ -116,12 +116,12 @@ func (s served[M, D]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
 // upgradeProblems lists what is wrong with a resource's upgrade steps: a
 // version below the schema's without a step (its state could not be
 // read), or a step from the schema's version or above (never run).
-func (s served[M, D]) upgradeProblems() []string {
+func (s served[M, D]) UpgradeProblems() []string {
 	var steps map[int64]func(map[string]any) (map[string]any, error)
-	if u, ok := s.def.(stateUpgrader); ok {
-		steps = u.stateUpgrades()
+	if u, ok := s.def.(StateUpgrader); ok {
+		steps = u.StateUpgrades()
 	}
-	current := s.schemaVersion()
+	current := s.SchemaVersion()
 	var problems []string
 	for v := int64(0); v < current; v++ {
 		if steps[v] == nil {

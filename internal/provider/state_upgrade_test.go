@@ -24,13 +24,13 @@ type versionedGrant struct {
 	upgrades *atomic.Int64
 }
 
-func (v versionedGrant) schema(ctx context.Context) schema.Schema {
-	s := v.instanceGrant.schema(ctx)
+func (v versionedGrant) Schema(ctx context.Context) schema.Schema {
+	s := v.instanceGrant.Schema(ctx)
 	s.Version = 1
 	return s
 }
 
-func (v versionedGrant) stateUpgrades() map[int64]func(map[string]any) (map[string]any, error) {
+func (v versionedGrant) StateUpgrades() map[int64]func(map[string]any) (map[string]any, error) {
 	return map[int64]func(map[string]any) (map[string]any, error){
 		0: func(attributes map[string]any) (map[string]any, error) {
 			v.upgrades.Add(1)
@@ -54,8 +54,8 @@ func versionedServer(upgrades *atomic.Int64) func() (tfprotov6.ProviderServer, e
 		}
 		ps := srv.(*bkiamServer) //nolint:forcetypeassert // NewServer's own type
 		r := serveResource[instanceGrantModel](versionedGrant{upgrades: upgrades})
-		ps.resources[r.typeName()] = r
-		return schemaVersionServer{ProviderServer: ps, typeName: r.typeName(), version: r.schemaVersion()}, nil
+		ps.resources[r.TypeName()] = r
+		return schemaVersionServer{ProviderServer: ps, typeName: r.TypeName(), version: r.SchemaVersion()}, nil
 	}
 }
 
@@ -138,13 +138,13 @@ type upgradeTestGrant struct {
 	steps map[int64]func(map[string]any) (map[string]any, error)
 }
 
-func (g upgradeTestGrant) schema(ctx context.Context) schema.Schema {
-	s := g.instanceGrant.schema(ctx)
+func (g upgradeTestGrant) Schema(ctx context.Context) schema.Schema {
+	s := g.instanceGrant.Schema(ctx)
 	s.Version = 2
 	return s
 }
 
-func (g upgradeTestGrant) stateUpgrades() map[int64]func(map[string]any) (map[string]any, error) {
+func (g upgradeTestGrant) StateUpgrades() map[int64]func(map[string]any) (map[string]any, error) {
 	return g.steps
 }
 
@@ -181,7 +181,7 @@ func TestUpgradeState(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := serveResource[instanceGrantModel](upgradeTestGrant{steps: c.steps})
 			resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
-				TypeName: r.typeName(), Version: c.version, RawState: &tfprotov6.RawState{JSON: []byte(c.state)},
+				TypeName: r.TypeName(), Version: c.version, RawState: &tfprotov6.RawState{JSON: []byte(c.state)},
 			})
 			if c.err != "" {
 				if len(resp.Diagnostics) == 0 || !strings.Contains(resp.Diagnostics[0].Detail, c.err) {
@@ -192,15 +192,15 @@ func TestUpgradeState(t *testing.T) {
 			if len(resp.Diagnostics) > 0 {
 				t.Fatalf("diagnostics: %v", resp.Diagnostics)
 			}
-			var diags diagnostics
+			var diags Diagnostics
 			m, ok := serveResource[instanceGrantModel](instanceGrant{}).(served[instanceGrantModel, *providerData]).decode(resp.UpgradedState, "state", &diags)
 			if !ok || m == nil {
 				t.Fatalf("upgraded state does not decode: %v", diags)
 			}
-			if got, _ := m.System.get(); got != "bk_cmdb" {
+			if got, _ := m.System.Get(); got != "bk_cmdb" {
 				t.Errorf("system = %q, want bk_cmdb", got)
 			}
-			if got := int64MapOf(m.Policies)["view_host"]; got != 7 {
+			if got := Int64MapOf(m.Policies)["view_host"]; got != 7 {
 				t.Errorf("policies.view_host = %d, want 7", got)
 			}
 		})
@@ -208,7 +208,7 @@ func TestUpgradeState(t *testing.T) {
 	t.Run("flatmap", func(t *testing.T) {
 		r := serveResource[instanceGrantModel](instanceGrant{})
 		resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
-			TypeName: r.typeName(), RawState: &tfprotov6.RawState{Flatmap: map[string]string{"id": "x"}},
+			TypeName: r.TypeName(), RawState: &tfprotov6.RawState{Flatmap: map[string]string{"id": "x"}},
 		})
 		if len(resp.Diagnostics) == 0 || !strings.Contains(resp.Diagnostics[0].Detail, "flatmap") {
 			t.Fatalf("diagnostics %v, want the flatmap refused", resp.Diagnostics)
@@ -220,12 +220,12 @@ func TestUpgradeState(t *testing.T) {
 // runs refuses a schema version without its steps.
 func TestUpgradeProblems(t *testing.T) {
 	steps := map[int64]func(map[string]any) (map[string]any, error){0: rename("a", "b"), 1: rename("b", "c")}
-	if p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems(); len(p) != 0 {
+	if p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).UpgradeProblems(); len(p) != 0 {
 		t.Errorf("complete steps: %v", p)
 	}
 	delete(steps, 1)
 	steps[2] = rename("c", "d")
-	p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).upgradeProblems()
+	p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).UpgradeProblems()
 	if len(p) != 2 || !strings.Contains(strings.Join(p, "\n"), "no upgrade step from version 1") ||
 		!strings.Contains(strings.Join(p, "\n"), "from version 2, which schema version 2 never runs") {
 		t.Errorf("problems %q, want a missing step 1 and a stale step 2", p)
@@ -233,39 +233,39 @@ func TestUpgradeProblems(t *testing.T) {
 }
 
 func TestPrivateStateVersion(t *testing.T) {
-	var diags diagnostics
-	p := privateState{}
-	p.set("holdings", map[string]int{"a": 1}, &diags)
-	raw := p.bytes(&diags)
+	var diags Diagnostics
+	p := PrivateState{}
+	p.Set("holdings", map[string]int{"a": 1}, &diags)
+	raw := p.Bytes(&diags)
 	var stored map[string][]byte
 	if err := json.Unmarshal(raw, &stored); err != nil {
 		t.Fatal(err)
 	}
-	if string(stored[privateVersionKey]) != "1" {
-		t.Fatalf("written private state %s has version %q, want 1", raw, stored[privateVersionKey])
+	if string(stored[PrivateVersionKey]) != "1" {
+		t.Fatalf("written private state %s has version %q, want 1", raw, stored[PrivateVersionKey])
 	}
-	back := readPrivateState(raw, &diags)
-	if _, ok := back[privateVersionKey]; ok || len(back) != 1 || diags.hasError() {
+	back := ReadPrivateState(raw, &diags)
+	if _, ok := back[PrivateVersionKey]; ok || len(back) != 1 || diags.HasError() {
 		t.Fatalf("read back %v (%v), want the holdings alone", back, diags)
 	}
 	// Written before the version was recorded: format 1.
 	old, _ := json.Marshal(map[string][]byte{"holdings": []byte(`{"a":1}`)})
-	if back := readPrivateState(old, &diags); len(back) != 1 || diags.hasError() {
+	if back := ReadPrivateState(old, &diags); len(back) != 1 || diags.HasError() {
 		t.Fatalf("unversioned private state read as %v (%v)", back, diags)
 	}
 	// Written by a newer provider: refused.
-	stored[privateVersionKey] = []byte("2")
+	stored[PrivateVersionKey] = []byte("2")
 	newer, _ := json.Marshal(stored)
-	readPrivateState(newer, &diags)
-	if !diags.hasError() || !strings.Contains(diags[0].Detail, "format 2 by a newer version of the provider") {
+	ReadPrivateState(newer, &diags)
+	if !diags.HasError() || !strings.Contains(diags[0].Detail, "format 2 by a newer version of the provider") {
 		t.Fatalf("newer private state: %v", diags)
 	}
 	// The steps run in order.
 	var ran []int64
-	step := func(v int64) func(privateState) error {
-		return func(privateState) error { ran = append(ran, v); return nil }
+	step := func(v int64) func(PrivateState) error {
+		return func(PrivateState) error { ran = append(ran, v); return nil }
 	}
-	if err := upgradePrivate(privateState{}, 1, map[int64]func(privateState) error{1: step(1)}); err != nil || len(ran) != 0 {
+	if err := UpgradePrivate(PrivateState{}, 1, map[int64]func(PrivateState) error{1: step(1)}); err != nil || len(ran) != 0 {
 		t.Fatalf("current format: %v, ran %v", err, ran)
 	}
 }
@@ -273,14 +273,14 @@ func TestPrivateStateVersion(t *testing.T) {
 // TestPrivateUpgradesCoverEveryVersion: a new private format comes with a
 // step from each older one.
 func TestPrivateUpgradesCoverEveryVersion(t *testing.T) {
-	for v := int64(1); v < privateVersion; v++ {
-		if privateUpgrades[v] == nil {
+	for v := int64(1); v < PrivateVersion; v++ {
+		if PrivateUpgrades[v] == nil {
 			t.Errorf("private format %d has no upgrade step to %d", v, v+1)
 		}
 	}
-	for v := range privateUpgrades {
-		if v < 1 || v >= privateVersion {
-			t.Errorf("an upgrade step from private format %d, which format %d never runs", v, privateVersion)
+	for v := range PrivateUpgrades {
+		if v < 1 || v >= PrivateVersion {
+			t.Errorf("an upgrade step from private format %d, which format %d never runs", v, PrivateVersion)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // defaultTimeout bounds a create, update or delete without a timeouts block.
-const defaultTimeout = 30 * time.Minute
+const DefaultTimeout = 30 * time.Minute
 
 // timeoutsOperations are the operations a timeouts attribute bounds.
 var timeoutsOperations = []string{"create", "delete", "update"}
@@ -19,7 +19,7 @@ var timeoutsOperations = []string{"create", "delete", "update"}
 // resources: the shape terraform-plugin-framework-timeouts gives, without
 // its validators, which the protocol path would not run; checkTimeouts
 // checks the same at validation.
-func timeoutsAttribute() schema.Attribute {
+func TimeoutsAttribute() schema.Attribute {
 	attributes := map[string]schema.Attribute{}
 	for _, op := range timeoutsOperations {
 		attributes[op] = schema.StringAttribute{
@@ -37,54 +37,54 @@ func timeoutsAttribute() schema.Attribute {
 }
 
 // timeoutsModel is the timeouts attribute.
-type timeoutsModel struct {
-	Create stringValue `tf:"create"`
-	Update stringValue `tf:"update"`
-	Delete stringValue `tf:"delete"`
+type TimeoutsModel struct {
+	Create StringValue `tf:"create"`
+	Update StringValue `tf:"update"`
+	Delete StringValue `tf:"delete"`
 }
 
-func (t timeoutsModel) byOperation() map[string]stringValue {
-	return map[string]stringValue{"create": t.Create, "update": t.Update, "delete": t.Delete}
+func (t TimeoutsModel) byOperation() map[string]StringValue {
+	return map[string]StringValue{"create": t.Create, "update": t.Update, "delete": t.Delete}
 }
 
-func decodeTimeouts(d *decoder, v tftypes.Value) value[timeoutsModel] {
-	return decodeValue(d, v, func(d *decoder, v tftypes.Value) timeoutsModel {
-		a := asAttributes(d, v)
-		return timeoutsModel{Create: decodeString(d, a["create"]), Update: decodeString(d, a["update"]), Delete: decodeString(d, a["delete"])}
+func DecodeTimeouts(d *Decoder, v tftypes.Value) Value[TimeoutsModel] {
+	return DecodeValue(d, v, func(d *Decoder, v tftypes.Value) TimeoutsModel {
+		a := AsAttributes(d, v)
+		return TimeoutsModel{Create: DecodeString(d, a["create"]), Update: DecodeString(d, a["update"]), Delete: DecodeString(d, a["delete"])}
 	})
 }
 
-func encodeTimeouts(typ tftypes.Type, x value[timeoutsModel]) tftypes.Value {
-	return encodeValue(typ, x, func(typ tftypes.Type, t timeoutsModel) tftypes.Value {
-		return newAttrs(typ).string("create", t.Create).string("update", t.Update).string("delete", t.Delete).object()
+func EncodeTimeouts(typ tftypes.Type, x Value[TimeoutsModel]) tftypes.Value {
+	return EncodeValue(typ, x, func(typ tftypes.Type, t TimeoutsModel) tftypes.Value {
+		return NewAttrs(typ).String("create", t.Create).String("update", t.Update).String("delete", t.Delete).Object()
 	})
 }
 
 // timeoutOf is how long operation ("create", "update" or "delete") may
 // take.
-func timeoutOf(x value[timeoutsModel], operation string) time.Duration {
-	t, _ := x.get()
-	if s, ok := t.byOperation()[operation].get(); ok {
+func TimeoutOf(x Value[TimeoutsModel], operation string) time.Duration {
+	t, _ := x.Get()
+	if s, ok := t.byOperation()[operation].Get(); ok {
 		if d, err := time.ParseDuration(s); err == nil && d > 0 {
 			return d
 		}
 	}
-	return defaultTimeout
+	return DefaultTimeout
 }
 
 // checkTimeouts refuses a timeout that is not a positive duration.
-func checkTimeouts(x value[timeoutsModel], diags *diagnostics) {
-	t, _ := x.get()
+func CheckTimeouts(x Value[TimeoutsModel], diags *Diagnostics) {
+	t, _ := x.Get()
 	byOperation := t.byOperation()
 	for _, op := range timeoutsOperations {
-		s, ok := byOperation[op].get()
+		s, ok := byOperation[op].Get()
 		if !ok {
 			continue
 		}
 		if d, err := time.ParseDuration(s); err != nil || d <= 0 {
-			at := root("timeouts").WithAttributeName(op)
-			diags.addAttributeError(at, "Invalid duration",
-				fmt.Sprintf(`%s must be a positive duration such as "30m" or "1h", got %s.`, pathString(at), strconv.Quote(s)))
+			at := Root("timeouts").WithAttributeName(op)
+			diags.AddAttributeError(at, "Invalid duration",
+				fmt.Sprintf(`%s must be a positive duration such as "30m" or "1h", got %s.`, PathString(at), strconv.Quote(s)))
 		}
 	}
 }

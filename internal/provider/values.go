@@ -2,15 +2,15 @@ package provider
 
 import "github.com/hashicorp/terraform-plugin-go/tftypes"
 
-// value is an attribute's value as the resources' models hold it: a Go
-// value of type T, or null, or unknown. Every attribute of a model, and
-// every element of a collection in one, is a value, because Terraform can
+// Value is an attribute's Value as the resources' models hold it: a Go
+// Value of type T, or null, or unknown. Every attribute of a model, and
+// every element of a collection in one, is a Value, because Terraform can
 // send null or unknown at any depth (a configuration at plan time,
 // imported state); the codecs (codec.go) carry both through unchanged.
 //
-// The zero value is null, so a zero model is an object whose attributes
+// The zero Value is null, so a zero model is an object whose attributes
 // are all null.
-type value[T any] struct {
+type Value[T any] struct {
 	v     T
 	state valueState
 	// sent is the value as Terraform sent it, kept for collections only
@@ -30,54 +30,54 @@ const (
 	stateKnown
 )
 
-// known is a known value.
-func known[T any](v T) value[T] { return value[T]{v: v, state: stateKnown} }
+// Known is a Known value.
+func Known[T any](v T) Value[T] { return Value[T]{v: v, state: stateKnown} }
 
-// unknownValue is a value known only after apply.
-func unknownValue[T any]() value[T] { return value[T]{state: stateUnknown} }
+// Unknown is a value known only after apply.
+func Unknown[T any]() Value[T] { return Value[T]{state: stateUnknown} }
 
-func (x value[T]) isNull() bool    { return x.state == stateNull }
-func (x value[T]) isUnknown() bool { return x.state == stateUnknown }
-func (x value[T]) isKnown() bool   { return x.state == stateKnown }
+func (x Value[T]) IsNull() bool    { return x.state == stateNull }
+func (x Value[T]) IsUnknown() bool { return x.state == stateUnknown }
+func (x Value[T]) IsKnown() bool   { return x.state == stateKnown }
 
 // get returns the value and whether it is known.
-func (x value[T]) get() (T, bool) { return x.v, x.state == stateKnown }
+func (x Value[T]) Get() (T, bool) { return x.v, x.state == stateKnown }
 
 // The shapes the models use, named.
 type (
-	stringValue    = value[string]
-	stringsValue   = value[[]stringValue]           // a set or list of strings
-	stringMapValue = value[map[string]stringValue]  // a map of strings
-	int64MapValue  = value[map[string]value[int64]] // a map of numbers
+	StringValue    = Value[string]
+	StringsValue   = Value[[]StringValue]           // a set or list of strings
+	StringMapValue = Value[map[string]StringValue]  // a map of strings
+	Int64MapValue  = Value[map[string]Value[int64]] // a map of numbers
 )
 
 // knownStrings is a known set or list of known strings.
-func knownStrings(items []string) stringsValue {
-	out := make([]stringValue, len(items))
+func KnownStrings(items []string) StringsValue {
+	out := make([]StringValue, len(items))
 	for i, s := range items {
-		out[i] = known(s)
+		out[i] = Known(s)
 	}
-	return known(out)
+	return Known(out)
 }
 
 // knownStringMap is a known map of known strings.
-func knownStringMap(m map[string]string) stringMapValue {
-	out := make(map[string]stringValue, len(m))
+func KnownStringMap(m map[string]string) StringMapValue {
+	out := make(map[string]StringValue, len(m))
 	for k, s := range m {
-		out[k] = known(s)
+		out[k] = Known(s)
 	}
-	return known(out)
+	return Known(out)
 }
 
 // stringsOf returns the elements of a fully known set or list of strings.
-func stringsOf(x stringsValue) ([]string, bool) {
-	elems, ok := x.get()
+func StringsOf(x StringsValue) ([]string, bool) {
+	elems, ok := x.Get()
 	if !ok {
 		return nil, false
 	}
 	out := make([]string, len(elems))
 	for i, e := range elems {
-		if out[i], ok = e.get(); !ok {
+		if out[i], ok = e.Get(); !ok {
 			return nil, false
 		}
 	}
@@ -85,14 +85,14 @@ func stringsOf(x stringsValue) ([]string, bool) {
 }
 
 // stringMapOf returns a fully known map of strings.
-func stringMapOf(x stringMapValue) (map[string]string, bool) {
-	elems, ok := x.get()
+func StringMapOf(x StringMapValue) (map[string]string, bool) {
+	elems, ok := x.Get()
 	if !ok {
 		return nil, false
 	}
 	out := make(map[string]string, len(elems))
 	for k, e := range elems {
-		s, ok := e.get()
+		s, ok := e.Get()
 		if !ok {
 			return nil, false
 		}
@@ -103,11 +103,11 @@ func stringMapOf(x stringMapValue) (map[string]string, bool) {
 
 // int64MapOf returns the known elements of a map of numbers; a null or
 // unknown map gives an empty one.
-func int64MapOf(x int64MapValue) map[string]int64 {
+func Int64MapOf(x Int64MapValue) map[string]int64 {
 	out := map[string]int64{}
-	elems, _ := x.get()
+	elems, _ := x.Get()
 	for k, e := range elems {
-		if n, ok := e.get(); ok {
+		if n, ok := e.Get(); ok {
 			out[k] = n
 		}
 	}
@@ -116,11 +116,11 @@ func int64MapOf(x int64MapValue) map[string]int64 {
 
 // sameStrings reports whether two sets of strings are the same value:
 // alike in state and, when known, holding the same elements in any order.
-func sameStrings(a, b stringsValue) bool {
+func SameStrings(a, b StringsValue) bool {
 	if a.state != b.state || len(a.v) != len(b.v) {
 		return false
 	}
-	count := make(map[stringValue]int, len(a.v))
+	count := make(map[StringValue]int, len(a.v))
 	for _, e := range a.v {
 		count[e]++
 	}
