@@ -11,6 +11,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // The one apply path of the protocol-served resources that send IAM calls
@@ -152,7 +153,7 @@ type change[M, C any] interface {
 	// load reads, under the apply's timeout, what the run starts from when
 	// the state does not say it (a group_members create reads IAM).
 	// done ends the apply with the result it returns.
-	load(ctx context.Context, diags *Diagnostics) (state *M, private PrivateState, done bool)
+	load(ctx context.Context, diags *protocol.Diagnostics) (state *M, private protocol.PrivateState, done bool)
 	// plan returns the calls that make IAM hold the planned value.
 	plan() ([]C, error)
 	// gone reports whether a failed run found that the object the
@@ -161,7 +162,7 @@ type change[M, C any] interface {
 	// after runs once the run ended, ok or not: what the run invalidates,
 	// warns of or reads back. It returns ok, or false when what it found
 	// makes the apply fail.
-	after(ctx context.Context, ok bool, diags *Diagnostics) bool
+	after(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool
 	// handed hears, by action, after a failed run, the planned paths that
 	// other resources' revokes left in IAM because this one claims them:
 	// IAM holds them whether or not this resource's grants went out, so
@@ -174,13 +175,13 @@ type change[M, C any] interface {
 	reclaim(ok bool) (ledger.Claims, bool)
 	// record returns the state that says what IAM holds: the planned value
 	// after a success, what is held after a failure.
-	record(ok bool, diags *Diagnostics) (*M, PrivateState)
+	record(ok bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState)
 }
 
 // applyChange runs one resource's apply: the claim, the calls within the
 // apply's timeout, and the state after them. creating and destroying are
 // the operation's; shared is the apply's place in the ledger (nil: none).
-func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M, C], timeout time.Duration, creating, destroying bool, diags *Diagnostics) (*M, PrivateState) {
+func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M, C], timeout time.Duration, creating, destroying bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState) {
 	if claims, ok := h.claims(); ok {
 		shared.claim(claims)
 		for action, paths := range shared.taken() {

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
@@ -191,8 +192,8 @@ func (w *cliWorkspace) recorded() recorded {
 		}
 		for _, in := range r.Instances {
 			subject := in.Attributes.Subject.Type + "/" + in.Attributes.Subject.ID
-			var diags Diagnostics
-			if held := readHoldings(ReadPrivateState(in.Private, &diags), &diags); held != nil {
+			var diags protocol.Diagnostics
+			if held := readHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
 				for action, h := range held {
 					add(subject, action, h.Resources)
 					rec.partial[subject][action] = rec.partial[subject][action] || h.Partial

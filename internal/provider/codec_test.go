@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // codecUnderTest is what served[M, D] offers the codec tests.
 type codecUnderTest interface {
-	Resource[*providerData]
-	Codec
+	protocol.Resource[*providerData]
+	protocol.Codec
 }
 
 func codecsUnderTest(t *testing.T) []codecUnderTest {
@@ -83,20 +85,20 @@ func genValue(rng *rand.Rand, typ tftypes.Type, depth int, root bool) tftypes.Va
 	case typ.Is(tftypes.Map{}):
 		elems := map[string]tftypes.Value{}
 		for i := range rng.IntN(4) {
-			elems[fmt.Sprintf("k%d", i)] = genValue(rng, ElementType(typ), depth+1, false)
+			elems[fmt.Sprintf("k%d", i)] = genValue(rng, protocol.ElementType(typ), depth+1, false)
 		}
 		return tftypes.NewValue(typ, elems)
 	case typ.Is(tftypes.List{}):
 		elems := make([]tftypes.Value, rng.IntN(4))
 		for i := range elems {
-			elems[i] = genValue(rng, ElementType(typ), depth+1, false)
+			elems[i] = genValue(rng, protocol.ElementType(typ), depth+1, false)
 		}
 		return tftypes.NewValue(typ, elems)
 	case typ.Is(tftypes.Set{}):
 		// Set elements are distinct: generate and keep the new ones.
 		var elems []tftypes.Value
 		for range rng.IntN(4) {
-			e := genValue(rng, ElementType(typ), depth+1, false)
+			e := genValue(rng, protocol.ElementType(typ), depth+1, false)
 			if !slices.ContainsFunc(elems, e.Equal) {
 				elems = append(elems, e)
 			}
@@ -122,7 +124,7 @@ func TestCodecsCoverEverySchemaAttribute(t *testing.T) {
 
 // valueInner is T of a Value[T] type, or nil when typ is no Value.
 func valueInner(typ reflect.Type) reflect.Type {
-	seam := reflect.TypeFor[Value[string]]().PkgPath()
+	seam := reflect.TypeFor[protocol.Value[string]]().PkgPath()
 	if typ.Kind() != reflect.Struct || !strings.HasPrefix(typ.Name(), "Value[") || typ.PkgPath() != seam {
 		return nil
 	}
@@ -181,12 +183,12 @@ func shapeProblems(field reflect.Type, typ tftypes.Type, path string) []string {
 		if inner.Kind() != reflect.Slice {
 			return []string{fmt.Sprintf("%s: a list or set held in %s", path, inner)}
 		}
-		return shapeProblems(inner.Elem(), ElementType(typ), path+"[]")
+		return shapeProblems(inner.Elem(), protocol.ElementType(typ), path+"[]")
 	case typ.Is(tftypes.Map{}):
 		if inner.Kind() != reflect.Map || inner.Key().Kind() != reflect.String {
 			return []string{fmt.Sprintf("%s: a map held in %s", path, inner)}
 		}
-		return shapeProblems(inner.Elem(), ElementType(typ), path+"[key]")
+		return shapeProblems(inner.Elem(), protocol.ElementType(typ), path+"[key]")
 	}
 	return []string{fmt.Sprintf("%s: no model shape for %s", path, typ)}
 }

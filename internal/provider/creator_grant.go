@@ -13,6 +13,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // creatorGrant is bkiam_creator_grant: a creator of instances, registered
@@ -97,7 +98,7 @@ func (creatorGrant) Schema(context.Context) schema.Schema {
 				MarkdownDescription: "IAM's policy ID of each granted action (action ID → policy ID), as the creator " +
 					"grant answers it (the IAM SaaS's id); `0` for `admin`.",
 			},
-			"timeouts": TimeoutsAttribute(),
+			"timeouts": protocol.TimeoutsAttribute(),
 		},
 	}
 }
@@ -122,17 +123,17 @@ func viewCreator(m creatorGrantModel) creatorView {
 	c.target.Type, _ = m.Type.Get()
 	c.creator, _ = m.Creator.Get()
 	c.instances = creatorInstancesOf(m.Instances)
-	if actions, ok := StringsOf(m.Actions); ok {
+	if actions, ok := protocol.StringsOf(m.Actions); ok {
 		slices.Sort(actions)
 		c.actions = actions
 	}
-	c.granted, _ = StringsOf(m.GrantedActions)
-	c.policies = Int64MapOf(m.Policies)
+	c.granted, _ = protocol.StringsOf(m.GrantedActions)
+	c.policies = protocol.Int64MapOf(m.Policies)
 	return c
 }
 
 // creatorInstancesOf converts a fully known instances attribute.
-func creatorInstancesOf(x Value[map[string]Value[creatorInstanceModel]]) map[string]grantplan.CreatorInstance {
+func creatorInstancesOf(x protocol.Value[map[string]protocol.Value[creatorInstanceModel]]) map[string]grantplan.CreatorInstance {
 	elems, ok := x.Get()
 	if !ok {
 		return nil
@@ -151,7 +152,7 @@ func creatorInstancesOf(x Value[map[string]Value[creatorInstanceModel]]) map[str
 }
 
 // ancestorsOf converts a fully known (or null) ancestors attribute.
-func ancestorsOf(x Value[[]Value[ancestorModel]]) ([]grantplan.Node, bool) {
+func ancestorsOf(x protocol.Value[[]protocol.Value[ancestorModel]]) ([]grantplan.Node, bool) {
 	if x.IsNull() {
 		return nil, true
 	}
@@ -176,7 +177,7 @@ func ancestorsOf(x Value[[]Value[ancestorModel]]) ([]grantplan.Node, bool) {
 // importState adopts SYSTEM/TYPE/CREATOR: as for bkiam_instance_grant, the
 // next apply registers what the configuration declares, a no-op in IAM
 // wherever the creator already holds it.
-func (creatorGrant) ImportState(_ context.Context, id string, diags *Diagnostics) (creatorGrantModel, PrivateState) {
+func (creatorGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (creatorGrantModel, protocol.PrivateState) {
 	var m creatorGrantModel
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" || strings.TrimSpace(parts[2]) == "" {
@@ -184,24 +185,24 @@ func (creatorGrant) ImportState(_ context.Context, id string, diags *Diagnostics
 			fmt.Sprintf("Expected SYSTEM/TYPE/CREATOR, e.g. bk_sops/mini_app/alice; got %q.", id))
 		return m, nil
 	}
-	m.ID, m.System, m.Type, m.Creator = Known(id), Known(parts[0]), Known(parts[1]), Known(parts[2])
+	m.ID, m.System, m.Type, m.Creator = protocol.Known(id), protocol.Known(parts[0]), protocol.Known(parts[1]), protocol.Known(parts[2])
 	return m, nil
 }
 
-func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags *Diagnostics) {
-	checkID(Root("system"), config.System, diags)
-	checkID(Root("type"), config.Type, diags)
-	checkID(Root("creator"), config.Creator, diags)
+func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags *protocol.Diagnostics) {
+	checkID(protocol.Root("system"), config.System, diags)
+	checkID(protocol.Root("type"), config.Type, diags)
+	checkID(protocol.Root("creator"), config.Creator, diags)
 	if creator, ok := config.Creator.Get(); ok && strings.EqualFold(creator, "admin") {
-		diags.AddAttributeWarning(Root("creator"), "IAM ignores creator grants to admin",
+		diags.AddAttributeWarning(protocol.Root("creator"), "IAM ignores creator grants to admin",
 			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
 				"The resource records policy IDs of 0.")
 	}
 	if instances, ok := config.Instances.Get(); ok {
-		checkInstanceCount(Root("instances"), len(instances), diags)
-		checkInstanceIDs(Root("instances"), instances, diags)
+		checkInstanceCount(protocol.Root("instances"), len(instances), diags)
+		checkInstanceIDs(protocol.Root("instances"), instances, diags)
 		for id, e := range instances {
-			at := Root("instances").WithElementKeyString(id)
+			at := protocol.Root("instances").WithElementKeyString(id)
 			instance, _ := e.Get()
 			checkNotBlank(at.WithAttributeName("name"), instance.Name, diags)
 			ancestors, _ := instance.Ancestors.Get()
@@ -217,27 +218,27 @@ func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags 
 				for i, n := range nodes {
 					above[i] = [2]string{n.Type, n.ID}
 				}
-				checkRepeatedNode(at.WithAttributeName("ancestors"), PathString(at.WithAttributeName("ancestors")), above, diags)
+				checkRepeatedNode(at.WithAttributeName("ancestors"), protocol.PathString(at.WithAttributeName("ancestors")), above, diags)
 			}
 		}
 	}
-	checkActions(Root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
-	CheckTimeouts(config.Timeouts, diags)
+	checkActions(protocol.Root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
+	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
-func (creatorGrant) CheckModel(ctx context.Context, data *providerData, proposed creatorGrantModel, diags *Diagnostics) {
+func (creatorGrant) CheckModel(ctx context.Context, data *providerData, proposed creatorGrantModel, diags *protocol.Diagnostics) {
 	checkCreatorGrantModel(ctx, data, proposed, diags)
 }
 
-func (creatorGrant) Plan(_ context.Context, req PlanRequest[creatorGrantModel], diags *Diagnostics) PlanResponse[creatorGrantModel] {
+func (creatorGrant) Plan(_ context.Context, req protocol.PlanRequest[creatorGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[creatorGrantModel] {
 	planned := req.Proposed
-	planned.GrantedActions, planned.Policies = Unknown[[]StringValue](), Unknown[map[string]Value[int64]]()
+	planned.GrantedActions, planned.Policies = protocol.Unknown[[]protocol.StringValue](), protocol.Unknown[map[string]protocol.Value[int64]]()
 	if req.Prior == nil {
-		planned.ID = Unknown[string]()
-		return PlanResponse[creatorGrantModel]{Planned: planned}
+		planned.ID = protocol.Unknown[string]()
+		return protocol.PlanResponse[creatorGrantModel]{Planned: planned}
 	}
 	prior := *req.Prior
-	var out PlanResponse[creatorGrantModel]
+	var out protocol.PlanResponse[creatorGrantModel]
 	for _, attr := range []struct {
 		name    string
 		changed bool
@@ -245,15 +246,15 @@ func (creatorGrant) Plan(_ context.Context, req PlanRequest[creatorGrantModel], 
 		{"system", planned.System != prior.System},
 		{"type", planned.Type != prior.Type},
 		{"creator", planned.Creator != prior.Creator},
-		{"actions", !SameStrings(planned.Actions, prior.Actions)},
+		{"actions", !protocol.SameStrings(planned.Actions, prior.Actions)},
 	} {
 		if attr.changed {
-			out.RequiresReplace = append(out.RequiresReplace, Root(attr.name))
+			out.RequiresReplace = append(out.RequiresReplace, protocol.Root(attr.name))
 		}
 	}
 	planned.ID = prior.ID
 	if planned.ID.IsNull() {
-		planned.ID = Unknown[string]()
+		planned.ID = protocol.Unknown[string]()
 	}
 	// With actions set and unchanged, the recorded actions and the policy
 	// ids an update keeps are known in advance, unless a run failed midway;
@@ -261,7 +262,7 @@ func (creatorGrant) Plan(_ context.Context, req PlanRequest[creatorGrantModel], 
 	// outside Terraform and recreated under a new id, so its ids are known
 	// after apply.
 	plan, state := viewCreator(req.Proposed), viewCreator(prior)
-	if plan.actions != nil && SameStrings(req.Proposed.Actions, prior.Actions) && !prior.Policies.IsNull() &&
+	if plan.actions != nil && protocol.SameStrings(req.Proposed.Actions, prior.Actions) && !prior.Policies.IsNull() &&
 		readCreatorHoldings(req.Private, state.target, diags) == nil {
 		planned.GrantedActions = req.Proposed.Actions
 		registers := false
@@ -279,9 +280,9 @@ func (creatorGrant) Plan(_ context.Context, req PlanRequest[creatorGrantModel], 
 	return out
 }
 
-func (r creatorGrant) Apply(ctx context.Context, data *providerData, req ApplyRequest[creatorGrantModel], diags *Diagnostics) (*creatorGrantModel, PrivateState) {
+func (r creatorGrant) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
 	private := req.Private
-	current, next := ViewsOf(req, viewCreator)
+	current, next := protocol.ViewsOf(req, viewCreator)
 	if next != nil && next.instances == nil {
 		diags.AddError("Unknown instances at apply", "Terraform asked to apply instances that are not fully known. This is a bug in Terraform or the provider.")
 		return req.Prior, private
@@ -326,7 +327,7 @@ func (r creatorGrant) Apply(ctx context.Context, data *providerData, req ApplyRe
 	runner.limits = data.limits()
 	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
 	runner.want, runner.private = want, private
-	return applyChange(ctx, sharedApplyOf(ctx), runner, TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // refreshes: only detect_drift changes a creator grant's state on
@@ -338,7 +339,7 @@ func (creatorGrant) Refreshes(data *providerData) bool {
 
 // read keeps, with detect_drift, only the paths IAM still holds for the
 // creator, so that the plan registers the others again.
-func (r creatorGrant) Read(ctx context.Context, data *providerData, req ReadRequest[creatorGrantModel], diags *Diagnostics) (*creatorGrantModel, PrivateState, bool) {
+func (r creatorGrant) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	c := viewCreator(state)
 	held := r.holdings(private, &c, diags)
@@ -387,7 +388,7 @@ func (r creatorGrant) Read(ctx context.Context, data *providerData, req ReadRequ
 
 // holdings returns what the creator holds: from private state after a
 // failed run, else from the public state; nothing before a create.
-func (creatorGrant) holdings(private PrivateState, state *creatorView, diags *Diagnostics) grantplan.CreatorHoldings {
+func (creatorGrant) holdings(private protocol.PrivateState, state *creatorView, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
 	if state == nil {
 		return grantplan.CreatorHoldings{}
 	}
@@ -400,20 +401,20 @@ func (creatorGrant) holdings(private PrivateState, state *creatorView, diags *Di
 	return grantplan.CreatorHeld(state.target, state.instances)
 }
 
-func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) Value[map[string]Value[creatorInstanceModel]] {
-	out := make(map[string]Value[creatorInstanceModel], len(instances))
+func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) protocol.Value[map[string]protocol.Value[creatorInstanceModel]] {
+	out := make(map[string]protocol.Value[creatorInstanceModel], len(instances))
 	for id, in := range instances {
-		var ancestors Value[[]Value[ancestorModel]]
+		var ancestors protocol.Value[[]protocol.Value[ancestorModel]]
 		if len(in.Ancestors) > 0 {
-			nodes := make([]Value[ancestorModel], len(in.Ancestors))
+			nodes := make([]protocol.Value[ancestorModel], len(in.Ancestors))
 			for i, a := range in.Ancestors {
-				nodes[i] = Known(ancestorModel{System: Known(a.System), Type: Known(a.Type), ID: Known(a.ID)})
+				nodes[i] = protocol.Known(ancestorModel{System: protocol.Known(a.System), Type: protocol.Known(a.Type), ID: protocol.Known(a.ID)})
 			}
-			ancestors = Known(nodes)
+			ancestors = protocol.Known(nodes)
 		}
-		out[id] = Known(creatorInstanceModel{Name: Known(in.Name), Ancestors: ancestors})
+		out[id] = protocol.Known(creatorInstanceModel{Name: protocol.Known(in.Name), Ancestors: ancestors})
 	}
-	return Known(out)
+	return protocol.Known(out)
 }
 
 // claims are the creator's paths, for the actions it records: those IAM
@@ -464,6 +465,6 @@ func (creatorGrant) label(m creatorGrantModel) string {
 // reassert: an update that registers again shows what it records as
 // unknown.
 func (creatorGrant) reassert(planned creatorGrantModel) creatorGrantModel {
-	planned.GrantedActions, planned.Policies = Unknown[[]StringValue](), Unknown[map[string]Value[int64]]()
+	planned.GrantedActions, planned.Policies = protocol.Unknown[[]protocol.StringValue](), protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned
 }

@@ -11,14 +11,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 var creatorProto = protoResource[creatorGrantModel]{
 	def: creatorGrant{},
 	proposed: func(config creatorGrantModel, prior *creatorGrantModel) creatorGrantModel {
 		if prior == nil {
-			config.ID, config.GrantedActions = Unknown[string](), Unknown[[]StringValue]()
-			config.Policies = Unknown[map[string]Value[int64]]()
+			config.ID, config.GrantedActions = protocol.Unknown[string](), protocol.Unknown[[]protocol.StringValue]()
+			config.Policies = protocol.Unknown[map[string]protocol.Value[int64]]()
 		} else {
 			config.ID, config.GrantedActions, config.Policies = prior.ID, prior.GrantedActions, prior.Policies
 		}
@@ -32,28 +33,28 @@ var jobActions = []string{"delete", "edit", "list", "view"}
 // jobsOf registers alice as the creator of the bk_job jobs ids, each
 // named "<id> app", expecting jobActions: a configuration.
 func jobsOf(ids ...string) *creatorGrantModel {
-	instances := map[string]Value[creatorInstanceModel]{}
+	instances := map[string]protocol.Value[creatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = Known(creatorInstanceModel{Name: Known(id + " app")})
+		instances[id] = protocol.Known(creatorInstanceModel{Name: protocol.Known(id + " app")})
 	}
 	return &creatorGrantModel{
-		System: Known("bk_job"), Type: Known("job"), Creator: Known("alice"),
-		Instances: Known(instances), Actions: KnownStrings(jobActions),
+		System: protocol.Known("bk_job"), Type: protocol.Known("job"), Creator: protocol.Known("alice"),
+		Instances: protocol.Known(instances), Actions: protocol.KnownStrings(jobActions),
 	}
 }
 
 // appsOf registers alice as the creator of the bk_sops mini apps ids
 // under project, expecting both mini app actions: a configuration.
 func appsOf(project string, ids ...string) *creatorGrantModel {
-	instances := map[string]Value[creatorInstanceModel]{}
+	instances := map[string]protocol.Value[creatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = Known(creatorInstanceModel{Name: Known("mini app " + id), Ancestors: Known([]Value[ancestorModel]{
-			Known(ancestorModel{System: Known("bk_sops"), Type: Known("project"), ID: Known(project)}),
+		instances[id] = protocol.Known(creatorInstanceModel{Name: protocol.Known("mini app " + id), Ancestors: protocol.Known([]protocol.Value[ancestorModel]{
+			protocol.Known(ancestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known(project)}),
 		})})
 	}
 	return &creatorGrantModel{
-		System: Known("bk_sops"), Type: Known("mini_app"), Creator: Known("alice"),
-		Instances: Known(instances), Actions: KnownStrings([]string{"mini_app_edit", "mini_app_view"}),
+		System: protocol.Known("bk_sops"), Type: protocol.Known("mini_app"), Creator: protocol.Known("alice"),
+		Instances: protocol.Known(instances), Actions: protocol.KnownStrings([]string{"mini_app_edit", "mini_app_view"}),
 	}
 }
 
@@ -116,14 +117,14 @@ func expectCreatorState(t *testing.T, env *protoEnv, state *creatorGrantModel, w
 	if got := shownInstances(state); !slices.Equal(got, wantShown) {
 		t.Errorf("state shows instances %v, want %v", got, wantShown)
 	}
-	granted, _ := StringsOf(state.GrantedActions)
+	granted, _ := protocol.StringsOf(state.GrantedActions)
 	slices.Sort(granted)
 	if !slices.Equal(granted, wantActions) {
 		t.Errorf("state records granted actions %v, want %v", granted, wantActions)
 	}
 	system, _ := state.System.Get()
 	ids := env.policyIDs(system, "user", "alice")
-	if got := Int64MapOf(state.Policies); !reflect.DeepEqual(got, ids) || !slices.Equal(slices.Sorted(maps.Keys(got)), wantActions) {
+	if got := protocol.Int64MapOf(state.Policies); !reflect.DeepEqual(got, ids) || !slices.Equal(slices.Sorted(maps.Keys(got)), wantActions) {
 		t.Errorf("state records policies %v, the sandbox holds %v", got, ids)
 	}
 }
@@ -183,7 +184,7 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 	renamed := jobsOf("job1", "job2")
 	instances, _ := renamed.Instances.Get()
-	instances["job1"] = Known(creatorInstanceModel{Name: Known("a new name")})
+	instances["job1"] = protocol.Known(creatorInstanceModel{Name: protocol.Known("a new name")})
 	for _, tc := range []struct {
 		name     string
 		from, to *creatorGrantModel
@@ -216,7 +217,7 @@ func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 				t.Errorf("the update requires replacing %s", renderPaths(plan.RequiresReplace))
 			}
 			planned := creatorProto.model(t, plan.PlannedState)
-			if granted, ok := StringsOf(planned.GrantedActions); !ok || !slices.Equal(slices.Sorted(slices.Values(granted)), tc.actions) {
+			if granted, ok := protocol.StringsOf(planned.GrantedActions); !ok || !slices.Equal(slices.Sorted(slices.Values(granted)), tc.actions) {
 				t.Errorf("the plan shows granted_actions %+v, want %v", planned.GrantedActions, tc.actions)
 			}
 			registers := slices.ContainsFunc(tc.want, func(c string) bool { return strings.HasPrefix(c, "register:") })
@@ -250,7 +251,7 @@ func must[T any](v T, _ bool) T { return v }
 func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := jobsOf("job1")
-	prior.ID, prior.GrantedActions = Known("bk_job/job/alice"), prior.Actions
+	prior.ID, prior.GrantedActions = protocol.Known("bk_job/job/alice"), prior.Actions
 	prior.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 	priorValue := creatorProto.value(t, prior)
 	for _, tc := range []struct {
@@ -258,17 +259,17 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 		change func(m *creatorGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *creatorGrantModel) { m.System = Known("bk_sops") }, []*tftypes.AttributePath{Root("system")}},
-		{"type", func(m *creatorGrantModel) { m.Type = Known("project") }, []*tftypes.AttributePath{Root("type")}},
-		{"creator", func(m *creatorGrantModel) { m.Creator = Known("bob") }, []*tftypes.AttributePath{Root("creator")}},
-		{"actions", func(m *creatorGrantModel) { m.Actions = KnownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{Root("actions")}},
-		{"actions unset", func(m *creatorGrantModel) { m.Actions = StringsValue{} }, []*tftypes.AttributePath{Root("actions")}},
+		{"system", func(m *creatorGrantModel) { m.System = protocol.Known("bk_sops") }, []*tftypes.AttributePath{protocol.Root("system")}},
+		{"type", func(m *creatorGrantModel) { m.Type = protocol.Known("project") }, []*tftypes.AttributePath{protocol.Root("type")}},
+		{"creator", func(m *creatorGrantModel) { m.Creator = protocol.Known("bob") }, []*tftypes.AttributePath{protocol.Root("creator")}},
+		{"actions", func(m *creatorGrantModel) { m.Actions = protocol.KnownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{protocol.Root("actions")}},
+		{"actions unset", func(m *creatorGrantModel) { m.Actions = protocol.StringsValue{} }, []*tftypes.AttributePath{protocol.Root("actions")}},
 		{"creator and actions", func(m *creatorGrantModel) {
-			m.Creator = Known("bob")
-			m.Actions = KnownStrings([]string{"view"})
-		}, []*tftypes.AttributePath{Root("creator"), Root("actions")}},
+			m.Creator = protocol.Known("bob")
+			m.Actions = protocol.KnownStrings([]string{"view"})
+		}, []*tftypes.AttributePath{protocol.Root("creator"), protocol.Root("actions")}},
 		{"the same actions in another order", func(m *creatorGrantModel) {
-			m.Actions = KnownStrings([]string{"view", "list", "edit", "delete"})
+			m.Actions = protocol.KnownStrings([]string{"view", "list", "edit", "delete"})
 		}, nil},
 		{"instances", func(m *creatorGrantModel) { m.Instances = jobsOf("job1", "job2").Instances }, nil},
 	} {
@@ -288,41 +289,45 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 // unknown at any depth validates without a diagnostic, and plans without
 // one and without a call to IAM, keeping every unknown value.
 func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
-	unknownString := Unknown[string]()
-	instance := func(in creatorInstanceModel) Value[map[string]Value[creatorInstanceModel]] {
-		return Known(map[string]Value[creatorInstanceModel]{"app1": Known(in)})
+	unknownString := protocol.Unknown[string]()
+	instance := func(in creatorInstanceModel) protocol.Value[map[string]protocol.Value[creatorInstanceModel]] {
+		return protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"app1": protocol.Known(in)})
 	}
-	ancestor := func(a Value[ancestorModel]) Value[[]Value[ancestorModel]] { return Known([]Value[ancestorModel]{a}) }
-	project := ancestorModel{System: Known("bk_sops"), Type: Known("project"), ID: Known("project1")}
+	ancestor := func(a protocol.Value[ancestorModel]) protocol.Value[[]protocol.Value[ancestorModel]] {
+		return protocol.Known([]protocol.Value[ancestorModel]{a})
+	}
+	project := ancestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("project1")}
 	for _, tc := range []struct {
 		name   string
 		change func(m *creatorGrantModel)
 	}{
 		{"system", func(m *creatorGrantModel) { m.System = unknownString }},
 		{"creator", func(m *creatorGrantModel) { m.Creator = unknownString }},
-		{"instances", func(m *creatorGrantModel) { m.Instances = Unknown[map[string]Value[creatorInstanceModel]]() }},
+		{"instances", func(m *creatorGrantModel) {
+			m.Instances = protocol.Unknown[map[string]protocol.Value[creatorInstanceModel]]()
+		}},
 		{"an instance", func(m *creatorGrantModel) {
-			m.Instances = Known(map[string]Value[creatorInstanceModel]{"app1": Unknown[creatorInstanceModel]()})
+			m.Instances = protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"app1": protocol.Unknown[creatorInstanceModel]()})
 		}},
 		{"a name", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: unknownString, Ancestors: ancestor(Known(project))})
+			m.Instances = instance(creatorInstanceModel{Name: unknownString, Ancestors: ancestor(protocol.Known(project))})
 		}},
 		{"ancestors", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: Known("app"), Ancestors: Unknown[[]Value[ancestorModel]]()})
+			m.Instances = instance(creatorInstanceModel{Name: protocol.Known("app"), Ancestors: protocol.Unknown[[]protocol.Value[ancestorModel]]()})
 		}},
 		{"an ancestor", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: Known("app"), Ancestors: ancestor(Unknown[ancestorModel]())})
+			m.Instances = instance(creatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Unknown[ancestorModel]())})
 		}},
 		{"an ancestor's id", func(m *creatorGrantModel) {
 			p := project
 			p.ID = unknownString
-			m.Instances = instance(creatorInstanceModel{Name: Known("app"), Ancestors: ancestor(Known(p))})
+			m.Instances = instance(creatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Known(p))})
 		}},
-		{"actions", func(m *creatorGrantModel) { m.Actions = Unknown[[]StringValue]() }},
+		{"actions", func(m *creatorGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }},
 		{"an action", func(m *creatorGrantModel) {
-			m.Actions = Known([]StringValue{Known("mini_app_view"), unknownString})
+			m.Actions = protocol.Known([]protocol.StringValue{protocol.Known("mini_app_view"), unknownString})
 		}},
-		{"timeouts", func(m *creatorGrantModel) { m.Timeouts = Unknown[TimeoutsModel]() }},
+		{"timeouts", func(m *creatorGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, nil)
@@ -366,8 +371,8 @@ func TestProtocolCreatorGrantImport(t *testing.T) {
 	if len(resp.ImportedResources) != 1 || resp.ImportedResources[0].TypeName != "bkiam_creator_grant" {
 		t.Fatalf("imported %+v, want one bkiam_creator_grant", resp.ImportedResources)
 	}
-	want := &creatorGrantModel{ID: Known("bk_sops/mini_app/alice"), System: Known("bk_sops"),
-		Type: Known("mini_app"), Creator: Known("alice")}
+	want := &creatorGrantModel{ID: protocol.Known("bk_sops/mini_app/alice"), System: protocol.Known("bk_sops"),
+		Type: protocol.Known("mini_app"), Creator: protocol.Known("alice")}
 	if got := creatorProto.model(t, resp.ImportedResources[0].State); !reflect.DeepEqual(got, want) {
 		t.Errorf("the import gives %+v, want %+v (instances, actions and policies null)", got, want)
 	}
@@ -426,7 +431,7 @@ func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, tc.settings)
 			system, typ := target(tc.to).System, target(tc.to).Type
-			actions := must(StringsOf(tc.to.Actions))
+			actions := must(protocol.StringsOf(tc.to.Actions))
 			wantID := system + "/" + typ + "/alice"
 			var prior *tfprotov6.DynamicValue
 			var priorPrivate []byte
@@ -441,7 +446,7 @@ func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
 			expectDiags(t, failed.Diagnostics, protoError(tc.wantErr, nil))
 			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, actions, tc.held...))
 			expectCreatorState(t, env, creatorProto.model(t, failed.NewState), wantID, actions, tc.shown...)
-			var diags Diagnostics
+			var diags protocol.Diagnostics
 			held := readCreatorHoldings(privateOf(t, failed.Private), target(tc.to), &diags)
 			if got := creatorPaths(held); !slices.Equal(got, tc.paths) {
 				t.Errorf("private state holds paths %v, want %v", got, tc.paths)
@@ -479,27 +484,27 @@ func creatorPaths(h grantplan.CreatorHoldings) []string {
 // TestProtocolCreatorGrantValidation: a mistake in the configuration is
 // reported on the attribute that holds it, before any call.
 func TestProtocolCreatorGrantValidation(t *testing.T) {
-	app := Root("instances").WithElementKeyString("app1")
+	app := protocol.Root("instances").WithElementKeyString("app1")
 	for _, tc := range []struct {
 		name   string
 		change func(m *creatorGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *creatorGrantModel) { m.System = Known("") }, protoError("Blank value", Root("system"))},
-		{"blank creator", func(m *creatorGrantModel) { m.Creator = Known(" ") }, protoError("Blank value", Root("creator"))},
+		{"blank system", func(m *creatorGrantModel) { m.System = protocol.Known("") }, protoError("Blank value", protocol.Root("system"))},
+		{"blank creator", func(m *creatorGrantModel) { m.Creator = protocol.Known(" ") }, protoError("Blank value", protocol.Root("creator"))},
 		{"blank ancestor id", func(m *creatorGrantModel) {
 			instances, _ := m.Instances.Get()
 			in, _ := instances["app1"].Get()
-			in.Ancestors = Known([]Value[ancestorModel]{Known(ancestorModel{System: Known("bk_sops"), Type: Known("project"), ID: Known("")})})
-			instances["app1"] = Known(in)
+			in.Ancestors = protocol.Known([]protocol.Value[ancestorModel]{protocol.Known(ancestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("")})})
+			instances["app1"] = protocol.Known(in)
 		}, protoError("Blank value", app.WithAttributeName("ancestors").WithElementKeyInt(0).WithAttributeName("id"))},
 		{"blank name", func(m *creatorGrantModel) {
 			instances, _ := m.Instances.Get()
 			in, _ := instances["app1"].Get()
-			in.Name = Known("\t")
-			instances["app1"] = Known(in)
+			in.Name = protocol.Known("\t")
+			instances["app1"] = protocol.Known(in)
 		}, protoError("Blank value", app.WithAttributeName("name"))},
-		{"admin", func(m *creatorGrantModel) { m.Creator = Known("Admin") }, protoWarning("IAM ignores creator grants to admin", Root("creator"))},
+		{"admin", func(m *creatorGrantModel) { m.Creator = protocol.Known("Admin") }, protoWarning("IAM ignores creator grants to admin", protocol.Root("creator"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := appsOf("project1", "app1")
@@ -520,17 +525,17 @@ func TestProtocolCreatorGrantDestroyDropsForeignActions(t *testing.T) {
 	env := newProtoEnv(t, nil)
 	grantOutsideTerraform(t, env.sb, []string{"1", "2"})
 	config := &creatorGrantModel{
-		System: Known("bk_cmdb"), Type: Known("biz"), Creator: Known("alice"),
-		Instances: Known(map[string]Value[creatorInstanceModel]{"biz1": Known(creatorInstanceModel{Name: Known("biz one")})}),
+		System: protocol.Known("bk_cmdb"), Type: protocol.Known("biz"), Creator: protocol.Known("alice"),
+		Instances: protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"biz1": protocol.Known(creatorInstanceModel{Name: protocol.Known("biz one")})}),
 	}
 	created := creatorProto.mustChange(t, env.server, nil, nil, config)
 	state := creatorProto.model(t, created.NewState)
-	if granted, _ := StringsOf(state.GrantedActions); !slices.Equal(slices.Sorted(slices.Values(granted)), []string{"edit_biz", "view_biz"}) {
+	if granted, _ := protocol.StringsOf(state.GrantedActions); !slices.Equal(slices.Sorted(slices.Values(granted)), []string{"edit_biz", "view_biz"}) {
 		t.Fatalf("granted_actions %v, want the biz creator configuration's edit_biz, view_biz", granted)
 	}
 	// The state an older provider wrote: view_host recorded too.
-	state.GrantedActions = KnownStrings([]string{"edit_biz", "view_biz", "view_host"})
-	policies := Int64MapOf(state.Policies)
+	state.GrantedActions = protocol.KnownStrings([]string{"edit_biz", "view_biz", "view_host"})
+	policies := protocol.Int64MapOf(state.Policies)
 	policies["view_host"] = 1
 	state.Policies = policiesValue([]string{"edit_biz", "view_biz", "view_host"}, policies)
 	resp := creatorProto.change(t, env.server, creatorProto.value(t, state), created.Private, nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // creatorGrantRunner sends planned creator grants and path revokes one by one,
@@ -58,7 +59,7 @@ type creatorGrantRunner struct {
 	current, next, result *creatorView
 	// want are the planned instances (nil on a destroy).
 	want    map[string]grantplan.CreatorInstance
-	private PrivateState
+	private protocol.PrivateState
 }
 
 // The creator grant's part of applyChange.
@@ -81,7 +82,7 @@ func (r *creatorGrantRunner) taken(_ string, paths map[string]bool) {
 	}
 }
 
-func (r *creatorGrantRunner) load(context.Context, *Diagnostics) (*creatorGrantModel, PrivateState, bool) {
+func (r *creatorGrantRunner) load(context.Context, *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
 	return nil, nil, false
 }
 
@@ -91,7 +92,7 @@ func (r *creatorGrantRunner) plan() ([]grantplan.CreatorCall, error) {
 
 func (r *creatorGrantRunner) gone(context.Context, error) bool { return false }
 
-func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *Diagnostics) bool {
+func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *protocol.Diagnostics) bool {
 	r.data.invalidateScans(r.target.System, slices.Concat(r.actions(), r.result.granted))
 	if len(r.unlimited) > 0 {
 		diags.AddWarning("Unlimited creator policies",
@@ -123,13 +124,13 @@ func (r *creatorGrantRunner) reclaim(bool) (ledger.Claims, bool) {
 	return creatorClaims(r.target, r.creator, r.actions(), r.held), true
 }
 
-func (r *creatorGrantRunner) record(ok bool, diags *Diagnostics) (*creatorGrantModel, PrivateState) {
+func (r *creatorGrantRunner) record(ok bool, diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
 	// On failure Terraform marks a created resource tainted; the next
 	// apply revokes what was granted and registers everything again.
 	granted := r.actions()
 	m := r.result.model
-	m.ID = Known(r.result.target.System + "/" + r.result.target.Type + "/" + r.creator)
-	m.GrantedActions = KnownStrings(granted)
+	m.ID = protocol.Known(r.result.target.System + "/" + r.result.target.Type + "/" + r.creator)
+	m.GrantedActions = protocol.KnownStrings(granted)
 	m.Policies = policiesValue(granted, r.policies)
 	if ok {
 		writeCreatorHoldings(r.private, nil, diags)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
@@ -30,10 +31,10 @@ func TestEmptyInstancesAreNeverSent(t *testing.T) {
 			instances[id] = "host " + id
 		}
 		return instanceGrant{}.Encode(typ, instanceGrantModel{
-			ID:        Known("bk_cmdb/user/alice"),
-			System:    Known("bk_cmdb"),
-			Subject:   Known(subjectModel{Type: Known("user"), ID: Known("alice")}),
-			Actions:   KnownStrings([]string{"view_host"}),
+			ID:        protocol.Known("bk_cmdb/user/alice"),
+			System:    protocol.Known("bk_cmdb"),
+			Subject:   protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
+			Actions:   protocol.KnownStrings([]string{"view_host"}),
 			Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: instances}}),
 			Policies:  policiesValue([]string{"view_host"}, map[string]int64{"view_host": 1}),
 		})

@@ -26,7 +26,7 @@ func TestFrameworkResourcesBesideProtocolOnes(t *testing.T) {
 		version:            "test",
 		frameworkResources: []func() resource.Resource{func() resource.Resource { return &transportResource{} }},
 		dataSources:        []func() datasource.DataSource{func() datasource.DataSource { return &transportDataSource{} }},
-	})
+	}, protocolResources)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // gradeManagerResource is bkiam_grade_manager: a grade manager (分级管理员)
@@ -514,7 +515,7 @@ func (m gradeManagerModel) spec(ctx context.Context) (bkiam.GradeManagerSpec, di
 func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan gradeManagerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	timeout, diags := plan.Timeouts.Create(ctx, DefaultTimeout)
+	timeout, diags := plan.Timeouts.Create(ctx, protocol.DefaultTimeout)
 	resp.Diagnostics.Append(diags...)
 	spec, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)
@@ -653,7 +654,7 @@ func (r *gradeManagerResource) syncGroupMissing(ctx context.Context, system stri
 func (r *gradeManagerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan gradeManagerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	timeout, diags := plan.Timeouts.Update(ctx, DefaultTimeout)
+	timeout, diags := plan.Timeouts.Update(ctx, protocol.DefaultTimeout)
 	resp.Diagnostics.Append(diags...)
 	spec, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // What the grants keep in private state (private_state.go): a pending
@@ -24,7 +25,7 @@ type importRequest struct {
 
 // readImportRequest returns the pending import kept in private state, or
 // nil when there is none.
-func readImportRequest(private PrivateState, diags *Diagnostics) *importRequest {
+func readImportRequest(private protocol.PrivateState, diags *protocol.Diagnostics) *importRequest {
 	var req importRequest
 	if !private.Get(privateImportKey, &req, diags) {
 		return nil
@@ -55,7 +56,7 @@ type heldAction struct {
 
 // readHoldings returns the holdings kept in private state, or nil when
 // there are none (the public state is exact).
-func readHoldings(private PrivateState, diags *Diagnostics) grantplan.Holdings {
+func readHoldings(private protocol.PrivateState, diags *protocol.Diagnostics) grantplan.Holdings {
 	var stored map[string]heldAction
 	if !private.Get(privateHoldingsKey, &stored, diags) {
 		return nil
@@ -72,7 +73,7 @@ func readHoldings(private PrivateState, diags *Diagnostics) grantplan.Holdings {
 }
 
 // writeHoldings keeps h in private state, or removes the key when h is nil.
-func writeHoldings(private PrivateState, h grantplan.Holdings, diags *Diagnostics) {
+func writeHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *protocol.Diagnostics) {
 	if h == nil {
 		private.Set(privateHoldingsKey, nil, diags)
 		return
@@ -90,7 +91,7 @@ func writeHoldings(private PrivateState, h grantplan.Holdings, diags *Diagnostic
 
 // recordHoldings keeps held in private state unless view, the grant the
 // public state shows, says exactly the same.
-func recordHoldings(private PrivateState, held grantplan.Holdings, view grantplan.Grant, diags *Diagnostics) {
+func recordHoldings(private protocol.PrivateState, held grantplan.Holdings, view grantplan.Grant, diags *protocol.Diagnostics) {
 	if grantplan.Held(&view).Equal(held) {
 		held = nil
 	}
@@ -114,7 +115,7 @@ type heldPath struct {
 	Doubt     bool       `json:"doubt,omitempty"`
 }
 
-func readCreatorHoldings(private PrivateState, t grantplan.CreatorTarget, diags *Diagnostics) grantplan.CreatorHoldings {
+func readCreatorHoldings(private protocol.PrivateState, t grantplan.CreatorTarget, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
 	var stored []heldPath
 	if !private.Get(privateCreatorKey, &stored, diags) {
 		return nil
@@ -130,7 +131,7 @@ func readCreatorHoldings(private PrivateState, t grantplan.CreatorTarget, diags 
 	return h
 }
 
-func writeCreatorHoldings(private PrivateState, h grantplan.CreatorHoldings, diags *Diagnostics) {
+func writeCreatorHoldings(private protocol.PrivateState, h grantplan.CreatorHoldings, diags *protocol.Diagnostics) {
 	if h == nil {
 		private.Set(privateCreatorKey, nil, diags)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/memberplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // groupMembers is bkiam_group_members: the exact members of one user
@@ -74,7 +75,7 @@ func (groupMembers) Schema(context.Context) schema.Schema {
 			},
 			"users":       membersAttribute("users", "username", `{ alice = "permanent", bob = "2027-06-30T00:00:00Z" }`),
 			"departments": membersAttribute("departments", "department id", `{ "12" = "permanent" }`),
-			"timeouts":    TimeoutsAttribute(),
+			"timeouts":    protocol.TimeoutsAttribute(),
 		},
 	}
 }
@@ -97,7 +98,7 @@ func viewMembers(m groupMembersModel) membersView {
 	members := memberplan.Members{}
 	for _, part := range []struct {
 		typ string
-		x   StringMapValue
+		x   protocol.StringMapValue
 	}{{memberUser, m.Users}, {memberDepartment, m.Departments}} {
 		if part.x.IsUnknown() {
 			return v
@@ -117,7 +118,7 @@ func viewMembers(m groupMembersModel) membersView {
 
 // memberExpiry is the expired_at of a member's expiry: "permanent" is
 // IAM's permanent expiry.
-func memberExpiry(x StringValue) (int64, bool) {
+func memberExpiry(x protocol.StringValue) (int64, bool) {
 	s, ok := x.Get()
 	if !ok {
 		return 0, false
@@ -134,35 +135,35 @@ func memberExpiry(x StringValue) (int64, bool) {
 
 // importState takes SYSTEM/GROUP_ID; the read that follows fills the
 // members from IAM.
-func (groupMembers) ImportState(_ context.Context, id string, diags *Diagnostics) (groupMembersModel, PrivateState) {
+func (groupMembers) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (groupMembersModel, protocol.PrivateState) {
 	var m groupMembersModel
 	system, group, ok := strings.Cut(id, "/")
 	if n, err := strconv.ParseInt(group, 10, 64); !ok || strings.TrimSpace(system) == "" || err != nil || n <= 0 {
 		diags.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GROUP_ID, e.g. bk_cmdb/42; got %q.", id))
 		return m, nil
 	}
-	m.ID, m.System, m.GroupID = Known(id), Known(system), Known(group)
+	m.ID, m.System, m.GroupID = protocol.Known(id), protocol.Known(system), protocol.Known(group)
 	return m, nil
 }
 
-func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags *Diagnostics) {
-	checkID(Root("system"), config.System, diags)
+func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags *protocol.Diagnostics) {
+	checkID(protocol.Root("system"), config.System, diags)
 	if s, ok := config.GroupID.Get(); ok {
 		if n, err := strconv.ParseInt(s, 10, 64); err != nil || n <= 0 {
-			diags.AddAttributeError(Root("group_id"), "Invalid group id",
+			diags.AddAttributeError(protocol.Root("group_id"), "Invalid group id",
 				fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
 		}
 	}
 	users, _ := config.Users.Get()
 	for id, e := range users {
-		at := Root("users").WithElementKeyString(id)
+		at := protocol.Root("users").WithElementKeyString(id)
 		switch {
 		case strings.TrimSpace(id) == "" || idProblem(id) != "":
 			diags.AddAttributeError(at, "Invalid username",
-				fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", PathString(at), id))
+				fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", protocol.PathString(at), id))
 		case strings.Contains(id, ","):
 			diags.AddAttributeError(at, "Invalid username",
-				fmt.Sprintf("%s: %q holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.", PathString(at), id))
+				fmt.Sprintf("%s: %q holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.", protocol.PathString(at), id))
 		case id == "admin":
 			diags.AddAttributeError(at, "IAM does not add admin to groups",
 				"admin is IAM's super user: IAM drops it from a member add without an error, so it would never be a member. Remove it.")
@@ -171,17 +172,17 @@ func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags 
 	}
 	departments, _ := config.Departments.Get()
 	for id, e := range departments {
-		at := Root("departments").WithElementKeyString(id)
+		at := protocol.Root("departments").WithElementKeyString(id)
 		if n, err := strconv.ParseInt(id, 10, 64); err != nil || n <= 0 {
 			diags.AddAttributeError(at, "Invalid department id",
-				fmt.Sprintf("%s: department ids are the numeric ids of IAM's organisation, such as \"12\"; got %q.", PathString(at), id))
+				fmt.Sprintf("%s: department ids are the numeric ids of IAM's organisation, such as \"12\"; got %q.", protocol.PathString(at), id))
 		}
 		checkMemberExpiry(at, e, diags)
 	}
-	CheckTimeouts(config.Timeouts, diags)
+	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
-func checkMemberExpiry(at *tftypes.AttributePath, e StringValue, diags *Diagnostics) {
+func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags *protocol.Diagnostics) {
 	s, ok := e.Get()
 	if !ok || s == permanentMember {
 		return
@@ -190,40 +191,40 @@ func checkMemberExpiry(at *tftypes.AttributePath, e StringValue, diags *Diagnost
 	switch {
 	case err != nil:
 		diags.AddAttributeError(at, "Invalid member expiry",
-			fmt.Sprintf("%s must be \"permanent\" or an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", PathString(at), s))
+			fmt.Sprintf("%s must be \"permanent\" or an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", protocol.PathString(at), s))
 	case t.Unix() > bkiam.PermanentExpiry:
 		diags.AddAttributeError(at, "Expiry too late",
-			fmt.Sprintf("%s must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got %s. Write \"permanent\" for a permanent membership.", PathString(at), s))
+			fmt.Sprintf("%s must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got %s. Write \"permanent\" for a permanent membership.", protocol.PathString(at), s))
 	}
 }
 
 // checkModel refuses, for a create or a change, a provider that cannot
 // reach the management API. The members are not checked against the
 // organisation: IAM drops unknown ones, which the apply reports.
-func (groupMembers) CheckModel(_ context.Context, data *providerData, _ groupMembersModel, diags *Diagnostics) {
+func (groupMembers) CheckModel(_ context.Context, data *providerData, _ groupMembersModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_members"); ok {
 		diags.AddError(summary, detail)
 	}
 }
 
-func (groupMembers) Plan(_ context.Context, req PlanRequest[groupMembersModel], diags *Diagnostics) PlanResponse[groupMembersModel] {
+func (groupMembers) Plan(_ context.Context, req protocol.PlanRequest[groupMembersModel], diags *protocol.Diagnostics) protocol.PlanResponse[groupMembersModel] {
 	planned := req.Proposed
-	var out PlanResponse[groupMembersModel]
+	var out protocol.PlanResponse[groupMembersModel]
 	system, okSystem := planned.System.Get()
 	group, okGroup := planned.GroupID.Get()
-	planned.ID = Unknown[string]()
+	planned.ID = protocol.Unknown[string]()
 	if okSystem && okGroup {
-		planned.ID = Known(system + "/" + group)
+		planned.ID = protocol.Known(system + "/" + group)
 	}
 	next := viewMembers(planned)
 	var held memberplan.Members
 	if req.Prior != nil {
 		prior := *req.Prior
 		if planned.System != prior.System {
-			out.RequiresReplace = append(out.RequiresReplace, Root("system"))
+			out.RequiresReplace = append(out.RequiresReplace, protocol.Root("system"))
 		}
 		if planned.GroupID != prior.GroupID {
-			out.RequiresReplace = append(out.RequiresReplace, Root("group_id"))
+			out.RequiresReplace = append(out.RequiresReplace, protocol.Root("group_id"))
 		}
 		if len(out.RequiresReplace) == 0 {
 			held = viewMembers(prior).members
@@ -246,11 +247,11 @@ func (groupMembers) Plan(_ context.Context, req PlanRequest[groupMembersModel], 
 // checkNewExpiries refuses an expiry that has passed on a member the
 // plan adds or changes: IAM refuses it. An unchanged member whose expiry
 // has passed stays as it is.
-func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags *Diagnostics) {
+func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags *protocol.Diagnostics) {
 	now := time.Now()
 	for _, part := range []struct {
 		name, typ string
-		x         StringMapValue
+		x         protocol.StringMapValue
 	}{{"users", memberUser, planned.Users}, {"departments", memberDepartment, planned.Departments}} {
 		elems, _ := part.x.Get()
 		for id, e := range elems {
@@ -261,17 +262,17 @@ func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags 
 			if old, was := held[memberplan.Key{Type: part.typ, ID: id}]; was && old == exp {
 				continue
 			}
-			at := Root(part.name).WithElementKeyString(id)
+			at := protocol.Root(part.name).WithElementKeyString(id)
 			s, _ := e.Get()
 			diags.AddAttributeError(at, "Expiry in the past",
 				fmt.Sprintf("%s is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, "+
-					"or \"permanent\".", PathString(at), s))
+					"or \"permanent\".", protocol.PathString(at), s))
 		}
 	}
 }
 
-func (r groupMembers) Apply(ctx context.Context, data *providerData, req ApplyRequest[groupMembersModel], diags *Diagnostics) (*groupMembersModel, PrivateState) {
-	current, next := ViewsOf(req, viewMembers)
+func (r groupMembers) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
+	current, next := protocol.ViewsOf(req, viewMembers)
 	if next != nil && (next.members == nil || next.group == 0) {
 		diags.AddError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
 		return req.Prior, nil
@@ -285,7 +286,7 @@ func (r groupMembers) Apply(ctx context.Context, data *providerData, req ApplyRe
 	}
 	runner := &memberRunner{client: data.client, system: from.system, group: from.group,
 		resource: r, prior: req.Prior, current: current, next: next, from: from}
-	return applyChange(ctx, sharedApplyOf(ctx), runner, TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -307,10 +308,10 @@ func (groupMembers) readMembers(ctx context.Context, c *bkiam.Client, system str
 // member's expiry as like (then alt) writes it when it is the same
 // instant, so that an expiry written with an offset reads back unchanged;
 // null when held has none of the type and like is null.
-func membersValue(held memberplan.Members, typ string, like, alt StringMapValue) StringMapValue {
+func membersValue(held memberplan.Members, typ string, like, alt protocol.StringMapValue) protocol.StringMapValue {
 	likeElems, _ := like.Get()
 	altElems, _ := alt.Get()
-	out := map[string]StringValue{}
+	out := map[string]protocol.StringValue{}
 	for k, exp := range held {
 		if k.Type != typ {
 			continue
@@ -321,18 +322,18 @@ func membersValue(held memberplan.Members, typ string, like, alt StringMapValue)
 		case sameExpiry(altElems[k.ID], exp):
 			out[k.ID] = altElems[k.ID]
 		case exp == bkiam.PermanentExpiry:
-			out[k.ID] = Known(permanentMember)
+			out[k.ID] = protocol.Known(permanentMember)
 		default:
-			out[k.ID] = Known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
+			out[k.ID] = protocol.Known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
 		}
 	}
 	if len(out) == 0 && like.IsNull() {
-		return StringMapValue{}
+		return protocol.StringMapValue{}
 	}
-	return Known(out)
+	return protocol.Known(out)
 }
 
-func sameExpiry(e StringValue, exp int64) bool {
+func sameExpiry(e protocol.StringValue, exp int64) bool {
 	have, ok := memberExpiry(e)
 	return ok && have == exp
 }
@@ -344,7 +345,7 @@ func (groupMembers) Refreshes(data *providerData) bool { return data != nil && d
 // read sets state to the members IAM holds: members added or removed
 // outside Terraform show in the plan. A group that is gone (IAM answers
 // it is not the system's) removes the resource from state.
-func (r groupMembers) Read(ctx context.Context, data *providerData, req ReadRequest[groupMembersModel], diags *Diagnostics) (*groupMembersModel, PrivateState, bool) {
+func (r groupMembers) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
 	state := req.State
 	v := viewMembers(state)
 	if v.group == 0 || v.system == "" {
@@ -371,8 +372,8 @@ func (r groupMembers) Read(ctx context.Context, data *providerData, req ReadRequ
 		return &state, req.Private, false
 	}
 	m := state
-	m.Users = membersValue(held, memberUser, state.Users, StringMapValue{})
-	m.Departments = membersValue(held, memberDepartment, state.Departments, StringMapValue{})
+	m.Users = membersValue(held, memberUser, state.Users, protocol.StringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, state.Departments, protocol.StringMapValue{})
 	return &m, req.Private, true
 }
 
@@ -411,7 +412,7 @@ type memberRunner struct {
 // members are the group's alone.
 
 // load starts a create from what IAM holds: it owns the whole group.
-func (r *memberRunner) load(ctx context.Context, diags *Diagnostics) (*groupMembersModel, PrivateState, bool) {
+func (r *memberRunner) load(ctx context.Context, diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
 	switch {
 	case r.current == nil:
 		held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
@@ -451,7 +452,7 @@ func (r *memberRunner) gone(ctx context.Context, _ error) bool {
 
 // after reads the group back after an add: IAM drops unknown users and
 // departments (and admin) from an add without an error.
-func (r *memberRunner) after(ctx context.Context, ok bool, diags *Diagnostics) bool {
+func (r *memberRunner) after(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool {
 	if !ok || !r.added || r.next == nil {
 		return ok
 	}
@@ -482,7 +483,7 @@ func (r *memberRunner) after(ctx context.Context, ok bool, diags *Diagnostics) b
 
 func (r *memberRunner) empty() bool { return len(r.held) == 0 }
 
-func (r *memberRunner) record(ok bool, _ *Diagnostics) (*groupMembersModel, PrivateState) {
+func (r *memberRunner) record(ok bool, _ *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
 	result := r.from.model
 	if r.next != nil {
 		result = r.next.model

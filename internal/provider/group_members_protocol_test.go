@@ -7,13 +7,14 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
 
 var membersResource = protoResource[groupMembersModel]{
 	def: groupMembers{},
 	proposed: func(config groupMembersModel, prior *groupMembersModel) groupMembersModel {
-		config.ID = Unknown[string]()
+		config.ID = protocol.Unknown[string]()
 		if prior != nil {
 			config.ID = prior.ID
 		}
@@ -24,7 +25,7 @@ var membersResource = protoResource[groupMembersModel]{
 // membersModel is a bkiam_group_members of group in bk_cmdb with users
 // (id → expiry, "" for permanent).
 func membersModel(group int64, users map[string]string) groupMembersModel {
-	m := groupMembersModel{System: Known("bk_cmdb"), GroupID: Known(fmt.Sprint(group))}
+	m := groupMembersModel{System: protocol.Known("bk_cmdb"), GroupID: protocol.Known(fmt.Sprint(group))}
 	elems := map[string]string{}
 	for id, exp := range users {
 		if exp == "" {
@@ -32,7 +33,7 @@ func membersModel(group int64, users map[string]string) groupMembersModel {
 		}
 		elems[id] = exp
 	}
-	m.Users = KnownStringMap(elems)
+	m.Users = protocol.KnownStringMap(elems)
 	return m
 }
 
@@ -47,7 +48,7 @@ func TestProtocolGroupMembers(t *testing.T) {
 
 	config := membersModel(group, map[string]string{"alice": later, "bob": ""})
 	created := membersResource.mustChange(t, env.server, nil, nil, &config)
-	if got := membersResource.model(t, created.NewState).ID; got != Known(fmt.Sprintf("bk_cmdb/%d", group)) {
+	if got := membersResource.model(t, created.NewState).ID; got != protocol.Known(fmt.Sprintf("bk_cmdb/%d", group)) {
 		t.Fatalf("id %v", got)
 	}
 
@@ -68,7 +69,7 @@ func TestProtocolGroupMembers(t *testing.T) {
 	}
 
 	moved := membersModel(group+1, map[string]string{"alice": soon, "bob": ""})
-	if plan := membersResource.plan(t, env.server, applied.NewState, nil, &moved); !pathsEqual(plan.RequiresReplace, []*tftypes.AttributePath{Root("group_id")}) {
+	if plan := membersResource.plan(t, env.server, applied.NewState, nil, &moved); !pathsEqual(plan.RequiresReplace, []*tftypes.AttributePath{protocol.Root("group_id")}) {
 		t.Errorf("a new group_id plans %s, want a replacement on group_id", renderPaths(plan.RequiresReplace))
 	}
 

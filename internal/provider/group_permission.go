@@ -18,6 +18,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // groupPermission is bkiam_group_permission: a user group's custom
@@ -99,23 +100,23 @@ func (groupPermission) Schema(context.Context) schema.Schema {
 					},
 				}},
 			},
-			"timeouts": TimeoutsAttribute(),
+			"timeouts": protocol.TimeoutsAttribute(),
 		},
 	}
 }
 
-func permissionID(m groupPermissionModel) StringValue {
+func permissionID(m groupPermissionModel) protocol.StringValue {
 	system, okSystem := m.System.Get()
 	group, okGroup := m.GroupID.Get()
 	if !okSystem || !okGroup {
-		return Unknown[string]()
+		return protocol.Unknown[string]()
 	}
-	return Known(system + "/" + group)
+	return protocol.Known(system + "/" + group)
 }
 
 // importState takes SYSTEM/GROUP_ID/ACTION[,ACTION…]: the read that
 // follows fills the resources from what IAM lists for those actions.
-func (groupPermission) ImportState(_ context.Context, id string, diags *Diagnostics) (groupPermissionModel, PrivateState) {
+func (groupPermission) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (groupPermissionModel, protocol.PrivateState) {
 	var m groupPermissionModel
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || !positiveID(parts[1]) || strings.TrimSpace(parts[2]) == "" {
@@ -125,22 +126,22 @@ func (groupPermission) ImportState(_ context.Context, id string, diags *Diagnost
 	}
 	actions := strings.Split(parts[2], ",")
 	slices.Sort(actions)
-	m.System, m.GroupID, m.Actions = Known(parts[0]), Known(parts[1]), KnownStrings(slices.Compact(actions))
+	m.System, m.GroupID, m.Actions = protocol.Known(parts[0]), protocol.Known(parts[1]), protocol.KnownStrings(slices.Compact(actions))
 	m.ID = permissionID(m)
 	return m, nil
 }
 
-func (groupPermission) Validate(_ context.Context, config groupPermissionModel, diags *Diagnostics) {
-	checkID(Root("system"), config.System, diags)
-	checkID(Root("group_system"), config.GroupSystem, diags)
+func (groupPermission) Validate(_ context.Context, config groupPermissionModel, diags *protocol.Diagnostics) {
+	checkID(protocol.Root("system"), config.System, diags)
+	checkID(protocol.Root("group_system"), config.GroupSystem, diags)
 	if s, ok := config.GroupID.Get(); ok && !positiveID(s) {
-		diags.AddAttributeError(Root("group_id"), "Invalid group id",
+		diags.AddAttributeError(protocol.Root("group_id"), "Invalid group id",
 			fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
 	}
-	checkActions(Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	checkActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
 	entries, _ := config.Resources.Get()
 	for i, e := range entries {
-		at := Root("resources").WithElementKeyInt(i)
+		at := protocol.Root("resources").WithElementKeyInt(i)
 		entry, _ := e.Get()
 		checkID(at.WithAttributeName("system"), entry.System, diags)
 		checkID(at.WithAttributeName("type"), entry.Type, diags)
@@ -150,17 +151,17 @@ func (groupPermission) Validate(_ context.Context, config groupPermissionModel, 
 			continue
 		}
 		checkInstanceCount(instancesPath, len(instances), diags)
-		plain := map[string]StringValue{}
+		plain := map[string]protocol.StringValue{}
 		for id, name := range instances {
 			if strings.HasPrefix(id, "/") {
 				nodes, err := parsePathKey(id)
 				if err != nil {
 					diags.AddAttributeError(instancesPath.WithElementKeyString(id), "Invalid path",
 						fmt.Sprintf("The key %q of %s begins with \"/\", so it is a path, but %v. Write a path as IAM does: "+
-							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, PathString(instancesPath), err))
+							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, protocol.PathString(instancesPath), err))
 				} else {
 					typ, _ := entry.Type.Get()
-					checkRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, PathString(instancesPath)),
+					checkRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, protocol.PathString(instancesPath)),
 						nodesAbove(typ, nodes), diags)
 				}
 			} else {
@@ -170,7 +171,7 @@ func (groupPermission) Validate(_ context.Context, config groupPermissionModel, 
 		}
 		checkInstanceIDs(instancesPath, plain, diags)
 	}
-	CheckTimeouts(config.Timeouts, diags)
+	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
 // nodesAbove is a path's nodes above its instance, as type and id: all of them when the path ends
@@ -205,7 +206,7 @@ func parsePathKey(key string) ([]bkiam.PathNode, error) {
 	return nodes, nil
 }
 
-func (r groupPermission) CheckModel(ctx context.Context, data *providerData, proposed groupPermissionModel, diags *Diagnostics) {
+func (r groupPermission) CheckModel(ctx context.Context, data *providerData, proposed groupPermissionModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_permission"); ok {
 		diags.AddError(summary, detail)
 		return
@@ -214,8 +215,8 @@ func (r groupPermission) CheckModel(ctx context.Context, data *providerData, pro
 	checkPlannedScope(data, proposed, diags)
 }
 
-func (r groupPermission) Plan(ctx context.Context, req PlanRequest[groupPermissionModel], diags *Diagnostics) PlanResponse[groupPermissionModel] {
-	greq := PlanRequest[instanceGrantModel]{Proposed: req.Proposed.asGrant(), Private: req.Private}
+func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[groupPermissionModel], diags *protocol.Diagnostics) protocol.PlanResponse[groupPermissionModel] {
+	greq := protocol.PlanRequest[instanceGrantModel]{Proposed: req.Proposed.asGrant(), Private: req.Private}
 	if req.Prior != nil {
 		prior := req.Prior.asGrant()
 		greq.Prior = &prior
@@ -225,16 +226,16 @@ func (r groupPermission) Plan(ctx context.Context, req PlanRequest[groupPermissi
 	planned.ID = permissionID(planned)
 	var replace []*tftypes.AttributePath
 	for _, p := range out.RequiresReplace {
-		if p.Equal(Root("subject")) {
-			p = Root("group_id")
+		if p.Equal(protocol.Root("subject")) {
+			p = protocol.Root("group_id")
 		}
 		replace = append(replace, p)
 	}
-	return PlanResponse[groupPermissionModel]{Planned: planned, RequiresReplace: replace}
+	return protocol.PlanResponse[groupPermissionModel]{Planned: planned, RequiresReplace: replace}
 }
 
-func (r groupPermission) Apply(ctx context.Context, data *providerData, req ApplyRequest[groupPermissionModel], diags *Diagnostics) (*groupPermissionModel, PrivateState) {
-	greq := ApplyRequest[instanceGrantModel]{Private: req.Private}
+func (r groupPermission) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState) {
+	greq := protocol.ApplyRequest[instanceGrantModel]{Private: req.Private}
 	base := req.Planned
 	if req.Prior != nil {
 		prior := req.Prior.asGrant()
@@ -276,7 +277,7 @@ func (groupPermission) Refreshes(data *providerData) bool { return data != nil &
 // read keeps of the record only what IAM still holds for the group, by
 // meaning (action, type, path), and completes an import. Without the
 // list's allow-list entry it warns once and trusts state.
-func (r groupPermission) Read(ctx context.Context, data *providerData, req ReadRequest[groupPermissionModel], diags *Diagnostics) (*groupPermissionModel, PrivateState, bool) {
+func (r groupPermission) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	system, _ := state.System.Get()
 	pathSystem, _ := state.managedBy()
@@ -341,7 +342,7 @@ func (r groupPermission) Read(ctx context.Context, data *providerData, req ReadR
 	private = maps.Clone(private)
 	recordHoldings(private, now, view, diags)
 	m := state
-	m.Actions = KnownStrings(view.Actions)
+	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
 	return &m, private, true
 }
@@ -429,8 +430,8 @@ func pathKeyOf(nodes []bkiam.PathNode) (string, error) {
 // readImport fills an imported resource from what IAM lists for its
 // actions, which must hold the same instances (one resource holds its
 // actions over one set of resources), with the instances' names.
-func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.GroupPolicy, private PrivateState, diags *Diagnostics) (*groupPermissionModel, PrivateState, bool) {
-	actions, _ := StringsOf(state.Actions)
+func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.GroupPolicy, private protocol.PrivateState, diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
+	actions, _ := protocol.StringsOf(state.Actions)
 	system, _ := state.System.Get()
 	var first []grantplan.Resource
 	for i, action := range actions {

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -605,8 +606,8 @@ func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]
 			continue
 		}
 		for _, in := range r.Instances {
-			var diags Diagnostics
-			if held := readHoldings(ReadPrivateState(in.Private, &diags), &diags); held != nil {
+			var diags protocol.Diagnostics
+			if held := readHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
 				for _, h := range held {
 					for _, res := range h.Resources {
 						for id := range res.Instances {

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // groupPermissionModel is a bkiam_group_permission value
@@ -10,48 +12,48 @@ import (
 // An import by SYSTEM/GROUP_ID/ACTIONS leaves resources null until the
 // read that follows fills them from IAM.
 type groupPermissionModel struct {
-	ID      StringValue `tf:"id"`
-	System  StringValue `tf:"system"`
-	GroupID StringValue `tf:"group_id"`
+	ID      protocol.StringValue `tf:"id"`
+	System  protocol.StringValue `tf:"system"`
+	GroupID protocol.StringValue `tf:"group_id"`
 	// GroupSystem is the system that manages the group; null means System.
-	GroupSystem StringValue                   `tf:"group_system"`
-	Actions     StringsValue                  `tf:"actions"`
-	Resources   Value[[]Value[resourceModel]] `tf:"resources"`
-	Timeouts    Value[TimeoutsModel]          `tf:"timeouts"`
+	GroupSystem protocol.StringValue                            `tf:"group_system"`
+	Actions     protocol.StringsValue                           `tf:"actions"`
+	Resources   protocol.Value[[]protocol.Value[resourceModel]] `tf:"resources"`
+	Timeouts    protocol.Value[protocol.TimeoutsModel]          `tf:"timeouts"`
 }
 
 func (groupPermission) Decode(v tftypes.Value) (groupPermissionModel, error) {
-	var d Decoder
-	a := AsAttributes(&d, v)
+	var d protocol.Decoder
+	a := protocol.AsAttributes(&d, v)
 	m := groupPermissionModel{
-		ID:          DecodeString(&d, a["id"]),
-		System:      DecodeString(&d, a["system"]),
-		GroupID:     DecodeString(&d, a["group_id"]),
-		GroupSystem: DecodeString(&d, a["group_system"]),
-		Actions:     DecodeStrings(&d, a["actions"]),
-		Resources: DecodeCollection(&d, a["resources"], ListOf(func(d *Decoder, v tftypes.Value) resourceModel {
-			r := AsAttributes(d, v)
-			return resourceModel{System: DecodeString(d, r["system"]), Type: DecodeString(d, r["type"]),
-				Instances: DecodeStringMap(d, r["instances"])}
+		ID:          protocol.DecodeString(&d, a["id"]),
+		System:      protocol.DecodeString(&d, a["system"]),
+		GroupID:     protocol.DecodeString(&d, a["group_id"]),
+		GroupSystem: protocol.DecodeString(&d, a["group_system"]),
+		Actions:     protocol.DecodeStrings(&d, a["actions"]),
+		Resources: protocol.DecodeCollection(&d, a["resources"], protocol.ListOf(func(d *protocol.Decoder, v tftypes.Value) resourceModel {
+			r := protocol.AsAttributes(d, v)
+			return resourceModel{System: protocol.DecodeString(d, r["system"]), Type: protocol.DecodeString(d, r["type"]),
+				Instances: protocol.DecodeStringMap(d, r["instances"])}
 		})),
-		Timeouts: DecodeTimeouts(&d, a["timeouts"]),
+		Timeouts: protocol.DecodeTimeouts(&d, a["timeouts"]),
 	}
 	return m, d.Err
 }
 
 func (groupPermission) Encode(typ tftypes.Object, m groupPermissionModel) tftypes.Value {
-	return NewAttrs(typ).
+	return protocol.NewAttrs(typ).
 		String("id", m.ID).
 		String("system", m.System).
 		String("group_id", m.GroupID).
 		String("group_system", m.GroupSystem).
 		Strings("actions", m.Actions).
 		With("resources", func(t tftypes.Type) tftypes.Value {
-			return EncodeValue(t, m.Resources, FromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
-				return NewAttrs(t).String("system", r.System).String("type", r.Type).StringMap("instances", r.Instances).Object()
+			return protocol.EncodeValue(t, m.Resources, protocol.FromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
+				return protocol.NewAttrs(t).String("system", r.System).String("type", r.Type).StringMap("instances", r.Instances).Object()
 			}))
 		}).
-		With("timeouts", func(t tftypes.Type) tftypes.Value { return EncodeTimeouts(t, m.Timeouts) }).
+		With("timeouts", func(t tftypes.Type) tftypes.Value { return protocol.EncodeTimeouts(t, m.Timeouts) }).
 		Object()
 }
 
@@ -60,7 +62,7 @@ func (groupPermission) Encode(typ tftypes.Object, m groupPermissionModel) tftype
 func (m groupPermissionModel) asGrant() instanceGrantModel {
 	return instanceGrantModel{
 		ID: m.ID, System: m.System, Actions: m.Actions, Resources: m.Resources, Timeouts: m.Timeouts,
-		Subject: Known(subjectModel{Type: Known(subjectGroup), ID: m.GroupID}),
+		Subject: protocol.Known(subjectModel{Type: protocol.Known(subjectGroup), ID: m.GroupID}),
 	}
 }
 

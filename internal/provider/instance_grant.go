@@ -16,6 +16,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // instanceGrant is bkiam_instance_grant: a subject's actions on resource
@@ -124,7 +125,7 @@ func (instanceGrant) Schema(context.Context) schema.Schema {
 					"keeps one policy per subject and action, shared with other grants of the same action; `0` for grants " +
 					"to `admin`; empty after an import until the next grant.",
 			},
-			"timeouts": TimeoutsAttribute(),
+			"timeouts": protocol.TimeoutsAttribute(),
 		},
 	}
 }
@@ -147,7 +148,7 @@ func viewGrant(m instanceGrantModel) grantView {
 	subject, _ := m.Subject.Get()
 	g.subject.Type, _ = subject.Type.Get()
 	g.subject.ID, _ = subject.ID.Get()
-	g.policies = Int64MapOf(m.Policies)
+	g.policies = protocol.Int64MapOf(m.Policies)
 	g.grant, g.known = grantOf(m, g.subject.Type)
 	return g
 }
@@ -155,7 +156,7 @@ func viewGrant(m instanceGrantModel) grantView {
 // grantOf converts the grant's attributes; false when any is unknown.
 func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 	var g grantplan.Grant
-	actions, ok := StringsOf(m.Actions)
+	actions, ok := protocol.StringsOf(m.Actions)
 	if !ok {
 		return g, false
 	}
@@ -169,7 +170,7 @@ func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 		entry, okEntry := e.Get()
 		system, okSystem := entry.System.Get()
 		typ, okType := entry.Type.Get()
-		instances, okInstances := StringMapOf(entry.Instances)
+		instances, okInstances := protocol.StringMapOf(entry.Instances)
 		if !okEntry || !okSystem || !okType || !okInstances {
 			return g, false
 		}
@@ -182,7 +183,7 @@ func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 // expiresUnix is the expired_at to send. Unset is sent as IAM's permanent
 // value, never omitted: a user policy granted without one expires after a
 // year. Group policies never expire, whatever is sent.
-func expiresUnix(v StringValue, subjectType string) (int64, bool) {
+func expiresUnix(v protocol.StringValue, subjectType string) (int64, bool) {
 	if subjectType == subjectGroup || v.IsNull() {
 		return bkiam.PermanentExpiry, true
 	}
@@ -203,9 +204,9 @@ func expiresUnix(v StringValue, subjectType string) (int64, bool) {
 // holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE,
 // which asks the read that follows to fill in what the subject holds of
 // those actions, when detect_drift is on (see read).
-func (instanceGrant) ImportState(_ context.Context, id string, diags *Diagnostics) (instanceGrantModel, PrivateState) {
+func (instanceGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (instanceGrantModel, protocol.PrivateState) {
 	var m instanceGrantModel
-	private := PrivateState{}
+	private := protocol.PrivateState{}
 	parts := strings.Split(id, "/")
 	if (len(parts) != 3 && len(parts) != 6) || slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
 		(parts[1] != subjectUser && parts[1] != subjectGroup) {
@@ -216,10 +217,10 @@ func (instanceGrant) ImportState(_ context.Context, id string, diags *Diagnostic
 		return m, private
 	}
 	subject := bkiam.Subject{Type: parts[1], ID: parts[2]}
-	checkSubject(subject, Root("id"), diags)
-	m.ID = Known(strings.Join(parts[:3], "/"))
-	m.System = Known(parts[0])
-	m.Subject = Known(subjectModel{Type: Known(subject.Type), ID: Known(subject.ID)})
+	checkSubject(subject, protocol.Root("id"), diags)
+	m.ID = protocol.Known(strings.Join(parts[:3], "/"))
+	m.System = protocol.Known(parts[0])
+	m.Subject = protocol.Known(subjectModel{Type: protocol.Known(subject.Type), ID: protocol.Known(subject.ID)})
 	if len(parts) == 3 {
 		return m, private
 	}
@@ -233,27 +234,27 @@ func (instanceGrant) ImportState(_ context.Context, id string, diags *Diagnostic
 	return m, private
 }
 
-func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diags *Diagnostics) {
-	checkID(Root("system"), config.System, diags)
+func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diags *protocol.Diagnostics) {
+	checkID(protocol.Root("system"), config.System, diags)
 
 	subject, _ := config.Subject.Get()
 	subjectType, typeKnown := subject.Type.Get()
 	if typeKnown && subjectType != subjectUser && subjectType != subjectGroup {
-		diags.AddAttributeError(Root("subject").WithAttributeName("type"), "Unknown subject type",
+		diags.AddAttributeError(protocol.Root("subject").WithAttributeName("type"), "Unknown subject type",
 			fmt.Sprintf(`subject.type value must be one of "user" or "group", got %s.`, strconv.Quote(subjectType)))
 		typeKnown = false
 	}
-	idPath := Root("subject").WithAttributeName("id")
+	idPath := protocol.Root("subject").WithAttributeName("id")
 	checkID(idPath, subject.ID, diags)
 	if id, ok := subject.ID.Get(); ok && typeKnown {
 		checkSubject(bkiam.Subject{Type: subjectType, ID: id}, idPath, diags)
 	}
 
-	checkActions(Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	checkActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
 
 	entries, _ := config.Resources.Get()
 	for i, e := range entries {
-		at := Root("resources").WithElementKeyInt(i)
+		at := protocol.Root("resources").WithElementKeyInt(i)
 		entry, _ := e.Get()
 		checkID(at.WithAttributeName("system"), entry.System, diags)
 		checkID(at.WithAttributeName("type"), entry.Type, diags)
@@ -270,11 +271,11 @@ func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diag
 	}
 
 	checkExpiresAt(config.ExpiresAt, subjectType, typeKnown, diags)
-	CheckTimeouts(config.Timeouts, diags)
+	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
 // checkSubject reports a non-numeric group id and warns about admin.
-func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *Diagnostics) {
+func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *protocol.Diagnostics) {
 	switch {
 	case s.Type == subjectGroup:
 		if _, err := strconv.ParseUint(s.ID, 10, 63); err != nil {
@@ -292,12 +293,12 @@ func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *Diagnostics
 // the time: the expiry in the past is checked when a plan would send it
 // (checkExpiryAhead), so that an expired grant can still be refreshed and
 // destroyed.
-func checkExpiresAt(v StringValue, subjectType string, subjectKnown bool, diags *Diagnostics) {
+func checkExpiresAt(v protocol.StringValue, subjectType string, subjectKnown bool, diags *protocol.Diagnostics) {
 	s, ok := v.Get()
 	if !ok {
 		return
 	}
-	at := Root("expires_at")
+	at := protocol.Root("expires_at")
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		diags.AddAttributeError(at, "Invalid RFC 3339 time",
@@ -316,7 +317,7 @@ func checkExpiresAt(v StringValue, subjectType string, subjectKnown bool, diags 
 }
 
 // expiryPassed reports an expires_at that is set and has passed.
-func expiryPassed(v StringValue, now time.Time) bool {
+func expiryPassed(v protocol.StringValue, now time.Time) bool {
 	s, ok := v.Get()
 	if !ok {
 		return false
@@ -327,35 +328,35 @@ func expiryPassed(v StringValue, now time.Time) bool {
 
 // checkExpiryAhead refuses to plan sending an expiry that has passed: IAM
 // would refuse it.
-func checkExpiryAhead(v StringValue, now time.Time, diags *Diagnostics) {
+func checkExpiryAhead(v protocol.StringValue, now time.Time, diags *protocol.Diagnostics) {
 	s, ok := v.Get()
 	if !ok {
 		return
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil && !t.After(now) {
-		diags.AddAttributeError(Root("expires_at"), "Expiry in the past",
+		diags.AddAttributeError(protocol.Root("expires_at"), "Expiry in the past",
 			fmt.Sprintf("expires_at is %s, which has passed; IAM refuses expiries that are not in the future. Set a later time or remove it for a permanent grant.", s))
 	}
 }
 
-func (instanceGrant) CheckModel(ctx context.Context, data *providerData, proposed instanceGrantModel, diags *Diagnostics) {
+func (instanceGrant) CheckModel(ctx context.Context, data *providerData, proposed instanceGrantModel, diags *protocol.Diagnostics) {
 	checkInstanceGrantModel(ctx, data, proposed, diags)
 }
 
-func (r instanceGrant) Plan(_ context.Context, req PlanRequest[instanceGrantModel], diags *Diagnostics) PlanResponse[instanceGrantModel] {
+func (r instanceGrant) Plan(_ context.Context, req protocol.PlanRequest[instanceGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[instanceGrantModel] {
 	planned := req.Proposed
 	if req.Prior == nil {
 		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
-		planned.ID, planned.Policies = Unknown[string](), Unknown[map[string]Value[int64]]()
-		return PlanResponse[instanceGrantModel]{Planned: planned}
+		planned.ID, planned.Policies = protocol.Unknown[string](), protocol.Unknown[map[string]protocol.Value[int64]]()
+		return protocol.PlanResponse[instanceGrantModel]{Planned: planned}
 	}
 	prior := *req.Prior
-	var out PlanResponse[instanceGrantModel]
+	var out protocol.PlanResponse[instanceGrantModel]
 	if planned.System != prior.System {
-		out.RequiresReplace = append(out.RequiresReplace, Root("system"))
+		out.RequiresReplace = append(out.RequiresReplace, protocol.Root("system"))
 	}
 	if planned.Subject != prior.Subject {
-		out.RequiresReplace = append(out.RequiresReplace, Root("subject"))
+		out.RequiresReplace = append(out.RequiresReplace, protocol.Root("subject"))
 	}
 	if planned.ExpiresAt != prior.ExpiresAt || expiryPassed(prior.ExpiresAt, time.Now()) {
 		// A change of an expired grant grants with its expiry, which IAM
@@ -365,7 +366,7 @@ func (r instanceGrant) Plan(_ context.Context, req PlanRequest[instanceGrantMode
 	}
 	planned.ID = prior.ID
 	if planned.ID.IsNull() {
-		planned.ID = Unknown[string]()
+		planned.ID = protocol.Unknown[string]()
 	}
 	planned.Policies = r.plannedPolicies(viewGrant(req.Proposed), viewGrant(prior), req.Private, diags)
 	out.Planned = planned
@@ -374,15 +375,15 @@ func (r instanceGrant) Plan(_ context.Context, req PlanRequest[instanceGrantMode
 
 // plannedPolicies shows the policy ids that an update keeps, instead of
 // "known after apply" for all of them.
-func (instanceGrant) plannedPolicies(plan, state grantView, private PrivateState, diags *Diagnostics) Int64MapValue {
+func (instanceGrant) plannedPolicies(plan, state grantView, private protocol.PrivateState, diags *protocol.Diagnostics) protocol.Int64MapValue {
 	if readHoldings(private, diags) != nil || !plan.known || !state.known || state.model.Policies.IsNull() {
-		return Unknown[map[string]Value[int64]]() // after a run that failed midway, any policy may be granted anew
+		return protocol.Unknown[map[string]protocol.Value[int64]]() // after a run that failed midway, any policy may be granted anew
 	}
 	next, old := plan.grant, state.grant
 	// Policy ids survive every change but those that revoke an action
 	// whole before granting it again.
 	if next.ExpiresAt < old.ExpiresAt || (len(next.Resources) > 1 && !sameGrantInstances(old, next)) {
-		return Unknown[map[string]Value[int64]]()
+		return protocol.Unknown[map[string]protocol.Value[int64]]()
 	}
 	// An action the update grants to may get a new policy: one revoked
 	// whole outside Terraform since the last refresh is created again, under
@@ -390,7 +391,7 @@ func (instanceGrant) plannedPolicies(plan, state grantView, private PrivateState
 	// known at plan.
 	calls, err := grantplan.Plan(grantplan.Held(&old), &next, grantplan.Limits{Grant: 1 << 30, Revoke: 1 << 30})
 	if err != nil {
-		return Unknown[map[string]Value[int64]]()
+		return protocol.Unknown[map[string]protocol.Value[int64]]()
 	}
 	granted := map[string]bool{}
 	for _, c := range calls {
@@ -408,9 +409,9 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 		Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: b.Resources}))
 }
 
-func (r instanceGrant) Apply(ctx context.Context, data *providerData, req ApplyRequest[instanceGrantModel], diags *Diagnostics) (*instanceGrantModel, PrivateState) {
+func (r instanceGrant) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
 	private := req.Private
-	current, next := ViewsOf(req, viewGrant)
+	current, next := protocol.ViewsOf(req, viewGrant)
 	if next != nil && !next.known {
 		diags.AddError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
 		return req.Prior, private
@@ -440,12 +441,12 @@ func (r instanceGrant) Apply(ctx context.Context, data *providerData, req ApplyR
 	if current != nil {
 		runner.policies = current.policies
 	}
-	return applyChange(ctx, sharedApplyOf(ctx), runner, TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedApplyOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a
 // failed run, else from its public state.
-func (instanceGrant) holdings(private PrivateState, state grantView, diags *Diagnostics) grantplan.Holdings {
+func (instanceGrant) holdings(private protocol.PrivateState, state grantView, diags *protocol.Diagnostics) grantplan.Holdings {
 	if held := readHoldings(private, diags); held != nil {
 		return held
 	}
@@ -462,7 +463,7 @@ func (instanceGrant) holdings(private PrivateState, state grantView, diags *Diag
 // state alone (a tainted object's private state does not reach the
 // destroy of its replacement), so the view must name every grant in
 // doubt.
-func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, create bool, private PrivateState, diags *Diagnostics) instanceGrantModel {
+func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, create bool, private protocol.PrivateState, diags *protocol.Diagnostics) instanceGrantModel {
 	shape := g.grant.Resources
 	if next != nil {
 		shape = next.Resources
@@ -473,33 +474,33 @@ func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *inst
 	}
 	recordHoldings(private, runner.held, view, diags)
 	m := g.model
-	m.ID = Known(grantID(g.system, g.subject))
-	m.Actions = KnownStrings(view.Actions)
+	m.ID = protocol.Known(grantID(g.system, g.subject))
+	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, next, g.model.ExpiresAt)
 	m.Policies = policiesValue(view.Actions, runner.policies)
 	return m
 }
 
-func resourcesValue(resources []grantplan.Resource) Value[[]Value[resourceModel]] {
-	entries := make([]Value[resourceModel], len(resources))
+func resourcesValue(resources []grantplan.Resource) protocol.Value[[]protocol.Value[resourceModel]] {
+	entries := make([]protocol.Value[resourceModel], len(resources))
 	for i, res := range resources {
-		entries[i] = Known(resourceModel{System: Known(res.System), Type: Known(res.Type), Instances: KnownStringMap(res.Instances)})
+		entries[i] = protocol.Known(resourceModel{System: protocol.Known(res.System), Type: protocol.Known(res.Type), Instances: protocol.KnownStringMap(res.Instances)})
 	}
-	return Known(entries)
+	return protocol.Known(entries)
 }
 
 // expiresValue is the expires_at of a view: an expiry equal to next's
 // keeps the configuration's spelling, so that it shows no change.
-func expiresValue(expiresAt int64, next *grantplan.Grant, configured StringValue) StringValue {
+func expiresValue(expiresAt int64, next *grantplan.Grant, configured protocol.StringValue) protocol.StringValue {
 	switch {
 	case next != nil && expiresAt == next.ExpiresAt, expiresAt == 0:
 		// 0: no action is shown held, so there is no expiry to show.
 		return configured
 	case expiresAt == bkiam.PermanentExpiry:
-		return StringValue{}
+		return protocol.StringValue{}
 	default:
-		return Known(time.Unix(expiresAt, 0).UTC().Format(time.RFC3339))
+		return protocol.Known(time.Unix(expiresAt, 0).UTC().Format(time.RFC3339))
 	}
 }
 
@@ -510,7 +511,7 @@ func (instanceGrant) Refreshes(*providerData) bool { return true }
 // read warns about a user grant that has expired, which stays in state as
 // it is (below); with detect_drift, it keeps of the record only what IAM
 // still holds, and completes an import by actions and resource type.
-func (r instanceGrant) Read(ctx context.Context, data *providerData, req ReadRequest[instanceGrantModel], diags *Diagnostics) (*instanceGrantModel, PrivateState, bool) {
+func (r instanceGrant) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	expired := r.expired(state, private, diags)
 	if diags.HasError() {
@@ -571,7 +572,7 @@ func (r instanceGrant) Read(ctx context.Context, data *providerData, req ReadReq
 	private = maps.Clone(private)
 	recordHoldings(private, now, view, diags)
 	m := state
-	m.Actions = KnownStrings(view.Actions)
+	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, &g.grant, state.ExpiresAt)
 	m.Policies = policiesValue(view.Actions, g.policies)
@@ -580,7 +581,7 @@ func (r instanceGrant) Read(ctx context.Context, data *providerData, req ReadReq
 
 // readImport completes an import: what the subject holds of the actions,
 // read from IAM, with ids as names.
-func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g grantView, pending importRequest, private PrivateState, diags *Diagnostics) (*instanceGrantModel, PrivateState, bool) {
+func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g grantView, pending importRequest, private protocol.PrivateState, diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
 	actions := slices.Sorted(slices.Values(pending.Actions))
 	resource := grantplan.Resource{System: pending.System, Type: pending.Type}
 	held, err := importedHoldings(ctx, scans, g.system, g.subject, actions, resource)
@@ -597,10 +598,10 @@ func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g g
 	view := held.View(nil, []grantplan.Resource{resource})
 	recordHoldings(private, held, view, diags)
 	m := g.model
-	m.ID = Known(grantID(g.system, g.subject))
-	m.Actions = KnownStrings(view.Actions)
+	m.ID = protocol.Known(grantID(g.system, g.subject))
+	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = resourcesValue(view.Resources)
-	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, StringValue{})
+	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, protocol.StringValue{})
 	m.Policies = policiesValue(nil, nil)
 	return &m, private, true
 }
@@ -612,7 +613,7 @@ func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g g
 // state that forgot them could never revoke them. The resource stays as
 // it is (an upper bound of what IAM holds, narrowed by detect_drift), its
 // plan stays empty, and its destroy revokes what it may still hold.
-func (instanceGrant) expired(state instanceGrantModel, private PrivateState, diags *Diagnostics) bool {
+func (instanceGrant) expired(state instanceGrantModel, private protocol.PrivateState, diags *protocol.Diagnostics) bool {
 	expires, ok := state.ExpiresAt.Get()
 	subject, _ := state.Subject.Get()
 	if subjectType, _ := subject.Type.Get(); !ok || subjectType != subjectUser {
@@ -728,6 +729,6 @@ func grantContent(g grantView) string {
 
 // reassert: an update that grants again shows its policies as unknown.
 func (instanceGrant) reassert(planned instanceGrantModel) instanceGrantModel {
-	planned.Policies = Unknown[map[string]Value[int64]]()
+	planned.Policies = protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned
 }

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // instanceGrantModel is a bkiam_instance_grant value (instanceGrant.schema).
@@ -10,69 +12,69 @@ import (
 // resources null: the resource holds nothing known, and the next apply
 // grants what the configuration declares.
 type instanceGrantModel struct {
-	ID        StringValue                   `tf:"id"`
-	System    StringValue                   `tf:"system"`
-	Subject   Value[subjectModel]           `tf:"subject"`
-	Actions   StringsValue                  `tf:"actions"`
-	Resources Value[[]Value[resourceModel]] `tf:"resources"`
-	ExpiresAt StringValue                   `tf:"expires_at"`
-	Policies  Int64MapValue                 `tf:"policies"`
-	Timeouts  Value[TimeoutsModel]          `tf:"timeouts"`
+	ID        protocol.StringValue                            `tf:"id"`
+	System    protocol.StringValue                            `tf:"system"`
+	Subject   protocol.Value[subjectModel]                    `tf:"subject"`
+	Actions   protocol.StringsValue                           `tf:"actions"`
+	Resources protocol.Value[[]protocol.Value[resourceModel]] `tf:"resources"`
+	ExpiresAt protocol.StringValue                            `tf:"expires_at"`
+	Policies  protocol.Int64MapValue                          `tf:"policies"`
+	Timeouts  protocol.Value[protocol.TimeoutsModel]          `tf:"timeouts"`
 }
 
 type subjectModel struct {
-	Type StringValue `tf:"type"`
-	ID   StringValue `tf:"id"`
+	Type protocol.StringValue `tf:"type"`
+	ID   protocol.StringValue `tf:"id"`
 }
 
 // resourceModel is an entry of resources: one resource type and its
 // instances, by id.
 type resourceModel struct {
-	System    StringValue    `tf:"system"`
-	Type      StringValue    `tf:"type"`
-	Instances StringMapValue `tf:"instances"`
+	System    protocol.StringValue    `tf:"system"`
+	Type      protocol.StringValue    `tf:"type"`
+	Instances protocol.StringMapValue `tf:"instances"`
 }
 
 func (instanceGrant) Decode(v tftypes.Value) (instanceGrantModel, error) {
-	var d Decoder
-	a := AsAttributes(&d, v)
+	var d protocol.Decoder
+	a := protocol.AsAttributes(&d, v)
 	m := instanceGrantModel{
-		ID:     DecodeString(&d, a["id"]),
-		System: DecodeString(&d, a["system"]),
-		Subject: DecodeValue(&d, a["subject"], func(d *Decoder, v tftypes.Value) subjectModel {
-			s := AsAttributes(d, v)
-			return subjectModel{Type: DecodeString(d, s["type"]), ID: DecodeString(d, s["id"])}
+		ID:     protocol.DecodeString(&d, a["id"]),
+		System: protocol.DecodeString(&d, a["system"]),
+		Subject: protocol.DecodeValue(&d, a["subject"], func(d *protocol.Decoder, v tftypes.Value) subjectModel {
+			s := protocol.AsAttributes(d, v)
+			return subjectModel{Type: protocol.DecodeString(d, s["type"]), ID: protocol.DecodeString(d, s["id"])}
 		}),
-		Actions: DecodeStrings(&d, a["actions"]),
-		Resources: DecodeCollection(&d, a["resources"], ListOf(func(d *Decoder, v tftypes.Value) resourceModel {
-			r := AsAttributes(d, v)
-			return resourceModel{System: DecodeString(d, r["system"]), Type: DecodeString(d, r["type"]),
-				Instances: DecodeStringMap(d, r["instances"])}
+		Actions: protocol.DecodeStrings(&d, a["actions"]),
+		Resources: protocol.DecodeCollection(&d, a["resources"], protocol.ListOf(func(d *protocol.Decoder, v tftypes.Value) resourceModel {
+			r := protocol.AsAttributes(d, v)
+			return resourceModel{System: protocol.DecodeString(d, r["system"]), Type: protocol.DecodeString(d, r["type"]),
+				Instances: protocol.DecodeStringMap(d, r["instances"])}
 		})),
-		ExpiresAt: DecodeString(&d, a["expires_at"]),
-		Policies:  DecodeInt64Map(&d, a["policies"]),
-		Timeouts:  DecodeTimeouts(&d, a["timeouts"]),
+		ExpiresAt: protocol.DecodeString(&d, a["expires_at"]),
+		Policies:  protocol.DecodeInt64Map(&d, a["policies"]),
+		Timeouts:  protocol.DecodeTimeouts(&d, a["timeouts"]),
 	}
 	return m, d.Err
 }
 
 func (instanceGrant) Encode(typ tftypes.Object, m instanceGrantModel) tftypes.Value {
-	return NewAttrs(typ).
+	return protocol.NewAttrs(typ).
 		String("id", m.ID).
 		String("system", m.System).
 		With("subject", func(t tftypes.Type) tftypes.Value {
-			return EncodeValue(t, m.Subject, func(t tftypes.Type, s subjectModel) tftypes.Value {
-				return NewAttrs(t).String("type", s.Type).String("id", s.ID).Object()
+			return protocol.EncodeValue(t, m.Subject, func(t tftypes.Type, s subjectModel) tftypes.Value {
+				return protocol.NewAttrs(t).String("type", s.Type).String("id", s.ID).Object()
 			})
 		}).
 		Strings("actions", m.Actions).
 		With("resources", func(t tftypes.Type) tftypes.Value {
-			return EncodeValue(t, m.Resources, FromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
-				return NewAttrs(t).String("system", r.System).String("type", r.Type).StringMap("instances", r.Instances).Object()
+			return protocol.EncodeValue(t, m.Resources, protocol.FromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
+				return protocol.NewAttrs(t).String("system", r.System).String("type", r.Type).StringMap("instances", r.Instances).Object()
 			}))
 		}).
 		String("expires_at", m.ExpiresAt).
 		Int64Map("policies", m.Policies).
-		With("timeouts", func(t tftypes.Type) tftypes.Value { return EncodeTimeouts(t, m.Timeouts) }).
+		With("timeouts", func(t tftypes.Type) tftypes.Value { return protocol.EncodeTimeouts(t, m.Timeouts) }).
 		Object()
 }

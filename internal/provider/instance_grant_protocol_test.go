@@ -14,13 +14,14 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 var instanceProto = protoResource[instanceGrantModel]{
 	def: instanceGrant{},
 	proposed: func(config instanceGrantModel, prior *instanceGrantModel) instanceGrantModel {
 		if prior == nil {
-			config.ID, config.Policies = Unknown[string](), Unknown[map[string]Value[int64]]()
+			config.ID, config.Policies = protocol.Unknown[string](), protocol.Unknown[map[string]protocol.Value[int64]]()
 		} else {
 			config.ID, config.Policies = prior.ID, prior.Policies
 		}
@@ -33,9 +34,9 @@ var instanceProto = protoResource[instanceGrantModel]{
 // and policies null. Actions are given sorted.
 func hostsOf(actions []string, ids ...string) *instanceGrantModel {
 	return &instanceGrantModel{
-		System:    Known("bk_cmdb"),
-		Subject:   Known(subjectModel{Type: Known("user"), ID: Known("alice")}),
-		Actions:   KnownStrings(actions),
+		System:    protocol.Known("bk_cmdb"),
+		Subject:   protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
+		Actions:   protocol.KnownStrings(actions),
 		Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames(ids...)}}),
 	}
 }
@@ -51,11 +52,11 @@ func hostNames(ids ...string) map[string]string {
 // shownGrant is what a bkiam_instance_grant state shows: its actions and
 // the ids of its single resource entry, sorted; nil when unknown or null.
 func shownGrant(m *instanceGrantModel) (actions, ids []string) {
-	actions, _ = StringsOf(m.Actions)
+	actions, _ = protocol.StringsOf(m.Actions)
 	slices.Sort(actions)
 	if entries, ok := m.Resources.Get(); ok && len(entries) == 1 {
 		entry, _ := entries[0].Get()
-		if instances, ok := StringMapOf(entry.Instances); ok {
+		if instances, ok := protocol.StringMapOf(entry.Instances); ok {
 			ids = slices.Sorted(maps.Keys(instances))
 		}
 	}
@@ -85,7 +86,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 		{"user", hostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice"},
 		{"group", func() *instanceGrantModel {
 			m := hostsOf([]string{"view_host"}, "7")
-			m.Subject = Known(subjectModel{Type: Known("group"), ID: Known("1")})
+			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})
 			return m
 		}(), bkiam.Subject{Type: "group", ID: "1"}, "bk_cmdb/group/1"},
 	} {
@@ -97,7 +98,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 			if !planned.ID.IsUnknown() || !planned.Policies.IsUnknown() {
 				t.Errorf("a create plans id %+v and policies %+v, want both known after apply", planned.ID, planned.Policies)
 			}
-			actions, _ := StringsOf(tc.config.Actions)
+			actions, _ := protocol.StringsOf(tc.config.Actions)
 			_, ids := shownGrant(tc.config)
 			expectShown(t, "the plan", planned, actions, ids)
 			if len(plan.RequiresReplace) > 0 {
@@ -112,7 +113,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 				t.Errorf("id is %q, want %q", id, tc.wantID)
 			}
 			expectShown(t, "state", state, actions, ids)
-			if got, want := Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", tc.subject.Type, tc.subject.ID); !reflect.DeepEqual(got, want) || len(got) != len(actions) {
+			if got, want := protocol.Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", tc.subject.Type, tc.subject.ID); !reflect.DeepEqual(got, want) || len(got) != len(actions) {
 				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
 			}
 			if keys := privateKeys(t, resp.Private); len(keys) > 0 {
@@ -188,7 +189,7 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 			env.expectHeld(t, "bk_cmdb", "user", "alice", want)
 			state := instanceProto.model(t, resp.NewState)
 			expectShown(t, "state", state, actions, ids)
-			if got, want := Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
+			if got, want := protocol.Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
 				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
 			}
 		})
@@ -211,13 +212,13 @@ func joinIDs(m *instanceGrantModel) string {
 // refresh of a creator grant without detect_drift answers
 // the state Terraform sent, not a re-encoding of it.
 func TestProtocolNoOpShortcut(t *testing.T) {
-	var diags Diagnostics
-	held := PrivateState{}
+	var diags protocol.Diagnostics
+	held := protocol.PrivateState{}
 	writeHoldings(held, grantplan.Holdings{"view_host": {
 		Resources: []grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}}, ExpiresAt: bkiam.PermanentExpiry,
 	}}, &diags)
 	holdings := held.Bytes(&diags)
-	paths := PrivateState{}
+	paths := protocol.PrivateState{}
 	writeCreatorHoldings(paths, grantplan.CreatorHeld(grantplan.CreatorTarget{System: "bk_job", Type: "job"},
 		map[string]grantplan.CreatorInstance{"job1": {ID: "job1", Name: "job1 app"}}), &diags)
 	creatorPaths := paths.Bytes(&diags)
@@ -227,12 +228,12 @@ func TestProtocolNoOpShortcut(t *testing.T) {
 	undecodable := func() *tfprotov6.DynamicValue { return &tfprotov6.DynamicValue{MsgPack: []byte{0xc1}} }
 	instanceState := func() *tfprotov6.DynamicValue {
 		m := hostsOf([]string{"view_host"}, "1", "2")
-		m.ID, m.Policies = Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
+		m.ID, m.Policies = protocol.Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
 		return instanceProto.value(t, m)
 	}
 	creatorState := func() *tfprotov6.DynamicValue {
 		m := jobsOf("job1")
-		m.ID, m.GrantedActions = Known("bk_job/job/alice"), m.Actions
+		m.ID, m.GrantedActions = protocol.Known("bk_job/job/alice"), m.Actions
 		m.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 		return creatorProto.value(t, m)
 	}
@@ -305,27 +306,27 @@ func TestProtocolNoOpShortcut(t *testing.T) {
 func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := hostsOf([]string{"view_host"}, "1")
-	prior.ID, prior.Policies = Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
+	prior.ID, prior.Policies = protocol.Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
 	priorValue := instanceProto.value(t, prior)
 	for _, tc := range []struct {
 		name   string
 		change func(m *instanceGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *instanceGrantModel) { m.System = Known("bk_job") }, []*tftypes.AttributePath{Root("system")}},
+		{"system", func(m *instanceGrantModel) { m.System = protocol.Known("bk_job") }, []*tftypes.AttributePath{protocol.Root("system")}},
 		{"subject id", func(m *instanceGrantModel) {
-			m.Subject = Known(subjectModel{Type: Known("user"), ID: Known("bob")})
-		}, []*tftypes.AttributePath{Root("subject")}},
+			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("bob")})
+		}, []*tftypes.AttributePath{protocol.Root("subject")}},
 		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = Known(subjectModel{Type: Known("group"), ID: Known("1")})
-		}, []*tftypes.AttributePath{Root("subject")}},
+			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})
+		}, []*tftypes.AttributePath{protocol.Root("subject")}},
 		{"system and subject", func(m *instanceGrantModel) {
-			m.System = Known("bk_job")
-			m.Subject = Known(subjectModel{Type: Known("user"), ID: Known("bob")})
-		}, []*tftypes.AttributePath{Root("system"), Root("subject")}},
-		{"actions", func(m *instanceGrantModel) { m.Actions = KnownStrings([]string{"edit_host", "view_host"}) }, nil},
+			m.System = protocol.Known("bk_job")
+			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("bob")})
+		}, []*tftypes.AttributePath{protocol.Root("system"), protocol.Root("subject")}},
+		{"actions", func(m *instanceGrantModel) { m.Actions = protocol.KnownStrings([]string{"edit_host", "view_host"}) }, nil},
 		{"instances", func(m *instanceGrantModel) { *m = *hostsOf([]string{"view_host"}, "1", "2") }, nil},
-		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = Known("2099-01-01T00:00:00Z") }, nil},
+		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = protocol.Known("2099-01-01T00:00:00Z") }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := hostsOf([]string{"view_host"}, "1")
@@ -344,12 +345,12 @@ func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 // validates without a diagnostic, and plans without one and without a
 // call to IAM, keeping every unknown value as it is.
 func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
-	entry := func(change func(r *resourceModel)) Value[[]Value[resourceModel]] {
-		r := resourceModel{System: Known("bk_cmdb"), Type: Known("host"), Instances: KnownStringMap(hostNames("1", "2"))}
+	entry := func(change func(r *resourceModel)) protocol.Value[[]protocol.Value[resourceModel]] {
+		r := resourceModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("host"), Instances: protocol.KnownStringMap(hostNames("1", "2"))}
 		change(&r)
-		return Known([]Value[resourceModel]{Known(r)})
+		return protocol.Known([]protocol.Value[resourceModel]{protocol.Known(r)})
 	}
-	unknownString := Unknown[string]()
+	unknownString := protocol.Unknown[string]()
 	for _, tc := range []struct {
 		name   string
 		change func(m *instanceGrantModel)
@@ -358,31 +359,35 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 		grant bool
 	}{
 		{"system", func(m *instanceGrantModel) { m.System = unknownString }, false},
-		{"subject", func(m *instanceGrantModel) { m.Subject = Unknown[subjectModel]() }, false},
+		{"subject", func(m *instanceGrantModel) { m.Subject = protocol.Unknown[subjectModel]() }, false},
 		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = Known(subjectModel{Type: unknownString, ID: Known("1")})
+			m.Subject = protocol.Known(subjectModel{Type: unknownString, ID: protocol.Known("1")})
 		}, false},
 		{"subject id of a group", func(m *instanceGrantModel) {
-			m.Subject = Known(subjectModel{Type: Known("group"), ID: unknownString})
+			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("group"), ID: unknownString})
 		}, false},
-		{"actions", func(m *instanceGrantModel) { m.Actions = Unknown[[]StringValue]() }, true},
-		{"an action", func(m *instanceGrantModel) { m.Actions = Known([]StringValue{Known("view_host"), unknownString}) }, true},
-		{"resources", func(m *instanceGrantModel) { m.Resources = Unknown[[]Value[resourceModel]]() }, true},
+		{"actions", func(m *instanceGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }, true},
+		{"an action", func(m *instanceGrantModel) {
+			m.Actions = protocol.Known([]protocol.StringValue{protocol.Known("view_host"), unknownString})
+		}, true},
+		{"resources", func(m *instanceGrantModel) { m.Resources = protocol.Unknown[[]protocol.Value[resourceModel]]() }, true},
 		{"a resource entry", func(m *instanceGrantModel) {
-			m.Resources = Known([]Value[resourceModel]{Unknown[resourceModel]()})
+			m.Resources = protocol.Known([]protocol.Value[resourceModel]{protocol.Unknown[resourceModel]()})
 		}, true},
 		{"a resource entry's type", func(m *instanceGrantModel) { m.Resources = entry(func(r *resourceModel) { r.Type = unknownString }) }, true},
 		{"instances", func(m *instanceGrantModel) {
-			m.Resources = entry(func(r *resourceModel) { r.Instances = Unknown[map[string]StringValue]() })
+			m.Resources = entry(func(r *resourceModel) { r.Instances = protocol.Unknown[map[string]protocol.StringValue]() })
 		}, true},
 		{"an instance name", func(m *instanceGrantModel) {
 			m.Resources = entry(func(r *resourceModel) {
-				r.Instances = Known(map[string]StringValue{"1": Known("host1"), "2": unknownString})
+				r.Instances = protocol.Known(map[string]protocol.StringValue{"1": protocol.Known("host1"), "2": unknownString})
 			})
 		}, true},
 		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = unknownString }, true},
-		{"timeouts", func(m *instanceGrantModel) { m.Timeouts = Unknown[TimeoutsModel]() }, false},
-		{"a timeout", func(m *instanceGrantModel) { m.Timeouts = Known(TimeoutsModel{Create: unknownString}) }, false},
+		{"timeouts", func(m *instanceGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }, false},
+		{"a timeout", func(m *instanceGrantModel) {
+			m.Timeouts = protocol.Known(protocol.TimeoutsModel{Create: unknownString})
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, nil)
@@ -445,8 +450,8 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 				t.Fatalf("imported %+v, want one bkiam_instance_grant", resp.ImportedResources)
 			}
 			imported := resp.ImportedResources[0]
-			want := &instanceGrantModel{ID: Known(tc.id), System: Known("bk_cmdb"),
-				Subject: Known(subjectModel{Type: Known(tc.subjectType), ID: Known(tc.subjectID)})}
+			want := &instanceGrantModel{ID: protocol.Known(tc.id), System: protocol.Known("bk_cmdb"),
+				Subject: protocol.Known(subjectModel{Type: protocol.Known(tc.subjectType), ID: protocol.Known(tc.subjectID)})}
 			if got := instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
 				t.Errorf("import of %s gives %+v, want %+v (actions, resources and policies null)", tc.id, got, want)
 			}
@@ -465,7 +470,7 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 			t.Fatalf("imported %d resources, want 1", len(resp.ImportedResources))
 		}
 		imported := resp.ImportedResources[0]
-		var diags Diagnostics
+		var diags protocol.Diagnostics
 		pending := readImportRequest(privateOf(t, imported.Private), &diags)
 		if want := (&importRequest{Actions: []string{"view_host"}, System: "bk_cmdb", Type: "host"}); !reflect.DeepEqual(pending, want) || len(diags) > 0 {
 			t.Fatalf("the import leaves pending %+v, want %+v %s", pending, want, renderDiags(diags))
@@ -585,10 +590,10 @@ func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
 			env.expectHeld(t, "bk_cmdb", "user", "alice", tc.held)
 			state := instanceProto.model(t, failed.NewState)
 			expectShown(t, "state after the failure", state, tc.shown, tc.shownIDs)
-			if got, want := Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
+			if got, want := protocol.Int64MapOf(state.Policies), env.policyIDs("bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, want) {
 				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
 			}
-			var diags Diagnostics
+			var diags protocol.Diagnostics
 			if got := holdingIDs(readHoldings(privateOf(t, failed.Private), &diags)); !reflect.DeepEqual(got, tc.holdings) {
 				t.Errorf("private state holds %v, want %v", got, tc.holdings)
 			}
@@ -636,15 +641,15 @@ func TestProtocolInstanceGrantValidation(t *testing.T) {
 		change func(m *instanceGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *instanceGrantModel) { m.System = Known(" ") },
-			protoError("Blank value", Root("system"))},
+		{"blank system", func(m *instanceGrantModel) { m.System = protocol.Known(" ") },
+			protoError("Blank value", protocol.Root("system"))},
 		{"unknown subject type", func(m *instanceGrantModel) {
-			m.Subject = Known(subjectModel{Type: Known("robot"), ID: Known("r2")})
-		}, protoError("Unknown subject type", Root("subject").WithAttributeName("type"))},
+			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("robot"), ID: protocol.Known("r2")})
+		}, protoError("Unknown subject type", protocol.Root("subject").WithAttributeName("type"))},
 		{"blank instance name", func(m *instanceGrantModel) {
 			m.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "host1", "2": ""}}})
-		}, protoError("Blank value", Root("resources").WithElementKeyInt(0).WithAttributeName("instances").WithElementKeyString("2"))},
-		{"no actions", func(m *instanceGrantModel) { m.Actions = KnownStrings(nil) }, protoError("No actions", Root("actions"))},
+		}, protoError("Blank value", protocol.Root("resources").WithElementKeyInt(0).WithAttributeName("instances").WithElementKeyString("2"))},
+		{"no actions", func(m *instanceGrantModel) { m.Actions = protocol.KnownStrings(nil) }, protoError("No actions", protocol.Root("actions"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := hostsOf([]string{"view_host"}, "1", "2")

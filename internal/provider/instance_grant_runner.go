@@ -13,6 +13,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // instanceGrantRunner sends planned batch_instance calls one by one and keeps an
@@ -47,7 +48,7 @@ type instanceGrantRunner struct {
 	// current and next are the state's and the plan's grant (nil on
 	// create and destroy); planned is next, or current on a destroy.
 	current, next, planned *grantView
-	private                PrivateState
+	private                protocol.PrivateState
 }
 
 // instanceCaller sends batch_instance calls: the client itself, or the
@@ -79,7 +80,7 @@ func (r *instanceGrantRunner) taken(action string, paths map[string]bool) {
 	}
 }
 
-func (r *instanceGrantRunner) load(context.Context, *Diagnostics) (*instanceGrantModel, PrivateState, bool) {
+func (r *instanceGrantRunner) load(context.Context, *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
 	return nil, nil, false
 }
 
@@ -96,7 +97,7 @@ func (r *instanceGrantRunner) plan() ([]grantplan.Call, error) {
 
 func (r *instanceGrantRunner) gone(context.Context, error) bool { return false }
 
-func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *Diagnostics) bool {
+func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *protocol.Diagnostics) bool {
 	r.data.invalidateScans(r.planned.system, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.grant.Actions))
 	return ok
 }
@@ -133,11 +134,11 @@ func (r *instanceGrantRunner) reclaim(ok bool) (ledger.Claims, bool) {
 	return grantClaims(r.planned.system, r.planned.subject, r.held), true
 }
 
-func (r *instanceGrantRunner) record(ok bool, diags *Diagnostics) (*instanceGrantModel, PrivateState) {
+func (r *instanceGrantRunner) record(ok bool, diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
 	if ok {
 		writeHoldings(r.private, nil, diags)
 		m := r.next.model
-		m.ID = Known(grantID(r.next.system, r.next.subject))
+		m.ID = protocol.Known(grantID(r.next.system, r.next.subject))
 		m.Policies = policiesValue(r.next.grant.Actions, r.policies)
 		return &m, r.private
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // instanceGrantHCL renders a valid bkiam_instance_grant changed by
@@ -339,7 +341,7 @@ func TestCreatorGrantWarnsAboutAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Severity != tfprotov6.DiagnosticSeverityWarning ||
-		!resp.Diagnostics[0].Attribute.Equal(Root("creator")) || resp.Diagnostics[0].Summary != "IAM ignores creator grants to admin" {
+		!resp.Diagnostics[0].Attribute.Equal(protocol.Root("creator")) || resp.Diagnostics[0].Summary != "IAM ignores creator grants to admin" {
 		t.Fatalf("diagnostics:\n%s", renderDiags(resp.Diagnostics))
 	}
 }

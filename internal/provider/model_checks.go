@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // Plan-time checks against the model a system registered in IAM
@@ -21,7 +22,7 @@ import (
 // systemModel returns the model of the system at, or nil after reporting
 // why it cannot be had. It is nil without a report when the checks are
 // off or the system is unknown.
-func systemModel(ctx context.Context, data *providerData, at *tftypes.AttributePath, system StringValue, diags *Diagnostics) *bkiam.SystemModel {
+func systemModel(ctx context.Context, data *providerData, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
 	id, ok := system.Get()
 	if data == nil || !data.checkModel || data.models == nil || !ok {
 		return nil
@@ -102,8 +103,8 @@ func typeList(rts []bkiam.RelatedResourceType) string {
 
 // checkInstanceGrantModel checks an instance grant's actions and resources
 // against its system's model.
-func checkInstanceGrantModel(ctx context.Context, data *providerData, m instanceGrantModel, diags *Diagnostics) {
-	model := systemModel(ctx, data, Root("system"), m.System, diags)
+func checkInstanceGrantModel(ctx context.Context, data *providerData, m instanceGrantModel, diags *protocol.Diagnostics) {
+	model := systemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
@@ -119,7 +120,7 @@ func checkInstanceGrantModel(ctx context.Context, data *providerData, m instance
 		if !ok {
 			continue
 		}
-		at := Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
+		at := protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
 		a := model.Action(id)
 		if a == nil {
 			diags.AddAttributeError(at, "Unknown action",
@@ -144,7 +145,7 @@ func checkInstanceGrantModel(ctx context.Context, data *providerData, m instance
 
 // checkRelatedTypes checks that resources give the action's related
 // resource types, in order.
-func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []Value[resourceModel], diags *Diagnostics) {
+func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []protocol.Value[resourceModel], diags *protocol.Diagnostics) {
 	got := make([]*[2]string, len(entries))
 	for i, e := range entries {
 		entry, _ := e.Get()
@@ -155,7 +156,7 @@ func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []
 		}
 	}
 	for _, p := range relatedTypeProblems(model, a, got, "resources", "grant it in a resource of its own", "resources of their own") {
-		at := Root("resources")
+		at := protocol.Root("resources")
 		if p.index >= 0 {
 			at = at.WithElementKeyInt(p.index)
 		}
@@ -209,11 +210,11 @@ func relatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[
 // its system's creator configuration. Without actions, the grant needs the
 // model at apply to tell its own actions from the creator's other
 // policies in IAM's answer, so a plan that cannot read it is refused.
-func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGrantModel, diags *Diagnostics) {
+func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGrantModel, diags *protocol.Diagnostics) {
 	if m.Actions.IsNull() && data != nil && (!data.checkModel || data.models == nil) {
 		system, _ := m.System.Get()
 		typ, _ := m.Type.Get()
-		diags.AddAttributeError(Root("actions"), "Creator actions needed without the system's model",
+		diags.AddAttributeError(protocol.Root("actions"), "Creator actions needed without the system's model",
 			fmt.Sprintf("IAM answers a creator registration with every permission the creator holds in system %s, not only "+
 				"the ones it grants, so without actions the provider tells them apart by the creator configuration of type %q "+
 				"in the system's model, which it cannot read here (esb_url, or check_model = false). Set actions to the "+
@@ -221,7 +222,7 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 				"with check_model = true.", system, typ))
 		return
 	}
-	model := systemModel(ctx, data, Root("system"), m.System, diags)
+	model := systemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
@@ -245,7 +246,7 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 			sort.Strings(have)
 			detail = "It has one for " + strings.Join(have, ", ") + "."
 		}
-		diags.AddAttributeError(Root("type"), "No creator configuration for the type",
+		diags.AddAttributeError(protocol.Root("type"), "No creator configuration for the type",
 			fmt.Sprintf("System %s registered no resource-creator actions for type %q in IAM, so IAM would refuse to "+
 				"register a creator of it. %s", model.System, typ, detail))
 		return
@@ -259,7 +260,7 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 		}
 	}
 	if len(unlimited) > 0 {
-		diags.AddAttributeWarning(Root("type"), "Unlimited creator actions",
+		diags.AddAttributeWarning(protocol.Root("type"), "Unlimited creator actions",
 			fmt.Sprintf("The creator configuration of %s in system %s lists %s, which relate(s) to no resource type: IAM "+
 				"grants the creator those on every instance, and destroy cannot revoke them.", typ, model.System, strings.Join(unlimited, ", ")))
 	}
@@ -272,7 +273,7 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 		if !ok || slices.Contains(config, id) {
 			continue
 		}
-		diags.AddAttributeError(Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id)), "Action outside the creator configuration",
+		diags.AddAttributeError(protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id)), "Action outside the creator configuration",
 			fmt.Sprintf("IAM grants the creator of a %s in system %s the actions of its creator configuration, %s, and %q is "+
 				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, closest(id, config)))
 	}
@@ -282,14 +283,14 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 // system's model: what IAM grants the creator of one of its instances.
 // nil when the model is not read (check_model off); an error when it
 // cannot be read or has no configuration for the type.
-func creatorConfigActions(ctx context.Context, data *providerData, system StringValue, typ string, diags *Diagnostics) []string {
-	model := systemModel(ctx, data, Root("system"), system, diags)
+func creatorConfigActions(ctx context.Context, data *providerData, system protocol.StringValue, typ string, diags *protocol.Diagnostics) []string {
+	model := systemModel(ctx, data, protocol.Root("system"), system, diags)
 	if model == nil {
 		return nil
 	}
 	node := model.CreatorNode(typ)
 	if node == nil {
-		diags.AddAttributeError(Root("type"), "No creator configuration for the type",
+		diags.AddAttributeError(protocol.Root("type"), "No creator configuration for the type",
 			fmt.Sprintf("System %s registered no resource-creator actions for type %q in IAM.", model.System, typ))
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
 
@@ -39,11 +40,11 @@ func TestProtocolModelWarnings(t *testing.T) {
 	}
 	env := newProtoEnvWith(t, nil, sandbox.WithModel(m))
 	grant := func(subjectType, subject, action string) *instanceGrantModel {
-		return &instanceGrantModel{System: Known("bk_cmdb"), Subject: Known(subjectModel{Type: Known(subjectType), ID: Known(subject)}),
-			Actions: KnownStrings([]string{action}), Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}})}
+		return &instanceGrantModel{System: protocol.Known("bk_cmdb"), Subject: protocol.Known(subjectModel{Type: protocol.Known(subjectType), ID: protocol.Known(subject)}),
+			Actions: protocol.KnownStrings([]string{action}), Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}})}
 	}
 	action := func(id string) *tftypes.AttributePath {
-		return Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
+		return protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
 	}
 	expectDiags(t, instanceProto.plan(t, env.server, nil, nil, grant("user", "alice", "audit_host")).Diagnostics,
 		protoWarning("Hidden action: Action \"audit_host\" of system bk_cmdb is hidden in IAM", action("audit_host")))
@@ -53,11 +54,11 @@ func TestProtocolModelWarnings(t *testing.T) {
 	expectDiags(t, instanceProto.plan(t, env.server, nil, nil, grant("group", "1", "view_host")).Diagnostics)
 
 	creator := func(typ string) *creatorGrantModel {
-		return &creatorGrantModel{System: Known("bk_cmdb"), Type: Known(typ), Creator: Known("alice"),
-			Instances: Known(map[string]Value[creatorInstanceModel]{"i1": Known(creatorInstanceModel{Name: Known("one")})})}
+		return &creatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known(typ), Creator: protocol.Known("alice"),
+			Instances: protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"i1": protocol.Known(creatorInstanceModel{Name: protocol.Known("one")})})}
 	}
 	expectDiags(t, creatorProto.plan(t, env.server, nil, nil, creator("biz")).Diagnostics,
-		protoWarning("Unlimited creator actions: The creator configuration of biz in system bk_cmdb lists create_host", Root("type")))
+		protoWarning("Unlimited creator actions: The creator configuration of biz in system bk_cmdb lists create_host", protocol.Root("type")))
 	expectDiags(t, creatorProto.plan(t, env.server, nil, nil, creator("host")).Diagnostics)
 	if n := env.sb.Stats().Requests["model_query"]; n != 1 {
 		t.Errorf("%d model reads in one configuration, want 1", n)

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // The plan-time scope check of bkiam_group_permission. IAM refuses at apply
@@ -82,10 +83,10 @@ func (p *plannedScopes) of(group string) (id string, gm plannedGradeManager, ok 
 // checkPlannedScope refuses, at plan, the actions and instances of a group
 // permission that its grade manager's planned scope does not admit (see
 // plannedScopes), naming the scope and the fix.
-func checkPlannedScope(data *providerData, m groupPermissionModel, diags *Diagnostics) {
+func checkPlannedScope(data *providerData, m groupPermissionModel, diags *protocol.Diagnostics) {
 	group, okG := m.GroupID.Get()
 	system, okS := m.System.Get()
-	actions, okA := StringsOf(m.Actions)
+	actions, okA := protocol.StringsOf(m.Actions)
 	entries, okR := m.Resources.Get()
 	if data == nil || !okG || !okS || !okA || !okR {
 		return
@@ -103,7 +104,7 @@ func checkPlannedScope(data *providerData, m groupPermissionModel, diags *Diagno
 			}
 		}
 		if len(in) == 0 {
-			diags.AddAttributeError(Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, action)), "Outside the grade manager's scope",
+			diags.AddAttributeError(protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, action)), "Outside the grade manager's scope",
 				fmt.Sprintf("The group's %s, as this plan leaves it, has no authorization scope of %s with the action %q, and IAM "+
 					"refuses a group permission outside it. Add %q to an authorization_scopes entry of system %q, or remove it here.",
 					who, system, action, action, system))
@@ -118,7 +119,7 @@ func checkPlannedScope(data *providerData, m groupPermissionModel, diags *Diagno
 				continue
 			}
 			scopePaths, typed := scopeOfType(in, rs, typ)
-			at := Root("resources").WithElementKeyInt(i).WithAttributeName("instances")
+			at := protocol.Root("resources").WithElementKeyInt(i).WithAttributeName("instances")
 			for _, key := range slices.Sorted(maps.Keys(instances)) {
 				nodes := []bkiam.PathNode{{System: rs, Type: typ, ID: key}}
 				if strings.HasPrefix(key, "/") {

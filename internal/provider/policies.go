@@ -1,29 +1,31 @@
 package provider
 
+import "github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+
 // The policies attribute of the grants: the IAM policy id of each action.
 
 // policiesValue is the policies attribute: the policy id of each of
 // actions that has one.
-func policiesValue(actions []string, ids map[string]int64) Int64MapValue {
-	out := make(map[string]Value[int64], len(actions))
+func policiesValue(actions []string, ids map[string]int64) protocol.Int64MapValue {
+	out := make(map[string]protocol.Value[int64], len(actions))
 	for _, a := range actions {
 		if id, ok := ids[a]; ok {
-			out[a] = Known(id)
+			out[a] = protocol.Known(id)
 		}
 	}
-	return Known(out)
+	return protocol.Known(out)
 }
 
 // plannedPolicies shows the policy ids an update keeps (kept(action)),
 // and "known after apply" for the rest.
-func plannedPolicies(actions []string, ids map[string]int64, kept func(string) bool) Int64MapValue {
-	out := make(map[string]Value[int64], len(actions))
+func plannedPolicies(actions []string, ids map[string]int64, kept func(string) bool) protocol.Int64MapValue {
+	out := make(map[string]protocol.Value[int64], len(actions))
 	for _, a := range actions {
 		if id, ok := ids[a]; ok && kept(a) {
-			out[a] = Known(id)
+			out[a] = protocol.Known(id)
 		} else {
-			out[a] = Unknown[int64]()
+			out[a] = protocol.Unknown[int64]()
 		}
 	}
-	return Known(out)
+	return protocol.Known(out)
 }

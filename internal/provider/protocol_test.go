@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
@@ -217,7 +218,7 @@ func (e *protoEnv) policyIDs(system, subjectType, subjectID string) map[string]i
 // protoResource is a protocol-level resource as the tests drive it: its
 // values built and read through its own codec.
 type protoResource[M any] struct {
-	def Def[M, *providerData]
+	def protocol.Def[M, *providerData]
 	// proposed is the new state Terraform proposes for config: its
 	// computed attributes unknown on create (prior nil), else the prior's.
 	proposed func(config M, prior *M) M
@@ -374,18 +375,18 @@ func (r protoResource[M]) importState(t *testing.T, server tfprotov6.ProviderSer
 // privateKeys are the keys of a private state, sorted; it must be readable.
 func privateKeys(t *testing.T, raw []byte) []string {
 	t.Helper()
-	var diags Diagnostics
-	p := ReadPrivateState(raw, &diags)
+	var diags protocol.Diagnostics
+	p := protocol.ReadPrivateState(raw, &diags)
 	if len(diags) > 0 {
 		t.Fatalf("private state %q: %s", raw, renderDiags(diags))
 	}
 	return slices.Sorted(maps.Keys(p))
 }
 
-func privateOf(t *testing.T, raw []byte) PrivateState {
+func privateOf(t *testing.T, raw []byte) protocol.PrivateState {
 	t.Helper()
-	var diags Diagnostics
-	p := ReadPrivateState(raw, &diags)
+	var diags protocol.Diagnostics
+	p := protocol.ReadPrivateState(raw, &diags)
 	if len(diags) > 0 {
 		t.Fatalf("private state %q: %s", raw, renderDiags(diags))
 	}

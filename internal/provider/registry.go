@@ -3,6 +3,8 @@ package provider
 import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // protocolResources are the resources served on terraform-plugin-go
@@ -10,7 +12,7 @@ import (
 // line here is all the registration a resource needs: the framework's
 // view of it (its schema, for Terraform and tfplugindocs), the server's
 // routing of its calls and its value type are all derived from this list.
-var protocolResources = []Resource[*providerData]{
+var protocolResources = []protocol.Resource[*providerData]{
 	serveResource[instanceGrantModel](instanceGrant{}),
 	serveResource[creatorGrantModel](creatorGrant{}),
 	serveResource[groupMembersModel](groupMembers{}),
@@ -30,8 +32,8 @@ var (
 // shared grants' accounting (shared_account.go) hearing its plans and
 // preceding its applies.
 func serveResource[M any](def interface {
-	Def[M, *providerData]
+	protocol.Def[M, *providerData]
 	claimer[M]
-}) Resource[*providerData] {
-	return Serve[M, *providerData](typeName, def, sharedAccount[M]{def})
+}) protocol.Resource[*providerData] {
+	return protocol.Serve[M, *providerData](typeName, def, sharedAccount[M]{def})
 }

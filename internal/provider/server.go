@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // NewServer returns the provider's protocol 6 server, as main and the
@@ -12,11 +14,12 @@ import (
 // the protocol-level resources (protocolResources) answered by them.
 func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		return newServer(&bkiamProvider{version: version, frameworkResources: frameworkResources, dataSources: frameworkDataSources})
+		return newServer(&bkiamProvider{version: version, frameworkResources: frameworkResources, dataSources: frameworkDataSources}, protocolResources)
 	}
 }
 
-func newServer(p *bkiamProvider) (tfprotov6.ProviderServer, error) {
+// newServer serves p, with resources served at the protocol level.
+func newServer(p *bkiamProvider, resources []protocol.Resource[*providerData]) (tfprotov6.ProviderServer, error) {
 	if p.book.Load() == nil {
 		p.book.Store(newBook())
 	}
@@ -24,14 +27,14 @@ func newServer(p *bkiamProvider) (tfprotov6.ProviderServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bkiamServer{Router: NewRouter(framework, p.data.Load, protocolResources), provider: p}, nil
+	return &bkiamServer{Router: protocol.NewRouter(framework, p.data.Load, resources), provider: p}, nil
 }
 
 // bkiamServer is the router with what the shared grants need of every
 // command: the process's book in each plan's context, and the news that
 // the command refreshes.
 type bkiamServer struct {
-	*Router[*providerData]
+	*protocol.Router[*providerData]
 	provider *bkiamProvider
 }
 

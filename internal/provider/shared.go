@@ -14,6 +14,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // Shared grants: what the resources of one command claim, kept in the
@@ -216,7 +217,7 @@ func spareOf(shared []ledger.Shared, kept ledger.Claims) map[string][]string {
 	return out
 }
 
-func readSpare(private PrivateState, diags *Diagnostics) spareSet {
+func readSpare(private protocol.PrivateState, diags *protocol.Diagnostics) spareSet {
 	var raw map[string][]string
 	if !private.Get(privateSpareKey, &raw, diags) {
 		return nil

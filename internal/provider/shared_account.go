@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // The shared grants' part of every protocol-served resource: an observer
@@ -66,7 +67,7 @@ func (a sharedAccount[M]) Observing(ctx context.Context) bool { return bookOf(ct
 // paths a destroy must spare, and an update that grants again what
 // another resource revokes. It returns the planned model, changed when
 // it must grant again.
-func (a sharedAccount[M]) Plan(ctx context.Context, data *providerData, n *PlanNote[M], diags *Diagnostics) *M {
+func (a sharedAccount[M]) Plan(ctx context.Context, data *providerData, n *protocol.PlanNote[M], diags *protocol.Diagnostics) *M {
 	b := bookOf(ctx)
 	// Before the provider is configured nothing is refused.
 	allowShared := data == nil || data.allowSharedGrants
@@ -213,7 +214,7 @@ func (a sharedAccount[M]) Plan(ctx context.Context, data *providerData, n *PlanN
 // its apply-time plan registered, or a new one for a destroy. It takes
 // the ledger's keys out of private state, which keeps them only from
 // plan to apply.
-func (a sharedAccount[M]) Apply(ctx context.Context, data *providerData, n ApplyNote[M], diags *Diagnostics) context.Context {
+func (a sharedAccount[M]) Apply(ctx context.Context, data *providerData, n protocol.ApplyNote[M], diags *protocol.Diagnostics) context.Context {
 	prior, planned, private := n.Prior, n.Planned, n.Private
 	var id string
 	private.Get(privateHolderKey, &id, diags)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // TestProtocolSharedFailedClaimantRecordsWhatWasLeft: in one apply, a
@@ -81,12 +83,12 @@ func TestProtocolSharedUpdateBesideUnchanged(t *testing.T) {
 			continue
 		}
 		expectDiags(t, update.Diagnostics, protoWarning("Replaced to keep a shared grant", nil))
-		if !pathsEqual(update.RequiresReplace, []*tftypes.AttributePath{Root("resources")}) {
+		if !pathsEqual(update.RequiresReplace, []*tftypes.AttributePath{protocol.Root("resources")}) {
 			t.Errorf("the replacement is forced by %s, want resources", renderPaths(update.RequiresReplace))
 		}
 		// Terraform plans the new object with the first call's private state.
 		create := instanceProto.planInCommand(t, env.server, nil, update.PlannedPrivate, hostsOf(view, "3"))
-		var diags Diagnostics
+		var diags protocol.Diagnostics
 		spare := readSpare(privateOf(t, create.PlannedPrivate), &diags)
 		if !spare.has("view_host", "/bk_cmdb,host,2/") || !spare.has("view_host", "/bk_cmdb,host,3/") || len(spare["view_host"]) != 2 {
 			t.Errorf("the destroy spares %v, want host 2 (a keeps it) and host 3 (the new object keeps it)", spare)
@@ -118,7 +120,7 @@ func TestProtocolGroupGrantFailureNamesTheGroup(t *testing.T) {
 		if subject == "group" {
 			id = "3"
 		}
-		grant.Subject = Known(subjectModel{Type: Known(subject), ID: Known(id)})
+		grant.Subject = protocol.Known(subjectModel{Type: protocol.Known(subject), ID: protocol.Known(id)})
 		env.failCall(t, 1)
 		resp := instanceProto.change(t, env.server, nil, nil, grant)
 		hint := "check that group 3 still exists"
@@ -138,13 +140,13 @@ func TestProtocolGroupGrantFailureNamesTheGroup(t *testing.T) {
 // configuration's actions related to no resource type become, which
 // destroy cannot undo: the apply warns. Without one, it does not.
 func TestProtocolCreatorGrantWarnsOfUnlimitedPolicies(t *testing.T) {
-	biz := &creatorGrantModel{System: Known("bk_cmdb"), Type: Known("biz"), Creator: Known("alice"),
-		Instances: Known(map[string]Value[creatorInstanceModel]{"biz1": Known(creatorInstanceModel{Name: Known("biz one")})})}
+	biz := &creatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("biz"), Creator: protocol.Known("alice"),
+		Instances: protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"biz1": protocol.Known(creatorInstanceModel{Name: protocol.Known("biz one")})})}
 	for _, unlimited := range []bool{true, false} {
 		env := newProtoEnv(t, nil)
 		if unlimited {
-			createBiz := &instanceGrantModel{System: Known("bk_cmdb"), Subject: Known(subjectModel{Type: Known("user"), ID: Known("alice")}),
-				Actions: KnownStrings([]string{"create_biz"}), Resources: resourcesValue(nil)}
+			createBiz := &instanceGrantModel{System: protocol.Known("bk_cmdb"), Subject: protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
+				Actions: protocol.KnownStrings([]string{"create_biz"}), Resources: resourcesValue(nil)}
 			instanceProto.mustChange(t, env.server, nil, nil, createBiz)
 		}
 		resp := creatorProto.change(t, env.server, nil, nil, biz)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // versionedGrant is bkiam_instance_grant as a later provider version might
@@ -48,14 +51,18 @@ func (v versionedGrant) StateUpgrades() map[int64]func(map[string]any) (map[stri
 // version 1 (versionedGrant).
 func versionedServer(upgrades *atomic.Int64) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		srv, err := NewServer("test")()
+		r := serveResource[instanceGrantModel](versionedGrant{upgrades: upgrades})
+		resources := slices.Clone(protocolResources)
+		for i := range resources {
+			if resources[i].TypeName() == r.TypeName() {
+				resources[i] = r
+			}
+		}
+		srv, err := newServer(&bkiamProvider{version: "test", frameworkResources: frameworkResources, dataSources: frameworkDataSources}, resources)
 		if err != nil {
 			return nil, err
 		}
-		ps := srv.(*bkiamServer) //nolint:forcetypeassert // NewServer's own type
-		r := serveResource[instanceGrantModel](versionedGrant{upgrades: upgrades})
-		ps.resources[r.TypeName()] = r
-		return schemaVersionServer{ProviderServer: ps, typeName: r.TypeName(), version: r.SchemaVersion()}, nil
+		return schemaVersionServer{ProviderServer: srv, typeName: r.TypeName(), version: r.SchemaVersion()}, nil
 	}
 }
 
@@ -180,7 +187,7 @@ func TestUpgradeState(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := serveResource[instanceGrantModel](upgradeTestGrant{steps: c.steps})
-			resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+			resp := upgradeState(t, r, &tfprotov6.UpgradeResourceStateRequest{
 				TypeName: r.TypeName(), Version: c.version, RawState: &tfprotov6.RawState{JSON: []byte(c.state)},
 			})
 			if c.err != "" {
@@ -192,22 +199,25 @@ func TestUpgradeState(t *testing.T) {
 			if len(resp.Diagnostics) > 0 {
 				t.Fatalf("diagnostics: %v", resp.Diagnostics)
 			}
-			var diags Diagnostics
-			m, ok := serveResource[instanceGrantModel](instanceGrant{}).(served[instanceGrantModel, *providerData]).decode(resp.UpgradedState, "state", &diags)
-			if !ok || m == nil {
-				t.Fatalf("upgraded state does not decode: %v", diags)
+			v, err := resp.UpgradedState.Unmarshal(r.ObjectType())
+			if err != nil {
+				t.Fatalf("upgraded state does not unmarshal: %v", err)
+			}
+			m, err := instanceGrant{}.Decode(v)
+			if err != nil {
+				t.Fatalf("upgraded state does not decode: %v", err)
 			}
 			if got, _ := m.System.Get(); got != "bk_cmdb" {
 				t.Errorf("system = %q, want bk_cmdb", got)
 			}
-			if got := Int64MapOf(m.Policies)["view_host"]; got != 7 {
+			if got := protocol.Int64MapOf(m.Policies)["view_host"]; got != 7 {
 				t.Errorf("policies.view_host = %d, want 7", got)
 			}
 		})
 	}
 	t.Run("flatmap", func(t *testing.T) {
 		r := serveResource[instanceGrantModel](instanceGrant{})
-		resp := r.upgradeState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+		resp := upgradeState(t, r, &tfprotov6.UpgradeResourceStateRequest{
 			TypeName: r.TypeName(), RawState: &tfprotov6.RawState{Flatmap: map[string]string{"id": "x"}},
 		})
 		if len(resp.Diagnostics) == 0 || !strings.Contains(resp.Diagnostics[0].Detail, "flatmap") {
@@ -233,39 +243,39 @@ func TestUpgradeProblems(t *testing.T) {
 }
 
 func TestPrivateStateVersion(t *testing.T) {
-	var diags Diagnostics
-	p := PrivateState{}
+	var diags protocol.Diagnostics
+	p := protocol.PrivateState{}
 	p.Set("holdings", map[string]int{"a": 1}, &diags)
 	raw := p.Bytes(&diags)
 	var stored map[string][]byte
 	if err := json.Unmarshal(raw, &stored); err != nil {
 		t.Fatal(err)
 	}
-	if string(stored[PrivateVersionKey]) != "1" {
-		t.Fatalf("written private state %s has version %q, want 1", raw, stored[PrivateVersionKey])
+	if string(stored[protocol.PrivateVersionKey]) != "1" {
+		t.Fatalf("written private state %s has version %q, want 1", raw, stored[protocol.PrivateVersionKey])
 	}
-	back := ReadPrivateState(raw, &diags)
-	if _, ok := back[PrivateVersionKey]; ok || len(back) != 1 || diags.HasError() {
+	back := protocol.ReadPrivateState(raw, &diags)
+	if _, ok := back[protocol.PrivateVersionKey]; ok || len(back) != 1 || diags.HasError() {
 		t.Fatalf("read back %v (%v), want the holdings alone", back, diags)
 	}
 	// Written before the version was recorded: format 1.
 	old, _ := json.Marshal(map[string][]byte{"holdings": []byte(`{"a":1}`)})
-	if back := ReadPrivateState(old, &diags); len(back) != 1 || diags.HasError() {
+	if back := protocol.ReadPrivateState(old, &diags); len(back) != 1 || diags.HasError() {
 		t.Fatalf("unversioned private state read as %v (%v)", back, diags)
 	}
 	// Written by a newer provider: refused.
-	stored[PrivateVersionKey] = []byte("2")
+	stored[protocol.PrivateVersionKey] = []byte("2")
 	newer, _ := json.Marshal(stored)
-	ReadPrivateState(newer, &diags)
+	protocol.ReadPrivateState(newer, &diags)
 	if !diags.HasError() || !strings.Contains(diags[0].Detail, "format 2 by a newer version of the provider") {
 		t.Fatalf("newer private state: %v", diags)
 	}
 	// The steps run in order.
 	var ran []int64
-	step := func(v int64) func(PrivateState) error {
-		return func(PrivateState) error { ran = append(ran, v); return nil }
+	step := func(v int64) func(protocol.PrivateState) error {
+		return func(protocol.PrivateState) error { ran = append(ran, v); return nil }
 	}
-	if err := UpgradePrivate(PrivateState{}, 1, map[int64]func(PrivateState) error{1: step(1)}); err != nil || len(ran) != 0 {
+	if err := protocol.UpgradePrivate(protocol.PrivateState{}, 1, map[int64]func(protocol.PrivateState) error{1: step(1)}); err != nil || len(ran) != 0 {
 		t.Fatalf("current format: %v, ran %v", err, ran)
 	}
 }
@@ -273,14 +283,24 @@ func TestPrivateStateVersion(t *testing.T) {
 // TestPrivateUpgradesCoverEveryVersion: a new private format comes with a
 // step from each older one.
 func TestPrivateUpgradesCoverEveryVersion(t *testing.T) {
-	for v := int64(1); v < PrivateVersion; v++ {
-		if PrivateUpgrades[v] == nil {
+	for v := int64(1); v < protocol.PrivateVersion; v++ {
+		if protocol.PrivateUpgrades[v] == nil {
 			t.Errorf("private format %d has no upgrade step to %d", v, v+1)
 		}
 	}
-	for v := range PrivateUpgrades {
-		if v < 1 || v >= PrivateVersion {
-			t.Errorf("an upgrade step from private format %d, which format %d never runs", v, PrivateVersion)
+	for v := range protocol.PrivateUpgrades {
+		if v < 1 || v >= protocol.PrivateVersion {
+			t.Errorf("an upgrade step from private format %d, which format %d never runs", v, protocol.PrivateVersion)
 		}
 	}
+}
+
+// upgradeState upgrades a stored state of r as the provider's server does.
+func upgradeState(t *testing.T, r protocol.Resource[*providerData], req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
+	t.Helper()
+	resp, err := protocol.NewRouter[*providerData](nil, nil, []protocol.Resource[*providerData]{r}).UpgradeResourceState(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

@@ -1,4 +1,4 @@
-package provider
+package protocol
 
 import "github.com/hashicorp/terraform-plugin-go/tftypes"
 
