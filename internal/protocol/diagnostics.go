@@ -2,13 +2,14 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// diagnostics collects what a protocol-level call tells the user.
+// Diagnostics collects what a protocol-level call tells the user.
 type Diagnostics []*tfprotov6.Diagnostic
 
 func (d *Diagnostics) add(severity tfprotov6.DiagnosticSeverity, at *tftypes.AttributePath, summary, detail string) {
@@ -69,4 +70,13 @@ func PathString(p *tftypes.AttributePath) string {
 		}
 	}
 	return b.String()
+}
+
+// SomeIDs lists ids sorted, the first ten of them, for a warning.
+func SomeIDs(ids []string) string {
+	slices.Sort(ids)
+	if len(ids) > 10 {
+		return strings.Join(ids[:10], ", ") + ", …"
+	}
+	return strings.Join(ids, ", ")
 }

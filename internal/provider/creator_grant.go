@@ -369,7 +369,7 @@ func (r creatorGrant) Read(ctx context.Context, data *providerData, req protocol
 		diags.AddWarning("Creator grants revoked outside Terraform",
 			fmt.Sprintf("IAM no longer holds the creator actions of %s on %d of the %s/%s instances this resource registered (%s). "+
 				"They are removed from state, so the plan registers them again.", c.creator, len(lost), c.target.System,
-				c.target.Type, someIDs(lost)))
+				c.target.Type, protocol.SomeIDs(lost)))
 	}
 	if len(now) == 0 {
 		return nil, nil, true
@@ -457,7 +457,7 @@ func (creatorGrant) label(m creatorGrantModel) string {
 	c := viewCreator(m)
 	label := fmt.Sprintf("%q", c.target.System+"/"+c.target.Type+"/"+c.creator)
 	if c.instances != nil {
-		label += " registering " + someIDs(slices.Collect(maps.Keys(c.instances)))
+		label += " registering " + protocol.SomeIDs(slices.Collect(maps.Keys(c.instances)))
 	}
 	return label
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // detect_drift: IAM cannot read a grant back by the policy id a grant
@@ -125,19 +126,10 @@ func describeLoss(held, now grantplan.Holdings) string {
 				}
 			}
 			parts = append(parts, fmt.Sprintf("%s on %d of %d %s/%s instances (%s)", action, len(lost), len(r.Instances),
-				r.System, r.Type, someIDs(lost)))
+				r.System, r.Type, protocol.SomeIDs(lost)))
 		}
 	}
 	return strings.Join(parts, "; ")
-}
-
-// someIDs lists ids sorted, the first ten of them, for a warning.
-func someIDs(ids []string) string {
-	slices.Sort(ids)
-	if len(ids) > 10 {
-		return strings.Join(ids[:10], ", ") + ", …"
-	}
-	return strings.Join(ids, ", ")
 }
 
 func subjectName(s bkiam.Subject) string { return s.Type + " " + s.ID }

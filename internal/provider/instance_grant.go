@@ -722,7 +722,7 @@ func grantContent(g grantView) string {
 	}
 	var on []string
 	for _, r := range g.grant.Resources {
-		on = append(on, r.System+"/"+r.Type+" "+someIDs(slices.Collect(maps.Keys(r.Instances))))
+		on = append(on, r.System+"/"+r.Type+" "+protocol.SomeIDs(slices.Collect(maps.Keys(r.Instances))))
 	}
 	return " granting " + strings.Join(g.grant.Actions, ", ") + " on " + strings.Join(on, " with ")
 }

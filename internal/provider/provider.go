@@ -199,3 +199,15 @@ func userAgent(providerVersion, terraformVersion string) string {
 	}
 	return ua
 }
+
+// AllowsSharedGrants and LedgerBook are what the shared grants need of
+// the provider's data (sharedgrants.Data); nil is the provider before it
+// is configured.
+func (d *providerData) AllowsSharedGrants() bool { return d == nil || d.allowSharedGrants }
+
+func (d *providerData) LedgerBook() *book {
+	if d == nil {
+		return nil
+	}
+	return d.book
+}

@@ -35,5 +35,5 @@ func serveResource[M any](def interface {
 	protocol.Def[M, *providerData]
 	claimer[M]
 }) protocol.Resource[*providerData] {
-	return protocol.Serve[M, *providerData](typeName, def, sharedAccount[M]{def})
+	return protocol.Serve[M, *providerData](typeName, def, sharedAccount[M, *providerData]{def})
 }

@@ -267,7 +267,7 @@ func describeShared(shared []ledger.Shared) string {
 		if len(ps) == 1 {
 			noun = "path"
 		}
-		parts = append(parts, fmt.Sprintf("%s with %s (%s on %d %s: %s)", "shared", k.other.Label, k.action, len(ps), noun, someIDs(ps)))
+		parts = append(parts, fmt.Sprintf("%s with %s (%s on %d %s: %s)", "shared", k.other.Label, k.action, len(ps), noun, protocol.SomeIDs(ps)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -27,8 +27,21 @@ type claimer[M any] interface {
 	reassert(planned M) M
 }
 
+// Data is what the shared grants need of the provider's data. Its
+// methods answer on a nil receiver too: the provider before it is
+// configured.
+type Data interface {
+	// AllowsSharedGrants reports whether two resources may grant the same
+	// path (allow_shared_grants); true before the provider is configured,
+	// when nothing is refused.
+	AllowsSharedGrants() bool
+	// LedgerBook is the process's book; nil before the provider is
+	// configured.
+	LedgerBook() *book
+}
+
 // sharedAccount is the observer of a resource whose claims c gives.
-type sharedAccount[M any] struct{ c claimer[M] }
+type sharedAccount[M any, D Data] struct{ c claimer[M] }
 
 // bookKey and sharedApplyKey carry, in a request's context, the
 // process's book to a plan and the apply's place in the ledger to an
@@ -60,17 +73,16 @@ func sharedApplyOf(ctx context.Context) *sharedApply {
 
 // observing: a plan is recorded when the process has a ledger, which
 // the provider makes before it is configured.
-func (a sharedAccount[M]) Observing(ctx context.Context) bool { return bookOf(ctx) != nil }
+func (a sharedAccount[M, D]) Observing(ctx context.Context) bool { return bookOf(ctx) != nil }
 
 // plan records a plan in the process's ledger and answers what it
 // finds (see shared.go): warnings about shared paths and expiries, the
 // paths a destroy must spare, and an update that grants again what
 // another resource revokes. It returns the planned model, changed when
 // it must grant again.
-func (a sharedAccount[M]) Plan(ctx context.Context, data *providerData, n *protocol.PlanNote[M], diags *protocol.Diagnostics) *M {
+func (a sharedAccount[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M], diags *protocol.Diagnostics) *M {
 	b := bookOf(ctx)
-	// Before the provider is configured nothing is refused.
-	allowShared := data == nil || data.allowSharedGrants
+	allowShared := data.AllowsSharedGrants()
 	prior, planned, replace, private, resp := n.Prior, n.Planned, n.Replace, n.Private, n.Resp
 	var before, next, after ledger.Claims
 	if prior != nil {
@@ -214,14 +226,15 @@ func (a sharedAccount[M]) Plan(ctx context.Context, data *providerData, n *proto
 // its apply-time plan registered, or a new one for a destroy. It takes
 // the ledger's keys out of private state, which keeps them only from
 // plan to apply.
-func (a sharedAccount[M]) Apply(ctx context.Context, data *providerData, n protocol.ApplyNote[M], diags *protocol.Diagnostics) context.Context {
+func (a sharedAccount[M, D]) Apply(ctx context.Context, data D, n protocol.ApplyNote[M], diags *protocol.Diagnostics) context.Context {
 	prior, planned, private := n.Prior, n.Planned, n.Private
 	var id string
 	private.Get(privateHolderKey, &id, diags)
 	spare := readSpare(private, diags)
 	delete(private, privateHolderKey)
 	delete(private, privateSpareKey)
-	if data == nil || data.book == nil {
+	b := data.LedgerBook()
+	if b == nil {
 		return ctx
 	}
 	m := planned
@@ -232,5 +245,5 @@ func (a sharedAccount[M]) Apply(ctx context.Context, data *providerData, n proto
 	if m != nil {
 		label += " " + a.c.label(*m)
 	}
-	return context.WithValue(ctx, sharedApplyKey{}, &sharedApply{book: data.book, holder: data.book.lookup(id, label), spare: spare})
+	return context.WithValue(ctx, sharedApplyKey{}, &sharedApply{book: b, holder: b.lookup(id, label), spare: spare})
 }
