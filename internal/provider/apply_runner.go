@@ -12,6 +12,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // The one apply path of the protocol-served resources that send IAM calls
@@ -181,10 +182,10 @@ type change[M, C any] interface {
 // applyChange runs one resource's apply: the claim, the calls within the
 // apply's timeout, and the state after them. creating and destroying are
 // the operation's; shared is the apply's place in the ledger (nil: none).
-func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M, C], timeout time.Duration, creating, destroying bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState) {
+func applyChange[M, C any](ctx context.Context, shared *sharedgrants.Handle, h change[M, C], timeout time.Duration, creating, destroying bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState) {
 	if claims, ok := h.claims(); ok {
-		shared.claim(claims)
-		for action, paths := range shared.taken() {
+		shared.Claim(claims)
+		for action, paths := range shared.Taken() {
 			h.taken(action, paths)
 		}
 	}
@@ -211,20 +212,20 @@ func applyChange[M, C any](ctx context.Context, shared *sharedApply, h change[M,
 	}
 	ok = h.after(ctx, ok, diags)
 	if !ok && !destroying {
-		for action, paths := range shared.handed() {
+		for action, paths := range shared.Handed() {
 			h.handed(action, paths)
 		}
 	}
 	switch {
 	case ok && destroying:
-		shared.release()
+		shared.Release()
 		return nil, nil // the resource is gone
 	case !ok && creating && h.empty():
-		shared.release()
+		shared.Release()
 		return nil, nil // nothing granted: no resource to record
 	}
 	if claims, ok := h.reclaim(ok); ok {
-		shared.claim(claims)
+		shared.Claim(claims)
 	}
 	return h.record(ok, diags)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // creatorGrant is bkiam_creator_grant: a creator of instances, registered
@@ -301,7 +302,7 @@ func (r creatorGrant) Apply(ctx context.Context, data *providerData, req protoco
 		expected: from.actions,
 		granted:  map[string]bool{},
 		policies: from.policies,
-		shared:   sharedApplyOf(ctx),
+		shared:   sharedgrants.HandleOf(ctx),
 	}
 	if runner.policies == nil {
 		runner.policies = map[string]int64{}
@@ -327,7 +328,7 @@ func (r creatorGrant) Apply(ctx context.Context, data *providerData, req protoco
 	runner.limits = data.limits()
 	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
 	runner.want, runner.private = want, private
-	return applyChange(ctx, sharedApplyOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // refreshes: only detect_drift changes a creator grant's state on
@@ -420,7 +421,7 @@ func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) proto
 // claims are the creator's paths, for the actions it records: those IAM
 // reported, else those configured, else AnyAction (a create that records
 // what IAM grants: unknown until IAM answers).
-func (creatorGrant) claims(m creatorGrantModel) ledger.Claims {
+func (creatorGrant) Claims(m creatorGrantModel) ledger.Claims {
 	c := viewCreator(m)
 	if c.instances == nil || c.target.System == "" || c.creator == "" {
 		return ledger.Claims{}
@@ -453,7 +454,7 @@ func creatorClaims(t grantplan.CreatorTarget, creator string, actions []string, 
 	return c
 }
 
-func (creatorGrant) label(m creatorGrantModel) string {
+func (creatorGrant) Label(m creatorGrantModel) string {
 	c := viewCreator(m)
 	label := fmt.Sprintf("%q", c.target.System+"/"+c.target.Type+"/"+c.creator)
 	if c.instances != nil {
@@ -464,7 +465,7 @@ func (creatorGrant) label(m creatorGrantModel) string {
 
 // reassert: an update that registers again shows what it records as
 // unknown.
-func (creatorGrant) reassert(planned creatorGrantModel) creatorGrantModel {
+func (creatorGrant) Reassert(planned creatorGrantModel) creatorGrantModel {
 	planned.GrantedActions, planned.Policies = protocol.Unknown[[]protocol.StringValue](), protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned
 }

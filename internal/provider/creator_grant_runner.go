@@ -15,6 +15,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // creatorGrantRunner sends planned creator grants and path revokes one by one,
@@ -41,7 +42,7 @@ type creatorGrantRunner struct {
 	unlimited map[string]bool
 	// shared orders the calls with those of other resources of the
 	// command (shared.go); nil lets them through.
-	shared *sharedApply
+	shared *sharedgrants.Handle
 	// limits batch the registrations that restore a recreated policy.
 	limits grantplan.Limits
 	// lost is set when a registration was answered with a new policy id
@@ -68,7 +69,7 @@ func (r *creatorGrantRunner) claims() (ledger.Claims, bool) {
 	if r.next == nil {
 		return ledger.Claims{}, false
 	}
-	return r.resource.claims(r.next.model), true
+	return r.resource.Claims(r.next.model), true
 }
 
 // taken: a held path another resource revoked is in doubt, so that the
@@ -210,7 +211,7 @@ func (r *creatorGrantRunner) grant(ctx context.Context, call grantplan.CreatorCa
 	for i, in := range call.Instances {
 		paths[i] = in.Path(r.target.System, r.target.Type)
 	}
-	if err := r.shared.grant(ctx, scope, paths); err != nil {
+	if err := r.shared.Grant(ctx, scope, paths); err != nil {
 		return err
 	}
 	req := bkiam.CreatorActionRequest{System: r.target.System, Type: r.target.Type, Creator: r.creator}
@@ -228,7 +229,7 @@ func (r *creatorGrantRunner) grant(ctx context.Context, call grantplan.CreatorCa
 	r.held.Apply(r.target, call)
 	err = r.recordPolicies(results)
 	// The claim names IAM's actions now, not AnyAction.
-	r.shared.claim(creatorClaims(r.target, r.creator, r.actions(), r.held))
+	r.shared.Claim(creatorClaims(r.target, r.creator, r.actions(), r.held))
 	return err
 }
 
@@ -298,17 +299,17 @@ func (r *creatorGrantRunner) revoke(ctx context.Context, call grantplan.CreatorC
 		paths[i] = in.Path(r.target.System, r.target.Type)
 		byPath[paths[i]] = in
 	}
-	send, done, err := r.shared.revoke(ctx, creatorScope(r.target, r.creator), actions, paths)
+	send, done, err := r.shared.Revoke(ctx, creatorScope(r.target, r.creator), actions, paths)
 	defer done()
 	if err != nil {
 		return err
 	}
-	for _, g := range groupRevokes(actions, send) {
-		instances := make([]grantplan.CreatorInstance, len(g.paths))
-		for i, p := range g.paths {
+	for _, g := range sharedgrants.GroupRevokes(actions, send) {
+		instances := make([]grantplan.CreatorInstance, len(g.Paths))
+		for i, p := range g.Paths {
 			instances[i] = byPath[p]
 		}
-		if err := r.revokeActions(ctx, g.actions, instances); err != nil {
+		if err := r.revokeActions(ctx, g.Actions, instances); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/memberplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // groupMembers is bkiam_group_members: the exact members of one user
@@ -286,7 +287,7 @@ func (r groupMembers) Apply(ctx context.Context, data *providerData, req protoco
 	}
 	runner := &memberRunner{client: data.client, system: from.system, group: from.group,
 		resource: r, prior: req.Prior, current: current, next: next, from: from}
-	return applyChange(ctx, sharedApplyOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -355,7 +356,7 @@ func (r groupMembers) Read(ctx context.Context, data *providerData, req protocol
 	if errors.Is(err, bkiam.ErrNotOwned) {
 		// Gone, if IAM's lists confirm it (management.go).
 		gone, checkErr := goneCheck{client: data.client, system: v.system}.groupGone(ctx, v.group, 0)
-		summary, detail, ok := goneOrUnconfirmed("bkiam_group_members "+r.label(state),
+		summary, detail, ok := goneOrUnconfirmed("bkiam_group_members "+r.Label(state),
 			fmt.Sprintf("group %d in %s", v.group, v.system), gone, checkErr)
 		if !ok {
 			diags.AddError(summary, detail)
@@ -379,14 +380,14 @@ func (r groupMembers) Read(ctx context.Context, data *providerData, req protocol
 
 // claims: group membership is not a policy path; the ledger of shared
 // grants does not cover it.
-func (groupMembers) claims(groupMembersModel) ledger.Claims { return ledger.Claims{} }
+func (groupMembers) Claims(groupMembersModel) ledger.Claims { return ledger.Claims{} }
 
-func (groupMembers) label(m groupMembersModel) string {
+func (groupMembers) Label(m groupMembersModel) string {
 	v := viewMembers(m)
 	return fmt.Sprintf("%q", v.system+"/"+strconv.FormatInt(v.group, 10))
 }
 
-func (groupMembers) reassert(planned groupMembersModel) groupMembersModel { return planned }
+func (groupMembers) Reassert(planned groupMembersModel) groupMembersModel { return planned }
 
 // memberRunner sends member calls one by one and keeps what IAM holds
 // after each, so that a run that stops midway leaves state that says so.

@@ -19,6 +19,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // groupPermission is bkiam_group_permission: a user group's custom
@@ -294,7 +295,7 @@ func (r groupPermission) Read(ctx context.Context, data *providerData, req proto
 		// The group is gone, with its permissions, if IAM's lists confirm
 		// it (management.go).
 		gone, checkErr := goneCheck{client: data.client, system: system}.groupGone(ctx, group, 0)
-		summary, detail, ok := goneOrUnconfirmed("bkiam_group_permission "+r.label(state),
+		summary, detail, ok := goneOrUnconfirmed("bkiam_group_permission "+r.Label(state),
 			fmt.Sprintf("group %d in %s", group, system), gone, checkErr)
 		if !ok {
 			diags.AddError(summary, detail)
@@ -374,7 +375,7 @@ func heldByList(held grantplan.Holdings, policies []bkiam.GroupPolicy) grantplan
 					return true
 				}
 				for _, path := range tp.Paths {
-					if pathClaim(path) == instancePath(r.System, r.Type, id) {
+					if sharedgrants.PathClaim(path) == sharedgrants.InstancePath(r.System, r.Type, id) {
 						return true
 					}
 				}
@@ -512,18 +513,18 @@ func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
 	return out, nil
 }
 
-func (r groupPermission) claims(m groupPermissionModel) ledger.Claims {
-	return r.grant.claims(m.asGrant())
+func (r groupPermission) Claims(m groupPermissionModel) ledger.Claims {
+	return r.grant.Claims(m.asGrant())
 }
 
-func (groupPermission) label(m groupPermissionModel) string {
+func (groupPermission) Label(m groupPermissionModel) string {
 	system, _ := m.System.Get()
 	group, _ := m.GroupID.Get()
 	return fmt.Sprintf("%q", system+"/group/"+group) + grantContent(viewGrant(m.asGrant()))
 }
 
-func (r groupPermission) reassert(planned groupPermissionModel) groupPermissionModel {
-	return planned.fromGrant(r.grant.reassert(planned.asGrant()))
+func (r groupPermission) Reassert(planned groupPermissionModel) groupPermissionModel {
+	return planned.fromGrant(r.grant.Reassert(planned.asGrant()))
 }
 
 // managementCaller sends a bkiam_instance_grant's planned calls as

@@ -21,6 +21,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
@@ -611,7 +612,7 @@ func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]
 				for _, h := range held {
 					for _, res := range h.Resources {
 						for id := range res.Instances {
-							out[instancePath(res.System, res.Type, id)] = true
+							out[sharedgrants.InstancePath(res.System, res.Type, id)] = true
 						}
 					}
 				}
@@ -619,7 +620,7 @@ func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]
 			}
 			for _, res := range in.Attributes.Resources {
 				for id := range res.Instances {
-					out[instancePath(res.System, res.Type, id)] = true
+					out[sharedgrants.InstancePath(res.System, res.Type, id)] = true
 				}
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // instanceGrant is bkiam_instance_grant: a subject's actions on resource
@@ -436,12 +437,12 @@ func (r instanceGrant) Apply(ctx context.Context, data *providerData, req protoc
 		limits = r.limits(data)
 	}
 	runner := &instanceGrantRunner{client: caller, system: planned.system, subject: planned.subject, held: held,
-		policies: map[string]int64{}, shared: sharedApplyOf(ctx), limits: limits,
+		policies: map[string]int64{}, shared: sharedgrants.HandleOf(ctx), limits: limits,
 		resource: r, data: data, current: current, next: next, planned: planned, private: private}
 	if current != nil {
 		runner.policies = current.policies
 	}
-	return applyChange(ctx, sharedApplyOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a
@@ -654,7 +655,7 @@ func grantID(system string, subject bkiam.Subject) string {
 // claims are the paths the grant holds: one per instance of a single
 // resource type; the whole combination for a combined resource, which
 // IAM stores as one group; "/" for actions related to no type.
-func (instanceGrant) claims(m instanceGrantModel) ledger.Claims {
+func (instanceGrant) Claims(m instanceGrantModel) ledger.Claims {
 	g := viewGrant(m)
 	if !g.known || g.system == "" || g.subject.ID == "" {
 		return ledger.Claims{}
@@ -686,7 +687,7 @@ func grantPaths(resources []grantplan.Resource) []string {
 		r := resources[0]
 		paths := make([]string, 0, len(r.Instances))
 		for id := range r.Instances {
-			paths = append(paths, instancePath(r.System, r.Type, id))
+			paths = append(paths, sharedgrants.InstancePath(r.System, r.Type, id))
 		}
 		return paths
 	}
@@ -700,7 +701,7 @@ func combinationPath(resources []grantplan.Resource) string {
 	for i, r := range resources {
 		ids := slices.Sorted(maps.Keys(r.Instances))
 		for j, id := range ids {
-			ids[j] = escapeID(id)
+			ids[j] = sharedgrants.EscapeID(id)
 		}
 		parts[i] = r.System + "," + r.Type + ":" + strings.Join(ids, ",")
 	}
@@ -709,7 +710,7 @@ func combinationPath(resources []grantplan.Resource) string {
 
 // label names the grant by its id, which two grants of one subject share,
 // and by what it grants, which tells them apart.
-func (instanceGrant) label(m instanceGrantModel) string {
+func (instanceGrant) Label(m instanceGrantModel) string {
 	g := viewGrant(m)
 	return fmt.Sprintf("%q", grantID(g.system, g.subject)) + grantContent(g)
 }
@@ -728,7 +729,7 @@ func grantContent(g grantView) string {
 }
 
 // reassert: an update that grants again shows its policies as unknown.
-func (instanceGrant) reassert(planned instanceGrantModel) instanceGrantModel {
+func (instanceGrant) Reassert(planned instanceGrantModel) instanceGrantModel {
 	planned.Policies = protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // instanceGrantRunner sends planned batch_instance calls one by one and keeps an
@@ -40,7 +41,7 @@ type instanceGrantRunner struct {
 	lost, revoked map[string]bool
 	// shared orders the calls with those of other resources of the
 	// command (shared.go); nil lets them through.
-	shared *sharedApply
+	shared *sharedgrants.Handle
 
 	// The apply the runner serves (none in the runner's own tests).
 	resource instanceGrant
@@ -113,7 +114,7 @@ func (r *instanceGrantRunner) handed(action string, paths map[string]bool) {
 	res := g.Resources[0]
 	var instances []grantplan.Instance
 	for _, id := range slices.Sorted(maps.Keys(res.Instances)) {
-		if paths[instancePath(res.System, res.Type, id)] {
+		if paths[sharedgrants.InstancePath(res.System, res.Type, id)] {
 			instances = append(instances, grantplan.Instance{ID: id, Name: res.Instances[id]})
 		}
 	}
@@ -217,7 +218,7 @@ func (r *instanceGrantRunner) again(ctx context.Context) ([]grantplan.Call, erro
 func (r *instanceGrantRunner) sendCall(wait, callCtx context.Context, call grantplan.Call) ([]bkiam.PolicyResult, error) {
 	scope := grantScope(r.system, r.subject)
 	if call.Operation == grantplan.OperationGrant {
-		if err := r.shared.grant(wait, scope, callPaths(call)); err != nil {
+		if err := r.shared.Grant(wait, scope, callPaths(call)); err != nil {
 			return nil, err
 		}
 		return r.client.BatchInstance(callCtx, r.request(call))
@@ -227,7 +228,7 @@ func (r *instanceGrantRunner) sendCall(wait, callCtx context.Context, call grant
 		// A combination is one group to IAM: each action's is the group
 		// the resource holds.
 		for _, a := range call.Actions {
-			send, done, err := r.shared.revoke(wait, scope, []string{a}, []string{combinationPath(r.held[a].Resources)})
+			send, done, err := r.shared.Revoke(wait, scope, []string{a}, []string{combinationPath(r.held[a].Resources)})
 			defer done()
 			if err != nil {
 				return nil, err
@@ -243,7 +244,7 @@ func (r *instanceGrantRunner) sendCall(wait, callCtx context.Context, call grant
 		}
 	} else {
 		paths := callPaths(call)
-		send, done, err := r.shared.revoke(wait, scope, call.Actions, paths)
+		send, done, err := r.shared.Revoke(wait, scope, call.Actions, paths)
 		defer done()
 		if err != nil {
 			return nil, err
@@ -289,17 +290,17 @@ func splitRevoke(call grantplan.Call, send map[string][]string, all int) []grant
 		return []grantplan.Call{call}
 	}
 	var calls []grantplan.Call
-	for _, g := range groupRevokes(call.Actions, send) {
-		sub := grantplan.Call{Operation: call.Operation, Actions: g.actions}
+	for _, g := range sharedgrants.GroupRevokes(call.Actions, send) {
+		sub := grantplan.Call{Operation: call.Operation, Actions: g.Actions}
 		if len(call.Resources) == 1 {
-			keep := make(map[string]bool, len(g.paths))
-			for _, p := range g.paths {
+			keep := make(map[string]bool, len(g.Paths))
+			for _, p := range g.Paths {
 				keep[p] = true
 			}
 			res := call.Resources[0]
 			var instances []grantplan.Instance
 			for _, in := range res.Instances {
-				if keep[instancePath(res.System, res.Type, in.ID)] {
+				if keep[sharedgrants.InstancePath(res.System, res.Type, in.ID)] {
 					instances = append(instances, in)
 				}
 			}

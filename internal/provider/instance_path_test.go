@@ -6,6 +6,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // TestInstancePathKeys: the claim keys of the shared-grants ledger tell
@@ -23,12 +24,12 @@ func TestInstancePathKeys(t *testing.T) {
 		return r
 	}
 	distinct := []string{
-		instancePath("bk_cmdb", "host", "5"),
-		instancePath("bk_cmdb", "host", "5,6"),                             // one id with a comma
-		instancePath("bk_cmdb", "host", "x/bk_cmdb,host,5"),                // one id that reads as a path
-		instancePath("bk_cmdb", "host", "/bk_cmdb,host,x/bk_cmdb,host,5/"), // a path (bkiam_group_permission)
-		instancePath("bk_cmdb", "host", "5%2C6"),                           // an id that reads as an escape
-		instancePath("bk_cmdb", "host", "/bk_cmdb,biz,2%2F/bk_cmdb,host,5/"),
+		sharedgrants.InstancePath("bk_cmdb", "host", "5"),
+		sharedgrants.InstancePath("bk_cmdb", "host", "5,6"),                             // one id with a comma
+		sharedgrants.InstancePath("bk_cmdb", "host", "x/bk_cmdb,host,5"),                // one id that reads as a path
+		sharedgrants.InstancePath("bk_cmdb", "host", "/bk_cmdb,host,x/bk_cmdb,host,5/"), // a path (bkiam_group_permission)
+		sharedgrants.InstancePath("bk_cmdb", "host", "5%2C6"),                           // an id that reads as an escape
+		sharedgrants.InstancePath("bk_cmdb", "host", "/bk_cmdb,biz,2%2F/bk_cmdb,host,5/"),
 		combinationPath([]grantplan.Resource{res("biz", "1"), res("host", "5,6")}), // a combination of one host "5,6"
 		combinationPath([]grantplan.Resource{res("biz", "1"), res("host", "5", "6")}),
 	}
@@ -50,7 +51,7 @@ func TestInstancePathKeys(t *testing.T) {
 		{[]bkiam.PathNode{node("host", "5")}, "/bk_cmdb,host,5/"}, // a one-node path is its id, to IAM too
 	}
 	for _, c := range same {
-		if got, want := pathClaim(c.listed), instancePath("bk_cmdb", "host", c.key); got != want {
+		if got, want := sharedgrants.PathClaim(c.listed), sharedgrants.InstancePath("bk_cmdb", "host", c.key); got != want {
 			t.Errorf("listed %v: key %q, configured %q: key %q", c.listed, got, c.key, want)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // The protocol tests (instance_grant_protocol_test.go,
@@ -281,7 +282,7 @@ func newCommand(server tfprotov6.ProviderServer) {
 	if !ok {
 		return
 	}
-	s.provider.book.Store(newBook())
+	s.provider.book.Store(sharedgrants.NewBook())
 	if data := s.provider.data.Load(); data != nil {
 		data.book = s.provider.book.Load()
 	}

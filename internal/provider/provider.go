@@ -22,6 +22,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // typeName is the provider's type name: the prefix of every resource type.
@@ -43,7 +44,7 @@ type bkiamProvider struct {
 	dataSources        []func() datasource.DataSource
 	// book is the ledger of shared grants (shared.go) of the command
 	// walk under way: Configure, which starts every walk, starts a new one.
-	book atomic.Pointer[book]
+	book atomic.Pointer[sharedgrants.Book]
 }
 
 // providerData is what Configure makes for the resources.
@@ -60,7 +61,7 @@ type providerData struct {
 	// off.
 	scans *bkiam.ScanCache
 	// book is the process's ledger of shared grants (shared.go).
-	book *book
+	book *sharedgrants.Book
 	// models reads each system's model once per provider configuration
 	// (bkiam_system, and the plan-time checks when checkModel is on).
 	models     *bkiam.ModelCache
@@ -154,7 +155,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		instances:       bkiam.NewCoalescer(client, settings.batchWindow, settings.grantBatchSize, settings.revokeBatchSize),
 		grantBatchSize:  settings.grantBatchSize,
 		revokeBatchSize: settings.revokeBatchSize,
-		book:            newBook(),
+		book:            sharedgrants.NewBook(),
 		models:          bkiam.NewModelCache(client),
 		checkModel:      settings.checkModel,
 		groupPolicies:   newGroupPolicyCache(client),
@@ -205,7 +206,7 @@ func userAgent(providerVersion, terraformVersion string) string {
 // is configured.
 func (d *providerData) AllowsSharedGrants() bool { return d == nil || d.allowSharedGrants }
 
-func (d *providerData) LedgerBook() *book {
+func (d *providerData) LedgerBook() *sharedgrants.Book {
 	if d == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // protocolResources are the resources served on terraform-plugin-go
@@ -33,7 +34,7 @@ var (
 // preceding its applies.
 func serveResource[M any](def interface {
 	protocol.Def[M, *providerData]
-	claimer[M]
+	sharedgrants.Claimer[M]
 }) protocol.Resource[*providerData] {
-	return protocol.Serve[M, *providerData](typeName, def, sharedAccount[M, *providerData]{def})
+	return protocol.Serve[M, *providerData](typeName, def, sharedgrants.Observe[M, *providerData](def))
 }

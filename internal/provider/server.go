@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // NewServer returns the provider's protocol 6 server, as main and the
@@ -21,7 +22,7 @@ func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 // newServer serves p, with resources served at the protocol level.
 func newServer(p *bkiamProvider, resources []protocol.Resource[*providerData]) (tfprotov6.ProviderServer, error) {
 	if p.book.Load() == nil {
-		p.book.Store(newBook())
+		p.book.Store(sharedgrants.NewBook())
 	}
 	framework, err := providerserver.NewProtocol6WithError(p)()
 	if err != nil {
@@ -39,12 +40,12 @@ type bkiamServer struct {
 }
 
 func (s *bkiamServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	return s.Router.PlanResourceChange(withBook(ctx, s.provider.book.Load()), req)
+	return s.Router.PlanResourceChange(sharedgrants.WithBook(ctx, s.provider.book.Load()), req)
 }
 
 func (s *bkiamServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if b := s.provider.book.Load(); b != nil {
-		b.refreshed.Store(true) // a plan walk: see sharedAccount.plan
+		b.Refreshed.Store(true) // a plan walk: see sharedAccount.plan
 	}
 	return s.Router.ReadResource(ctx, req)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
 // TestProtocolSharedFailedClaimantRecordsWhatWasLeft: in one apply, a
@@ -89,8 +90,8 @@ func TestProtocolSharedUpdateBesideUnchanged(t *testing.T) {
 		// Terraform plans the new object with the first call's private state.
 		create := instanceProto.planInCommand(t, env.server, nil, update.PlannedPrivate, hostsOf(view, "3"))
 		var diags protocol.Diagnostics
-		spare := readSpare(privateOf(t, create.PlannedPrivate), &diags)
-		if !spare.has("view_host", "/bk_cmdb,host,2/") || !spare.has("view_host", "/bk_cmdb,host,3/") || len(spare["view_host"]) != 2 {
+		spare := sharedgrants.ReadSpare(privateOf(t, create.PlannedPrivate), &diags)
+		if !spare.Has("view_host", "/bk_cmdb,host,2/") || !spare.Has("view_host", "/bk_cmdb,host,3/") || len(spare["view_host"]) != 2 {
 			t.Errorf("the destroy spares %v, want host 2 (a keeps it) and host 3 (the new object keeps it)", spare)
 		}
 

@@ -1,4 +1,4 @@
-package provider
+package sharedgrants
 
 import (
 	"fmt"

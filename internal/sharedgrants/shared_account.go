@@ -1,4 +1,4 @@
-package provider
+package sharedgrants
 
 import (
 	"context"
@@ -15,16 +15,16 @@ import (
 // "Shared grants").
 
 // claimer is what the ledger needs of a resource.
-type claimer[M any] interface {
+type Claimer[M any] interface {
 	// claims are the IAM paths m grants, for the process's ledger
 	// (shared.go): Actions nil when it grants none, or when any part is
 	// unknown. label names m in other resources' warnings.
-	claims(m M) ledger.Claims
-	label(m M) string
+	Claims(m M) ledger.Claims
+	Label(m M) string
 	// reassert marks a planned update as granting again, at apply, what
 	// another resource of the command revokes: the update must show a
 	// change, or Terraform would not apply it.
-	reassert(planned M) M
+	Reassert(planned M) M
 }
 
 // Data is what the shared grants need of the provider's data. Its
@@ -37,11 +37,14 @@ type Data interface {
 	AllowsSharedGrants() bool
 	// LedgerBook is the process's book; nil before the provider is
 	// configured.
-	LedgerBook() *book
+	LedgerBook() *Book
 }
 
 // sharedAccount is the observer of a resource whose claims c gives.
-type sharedAccount[M any, D Data] struct{ c claimer[M] }
+type Account[M any, D Data] struct{ c Claimer[M] }
+
+// Observe is the observer of a resource whose claims c gives.
+func Observe[M any, D Data](c Claimer[M]) Account[M, D] { return Account[M, D]{c: c} }
 
 // bookKey and sharedApplyKey carry, in a request's context, the
 // process's book to a plan and the apply's place in the ledger to an
@@ -52,44 +55,44 @@ type (
 )
 
 // withBook is ctx carrying b to the plans (server.go).
-func withBook(ctx context.Context, b *book) context.Context {
+func WithBook(ctx context.Context, b *Book) context.Context {
 	if b == nil {
 		return ctx
 	}
 	return context.WithValue(ctx, bookKey{}, b)
 }
 
-func bookOf(ctx context.Context) *book {
-	b, _ := ctx.Value(bookKey{}).(*book)
+func bookOf(ctx context.Context) *Book {
+	b, _ := ctx.Value(bookKey{}).(*Book)
 	return b
 }
 
 // sharedApplyOf is the apply's place in the ledger; nil (no ledger) lets
 // every call through.
-func sharedApplyOf(ctx context.Context) *sharedApply {
-	s, _ := ctx.Value(sharedApplyKey{}).(*sharedApply)
+func HandleOf(ctx context.Context) *Handle {
+	s, _ := ctx.Value(sharedApplyKey{}).(*Handle)
 	return s
 }
 
 // observing: a plan is recorded when the process has a ledger, which
 // the provider makes before it is configured.
-func (a sharedAccount[M, D]) Observing(ctx context.Context) bool { return bookOf(ctx) != nil }
+func (a Account[M, D]) Observing(ctx context.Context) bool { return bookOf(ctx) != nil }
 
 // plan records a plan in the process's ledger and answers what it
 // finds (see shared.go): warnings about shared paths and expiries, the
 // paths a destroy must spare, and an update that grants again what
 // another resource revokes. It returns the planned model, changed when
 // it must grant again.
-func (a sharedAccount[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M], diags *protocol.Diagnostics) *M {
+func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M], diags *protocol.Diagnostics) *M {
 	b := bookOf(ctx)
 	allowShared := data.AllowsSharedGrants()
 	prior, planned, replace, private, resp := n.Prior, n.Planned, n.Replace, n.Private, n.Resp
 	var before, next, after ledger.Claims
 	if prior != nil {
-		before = a.c.claims(*prior)
+		before = a.c.Claims(*prior)
 	}
 	if planned != nil {
-		next = a.c.claims(*planned)
+		next = a.c.Claims(*planned)
 	}
 	if !replace {
 		// A replacement's new object is planned by the next call, with no
@@ -125,7 +128,7 @@ func (a sharedAccount[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanN
 	if planned != nil {
 		labelOf = planned
 	}
-	h, id := b.holder(n.TypeName + " " + a.c.label(*labelOf))
+	h, id := b.holder(n.TypeName + " " + a.c.Label(*labelOf))
 	b.planned(id, before)
 	h.Changing = planned != prior || replace
 	report := b.ledger.Plan(h, after, revokes)
@@ -163,7 +166,7 @@ func (a sharedAccount[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanN
 	}
 	update := planned != nil && planned != prior && !replace
 	if update && len(unchanged) > 0 {
-		if b.refreshed.Load() {
+		if b.Refreshed.Load() {
 			// A plan walk: plan a replacement, whose destroy carries what to
 			// spare. Its new object claims the paths in the next call.
 			if paths := n.Changed(prior, planned); len(paths) > 0 {
@@ -205,7 +208,7 @@ func (a sharedAccount[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanN
 	// revoked (sharedApply.taken); an unchanged one must plan a change to
 	// be applied at all.
 	if len(report.Reassert) > 0 && planned == prior && prior != nil {
-		re := a.c.reassert(*planned)
+		re := a.c.Reassert(*planned)
 		planned = &re
 		update = true
 		diags.AddWarning("Grants again what another resource revokes",
@@ -226,11 +229,11 @@ func (a sharedAccount[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanN
 // its apply-time plan registered, or a new one for a destroy. It takes
 // the ledger's keys out of private state, which keeps them only from
 // plan to apply.
-func (a sharedAccount[M, D]) Apply(ctx context.Context, data D, n protocol.ApplyNote[M], diags *protocol.Diagnostics) context.Context {
+func (a Account[M, D]) Apply(ctx context.Context, data D, n protocol.ApplyNote[M], diags *protocol.Diagnostics) context.Context {
 	prior, planned, private := n.Prior, n.Planned, n.Private
 	var id string
 	private.Get(privateHolderKey, &id, diags)
-	spare := readSpare(private, diags)
+	spare := ReadSpare(private, diags)
 	delete(private, privateHolderKey)
 	delete(private, privateSpareKey)
 	b := data.LedgerBook()
@@ -243,7 +246,7 @@ func (a sharedAccount[M, D]) Apply(ctx context.Context, data D, n protocol.Apply
 	}
 	label := n.TypeName
 	if m != nil {
-		label += " " + a.c.label(*m)
+		label += " " + a.c.Label(*m)
 	}
-	return context.WithValue(ctx, sharedApplyKey{}, &sharedApply{book: b, holder: b.lookup(id, label), spare: spare})
+	return context.WithValue(ctx, sharedApplyKey{}, &Handle{book: b, holder: b.lookup(id, label), spare: spare})
 }

@@ -1,4 +1,4 @@
-package provider
+package sharedgrants
 
 import (
 	"context"
@@ -47,7 +47,7 @@ const (
 
 // book is the ledger of one provider process, and the holders its plans
 // registered, by the id their planned private state carries.
-type book struct {
+type Book struct {
 	ledger *ledger.Ledger
 	// prefix makes holder ids unique across processes: an id in a
 	// plan file's private state never names a holder of the apply's
@@ -65,17 +65,17 @@ type book struct {
 	// refreshed says this process has refreshed a resource, which only a
 	// plan walk does (Terraform's apply never calls ReadResource): its
 	// updates are planned here, not re-planned by an apply.
-	refreshed atomic.Bool
+	Refreshed atomic.Bool
 }
 
-func newBook() *book {
+func NewBook() *Book {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}, befores: map[string]ledger.Claims{}}
+	return &Book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}, befores: map[string]ledger.Claims{}}
 }
 
 // holder returns a new holder and its id.
-func (b *book) holder(label string) (*ledger.Holder, string) {
+func (b *Book) holder(label string) (*ledger.Holder, string) {
 	h := ledger.NewHolder(label)
 	id := fmt.Sprintf("%s-%d", b.prefix, b.next.Add(1))
 	b.mu.Lock()
@@ -85,7 +85,7 @@ func (b *book) holder(label string) (*ledger.Holder, string) {
 }
 
 // planned records the prior claims of the holder id names.
-func (b *book) planned(id string, before ledger.Claims) {
+func (b *Book) planned(id string, before ledger.Claims) {
 	b.mu.Lock()
 	b.befores[id] = before
 	b.mu.Unlock()
@@ -93,7 +93,7 @@ func (b *book) planned(id string, before ledger.Claims) {
 
 // existing returns the holder id names in this process, with the claims
 // of its prior state, if this process registered it.
-func (b *book) existing(id string) (*ledger.Holder, ledger.Claims, bool) {
+func (b *Book) existing(id string) (*ledger.Holder, ledger.Claims, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	h, ok := b.holders[id]
@@ -101,7 +101,7 @@ func (b *book) existing(id string) (*ledger.Holder, ledger.Claims, bool) {
 }
 
 // lookup returns the holder an id names in this process, or a new one.
-func (b *book) lookup(id, label string) *ledger.Holder {
+func (b *Book) lookup(id, label string) *ledger.Holder {
 	b.mu.Lock()
 	h := b.holders[id]
 	b.mu.Unlock()
@@ -119,26 +119,26 @@ func (b *book) lookup(id, label string) *ledger.Holder {
 // whose ids hold no "," or "/" (parsePathKey), so only "%" is escaped. The
 // one notation is why bkiam_instance_grant refuses a plain id that begins
 // with "/" (checkInstanceIDs).
-func instancePath(system, typ, id string) string {
+func InstancePath(system, typ, id string) string {
 	if strings.HasPrefix(id, "/") {
 		return strings.ReplaceAll(id, "%", "%25")
 	}
-	return "/" + system + "," + typ + "," + escapeID(id) + "/"
+	return "/" + system + "," + typ + "," + EscapeID(id) + "/"
 }
 
 // pathClaim is the claim key of a path IAM listed (see instancePath).
-func pathClaim(nodes []bkiam.PathNode) string {
+func PathClaim(nodes []bkiam.PathNode) string {
 	var b strings.Builder
 	b.WriteByte('/')
 	for _, n := range nodes {
-		b.WriteString(n.System + "," + n.Type + "," + escapeID(n.ID) + "/")
+		b.WriteString(n.System + "," + n.Type + "," + EscapeID(n.ID) + "/")
 	}
 	return b.String()
 }
 
 // escapeID writes an id so that it cannot be read as more than one node
 // of a path or one id of a list: "%", "," and "/" percent-encoded.
-func escapeID(id string) string { return idEscaper.Replace(id) }
+func EscapeID(id string) string { return idEscaper.Replace(id) }
 
 var idEscaper = strings.NewReplacer("%", "%25", ",", "%2C", "/", "%2F")
 
@@ -191,9 +191,9 @@ func keptClaims(before, next ledger.Claims) ledger.Claims {
 }
 
 // spareSet is what a revoke must leave, by action and path.
-type spareSet map[string]map[string]bool
+type SpareSet map[string]map[string]bool
 
-func (s spareSet) has(action, path string) bool { return s[action][path] }
+func (s SpareSet) Has(action, path string) bool { return s[action][path] }
 
 // spareOf returns, by action, the paths shared names and those kept
 // names: what a destroy must leave.
@@ -217,12 +217,12 @@ func spareOf(shared []ledger.Shared, kept ledger.Claims) map[string][]string {
 	return out
 }
 
-func readSpare(private protocol.PrivateState, diags *protocol.Diagnostics) spareSet {
+func ReadSpare(private protocol.PrivateState, diags *protocol.Diagnostics) SpareSet {
 	var raw map[string][]string
 	if !private.Get(privateSpareKey, &raw, diags) {
 		return nil
 	}
-	out := spareSet{}
+	out := SpareSet{}
 	for action, paths := range raw {
 		out[action] = map[string]bool{}
 		for _, p := range paths {
@@ -295,24 +295,24 @@ func expiryText(unix int64) string {
 
 // sharedApply is one apply's place in the process's ledger. A nil
 // *sharedApply (no ledger) lets every call through unchanged.
-type sharedApply struct {
-	book   *book
+type Handle struct {
+	book   *Book
 	holder *ledger.Holder
 	// spare is what the apply's plan found other resources keep: a
 	// destroy planned after them leaves it.
-	spare spareSet
+	spare SpareSet
 }
 
 // claim records what the resource holds after its apply; before its
 // first call, that is its planned state.
-func (s *sharedApply) claim(c ledger.Claims) {
+func (s *Handle) Claim(c ledger.Claims) {
 	if s != nil {
 		s.book.ledger.Claim(s.holder, c)
 	}
 }
 
 // release forgets the resource: it holds nothing any more.
-func (s *sharedApply) release() {
+func (s *Handle) Release() {
 	if s != nil {
 		s.book.ledger.Release(s.holder)
 	}
@@ -320,7 +320,7 @@ func (s *sharedApply) release() {
 
 // taken returns, by action, the paths the resource claims that another
 // resource has revoked in this process: the apply grants them again.
-func (s *sharedApply) taken() map[string]map[string]bool {
+func (s *Handle) Taken() map[string]map[string]bool {
 	if s == nil {
 		return nil
 	}
@@ -342,7 +342,7 @@ func pathSets(byAction map[string][]string) map[string]map[string]bool {
 }
 
 // grant waits until no revoke of paths is in flight.
-func (s *sharedApply) grant(ctx context.Context, scope ledger.Scope, paths []string) error {
+func (s *Handle) Grant(ctx context.Context, scope ledger.Scope, paths []string) error {
 	if s == nil {
 		return nil
 	}
@@ -351,7 +351,7 @@ func (s *sharedApply) grant(ctx context.Context, scope ledger.Scope, paths []str
 
 // revoke returns, by action, the paths that no other resource keeps, and
 // a func to call once the revoke is answered.
-func (s *sharedApply) revoke(ctx context.Context, scope ledger.Scope, actions, paths []string) (map[string][]string, func(), error) {
+func (s *Handle) Revoke(ctx context.Context, scope ledger.Scope, actions, paths []string) (map[string][]string, func(), error) {
 	if s == nil {
 		all := make(map[string][]string, len(actions))
 		for _, a := range actions {
@@ -361,14 +361,14 @@ func (s *sharedApply) revoke(ctx context.Context, scope ledger.Scope, actions, p
 	}
 	var leave func(action, path string) bool
 	if s.spare != nil {
-		leave = s.spare.has
+		leave = s.spare.Has
 	}
 	return s.book.ledger.Revoke(ctx, s.holder, scope, actions, paths, leave)
 }
 
 // handed returns, by action, the paths the resource claims that other
 // resources' revokes left in IAM: a failed apply records them as held.
-func (s *sharedApply) handed() map[string]map[string]bool {
+func (s *Handle) Handed() map[string]map[string]bool {
 	if s == nil {
 		return nil
 	}
@@ -376,16 +376,16 @@ func (s *sharedApply) handed() map[string]map[string]bool {
 }
 
 // revokeGroup is actions that revoke the same paths.
-type revokeGroup struct {
-	actions []string
-	paths   []string // sorted
+type RevokeGroup struct {
+	Actions []string
+	Paths   []string // sorted
 }
 
 // groupRevokes groups actions by the paths send keeps for each, in the
 // order of actions; an action with none left is left out. Both runners
 // split a revoke that the ledger narrowed this way.
-func groupRevokes(actions []string, send map[string][]string) []revokeGroup {
-	var groups []revokeGroup
+func GroupRevokes(actions []string, send map[string][]string) []RevokeGroup {
+	var groups []RevokeGroup
 	index := map[string]int{}
 	for _, a := range actions {
 		paths := slices.Sorted(slices.Values(send[a]))
@@ -397,9 +397,9 @@ func groupRevokes(actions []string, send map[string][]string) []revokeGroup {
 		if !ok {
 			i = len(groups)
 			index[key] = i
-			groups = append(groups, revokeGroup{paths: paths})
+			groups = append(groups, RevokeGroup{Paths: paths})
 		}
-		groups[i].actions = append(groups[i].actions, a)
+		groups[i].Actions = append(groups[i].Actions, a)
 	}
 	return groups
 }
