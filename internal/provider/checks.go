@@ -78,11 +78,11 @@ func checkActions(at *tftypes.AttributePath, v protocol.StringsValue, fix string
 // checkInstanceCount enforces 1 to maxPolicyInstances instances: an empty
 // list means every instance to IAM.
 func checkInstanceCount(at *tftypes.AttributePath, n int, diags *protocol.Diagnostics) {
-	if n < 1 || n > maxPolicyInstances {
+	if n < 1 || n > MaxPolicyInstances {
 		diags.AddAttributeError(at, "Invalid number of instances",
 			fmt.Sprintf("%s map must contain at least 1 element and at most %d elements, got: %d. "+
 				"An empty map would mean every instance to IAM; split larger sets across resources with different actions or subjects.",
-				protocol.PathString(at), maxPolicyInstances, n))
+				protocol.PathString(at), MaxPolicyInstances, n))
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 // codecUnderTest is what served[M, D] offers the codec tests.
 type codecUnderTest interface {
-	protocol.Resource[*providerData]
+	protocol.Resource[*Data]
 	protocol.Codec
 }
 

@@ -55,7 +55,7 @@ func (creatorGrant) Schema(context.Context) schema.Schema {
 				Required: true,
 				MarkdownDescription: fmt.Sprintf("The created instances, by instance ID: at least one, at most %d. "+
 					"Adding an instance grants it; removing one revokes its path; moving one (new ancestors) grants the "+
-					"new path, then revokes the old one.", maxPolicyInstances),
+					"new path, then revokes the old one.", MaxPolicyInstances),
 				NestedObject: schema.NestedAttributeObject{
 					Attributes: map[string]schema.Attribute{
 						"name": schema.StringAttribute{
@@ -227,7 +227,7 @@ func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags 
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
-func (creatorGrant) CheckModel(ctx context.Context, data *providerData, proposed creatorGrantModel, diags *protocol.Diagnostics) {
+func (creatorGrant) CheckModel(ctx context.Context, data *Data, proposed creatorGrantModel, diags *protocol.Diagnostics) {
 	checkCreatorGrantModel(ctx, data, proposed, diags)
 }
 
@@ -281,7 +281,7 @@ func (creatorGrant) Plan(_ context.Context, req protocol.PlanRequest[creatorGran
 	return out
 }
 
-func (r creatorGrant) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
+func (r creatorGrant) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
 	private := req.Private
 	current, next := protocol.ViewsOf(req, viewCreator)
 	if next != nil && next.instances == nil {
@@ -295,7 +295,7 @@ func (r creatorGrant) Apply(ctx context.Context, data *providerData, req protoco
 		from = &creatorView{model: next.model, target: next.target, creator: next.creator}
 	}
 	runner := &creatorGrantRunner{
-		client:   data.client,
+		client:   data.Client,
 		target:   from.target,
 		creator:  from.creator,
 		held:     r.holdings(req.Private, current, diags),
@@ -325,7 +325,7 @@ func (r creatorGrant) Apply(ctx context.Context, data *providerData, req protoco
 	if diags.HasError() {
 		return req.Prior, private
 	}
-	runner.limits = data.limits()
+	runner.limits = data.Limits()
 	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
 	runner.want, runner.private = want, private
 	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
@@ -334,20 +334,20 @@ func (r creatorGrant) Apply(ctx context.Context, data *providerData, req protoco
 // refreshes: only detect_drift changes a creator grant's state on
 // refresh (creator grants never expire), so without it the state goes
 // back as it came, never decoded.
-func (creatorGrant) Refreshes(data *providerData) bool {
-	return data != nil && data.scans != nil
+func (creatorGrant) Refreshes(data *Data) bool {
+	return data != nil && data.Scans != nil
 }
 
 // read keeps, with detect_drift, only the paths IAM still holds for the
 // creator, so that the plan registers the others again.
-func (r creatorGrant) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
+func (r creatorGrant) Read(ctx context.Context, data *Data, req protocol.ReadRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	c := viewCreator(state)
 	held := r.holdings(private, &c, diags)
 	if diags.HasError() || len(held) == 0 || len(c.granted) == 0 {
 		return &state, private, false // nothing recorded to check
 	}
-	now, err := creatorStillHeld(ctx, data.scans, c, held)
+	now, err := creatorStillHeld(ctx, data.Scans, c, held)
 	if err != nil {
 		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what creator %s holds in %s: %v. State is kept as it was; fix the cause, "+

@@ -54,7 +54,7 @@ type creatorGrantRunner struct {
 
 	// The apply the runner serves.
 	resource creatorGrant
-	data     *providerData
+	data     *Data
 	// current and next are the state's and the plan's (nil on create and
 	// destroy); result is next, or on a destroy what the run starts from.
 	current, next, result *creatorView
@@ -94,7 +94,7 @@ func (r *creatorGrantRunner) plan() ([]grantplan.CreatorCall, error) {
 func (r *creatorGrantRunner) gone(context.Context, error) bool { return false }
 
 func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *protocol.Diagnostics) bool {
-	r.data.invalidateScans(r.target.System, slices.Concat(r.actions(), r.result.granted))
+	r.data.InvalidateScans(r.target.System, slices.Concat(r.actions(), r.result.granted))
 	if len(r.unlimited) > 0 {
 		diags.AddWarning("Unlimited creator policies",
 			fmt.Sprintf("IAM reports %s holding %s on every instance (unlimited policies). A system's creator configuration "+

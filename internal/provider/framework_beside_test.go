@@ -99,7 +99,7 @@ func assertTransport(t *testing.T, what string, dv *tfprotov6.DynamicValue, objT
 
 // transportDataSource and transportResource are plain framework types
 // that report the transport of the client Configure handed them.
-type transportDataSource struct{ data *providerData }
+type transportDataSource struct{ data *Data }
 
 func (d *transportDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_test_transport"
@@ -110,7 +110,7 @@ func (d *transportDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *transportDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, _ *datasource.ConfigureResponse) {
-	d.data, _ = req.ProviderData.(*providerData)
+	d.data, _ = req.ProviderData.(*Data)
 }
 
 func (d *transportDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -118,10 +118,10 @@ func (d *transportDataSource) Read(ctx context.Context, _ datasource.ReadRequest
 		resp.Diagnostics.AddError("No provider data", "Configure did not hand the data source the provider's client.")
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("transport"), string(d.data.client.Transport()))...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("transport"), string(d.data.Client.Transport()))...)
 }
 
-type transportResource struct{ data *providerData }
+type transportResource struct{ data *Data }
 
 func (r *transportResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_test_transport"
@@ -132,7 +132,7 @@ func (r *transportResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 }
 
 func (r *transportResource) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
-	r.data, _ = req.ProviderData.(*providerData)
+	r.data, _ = req.ProviderData.(*Data)
 }
 
 func (r *transportResource) Create(ctx context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {
@@ -142,7 +142,7 @@ func (r *transportResource) Create(ctx context.Context, _ resource.CreateRequest
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, struct {
 		Transport types.String `tfsdk:"transport"`
-	}{types.StringValue(string(r.data.client.Transport()))})...)
+	}{types.StringValue(string(r.data.Client.Transport()))})...)
 }
 
 func (r *transportResource) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}

@@ -34,7 +34,7 @@ import (
 // created, and so owned, by a system through the management API. Its
 // values are small, so the framework serves it.
 type gradeManagerResource struct {
-	data *providerData
+	data *Data
 }
 
 var (
@@ -228,7 +228,7 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 }
 
 func (r *gradeManagerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = configuredData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
+	r.data = FromProviderData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
 }
 
 // ValidateConfig checks what the schema cannot say of one attribute.
@@ -379,7 +379,7 @@ func (r *gradeManagerResource) recordPlannedScope(ctx context.Context, req resou
 	var prior types.String
 	req.State.GetAttribute(ctx, path.Root("id"), &prior)
 	if req.Plan.Raw.IsNull() {
-		r.data.plannedScopes.setGradeManager(prior.ValueString(), "", nil)
+		r.data.PlannedScopes.SetGradeManager(prior.ValueString(), "", nil)
 		return
 	}
 	req.Plan.GetAttribute(ctx, path.Root("id"), &id)
@@ -389,10 +389,10 @@ func (r *gradeManagerResource) recordPlannedScope(ctx context.Context, req resou
 	}
 	var m gradeManagerModel
 	if d := req.Plan.GetAttribute(ctx, path.Root("authorization_scopes"), &m.AuthorizationScopes); d.HasError() || !scopesKnown(m.AuthorizationScopes) {
-		r.data.plannedScopes.setGradeManager(id.ValueString(), "", nil)
+		r.data.PlannedScopes.SetGradeManager(id.ValueString(), "", nil)
 		return
 	}
-	r.data.plannedScopes.setGradeManager(id.ValueString(), name.ValueString(), m.authorizationScopes())
+	r.data.PlannedScopes.SetGradeManager(id.ValueString(), name.ValueString(), m.authorizationScopes())
 }
 
 // scopesKnown reports whether every value of the scopes is known.
@@ -422,8 +422,8 @@ func scopesKnown(scopes []scopeModel) bool {
 // update: its actions exist and the resources give their related resource
 // types in order (else 1902412 or 1902417 at apply). What is unknown is
 // skipped.
-func checkScopeModels(ctx context.Context, data *providerData, scopes []scopeModel, diags *diag.Diagnostics) {
-	if data == nil || !data.checkModel || data.models == nil {
+func checkScopeModels(ctx context.Context, data *Data, scopes []scopeModel, diags *diag.Diagnostics) {
+	if data == nil || !data.CheckModel || data.Models == nil {
 		return
 	}
 	for i, sc := range scopes {
@@ -432,7 +432,7 @@ func checkScopeModels(ctx context.Context, data *providerData, scopes []scopeMod
 		}
 		system := sc.System.ValueString()
 		at := path.Root("authorization_scopes").AtListIndex(i)
-		model, err := data.models.Get(ctx, system)
+		model, err := data.Models.Get(ctx, system)
 		if err != nil {
 			diags.AddAttributeError(at.AtName("system"), "Cannot read the model of system "+system,
 				fmt.Sprintf("The plan checks each authorization scope against the model its system registered in IAM, and "+
@@ -525,7 +525,7 @@ func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRe
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	system := plan.System.ValueString()
-	id, err := r.data.client.CreateGradeManager(ctx, system, spec)
+	id, err := r.data.Client.CreateGradeManager(ctx, system, spec)
 	if err != nil && spec.SyncPerm && bkiam.BackendRefused(err) {
 		// IAM commits the grade manager before its backend builds the sync group: a refusal
 		// there (a member the backend does not know) leaves the grade manager without it.
@@ -562,12 +562,12 @@ func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRe
 // description and members asked for. 0 when there is none, or more than
 // one, or the lookup fails.
 func (r *gradeManagerResource) findCreated(ctx context.Context, system string, spec bkiam.GradeManagerSpec) int64 {
-	found, err := r.data.client.GradeManagersNamed(ctx, system, spec.Name)
+	found, err := r.data.Client.GradeManagersNamed(ctx, system, spec.Name)
 	if err != nil || len(found) != 1 {
 		tflog.Warn(ctx, "could not find the grade manager of a lost create", map[string]any{"found": len(found), "error": fmt.Sprint(err)})
 		return 0
 	}
-	gm, err := r.data.client.GradeManager(ctx, system, found[0].ID)
+	gm, err := r.data.Client.GradeManager(ctx, system, found[0].ID)
 	if err != nil || gm.Description != spec.Description || !sameSet(gm.Members, spec.Members) {
 		return 0
 	}
@@ -593,10 +593,10 @@ func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	system := state.System.ValueString()
-	gm, err := r.data.client.GradeManager(ctx, system, id)
+	gm, err := r.data.Client.GradeManager(ctx, system, id)
 	if errors.Is(err, bkiam.ErrNotOwned) {
 		// Gone, if IAM's list confirms it (management.go).
-		gone, checkErr := goneCheck{client: r.data.client, system: system}.gradeManagerGone(ctx, id)
+		gone, checkErr := goneCheck{client: r.data.Client, system: system}.gradeManagerGone(ctx, id)
 		summary, detail, ok := goneOrUnconfirmed(fmt.Sprintf("bkiam_grade_manager %q (id %d)", state.Name.ValueString(), id),
 			fmt.Sprintf("grade manager %d in %s", id, system), gone, checkErr)
 		if !ok {
@@ -643,11 +643,11 @@ func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadReques
 // group at all certainly lacks it.
 func (r *gradeManagerResource) syncGroupMissing(ctx context.Context, system string, id int64, gmName string, groupName types.String) (bool, string, error) {
 	if name := groupName.ValueString(); name != "" {
-		group, err := r.data.client.GroupByName(ctx, system, id, name)
+		group, err := r.data.Client.GroupByName(ctx, system, id, name)
 		return err == nil && group == nil, name, err
 	}
 	name := gmName + "-管理员组"
-	groups, err := r.data.client.ListGroups(ctx, system, id, bkiam.GroupFilter{})
+	groups, err := r.data.Client.ListGroups(ctx, system, id, bkiam.GroupFilter{})
 	return err == nil && len(groups) == 0, name, err
 }
 
@@ -667,7 +667,7 @@ func (r *gradeManagerResource) Update(ctx context.Context, req resource.UpdateRe
 	system := plan.System.ValueString()
 	// A full replace: sync_perm and group_name always go with it, or IAM
 	// would delete the sync group.
-	if err := r.data.client.UpdateGradeManager(ctx, system, id, spec); err != nil {
+	if err := r.data.Client.UpdateGradeManager(ctx, system, id, spec); err != nil {
 		resp.Diagnostics.AddError("Cannot update the grade manager", managementError(fmt.Sprintf("Updating grade manager %d in %s", id, system), err))
 		return
 	}
@@ -686,7 +686,7 @@ func (r *gradeManagerResource) Delete(ctx context.Context, req resource.DeleteRe
 	defer cancel()
 	id, _ := strconv.ParseInt(state.ID.ValueString(), 10, 64)
 	system := state.System.ValueString()
-	err := r.data.client.DeleteGradeManager(ctx, system, id)
+	err := r.data.Client.DeleteGradeManager(ctx, system, id)
 	if errors.Is(err, bkiam.ErrNotOwned) {
 		return // gone already
 	}
@@ -698,7 +698,7 @@ func (r *gradeManagerResource) Delete(ctx context.Context, req resource.DeleteRe
 	// members included: wait until it no longer has the grade manager.
 	wait := 250 * time.Millisecond
 	for {
-		_, err := r.data.client.GradeManager(ctx, system, id)
+		_, err := r.data.Client.GradeManager(ctx, system, id)
 		switch {
 		case errors.Is(err, bkiam.ErrNotOwned):
 			return

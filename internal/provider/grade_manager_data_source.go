@@ -20,7 +20,7 @@ import (
 // name filter is a case-insensitive substring match, so the client filters
 // again (bkiam.GradeManagersNamed); the members come from the v2 detail.
 type gradeManagerDataSource struct {
-	data *providerData
+	data *Data
 }
 
 var _ datasource.DataSourceWithConfigure = &gradeManagerDataSource{}
@@ -62,7 +62,7 @@ func (d *gradeManagerDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 }
 
 func (d *gradeManagerDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = configuredData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
+	d.data = FromProviderData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
 }
 
 func (d *gradeManagerDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -75,7 +75,7 @@ func (d *gradeManagerDataSource) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	system, name := config.System.ValueString(), config.Name.ValueString()
-	found, err := d.data.client.GradeManagersNamed(ctx, system, name)
+	found, err := d.data.Client.GradeManagersNamed(ctx, system, name)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot find the grade manager", managementError(fmt.Sprintf("Listing the grade managers of %s", system), err))
 		return
@@ -94,7 +94,7 @@ func (d *gradeManagerDataSource) Read(ctx context.Context, req datasource.ReadRe
 			fmt.Sprintf("IAM lists %d grade managers of %s named exactly %q, though it keeps names unique; give the id instead.", len(found), system, name))
 		return
 	}
-	gm, err := d.data.client.GradeManager(ctx, system, found[0].ID)
+	gm, err := d.data.Client.GradeManager(ctx, system, found[0].ID)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the grade manager", managementError(fmt.Sprintf("Reading grade manager %d in %s", found[0].ID, system), err))
 		return

@@ -29,7 +29,7 @@ import (
 // groupResource is bkiam_group: a user group of a grade manager (or of a
 // system's system manager), created through the management API.
 type groupResource struct {
-	data *providerData
+	data *Data
 }
 
 var (
@@ -128,7 +128,7 @@ func clearNeedsReplace(_ context.Context, req planmodifier.StringRequest, resp *
 }
 
 func (r *groupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = configuredData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
+	r.data = FromProviderData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
 }
 
 // ModifyPlan records the group's grade manager for the plan-time scope
@@ -141,7 +141,7 @@ func (r *groupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		req.Plan.GetAttribute(ctx, path.Root("id"), &id)
 		req.Plan.GetAttribute(ctx, path.Root("grade_manager_id"), &gm)
 		if !id.IsUnknown() && !gm.IsUnknown() {
-			r.data.plannedScopes.setGroup(id.ValueString(), gm.ValueString())
+			r.data.PlannedScopes.SetGroup(id.ValueString(), gm.ValueString())
 		}
 	}
 	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
@@ -163,7 +163,7 @@ func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	system, gm, name := plan.System.ValueString(), plan.GradeManagerID.ValueString(), plan.Name.ValueString()
-	ids, err := r.data.client.CreateGroups(ctx, system, gm, []bkiam.GroupSpec{{
+	ids, err := r.data.Client.CreateGroups(ctx, system, gm, []bkiam.GroupSpec{{
 		Name: name, Description: plan.Description.ValueString(), Readonly: plan.Readonly.ValueBool(),
 	}})
 	if err == nil && len(ids) != 1 {
@@ -172,7 +172,7 @@ func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, 
 	if err != nil && lostCreate(err) && gm != systemManager {
 		// IAM may have made the group: look for it by its exact name.
 		gmID, _ := strconv.ParseInt(gm, 10, 64)
-		g, ferr := r.data.client.GroupByName(ctx, system, gmID, name)
+		g, ferr := r.data.Client.GroupByName(ctx, system, gmID, name)
 		if ferr == nil && g != nil && g.Description == plan.Description.ValueString() && g.Readonly == plan.Readonly.ValueBool() {
 			resp.Diagnostics.AddWarning("Group found after a lost answer",
 				fmt.Sprintf("IAM's answer to the create of group %q under grade manager %s in %s did not arrive (%v). The provider "+
@@ -207,7 +207,7 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		// IAM lists no system manager's groups: whether the group still
 		// exists shows in its member list, whose ownership 403 only a
 		// deleted group answers (management.go).
-		_, err := r.data.client.GroupMembers(ctx, system, id)
+		_, err := r.data.Client.GroupMembers(ctx, system, id)
 		if errors.Is(err, bkiam.ErrNotOwned) {
 			summary, detail, _ := goneOrUnconfirmed(label, object, true, nil)
 			resp.Diagnostics.AddWarning(summary, detail)
@@ -218,11 +218,11 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		return
 	}
 	gm, _ := strconv.ParseInt(gmID, 10, 64)
-	groups, err := r.data.client.ListGroups(ctx, system, gm, bkiam.GroupFilter{ID: id})
+	groups, err := r.data.Client.ListGroups(ctx, system, gm, bkiam.GroupFilter{ID: id})
 	if errors.Is(err, bkiam.ErrNotOwned) {
 		// The grade manager refuses: gone, with its groups, if its list
 		// confirms it.
-		gone, checkErr := goneCheck{client: r.data.client, system: system}.gradeManagerGone(ctx, gm)
+		gone, checkErr := goneCheck{client: r.data.Client, system: system}.gradeManagerGone(ctx, gm)
 		summary, detail, ok := goneOrUnconfirmed(label, fmt.Sprintf("%s (grade manager %d)", object, gm), gone, checkErr)
 		if !ok {
 			resp.Diagnostics.AddError(summary, detail)
@@ -266,7 +266,7 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	defer cancel()
 	system := plan.System.ValueString()
 	id, _ := strconv.ParseInt(plan.ID.ValueString(), 10, 64)
-	if err := r.data.client.UpdateGroup(ctx, system, id, plan.Name.ValueString(), plan.Description.ValueString()); err != nil {
+	if err := r.data.Client.UpdateGroup(ctx, system, id, plan.Name.ValueString(), plan.Description.ValueString()); err != nil {
 		resp.Diagnostics.AddError("Cannot update the group", managementError(fmt.Sprintf("Updating group %d in %s", id, system), err))
 		return
 	}
@@ -285,7 +285,7 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	defer cancel()
 	system := state.System.ValueString()
 	id, _ := strconv.ParseInt(state.ID.ValueString(), 10, 64)
-	err := r.data.client.DeleteGroup(ctx, system, id)
+	err := r.data.Client.DeleteGroup(ctx, system, id)
 	if err != nil && !errors.Is(err, bkiam.ErrNotOwned) { // the ownership 403: gone already
 		resp.Diagnostics.AddError("Cannot delete the group", managementError(fmt.Sprintf("Deleting group %d in %s", id, system), err))
 	}

@@ -21,7 +21,7 @@ var positiveIDPattern = regexp.MustCompile(`^[1-9][0-9]*$`)
 // found by its exact name. IAM's name filter is a case-insensitive
 // substring match, so the client filters again (bkiam.GroupByName).
 type groupDataSource struct {
-	data *providerData
+	data *Data
 }
 
 var _ datasource.DataSourceWithConfigure = &groupDataSource{}
@@ -64,7 +64,7 @@ func (d *groupDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 }
 
 func (d *groupDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = configuredData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
+	d.data = FromProviderData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
 }
 
 func (d *groupDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -78,7 +78,7 @@ func (d *groupDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	}
 	system, name := config.System.ValueString(), config.Name.ValueString()
 	gm, _ := strconv.ParseInt(config.GradeManagerID.ValueString(), 10, 64)
-	g, err := d.data.client.GroupByName(ctx, system, gm, name)
+	g, err := d.data.Client.GroupByName(ctx, system, gm, name)
 	if err == nil && g == nil {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "No such group",
 			fmt.Sprintf("Grade manager %d of %s has no group named exactly %q (IAM compares names case-insensitively when "+

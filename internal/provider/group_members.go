@@ -202,7 +202,7 @@ func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags 
 // checkModel refuses, for a create or a change, a provider that cannot
 // reach the management API. The members are not checked against the
 // organisation: IAM drops unknown ones, which the apply reports.
-func (groupMembers) CheckModel(_ context.Context, data *providerData, _ groupMembersModel, diags *protocol.Diagnostics) {
+func (groupMembers) CheckModel(_ context.Context, data *Data, _ groupMembersModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_members"); ok {
 		diags.AddError(summary, detail)
 	}
@@ -272,7 +272,7 @@ func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags 
 	}
 }
 
-func (r groupMembers) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
+func (r groupMembers) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
 	current, next := protocol.ViewsOf(req, viewMembers)
 	if next != nil && (next.members == nil || next.group == 0) {
 		diags.AddError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
@@ -285,7 +285,7 @@ func (r groupMembers) Apply(ctx context.Context, data *providerData, req protoco
 	if last == nil {
 		last = current
 	}
-	runner := &memberRunner{client: data.client, system: from.system, group: from.group,
+	runner := &memberRunner{client: data.Client, system: from.system, group: from.group,
 		resource: r, prior: req.Prior, current: current, next: next, from: from}
 	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
@@ -341,21 +341,21 @@ func sameExpiry(e protocol.StringValue, exp int64) bool {
 
 // refreshes: a group's members are exactly readable, so every refresh
 // reads them.
-func (groupMembers) Refreshes(data *providerData) bool { return data != nil && data.client != nil }
+func (groupMembers) Refreshes(data *Data) bool { return data != nil && data.Client != nil }
 
 // read sets state to the members IAM holds: members added or removed
 // outside Terraform show in the plan. A group that is gone (IAM answers
 // it is not the system's) removes the resource from state.
-func (r groupMembers) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
+func (r groupMembers) Read(ctx context.Context, data *Data, req protocol.ReadRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
 	state := req.State
 	v := viewMembers(state)
 	if v.group == 0 || v.system == "" {
 		return &state, req.Private, false
 	}
-	held, err := r.readMembers(ctx, data.client, v.system, v.group)
+	held, err := r.readMembers(ctx, data.Client, v.system, v.group)
 	if errors.Is(err, bkiam.ErrNotOwned) {
 		// Gone, if IAM's lists confirm it (management.go).
-		gone, checkErr := goneCheck{client: data.client, system: v.system}.groupGone(ctx, v.group, 0)
+		gone, checkErr := goneCheck{client: data.Client, system: v.system}.groupGone(ctx, v.group, 0)
 		summary, detail, ok := goneOrUnconfirmed("bkiam_group_members "+r.Label(state),
 			fmt.Sprintf("group %d in %s", v.group, v.system), gone, checkErr)
 		if !ok {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -36,11 +34,11 @@ type groupPermission struct {
 
 func newGroupPermission() groupPermission {
 	return groupPermission{grant: instanceGrant{
-		via: func(data *providerData) instanceCaller { return managementCaller{client: data.client} },
+		via: func(data *Data) InstanceCaller { return managementCaller{client: data.Client} },
 		// The management grant has no per-call cap: a call carries up to
 		// IAM's per-policy limit.
-		limits: func(*providerData) grantplan.Limits {
-			return grantplan.Limits{Grant: maxPolicyInstances, Revoke: maxPolicyInstances, Policy: maxPolicyInstances}
+		limits: func(*Data) grantplan.Limits {
+			return grantplan.Limits{Grant: MaxPolicyInstances, Revoke: MaxPolicyInstances, Policy: MaxPolicyInstances}
 		},
 	}}
 }
@@ -97,7 +95,7 @@ func (groupPermission) Schema(context.Context) schema.Schema {
 						MarkdownDescription: fmt.Sprintf("The instances, keyed by id, each with its display name, e.g. "+
 							"`{ \"1\" = \"host1\" }`: at least one, at most %d. A key beginning with `/` is a path in IAM's own "+
 							"notation, the instance under its ancestors: `/bk_cmdb,biz,2/bk_cmdb,host,*/` is every host of business 2, "+
-							"`/bk_cmdb,biz,2/bk_cmdb,host,5/` host 5 there.", maxPolicyInstances),
+							"`/bk_cmdb,biz,2/bk_cmdb,host,5/` host 5 there.", MaxPolicyInstances),
 					},
 				}},
 			},
@@ -207,7 +205,7 @@ func parsePathKey(key string) ([]bkiam.PathNode, error) {
 	return nodes, nil
 }
 
-func (r groupPermission) CheckModel(ctx context.Context, data *providerData, proposed groupPermissionModel, diags *protocol.Diagnostics) {
+func (r groupPermission) CheckModel(ctx context.Context, data *Data, proposed groupPermissionModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_permission"); ok {
 		diags.AddError(summary, detail)
 		return
@@ -235,7 +233,7 @@ func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[grou
 	return protocol.PlanResponse[groupPermissionModel]{Planned: planned, RequiresReplace: replace}
 }
 
-func (r groupPermission) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState) {
+func (r groupPermission) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState) {
 	greq := protocol.ApplyRequest[instanceGrantModel]{Private: req.Private}
 	base := req.Planned
 	if req.Prior != nil {
@@ -256,13 +254,13 @@ func (r groupPermission) Apply(ctx context.Context, data *providerData, req prot
 	}
 	pathSystem, _ := route.managedBy()
 	grant := r.grant
-	grant.via = func(data *providerData) instanceCaller {
-		return managementCaller{client: data.client, system: pathSystem}
+	grant.via = func(data *Data) InstanceCaller {
+		return managementCaller{client: data.Client, system: pathSystem}
 	}
 	result, private := grant.Apply(ctx, data, greq, diags)
 	if base != nil {
 		group, _ := base.GroupID.Get()
-		data.groupPolicies.invalidate(pathSystem, group)
+		data.GroupPolicies.Invalidate(pathSystem, group)
 	}
 	if result == nil {
 		return nil, private
@@ -273,12 +271,12 @@ func (r groupPermission) Apply(ctx context.Context, data *providerData, req prot
 }
 
 // refreshes: a group's permissions are exactly readable.
-func (groupPermission) Refreshes(data *providerData) bool { return data != nil && data.client != nil }
+func (groupPermission) Refreshes(data *Data) bool { return data != nil && data.Client != nil }
 
 // read keeps of the record only what IAM still holds for the group, by
 // meaning (action, type, path), and completes an import. Without the
 // list's allow-list entry it warns once and trusts state.
-func (r groupPermission) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
+func (r groupPermission) Read(ctx context.Context, data *Data, req protocol.ReadRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	system, _ := state.System.Get()
 	pathSystem, _ := state.managedBy()
@@ -289,12 +287,12 @@ func (r groupPermission) Read(ctx context.Context, data *providerData, req proto
 		// it: another system's cannot be read back.
 		return &state, private, false
 	}
-	policies, err := data.groupPolicies.get(ctx, system, group)
+	policies, err := data.GroupPolicies.Get(ctx, system, group)
 	switch {
 	case errors.Is(err, bkiam.ErrNotOwned):
 		// The group is gone, with its permissions, if IAM's lists confirm
 		// it (management.go).
-		gone, checkErr := goneCheck{client: data.client, system: system}.groupGone(ctx, group, 0)
+		gone, checkErr := goneCheck{client: data.Client, system: system}.groupGone(ctx, group, 0)
 		summary, detail, ok := goneOrUnconfirmed("bkiam_group_permission "+r.Label(state),
 			fmt.Sprintf("group %d in %s", group, system), gone, checkErr)
 		if !ok {
@@ -304,7 +302,7 @@ func (r groupPermission) Read(ctx context.Context, data *providerData, req proto
 		diags.AddWarning(summary, detail)
 		return nil, nil, true
 	case errors.Is(err, bkiam.ErrForbidden):
-		if data.groupPolicies.warned.CompareAndSwap(false, true) {
+		if data.GroupPolicies.warned.CompareAndSwap(false, true) {
 			diags.AddWarning("Group permissions are not read back",
 				fmt.Sprintf("IAM refused the list of a group's permissions in %s (%v). Its management allow-list must give the "+
 					"system group_policy_list, which in practice only \"*\" does. Until then a refresh trusts state: a permission "+
@@ -577,50 +575,4 @@ func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInst
 			"If the app is not a client of system, set group_system to the system that created the grade manager)", err, pathSystem)
 	}
 	return nil, err
-}
-
-// groupPolicyCache reads each group's permissions once per provider
-// process for the refreshes of its resources; an apply forgets the
-// group's.
-type groupPolicyCache struct {
-	client  *bkiam.Client
-	mu      sync.Mutex
-	entries map[string]*groupPolicyEntry
-	// warned is set once the missing list permission has been reported.
-	warned atomic.Bool
-}
-
-type groupPolicyEntry struct {
-	once     sync.Once
-	policies []bkiam.GroupPolicy
-	err      error
-}
-
-func newGroupPolicyCache(c *bkiam.Client) *groupPolicyCache {
-	return &groupPolicyCache{client: c, entries: map[string]*groupPolicyEntry{}}
-}
-
-func (c *groupPolicyCache) get(ctx context.Context, system string, group int64) ([]bkiam.GroupPolicy, error) {
-	key := system + "/" + strconv.FormatInt(group, 10)
-	c.mu.Lock()
-	e := c.entries[key]
-	if e == nil {
-		e = &groupPolicyEntry{}
-		c.entries[key] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.policies, e.err = c.client.GroupPolicies(ctx, system, group) })
-	if e.err != nil && ctx.Err() != nil {
-		c.invalidate(system, strconv.FormatInt(group, 10)) // a cancelled read is not kept
-	}
-	return e.policies, e.err
-}
-
-func (c *groupPolicyCache) invalidate(system, group string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	delete(c.entries, system+"/"+group)
-	c.mu.Unlock()
 }

@@ -27,17 +27,12 @@ import (
 type instanceGrant struct {
 	// via, unless nil, sends the grant's calls instead of the
 	// authorization API: bkiam_group_permission's management API.
-	via func(data *providerData) instanceCaller
+	via func(data *Data) InstanceCaller
 	// limits, unless nil, replaces the authorization API's batch limits.
-	limits func(data *providerData) grantplan.Limits
+	limits func(data *Data) grantplan.Limits
 }
 
 func (instanceGrant) Name() string { return "instance_grant" }
-
-// maxPolicyInstances is IAM's limit of instances per (subject, action,
-// resource type) after merging; one resource entry over it can never be
-// granted.
-const maxPolicyInstances = 10000
 
 const (
 	subjectUser  = "user"
@@ -104,7 +99,7 @@ func (instanceGrant) Schema(context.Context) schema.Schema {
 							MarkdownDescription: fmt.Sprintf("The instances: a map of instance ID to display name, with at least "+
 								"one and at most %d entries (IAM's limit per subject, action and type). IAM keeps the name an "+
 								"instance was first granted with, so a change of name alone sends nothing. An empty map is "+
-								"refused: to IAM an empty instance list means *every* instance.", maxPolicyInstances),
+								"refused: to IAM an empty instance list means *every* instance.", MaxPolicyInstances),
 						},
 					},
 				},
@@ -340,7 +335,7 @@ func checkExpiryAhead(v protocol.StringValue, now time.Time, diags *protocol.Dia
 	}
 }
 
-func (instanceGrant) CheckModel(ctx context.Context, data *providerData, proposed instanceGrantModel, diags *protocol.Diagnostics) {
+func (instanceGrant) CheckModel(ctx context.Context, data *Data, proposed instanceGrantModel, diags *protocol.Diagnostics) {
 	checkInstanceGrantModel(ctx, data, proposed, diags)
 }
 
@@ -410,7 +405,7 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 		Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: b.Resources}))
 }
 
-func (r instanceGrant) Apply(ctx context.Context, data *providerData, req protocol.ApplyRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
+func (r instanceGrant) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
 	private := req.Private
 	current, next := protocol.ViewsOf(req, viewGrant)
 	if next != nil && !next.known {
@@ -428,11 +423,11 @@ func (r instanceGrant) Apply(ctx context.Context, data *providerData, req protoc
 	if planned == nil {
 		planned = current
 	}
-	caller := data.instances
+	caller := data.Instances
 	if r.via != nil {
 		caller = r.via(data)
 	}
-	limits := data.limits()
+	limits := data.Limits()
 	if r.limits != nil {
 		limits = r.limits(data)
 	}
@@ -507,19 +502,19 @@ func expiresValue(expiresAt int64, next *grantplan.Grant, configured protocol.St
 
 // refreshes: a refresh always looks at the state, to notice that a user
 // grant expired.
-func (instanceGrant) Refreshes(*providerData) bool { return true }
+func (instanceGrant) Refreshes(*Data) bool { return true }
 
 // read warns about a user grant that has expired, which stays in state as
 // it is (below); with detect_drift, it keeps of the record only what IAM
 // still holds, and completes an import by actions and resource type.
-func (r instanceGrant) Read(ctx context.Context, data *providerData, req protocol.ReadRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
+func (r instanceGrant) Read(ctx context.Context, data *Data, req protocol.ReadRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	expired := r.expired(state, private, diags)
 	if diags.HasError() {
 		return &state, private, false
 	}
 	g := viewGrant(state)
-	driftOn := data != nil && data.scans != nil
+	driftOn := data != nil && data.Scans != nil
 	if pending := readImportRequest(private, diags); pending != nil {
 		private = maps.Clone(private)
 		delete(private, privateImportKey)
@@ -531,7 +526,7 @@ func (r instanceGrant) Read(ctx context.Context, data *providerData, req protoco
 					"The resource is adopted holding nothing known: the next apply grants what the configuration declares.")
 			return &state, private, true
 		}
-		return r.readImport(ctx, data.scans, g, *pending, private, diags)
+		return r.readImport(ctx, data.Scans, g, *pending, private, diags)
 	}
 	if !driftOn || !g.known {
 		// Nothing to read back: detect_drift is off, or an import adopted
@@ -542,7 +537,7 @@ func (r instanceGrant) Read(ctx context.Context, data *providerData, req protoco
 	if diags.HasError() {
 		return &state, private, false
 	}
-	now, err := stillHeld(ctx, data.scans, g.system, g.subject, held)
+	now, err := stillHeld(ctx, data.Scans, g.system, g.subject, held)
 	if err != nil {
 		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+

@@ -561,8 +561,8 @@ resource "bkiam_instance_grant" "test" {
 func TestAccInstanceGrant_policyLimit(t *testing.T) {
 	sb, provider := target(t)
 	calls := newCallCounter(sb)
-	full := idRange(0, maxPolicyInstances)
-	shifted := idRange(100, maxPolicyInstances+100)
+	full := idRange(0, MaxPolicyInstances)
+	shifted := idRange(100, MaxPolicyInstances+100)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{

@@ -22,7 +22,7 @@ import (
 // stops midway — on an error or because Terraform was cancelled — leaves
 // state that says what IAM holds, and the next run completes the rest.
 type instanceGrantRunner struct {
-	client  instanceCaller
+	client  InstanceCaller
 	system  string
 	subject bkiam.Subject
 	// held is updated after every call.
@@ -45,17 +45,11 @@ type instanceGrantRunner struct {
 
 	// The apply the runner serves (none in the runner's own tests).
 	resource instanceGrant
-	data     *providerData
+	data     *Data
 	// current and next are the state's and the plan's grant (nil on
 	// create and destroy); planned is next, or current on a destroy.
 	current, next, planned *grantView
 	private                protocol.PrivateState
-}
-
-// instanceCaller sends batch_instance calls: the client itself, or the
-// provider's Coalescer, which merges the calls of concurrent resources.
-type instanceCaller interface {
-	BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error)
 }
 
 // run sends calls (applyChange's loop), for the runner's own tests.
@@ -99,7 +93,7 @@ func (r *instanceGrantRunner) plan() ([]grantplan.Call, error) {
 func (r *instanceGrantRunner) gone(context.Context, error) bool { return false }
 
 func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *protocol.Diagnostics) bool {
-	r.data.invalidateScans(r.planned.system, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.grant.Actions))
+	r.data.InvalidateScans(r.planned.system, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.grant.Actions))
 	return ok
 }
 

@@ -84,7 +84,7 @@ func TestRunnerStopsBetweenCallsWhenCancelled(t *testing.T) {
 
 // cancelDuringFirstCall cancels the run's context as its first call starts.
 type cancelDuringFirstCall struct {
-	next    instanceCaller
+	next    InstanceCaller
 	cancel  context.CancelFunc
 	started *bool
 }

@@ -22,8 +22,8 @@ import (
 // time when the provider is configured with esb_url: ESB serves no v2
 // management route. ok is false when the provider uses the gateway (or is
 // not configured yet, when nothing can be said).
-func managementNeedsGateway(data *providerData, resourceType string) (summary, detail string, ok bool) {
-	if data == nil || data.client == nil || data.client.Transport() != bkiam.TransportESB {
+func managementNeedsGateway(data *Data, resourceType string) (summary, detail string, ok bool) {
+	if data == nil || data.Client == nil || data.Client.Transport() != bkiam.TransportESB {
 		return "", "", false
 	}
 	return "The management API needs the API gateway",
@@ -80,7 +80,7 @@ func managementError(what string, err error) string {
 // managementDataSourceReady reports whether a management data source can
 // read: the provider is configured, and through the API gateway (else the
 // error names the fix).
-func managementDataSourceReady(data *providerData, typeName string, diags *diag.Diagnostics) bool {
+func managementDataSourceReady(data *Data, typeName string, diags *diag.Diagnostics) bool {
 	if data == nil {
 		diags.AddError("Provider not configured", typeName+" was read before the provider was configured; this is a bug in the provider.")
 		return false
@@ -90,20 +90,6 @@ func managementDataSourceReady(data *providerData, typeName string, diags *diag.
 		return false
 	}
 	return true
-}
-
-// configuredData is the provider's data as a framework resource or data
-// source receives it in Configure: nil before the provider is configured.
-func configuredData(given any, typeName string, diags *diag.Diagnostics) *providerData {
-	if given == nil {
-		return nil
-	}
-	data, ok := given.(*providerData)
-	if !ok {
-		diags.AddError("Unexpected provider data", fmt.Sprintf("%s got %T; this is a bug in the provider.", typeName, given))
-		return nil
-	}
-	return data
 }
 
 // lostCreate reports whether a failed create may hide one IAM carried out:

@@ -22,12 +22,12 @@ import (
 // systemModel returns the model of the system at, or nil after reporting
 // why it cannot be had. It is nil without a report when the checks are
 // off or the system is unknown.
-func systemModel(ctx context.Context, data *providerData, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
+func systemModel(ctx context.Context, data *Data, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
 	id, ok := system.Get()
-	if data == nil || !data.checkModel || data.models == nil || !ok {
+	if data == nil || !data.CheckModel || data.Models == nil || !ok {
 		return nil
 	}
-	m, err := data.models.Get(ctx, id)
+	m, err := data.Models.Get(ctx, id)
 	if err != nil {
 		diags.AddAttributeError(at, "Cannot read the model of system "+id,
 			fmt.Sprintf("The plan checks each grant against the model its system registered in IAM, and reading the model "+
@@ -103,7 +103,7 @@ func typeList(rts []bkiam.RelatedResourceType) string {
 
 // checkInstanceGrantModel checks an instance grant's actions and resources
 // against its system's model.
-func checkInstanceGrantModel(ctx context.Context, data *providerData, m instanceGrantModel, diags *protocol.Diagnostics) {
+func checkInstanceGrantModel(ctx context.Context, data *Data, m instanceGrantModel, diags *protocol.Diagnostics) {
 	model := systemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
@@ -210,8 +210,8 @@ func relatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[
 // its system's creator configuration. Without actions, the grant needs the
 // model at apply to tell its own actions from the creator's other
 // policies in IAM's answer, so a plan that cannot read it is refused.
-func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGrantModel, diags *protocol.Diagnostics) {
-	if m.Actions.IsNull() && data != nil && (!data.checkModel || data.models == nil) {
+func checkCreatorGrantModel(ctx context.Context, data *Data, m creatorGrantModel, diags *protocol.Diagnostics) {
+	if m.Actions.IsNull() && data != nil && (!data.CheckModel || data.Models == nil) {
 		system, _ := m.System.Get()
 		typ, _ := m.Type.Get()
 		diags.AddAttributeError(protocol.Root("actions"), "Creator actions needed without the system's model",
@@ -283,7 +283,7 @@ func checkCreatorGrantModel(ctx context.Context, data *providerData, m creatorGr
 // system's model: what IAM grants the creator of one of its instances.
 // nil when the model is not read (check_model off); an error when it
 // cannot be read or has no configuration for the type.
-func creatorConfigActions(ctx context.Context, data *providerData, system protocol.StringValue, typ string, diags *protocol.Diagnostics) []string {
+func creatorConfigActions(ctx context.Context, data *Data, system protocol.StringValue, typ string, diags *protocol.Diagnostics) []string {
 	model := systemModel(ctx, data, protocol.Root("system"), system, diags)
 	if model == nil {
 		return nil

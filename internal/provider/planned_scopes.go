@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -13,77 +12,10 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
-// The plan-time scope check of bkiam_group_permission. IAM refuses at apply
-// a group permission outside the authorization scope of the group's grade
-// manager, and its API offers no way to check first: no route leads from a
-// group to its grade manager, and a grade manager's read leaves the scope
-// out. What this process plans is known, though: bkiam_grade_manager and
-// bkiam_group record here, as they are planned, each grade manager's scope
-// and each group's grade manager, and a group permission planned after them
-// (its group_id refers to the group, which refers to the grade manager, so
-// Terraform plans them first) is checked against the scope as the plan
-// leaves it. Where the chain is not known (a literal group_id, a grade
-// manager outside the configuration), the check is skipped and IAM's answer
-// at apply names the fix. Only what a plan decided is recorded, never what
-// a refresh read, so a scope widened by the same plan is the one checked.
-type plannedScopes struct {
-	mu            sync.Mutex
-	gradeManagers map[string]plannedGradeManager // by grade manager id
-	groups        map[string]string              // group id → grade manager id
-}
-
-type plannedGradeManager struct {
-	name   string
-	scopes []bkiam.AuthorizationScope
-}
-
-func newPlannedScopes() *plannedScopes {
-	return &plannedScopes{gradeManagers: map[string]plannedGradeManager{}, groups: map[string]string{}}
-}
-
-// setGradeManager records a grade manager's planned scope; a nil scopes
-// (not known, or destroyed) forgets it.
-func (p *plannedScopes) setGradeManager(id, name string, scopes []bkiam.AuthorizationScope) {
-	if p == nil || id == "" {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if scopes == nil {
-		delete(p.gradeManagers, id)
-		return
-	}
-	p.gradeManagers[id] = plannedGradeManager{name: name, scopes: scopes}
-}
-
-// setGroup records a group's planned grade manager.
-func (p *plannedScopes) setGroup(id, gradeManager string) {
-	if p == nil || id == "" || gradeManager == "" {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.groups[id] = gradeManager
-}
-
-// of is the planned grade manager of a group, if this process planned both.
-func (p *plannedScopes) of(group string) (id string, gm plannedGradeManager, ok bool) {
-	if p == nil {
-		return "", plannedGradeManager{}, false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	id, ok = p.groups[group]
-	if ok {
-		gm, ok = p.gradeManagers[id]
-	}
-	return id, gm, ok
-}
-
 // checkPlannedScope refuses, at plan, the actions and instances of a group
 // permission that its grade manager's planned scope does not admit (see
 // plannedScopes), naming the scope and the fix.
-func checkPlannedScope(data *providerData, m groupPermissionModel, diags *protocol.Diagnostics) {
+func checkPlannedScope(data *Data, m groupPermissionModel, diags *protocol.Diagnostics) {
 	group, okG := m.GroupID.Get()
 	system, okS := m.System.Get()
 	actions, okA := protocol.StringsOf(m.Actions)
@@ -91,14 +23,14 @@ func checkPlannedScope(data *providerData, m groupPermissionModel, diags *protoc
 	if data == nil || !okG || !okS || !okA || !okR {
 		return
 	}
-	gmID, gm, ok := data.plannedScopes.of(group)
+	gmID, gm, ok := data.PlannedScopes.Of(group)
 	if !ok {
 		return
 	}
-	who := fmt.Sprintf("grade manager %s (%q)", gmID, gm.name)
+	who := fmt.Sprintf("grade manager %s (%q)", gmID, gm.Name)
 	for _, action := range actions {
 		var in []bkiam.AuthorizationScope
-		for _, sc := range gm.scopes {
+		for _, sc := range gm.Scopes {
 			if sc.System == system && slices.ContainsFunc(sc.Actions, func(a bkiam.Action) bool { return a.ID == action }) {
 				in = append(in, sc)
 			}

@@ -219,7 +219,7 @@ func (e *protoEnv) policyIDs(system, subjectType, subjectID string) map[string]i
 // protoResource is a protocol-level resource as the tests drive it: its
 // values built and read through its own codec.
 type protoResource[M any] struct {
-	def protocol.Def[M, *providerData]
+	def protocol.Def[M, *Data]
 	// proposed is the new state Terraform proposes for config: its
 	// computed attributes unknown on create (prior nil), else the prior's.
 	proposed func(config M, prior *M) M
@@ -284,7 +284,7 @@ func newCommand(server tfprotov6.ProviderServer) {
 	}
 	s.provider.book.Store(sharedgrants.NewBook())
 	if data := s.provider.data.Load(); data != nil {
-		data.book = s.provider.book.Load()
+		data.Book = s.provider.book.Load()
 	}
 }
 

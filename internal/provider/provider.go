@@ -21,7 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
-	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
@@ -37,7 +36,7 @@ type bkiamProvider struct {
 	// data is what Configure made, for the resources that protocolServer
 	// serves; nil until then. Framework resources and data sources get the
 	// same value as their ProviderData.
-	data atomic.Pointer[providerData]
+	data atomic.Pointer[Data]
 	// frameworkResources and dataSources are served by the framework
 	// itself, beside protocolResources.
 	frameworkResources []func() resource.Resource
@@ -45,54 +44,6 @@ type bkiamProvider struct {
 	// book is the ledger of shared grants (shared.go) of the command
 	// walk under way: Configure, which starts every walk, starts a new one.
 	book atomic.Pointer[sharedgrants.Book]
-}
-
-// providerData is what Configure makes for the resources.
-type providerData struct {
-	client *bkiam.Client
-	// instances sends batch_instance calls, merging those of concurrent
-	// resources (batch_window).
-	instances instanceCaller
-	// grantBatchSize and revokeBatchSize bound the instances (or paths) of
-	// one resource entry in one grant or revoke call.
-	grantBatchSize  int
-	revokeBatchSize int
-	// scans shares the policy-list scans of detect_drift; nil when it is
-	// off.
-	scans *bkiam.ScanCache
-	// book is the process's ledger of shared grants (shared.go).
-	book *sharedgrants.Book
-	// models reads each system's model once per provider configuration
-	// (bkiam_system, and the plan-time checks when checkModel is on).
-	models     *bkiam.ModelCache
-	checkModel bool
-	// groupPolicies reads each group's permissions once per process, for
-	// the refreshes of bkiam_group_permission.
-	groupPolicies *groupPolicyCache
-	// allowSharedGrants lets two resources of the command grant one path
-	// (allow_shared_grants; shared.go).
-	allowSharedGrants bool
-	// plannedScopes holds the grade managers' scopes and the groups'
-	// grade managers this process planned, for the plan-time scope check of
-	// bkiam_group_permission (planned_scopes.go).
-	plannedScopes *plannedScopes
-}
-
-// invalidateScans forgets the policy-list scans of actions this process
-// has just written to, so that a later read in the same process sees the
-// write.
-func (d *providerData) invalidateScans(system string, actions []string) {
-	if d.scans == nil {
-		return
-	}
-	for _, a := range actions {
-		d.scans.Invalidate(system, a)
-	}
-}
-
-// limits are the batch limits the planners split calls by.
-func (d *providerData) limits() grantplan.Limits {
-	return grantplan.Limits{Grant: d.grantBatchSize, Revoke: d.revokeBatchSize, Policy: maxPolicyInstances}
 }
 
 func (p *bkiamProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -150,26 +101,26 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"allow_shared":      settings.allowSharedGrants,
 	})
 
-	data := &providerData{
-		client:          client,
-		instances:       bkiam.NewCoalescer(client, settings.batchWindow, settings.grantBatchSize, settings.revokeBatchSize),
-		grantBatchSize:  settings.grantBatchSize,
-		revokeBatchSize: settings.revokeBatchSize,
-		book:            sharedgrants.NewBook(),
-		models:          bkiam.NewModelCache(client),
-		checkModel:      settings.checkModel,
-		groupPolicies:   newGroupPolicyCache(client),
-		plannedScopes:   newPlannedScopes(),
+	data := &Data{
+		Client:          client,
+		Instances:       bkiam.NewCoalescer(client, settings.batchWindow, settings.grantBatchSize, settings.revokeBatchSize),
+		GrantBatchSize:  settings.grantBatchSize,
+		RevokeBatchSize: settings.revokeBatchSize,
+		Book:            sharedgrants.NewBook(),
+		Models:          bkiam.NewModelCache(client),
+		CheckModel:      settings.checkModel,
+		GroupPolicies:   NewGroupPolicyCache(client),
+		PlannedScopes:   NewPlannedScopes(),
 
-		allowSharedGrants: settings.allowSharedGrants,
+		AllowSharedGrants: settings.allowSharedGrants,
 	}
-	p.book.Store(data.book)
+	p.book.Store(data.Book)
 	if settings.detectDrift {
-		data.scans = bkiam.NewScanCache(client, time.Now)
+		data.Scans = bkiam.NewScanCache(client, time.Now)
 		if settings.checkModel {
 			// The model tells which actions can have RBAC rows: a group's
 			// read of any other action skips the RBAC list.
-			data.scans.UseModels(data.models)
+			data.Scans.UseModels(data.Models)
 		}
 	}
 	p.data.Store(data)
@@ -199,16 +150,4 @@ func userAgent(providerVersion, terraformVersion string) string {
 		ua = fmt.Sprintf("%s (+https://www.terraform.io) Terraform/%s", ua, terraformVersion)
 	}
 	return ua
-}
-
-// AllowsSharedGrants and LedgerBook are what the shared grants need of
-// the provider's data (sharedgrants.Data); nil is the provider before it
-// is configured.
-func (d *providerData) AllowsSharedGrants() bool { return d == nil || d.allowSharedGrants }
-
-func (d *providerData) LedgerBook() *sharedgrants.Book {
-	if d == nil {
-		return nil
-	}
-	return d.book
 }

@@ -456,7 +456,7 @@ var notAtPlanTime = map[string]string{
 	"memberRunner.load: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
 	"groupMembers.Read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
-	"configuredData: Unexpected provider data":                 "a bug: Configure always hands over *providerData",
+	"FromProviderData: Unexpected provider data":                 "a bug: Configure always hands over *conns.Data",
 	"gradeManagerResource.configured: Provider not configured": "a bug: Terraform configures the provider first",
 	"groupResource.configured: Provider not configured":        "a bug: Terraform configures the provider first",
 	"managementDataSourceReady: Provider not configured":       "a bug: Terraform configures the provider first",
@@ -501,7 +501,7 @@ var notAtPlanTime = map[string]string{
 		"time: depends on the app's rights in IAM (TestAccGroupPermissionNotClientOfActionsSystem provokes it)",
 	"memberRunner.after: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
-	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *providerData",
+	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *conns.Data",
 	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
 	"applyChange: Cannot plan the IAM calls":               "apply time; the validation refuses every grant the planner would",
 	"instanceGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +

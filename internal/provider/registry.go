@@ -13,7 +13,7 @@ import (
 // line here is all the registration a resource needs: the framework's
 // view of it (its schema, for Terraform and tfplugindocs), the server's
 // routing of its calls and its value type are all derived from this list.
-var protocolResources = []protocol.Resource[*providerData]{
+var protocolResources = []protocol.Resource[*Data]{
 	serveResource[instanceGrantModel](instanceGrant{}),
 	serveResource[creatorGrantModel](creatorGrant{}),
 	serveResource[groupMembersModel](groupMembers{}),
@@ -33,8 +33,8 @@ var (
 // shared grants' accounting (shared_account.go) hearing its plans and
 // preceding its applies.
 func serveResource[M any](def interface {
-	protocol.Def[M, *providerData]
+	protocol.Def[M, *Data]
 	sharedgrants.Claimer[M]
-}) protocol.Resource[*providerData] {
-	return protocol.Serve[M, *providerData](typeName, def, sharedgrants.Observe[M, *providerData](def))
+}) protocol.Resource[*Data] {
+	return protocol.Serve[M, *Data](typeName, def, sharedgrants.Observe[M, *Data](def))
 }

@@ -20,7 +20,7 @@ func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 }
 
 // newServer serves p, with resources served at the protocol level.
-func newServer(p *bkiamProvider, resources []protocol.Resource[*providerData]) (tfprotov6.ProviderServer, error) {
+func newServer(p *bkiamProvider, resources []protocol.Resource[*Data]) (tfprotov6.ProviderServer, error) {
 	if p.book.Load() == nil {
 		p.book.Store(sharedgrants.NewBook())
 	}
@@ -35,7 +35,7 @@ func newServer(p *bkiamProvider, resources []protocol.Resource[*providerData]) (
 // command: the process's book in each plan's context, and the news that
 // the command refreshes.
 type bkiamServer struct {
-	*protocol.Router[*providerData]
+	*protocol.Router[*Data]
 	provider *bkiamProvider
 }
 

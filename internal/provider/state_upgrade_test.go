@@ -296,9 +296,9 @@ func TestPrivateUpgradesCoverEveryVersion(t *testing.T) {
 }
 
 // upgradeState upgrades a stored state of r as the provider's server does.
-func upgradeState(t *testing.T, r protocol.Resource[*providerData], req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
+func upgradeState(t *testing.T, r protocol.Resource[*Data], req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
 	t.Helper()
-	resp, err := protocol.NewRouter[*providerData](nil, nil, []protocol.Resource[*providerData]{r}).UpgradeResourceState(context.Background(), req)
+	resp, err := protocol.NewRouter[*Data](nil, nil, []protocol.Resource[*Data]{r}).UpgradeResourceState(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}

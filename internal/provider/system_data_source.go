@@ -20,7 +20,7 @@ import (
 // Its values are small (a system has tens of actions), so the framework
 // serves it.
 type systemDataSource struct {
-	data *providerData
+	data *Data
 }
 
 var _ datasource.DataSourceWithConfigure = &systemDataSource{}
@@ -122,7 +122,7 @@ func (d *systemDataSource) Configure(_ context.Context, req datasource.Configure
 	if req.ProviderData == nil {
 		return
 	}
-	data, ok := req.ProviderData.(*providerData)
+	data, ok := req.ProviderData.(*Data)
 	if !ok {
 		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("bkiam_system got %T; this is a bug in the provider.", req.ProviderData))
 		return
@@ -148,7 +148,7 @@ func (d *systemDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	system := config.System.ValueString()
-	model, err := d.data.models.Get(ctx, system)
+	model, err := d.data.Models.Get(ctx, system)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("system"), "Cannot read the model of system "+system, err.Error())
 		return

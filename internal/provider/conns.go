@@ -1,0 +1,213 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
+)
+
+// providerData is what Configure makes for the resources.
+type Data struct {
+	Client *bkiam.Client
+	// instances sends batch_instance calls, merging those of concurrent
+	// resources (batch_window).
+	Instances InstanceCaller
+	// grantBatchSize and revokeBatchSize bound the instances (or paths) of
+	// one resource entry in one grant or revoke call.
+	GrantBatchSize  int
+	RevokeBatchSize int
+	// scans shares the policy-list scans of detect_drift; nil when it is
+	// off.
+	Scans *bkiam.ScanCache
+	// book is the process's ledger of shared grants (shared.go).
+	Book *sharedgrants.Book
+	// models reads each system's model once per provider configuration
+	// (bkiam_system, and the plan-time checks when checkModel is on).
+	Models     *bkiam.ModelCache
+	CheckModel bool
+	// groupPolicies reads each group's permissions once per process, for
+	// the refreshes of bkiam_group_permission.
+	GroupPolicies *GroupPolicyCache
+	// allowSharedGrants lets two resources of the command grant one path
+	// (allow_shared_grants; shared.go).
+	AllowSharedGrants bool
+	// plannedScopes holds the grade managers' scopes and the groups'
+	// grade managers this process planned, for the plan-time scope check of
+	// bkiam_group_permission (planned_scopes.go).
+	PlannedScopes *PlannedScopes
+}
+
+// invalidateScans forgets the policy-list scans of actions this process
+// has just written to, so that a later read in the same process sees the
+// write.
+func (d *Data) InvalidateScans(system string, actions []string) {
+	if d.Scans == nil {
+		return
+	}
+	for _, a := range actions {
+		d.Scans.Invalidate(system, a)
+	}
+}
+
+// limits are the batch limits the planners split calls by.
+func (d *Data) Limits() grantplan.Limits {
+	return grantplan.Limits{Grant: d.GrantBatchSize, Revoke: d.RevokeBatchSize, Policy: MaxPolicyInstances}
+}
+
+// AllowsSharedGrants and LedgerBook are what the shared grants need of
+// the provider's data (sharedgrants.Data); nil is the provider before it
+// is configured.
+func (d *Data) AllowsSharedGrants() bool { return d == nil || d.AllowSharedGrants }
+
+func (d *Data) LedgerBook() *sharedgrants.Book {
+	if d == nil {
+		return nil
+	}
+	return d.Book
+}
+
+// instanceCaller sends batch_instance calls: the client itself, or the
+// provider's Coalescer, which merges the calls of concurrent resources.
+type InstanceCaller interface {
+	BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error)
+}
+
+// groupPolicyCache reads each group's permissions once per provider
+// process for the refreshes of its resources; an apply forgets the
+// group's.
+type GroupPolicyCache struct {
+	client  *bkiam.Client
+	mu      sync.Mutex
+	entries map[string]*groupPolicyEntry
+	// warned is set once the missing list permission has been reported.
+	warned atomic.Bool
+}
+
+type groupPolicyEntry struct {
+	once     sync.Once
+	policies []bkiam.GroupPolicy
+	err      error
+}
+
+func NewGroupPolicyCache(c *bkiam.Client) *GroupPolicyCache {
+	return &GroupPolicyCache{client: c, entries: map[string]*groupPolicyEntry{}}
+}
+
+func (c *GroupPolicyCache) Get(ctx context.Context, system string, group int64) ([]bkiam.GroupPolicy, error) {
+	key := system + "/" + strconv.FormatInt(group, 10)
+	c.mu.Lock()
+	e := c.entries[key]
+	if e == nil {
+		e = &groupPolicyEntry{}
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.policies, e.err = c.client.GroupPolicies(ctx, system, group) })
+	if e.err != nil && ctx.Err() != nil {
+		c.Invalidate(system, strconv.FormatInt(group, 10)) // a cancelled read is not kept
+	}
+	return e.policies, e.err
+}
+
+func (c *GroupPolicyCache) Invalidate(system, group string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.entries, system+"/"+group)
+	c.mu.Unlock()
+}
+
+// maxPolicyInstances is IAM's limit of instances per (subject, action,
+// resource type) after merging; one resource entry over it can never be
+// granted.
+const MaxPolicyInstances = 10000
+
+// configuredData is the provider's data as a framework resource or data
+// source receives it in Configure: nil before the provider is configured.
+func FromProviderData(given any, typeName string, diags *diag.Diagnostics) *Data {
+	if given == nil {
+		return nil
+	}
+	data, ok := given.(*Data)
+	if !ok {
+		diags.AddError("Unexpected provider data", fmt.Sprintf("%s got %T; this is a bug in the provider.", typeName, given))
+		return nil
+	}
+	return data
+}
+
+// The plan-time scope check of bkiam_group_permission. IAM refuses at apply
+// a group permission outside the authorization scope of the group's grade
+// manager, and its API offers no way to check first: no route leads from a
+// group to its grade manager, and a grade manager's read leaves the scope
+// out. What this process plans is known, though: bkiam_grade_manager and
+// bkiam_group record here, as they are planned, each grade manager's scope
+// and each group's grade manager, and a group permission planned after them
+// (its group_id refers to the group, which refers to the grade manager, so
+// Terraform plans them first) is checked against the scope as the plan
+// leaves it. Where the chain is not known (a literal group_id, a grade
+// manager outside the configuration), the check is skipped and IAM's answer
+// at apply names the fix. Only what a plan decided is recorded, never what
+// a refresh read, so a scope widened by the same plan is the one checked.
+type PlannedScopes struct {
+	mu            sync.Mutex
+	gradeManagers map[string]PlannedGradeManager // by grade manager id
+	groups        map[string]string              // group id → grade manager id
+}
+
+type PlannedGradeManager struct {
+	Name   string
+	Scopes []bkiam.AuthorizationScope
+}
+
+func NewPlannedScopes() *PlannedScopes {
+	return &PlannedScopes{gradeManagers: map[string]PlannedGradeManager{}, groups: map[string]string{}}
+}
+
+// setGradeManager records a grade manager's planned scope; a nil scopes
+// (not known, or destroyed) forgets it.
+func (p *PlannedScopes) SetGradeManager(id, name string, scopes []bkiam.AuthorizationScope) {
+	if p == nil || id == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if scopes == nil {
+		delete(p.gradeManagers, id)
+		return
+	}
+	p.gradeManagers[id] = PlannedGradeManager{Name: name, Scopes: scopes}
+}
+
+// setGroup records a group's planned grade manager.
+func (p *PlannedScopes) SetGroup(id, gradeManager string) {
+	if p == nil || id == "" || gradeManager == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.groups[id] = gradeManager
+}
+
+// of is the planned grade manager of a group, if this process planned both.
+func (p *PlannedScopes) Of(group string) (id string, gm PlannedGradeManager, ok bool) {
+	if p == nil {
+		return "", PlannedGradeManager{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id, ok = p.groups[group]
+	if ok {
+		gm, ok = p.gradeManagers[id]
+	}
+	return id, gm, ok
+}
