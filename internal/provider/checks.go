@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
@@ -78,11 +79,11 @@ func checkActions(at *tftypes.AttributePath, v protocol.StringsValue, fix string
 // checkInstanceCount enforces 1 to maxPolicyInstances instances: an empty
 // list means every instance to IAM.
 func checkInstanceCount(at *tftypes.AttributePath, n int, diags *protocol.Diagnostics) {
-	if n < 1 || n > MaxPolicyInstances {
+	if n < 1 || n > conns.MaxPolicyInstances {
 		diags.AddAttributeError(at, "Invalid number of instances",
 			fmt.Sprintf("%s map must contain at least 1 element and at most %d elements, got: %d. "+
 				"An empty map would mean every instance to IAM; split larger sets across resources with different actions or subjects.",
-				protocol.PathString(at), MaxPolicyInstances, n))
+				protocol.PathString(at), conns.MaxPolicyInstances, n))
 	}
 }
 

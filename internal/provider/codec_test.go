@@ -11,12 +11,13 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // codecUnderTest is what served[M, D] offers the codec tests.
 type codecUnderTest interface {
-	protocol.Resource[*Data]
+	protocol.Resource[*conns.Data]
 	protocol.Codec
 }
 

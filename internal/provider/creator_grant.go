@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -55,7 +56,7 @@ func (creatorGrant) Schema(context.Context) schema.Schema {
 				Required: true,
 				MarkdownDescription: fmt.Sprintf("The created instances, by instance ID: at least one, at most %d. "+
 					"Adding an instance grants it; removing one revokes its path; moving one (new ancestors) grants the "+
-					"new path, then revokes the old one.", MaxPolicyInstances),
+					"new path, then revokes the old one.", conns.MaxPolicyInstances),
 				NestedObject: schema.NestedAttributeObject{
 					Attributes: map[string]schema.Attribute{
 						"name": schema.StringAttribute{
@@ -227,7 +228,7 @@ func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags 
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
-func (creatorGrant) CheckModel(ctx context.Context, data *Data, proposed creatorGrantModel, diags *protocol.Diagnostics) {
+func (creatorGrant) CheckModel(ctx context.Context, data *conns.Data, proposed creatorGrantModel, diags *protocol.Diagnostics) {
 	checkCreatorGrantModel(ctx, data, proposed, diags)
 }
 
@@ -281,7 +282,7 @@ func (creatorGrant) Plan(_ context.Context, req protocol.PlanRequest[creatorGran
 	return out
 }
 
-func (r creatorGrant) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
+func (r creatorGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
 	private := req.Private
 	current, next := protocol.ViewsOf(req, viewCreator)
 	if next != nil && next.instances == nil {
@@ -334,13 +335,13 @@ func (r creatorGrant) Apply(ctx context.Context, data *Data, req protocol.ApplyR
 // refreshes: only detect_drift changes a creator grant's state on
 // refresh (creator grants never expire), so without it the state goes
 // back as it came, never decoded.
-func (creatorGrant) Refreshes(data *Data) bool {
+func (creatorGrant) Refreshes(data *conns.Data) bool {
 	return data != nil && data.Scans != nil
 }
 
 // read keeps, with detect_drift, only the paths IAM still holds for the
 // creator, so that the plan registers the others again.
-func (r creatorGrant) Read(ctx context.Context, data *Data, req protocol.ReadRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
+func (r creatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	c := viewCreator(state)
 	held := r.holdings(private, &c, diags)

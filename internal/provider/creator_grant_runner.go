@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -54,7 +55,7 @@ type creatorGrantRunner struct {
 
 	// The apply the runner serves.
 	resource creatorGrant
-	data     *Data
+	data     *conns.Data
 	// current and next are the state's and the plan's (nil on create and
 	// destroy); result is next, or on a destroy what the run starts from.
 	current, next, result *creatorView

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 )
 
 // TestFrameworkResourcesBesideProtocolOnes: a plain framework data source
@@ -99,7 +100,7 @@ func assertTransport(t *testing.T, what string, dv *tfprotov6.DynamicValue, objT
 
 // transportDataSource and transportResource are plain framework types
 // that report the transport of the client Configure handed them.
-type transportDataSource struct{ data *Data }
+type transportDataSource struct{ data *conns.Data }
 
 func (d *transportDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_test_transport"
@@ -110,7 +111,7 @@ func (d *transportDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *transportDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, _ *datasource.ConfigureResponse) {
-	d.data, _ = req.ProviderData.(*Data)
+	d.data, _ = req.ProviderData.(*conns.Data)
 }
 
 func (d *transportDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -121,7 +122,7 @@ func (d *transportDataSource) Read(ctx context.Context, _ datasource.ReadRequest
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("transport"), string(d.data.Client.Transport()))...)
 }
 
-type transportResource struct{ data *Data }
+type transportResource struct{ data *conns.Data }
 
 func (r *transportResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_test_transport"
@@ -132,7 +133,7 @@ func (r *transportResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 }
 
 func (r *transportResource) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
-	r.data, _ = req.ProviderData.(*Data)
+	r.data, _ = req.ProviderData.(*conns.Data)
 }
 
 func (r *transportResource) Create(ctx context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {

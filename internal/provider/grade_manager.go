@@ -27,6 +27,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
@@ -34,7 +35,7 @@ import (
 // created, and so owned, by a system through the management API. Its
 // values are small, so the framework serves it.
 type gradeManagerResource struct {
-	data *Data
+	data *conns.Data
 }
 
 var (
@@ -228,7 +229,7 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 }
 
 func (r *gradeManagerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = FromProviderData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
+	r.data = conns.FromProviderData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
 }
 
 // ValidateConfig checks what the schema cannot say of one attribute.
@@ -422,7 +423,7 @@ func scopesKnown(scopes []scopeModel) bool {
 // update: its actions exist and the resources give their related resource
 // types in order (else 1902412 or 1902417 at apply). What is unknown is
 // skipped.
-func checkScopeModels(ctx context.Context, data *Data, scopes []scopeModel, diags *diag.Diagnostics) {
+func checkScopeModels(ctx context.Context, data *conns.Data, scopes []scopeModel, diags *diag.Diagnostics) {
 	if data == nil || !data.CheckModel || data.Models == nil {
 		return
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 )
 
 // gradeManagerDataSource is the bkiam_grade_manager data source: a grade
@@ -20,7 +22,7 @@ import (
 // name filter is a case-insensitive substring match, so the client filters
 // again (bkiam.GradeManagersNamed); the members come from the v2 detail.
 type gradeManagerDataSource struct {
-	data *Data
+	data *conns.Data
 }
 
 var _ datasource.DataSourceWithConfigure = &gradeManagerDataSource{}
@@ -62,7 +64,7 @@ func (d *gradeManagerDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 }
 
 func (d *gradeManagerDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = FromProviderData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
+	d.data = conns.FromProviderData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
 }
 
 func (d *gradeManagerDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {

@@ -23,13 +23,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // groupResource is bkiam_group: a user group of a grade manager (or of a
 // system's system manager), created through the management API.
 type groupResource struct {
-	data *Data
+	data *conns.Data
 }
 
 var (
@@ -128,7 +129,7 @@ func clearNeedsReplace(_ context.Context, req planmodifier.StringRequest, resp *
 }
 
 func (r *groupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = FromProviderData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
+	r.data = conns.FromProviderData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
 }
 
 // ModifyPlan records the group's grade manager for the plan-time scope

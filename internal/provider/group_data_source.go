@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 )
 
 // positiveIDPattern is a numeric id IAM gives (grade managers, groups).
@@ -21,7 +23,7 @@ var positiveIDPattern = regexp.MustCompile(`^[1-9][0-9]*$`)
 // found by its exact name. IAM's name filter is a case-insensitive
 // substring match, so the client filters again (bkiam.GroupByName).
 type groupDataSource struct {
-	data *Data
+	data *conns.Data
 }
 
 var _ datasource.DataSourceWithConfigure = &groupDataSource{}
@@ -64,7 +66,7 @@ func (d *groupDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 }
 
 func (d *groupDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = FromProviderData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
+	d.data = conns.FromProviderData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
 }
 
 func (d *groupDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/memberplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -202,7 +203,7 @@ func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags 
 // checkModel refuses, for a create or a change, a provider that cannot
 // reach the management API. The members are not checked against the
 // organisation: IAM drops unknown ones, which the apply reports.
-func (groupMembers) CheckModel(_ context.Context, data *Data, _ groupMembersModel, diags *protocol.Diagnostics) {
+func (groupMembers) CheckModel(_ context.Context, data *conns.Data, _ groupMembersModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_members"); ok {
 		diags.AddError(summary, detail)
 	}
@@ -272,7 +273,7 @@ func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags 
 	}
 }
 
-func (r groupMembers) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
+func (r groupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
 	current, next := protocol.ViewsOf(req, viewMembers)
 	if next != nil && (next.members == nil || next.group == 0) {
 		diags.AddError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
@@ -341,12 +342,12 @@ func sameExpiry(e protocol.StringValue, exp int64) bool {
 
 // refreshes: a group's members are exactly readable, so every refresh
 // reads them.
-func (groupMembers) Refreshes(data *Data) bool { return data != nil && data.Client != nil }
+func (groupMembers) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
 
 // read sets state to the members IAM holds: members added or removed
 // outside Terraform show in the plan. A group that is gone (IAM answers
 // it is not the system's) removes the resource from state.
-func (r groupMembers) Read(ctx context.Context, data *Data, req protocol.ReadRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
+func (r groupMembers) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
 	state := req.State
 	v := viewMembers(state)
 	if v.group == 0 || v.system == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -34,11 +35,11 @@ type groupPermission struct {
 
 func newGroupPermission() groupPermission {
 	return groupPermission{grant: instanceGrant{
-		via: func(data *Data) InstanceCaller { return managementCaller{client: data.Client} },
+		via: func(data *conns.Data) conns.InstanceCaller { return managementCaller{client: data.Client} },
 		// The management grant has no per-call cap: a call carries up to
 		// IAM's per-policy limit.
-		limits: func(*Data) grantplan.Limits {
-			return grantplan.Limits{Grant: MaxPolicyInstances, Revoke: MaxPolicyInstances, Policy: MaxPolicyInstances}
+		limits: func(*conns.Data) grantplan.Limits {
+			return grantplan.Limits{Grant: conns.MaxPolicyInstances, Revoke: conns.MaxPolicyInstances, Policy: conns.MaxPolicyInstances}
 		},
 	}}
 }
@@ -95,7 +96,7 @@ func (groupPermission) Schema(context.Context) schema.Schema {
 						MarkdownDescription: fmt.Sprintf("The instances, keyed by id, each with its display name, e.g. "+
 							"`{ \"1\" = \"host1\" }`: at least one, at most %d. A key beginning with `/` is a path in IAM's own "+
 							"notation, the instance under its ancestors: `/bk_cmdb,biz,2/bk_cmdb,host,*/` is every host of business 2, "+
-							"`/bk_cmdb,biz,2/bk_cmdb,host,5/` host 5 there.", MaxPolicyInstances),
+							"`/bk_cmdb,biz,2/bk_cmdb,host,5/` host 5 there.", conns.MaxPolicyInstances),
 					},
 				}},
 			},
@@ -205,7 +206,7 @@ func parsePathKey(key string) ([]bkiam.PathNode, error) {
 	return nodes, nil
 }
 
-func (r groupPermission) CheckModel(ctx context.Context, data *Data, proposed groupPermissionModel, diags *protocol.Diagnostics) {
+func (r groupPermission) CheckModel(ctx context.Context, data *conns.Data, proposed groupPermissionModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_permission"); ok {
 		diags.AddError(summary, detail)
 		return
@@ -233,7 +234,7 @@ func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[grou
 	return protocol.PlanResponse[groupPermissionModel]{Planned: planned, RequiresReplace: replace}
 }
 
-func (r groupPermission) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState) {
+func (r groupPermission) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState) {
 	greq := protocol.ApplyRequest[instanceGrantModel]{Private: req.Private}
 	base := req.Planned
 	if req.Prior != nil {
@@ -254,7 +255,7 @@ func (r groupPermission) Apply(ctx context.Context, data *Data, req protocol.App
 	}
 	pathSystem, _ := route.managedBy()
 	grant := r.grant
-	grant.via = func(data *Data) InstanceCaller {
+	grant.via = func(data *conns.Data) conns.InstanceCaller {
 		return managementCaller{client: data.Client, system: pathSystem}
 	}
 	result, private := grant.Apply(ctx, data, greq, diags)
@@ -271,12 +272,12 @@ func (r groupPermission) Apply(ctx context.Context, data *Data, req protocol.App
 }
 
 // refreshes: a group's permissions are exactly readable.
-func (groupPermission) Refreshes(data *Data) bool { return data != nil && data.Client != nil }
+func (groupPermission) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
 
 // read keeps of the record only what IAM still holds for the group, by
 // meaning (action, type, path), and completes an import. Without the
 // list's allow-list entry it warns once and trusts state.
-func (r groupPermission) Read(ctx context.Context, data *Data, req protocol.ReadRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
+func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	system, _ := state.System.Get()
 	pathSystem, _ := state.managedBy()
@@ -302,7 +303,7 @@ func (r groupPermission) Read(ctx context.Context, data *Data, req protocol.Read
 		diags.AddWarning(summary, detail)
 		return nil, nil, true
 	case errors.Is(err, bkiam.ErrForbidden):
-		if data.GroupPolicies.warned.CompareAndSwap(false, true) {
+		if data.GroupPolicies.Warned.CompareAndSwap(false, true) {
 			diags.AddWarning("Group permissions are not read back",
 				fmt.Sprintf("IAM refused the list of a group's permissions in %s (%v). Its management allow-list must give the "+
 					"system group_policy_list, which in practice only \"*\" does. Until then a refresh trusts state: a permission "+

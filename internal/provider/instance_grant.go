@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -27,9 +28,9 @@ import (
 type instanceGrant struct {
 	// via, unless nil, sends the grant's calls instead of the
 	// authorization API: bkiam_group_permission's management API.
-	via func(data *Data) InstanceCaller
+	via func(data *conns.Data) conns.InstanceCaller
 	// limits, unless nil, replaces the authorization API's batch limits.
-	limits func(data *Data) grantplan.Limits
+	limits func(data *conns.Data) grantplan.Limits
 }
 
 func (instanceGrant) Name() string { return "instance_grant" }
@@ -99,7 +100,7 @@ func (instanceGrant) Schema(context.Context) schema.Schema {
 							MarkdownDescription: fmt.Sprintf("The instances: a map of instance ID to display name, with at least "+
 								"one and at most %d entries (IAM's limit per subject, action and type). IAM keeps the name an "+
 								"instance was first granted with, so a change of name alone sends nothing. An empty map is "+
-								"refused: to IAM an empty instance list means *every* instance.", MaxPolicyInstances),
+								"refused: to IAM an empty instance list means *every* instance.", conns.MaxPolicyInstances),
 						},
 					},
 				},
@@ -335,7 +336,7 @@ func checkExpiryAhead(v protocol.StringValue, now time.Time, diags *protocol.Dia
 	}
 }
 
-func (instanceGrant) CheckModel(ctx context.Context, data *Data, proposed instanceGrantModel, diags *protocol.Diagnostics) {
+func (instanceGrant) CheckModel(ctx context.Context, data *conns.Data, proposed instanceGrantModel, diags *protocol.Diagnostics) {
 	checkInstanceGrantModel(ctx, data, proposed, diags)
 }
 
@@ -405,7 +406,7 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 		Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: b.Resources}))
 }
 
-func (r instanceGrant) Apply(ctx context.Context, data *Data, req protocol.ApplyRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
+func (r instanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
 	private := req.Private
 	current, next := protocol.ViewsOf(req, viewGrant)
 	if next != nil && !next.known {
@@ -502,12 +503,12 @@ func expiresValue(expiresAt int64, next *grantplan.Grant, configured protocol.St
 
 // refreshes: a refresh always looks at the state, to notice that a user
 // grant expired.
-func (instanceGrant) Refreshes(*Data) bool { return true }
+func (instanceGrant) Refreshes(*conns.Data) bool { return true }
 
 // read warns about a user grant that has expired, which stays in state as
 // it is (below); with detect_drift, it keeps of the record only what IAM
 // still holds, and completes an import by actions and resource type.
-func (r instanceGrant) Read(ctx context.Context, data *Data, req protocol.ReadRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
+func (r instanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	expired := r.expired(state, private, diags)
 	if diags.HasError() {

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
@@ -561,8 +562,8 @@ resource "bkiam_instance_grant" "test" {
 func TestAccInstanceGrant_policyLimit(t *testing.T) {
 	sb, provider := target(t)
 	calls := newCallCounter(sb)
-	full := idRange(0, MaxPolicyInstances)
-	shifted := idRange(100, MaxPolicyInstances+100)
+	full := idRange(0, conns.MaxPolicyInstances)
+	shifted := idRange(100, conns.MaxPolicyInstances+100)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -22,7 +23,7 @@ import (
 // stops midway — on an error or because Terraform was cancelled — leaves
 // state that says what IAM holds, and the next run completes the rest.
 type instanceGrantRunner struct {
-	client  InstanceCaller
+	client  conns.InstanceCaller
 	system  string
 	subject bkiam.Subject
 	// held is updated after every call.
@@ -45,7 +46,7 @@ type instanceGrantRunner struct {
 
 	// The apply the runner serves (none in the runner's own tests).
 	resource instanceGrant
-	data     *Data
+	data     *conns.Data
 	// current and next are the state's and the plan's grant (nil on
 	// create and destroy); planned is next, or current on a destroy.
 	current, next, planned *grantView

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
@@ -84,7 +85,7 @@ func TestRunnerStopsBetweenCallsWhenCancelled(t *testing.T) {
 
 // cancelDuringFirstCall cancels the run's context as its first call starts.
 type cancelDuringFirstCall struct {
-	next    InstanceCaller
+	next    conns.InstanceCaller
 	cancel  context.CancelFunc
 	started *bool
 }

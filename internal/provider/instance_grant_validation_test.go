@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
@@ -49,7 +50,7 @@ func instanceGrantHCL(changes map[string]string) string {
 // Terraform 1.5 imports during the plan.
 func instanceGrantValidationCases() []planTimeCase {
 	var tooMany strings.Builder
-	for i := 0; i <= MaxPolicyInstances; i++ {
+	for i := 0; i <= conns.MaxPolicyInstances; i++ {
 		fmt.Fprintf(&tooMany, "%q = \"h\", ", fmt.Sprint(i))
 	}
 	blank := func(path string) []string { return []string{"Blank value", path + " must not be empty or blank."} }
@@ -161,7 +162,7 @@ resource "bkiam_creator_grant" "test" {
 	}
 	var tooMany strings.Builder
 	tooMany.WriteString("{")
-	for i := 0; i <= MaxPolicyInstances; i++ {
+	for i := 0; i <= conns.MaxPolicyInstances; i++ {
 		fmt.Fprintf(&tooMany, "%q = { name = \"j\" }, ", fmt.Sprint(i))
 	}
 	tooMany.WriteString("}")

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 )
 
 // The resources of IAM's management API (bkiam_grade_manager, bkiam_group,
@@ -22,7 +23,7 @@ import (
 // time when the provider is configured with esb_url: ESB serves no v2
 // management route. ok is false when the provider uses the gateway (or is
 // not configured yet, when nothing can be said).
-func managementNeedsGateway(data *Data, resourceType string) (summary, detail string, ok bool) {
+func managementNeedsGateway(data *conns.Data, resourceType string) (summary, detail string, ok bool) {
 	if data == nil || data.Client == nil || data.Client.Transport() != bkiam.TransportESB {
 		return "", "", false
 	}
@@ -80,7 +81,7 @@ func managementError(what string, err error) string {
 // managementDataSourceReady reports whether a management data source can
 // read: the provider is configured, and through the API gateway (else the
 // error names the fix).
-func managementDataSourceReady(data *Data, typeName string, diags *diag.Diagnostics) bool {
+func managementDataSourceReady(data *conns.Data, typeName string, diags *diag.Diagnostics) bool {
 	if data == nil {
 		diags.AddError("Provider not configured", typeName+" was read before the provider was configured; this is a bug in the provider.")
 		return false

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
@@ -22,7 +23,7 @@ import (
 // systemModel returns the model of the system at, or nil after reporting
 // why it cannot be had. It is nil without a report when the checks are
 // off or the system is unknown.
-func systemModel(ctx context.Context, data *Data, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
+func systemModel(ctx context.Context, data *conns.Data, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
 	id, ok := system.Get()
 	if data == nil || !data.CheckModel || data.Models == nil || !ok {
 		return nil
@@ -103,7 +104,7 @@ func typeList(rts []bkiam.RelatedResourceType) string {
 
 // checkInstanceGrantModel checks an instance grant's actions and resources
 // against its system's model.
-func checkInstanceGrantModel(ctx context.Context, data *Data, m instanceGrantModel, diags *protocol.Diagnostics) {
+func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGrantModel, diags *protocol.Diagnostics) {
 	model := systemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
@@ -210,7 +211,7 @@ func relatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[
 // its system's creator configuration. Without actions, the grant needs the
 // model at apply to tell its own actions from the creator's other
 // policies in IAM's answer, so a plan that cannot read it is refused.
-func checkCreatorGrantModel(ctx context.Context, data *Data, m creatorGrantModel, diags *protocol.Diagnostics) {
+func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGrantModel, diags *protocol.Diagnostics) {
 	if m.Actions.IsNull() && data != nil && (!data.CheckModel || data.Models == nil) {
 		system, _ := m.System.Get()
 		typ, _ := m.Type.Get()
@@ -283,7 +284,7 @@ func checkCreatorGrantModel(ctx context.Context, data *Data, m creatorGrantModel
 // system's model: what IAM grants the creator of one of its instances.
 // nil when the model is not read (check_model off); an error when it
 // cannot be read or has no configuration for the type.
-func creatorConfigActions(ctx context.Context, data *Data, system protocol.StringValue, typ string, diags *protocol.Diagnostics) []string {
+func creatorConfigActions(ctx context.Context, data *conns.Data, system protocol.StringValue, typ string, diags *protocol.Diagnostics) []string {
 	model := systemModel(ctx, data, protocol.Root("system"), system, diags)
 	if model == nil {
 		return nil

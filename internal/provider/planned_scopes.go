@@ -9,13 +9,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // checkPlannedScope refuses, at plan, the actions and instances of a group
 // permission that its grade manager's planned scope does not admit (see
 // plannedScopes), naming the scope and the fix.
-func checkPlannedScope(data *Data, m groupPermissionModel, diags *protocol.Diagnostics) {
+func checkPlannedScope(data *conns.Data, m groupPermissionModel, diags *protocol.Diagnostics) {
 	group, okG := m.GroupID.Get()
 	system, okS := m.System.Get()
 	actions, okA := protocol.StringsOf(m.Actions)

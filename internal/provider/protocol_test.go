@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
@@ -219,7 +220,7 @@ func (e *protoEnv) policyIDs(system, subjectType, subjectID string) map[string]i
 // protoResource is a protocol-level resource as the tests drive it: its
 // values built and read through its own codec.
 type protoResource[M any] struct {
-	def protocol.Def[M, *Data]
+	def protocol.Def[M, *conns.Data]
 	// proposed is the new state Terraform proposes for config: its
 	// computed attributes unknown on create (prior nil), else the prior's.
 	proposed func(config M, prior *M) M

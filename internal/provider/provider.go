@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
@@ -36,7 +37,7 @@ type bkiamProvider struct {
 	// data is what Configure made, for the resources that protocolServer
 	// serves; nil until then. Framework resources and data sources get the
 	// same value as their ProviderData.
-	data atomic.Pointer[Data]
+	data atomic.Pointer[conns.Data]
 	// frameworkResources and dataSources are served by the framework
 	// itself, beside protocolResources.
 	frameworkResources []func() resource.Resource
@@ -101,7 +102,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"allow_shared":      settings.allowSharedGrants,
 	})
 
-	data := &Data{
+	data := &conns.Data{
 		Client:          client,
 		Instances:       bkiam.NewCoalescer(client, settings.batchWindow, settings.grantBatchSize, settings.revokeBatchSize),
 		GrantBatchSize:  settings.grantBatchSize,
@@ -109,8 +110,8 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		Book:            sharedgrants.NewBook(),
 		Models:          bkiam.NewModelCache(client),
 		CheckModel:      settings.checkModel,
-		GroupPolicies:   NewGroupPolicyCache(client),
-		PlannedScopes:   NewPlannedScopes(),
+		GroupPolicies:   conns.NewGroupPolicyCache(client),
+		PlannedScopes:   conns.NewPlannedScopes(),
 
 		AllowSharedGrants: settings.allowSharedGrants,
 	}

@@ -384,7 +384,8 @@ func TestAccProviderConfigErrors(t *testing.T) {
 
 // providerSources are the Go files of the packages that make up the
 // provider's resources: this one, and every package under internal/ that
-// is the protocol seam or imports it (the resources' rooms), so that a
+// talks to Terraform (the protocol seam, and those importing it or the
+// plugin libraries: the resources' rooms and what they share), so that a
 // new package is read without a test naming it.
 func providerSources(t *testing.T) []string {
 	t.Helper()
@@ -415,7 +416,7 @@ func providerSources(t *testing.T) []string {
 				t.Fatal(err)
 			}
 			for _, imp := range f.Imports {
-				if strings.Trim(imp.Path.Value, `"`) == seam {
+				if path := strings.Trim(imp.Path.Value, `"`); path == seam || strings.HasPrefix(path, "github.com/hashicorp/terraform-plugin-") {
 					uses = true
 				}
 			}
@@ -456,7 +457,7 @@ var notAtPlanTime = map[string]string{
 	"memberRunner.load: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
 	"groupMembers.Read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
-	"FromProviderData: Unexpected provider data":                 "a bug: Configure always hands over *conns.Data",
+	"FromProviderData: Unexpected provider data":               "a bug: Configure always hands over *conns.Data",
 	"gradeManagerResource.configured: Provider not configured": "a bug: Terraform configures the provider first",
 	"groupResource.configured: Provider not configured":        "a bug: Terraform configures the provider first",
 	"managementDataSourceReady: Provider not configured":       "a bug: Terraform configures the provider first",

@@ -4,6 +4,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
@@ -13,7 +14,7 @@ import (
 // line here is all the registration a resource needs: the framework's
 // view of it (its schema, for Terraform and tfplugindocs), the server's
 // routing of its calls and its value type are all derived from this list.
-var protocolResources = []protocol.Resource[*Data]{
+var protocolResources = []protocol.Resource[*conns.Data]{
 	serveResource[instanceGrantModel](instanceGrant{}),
 	serveResource[creatorGrantModel](creatorGrant{}),
 	serveResource[groupMembersModel](groupMembers{}),
@@ -33,8 +34,8 @@ var (
 // shared grants' accounting (shared_account.go) hearing its plans and
 // preceding its applies.
 func serveResource[M any](def interface {
-	protocol.Def[M, *Data]
+	protocol.Def[M, *conns.Data]
 	sharedgrants.Claimer[M]
-}) protocol.Resource[*Data] {
-	return protocol.Serve[M, *Data](typeName, def, sharedgrants.Observe[M, *Data](def))
+}) protocol.Resource[*conns.Data] {
+	return protocol.Serve[M, *conns.Data](typeName, def, sharedgrants.Observe[M, *conns.Data](def))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
@@ -20,7 +21,7 @@ func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 }
 
 // newServer serves p, with resources served at the protocol level.
-func newServer(p *bkiamProvider, resources []protocol.Resource[*Data]) (tfprotov6.ProviderServer, error) {
+func newServer(p *bkiamProvider, resources []protocol.Resource[*conns.Data]) (tfprotov6.ProviderServer, error) {
 	if p.book.Load() == nil {
 		p.book.Store(sharedgrants.NewBook())
 	}
@@ -35,7 +36,7 @@ func newServer(p *bkiamProvider, resources []protocol.Resource[*Data]) (tfprotov
 // command: the process's book in each plan's context, and the news that
 // the command refreshes.
 type bkiamServer struct {
-	*protocol.Router[*Data]
+	*protocol.Router[*conns.Data]
 	provider *bkiamProvider
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
@@ -296,9 +297,9 @@ func TestPrivateUpgradesCoverEveryVersion(t *testing.T) {
 }
 
 // upgradeState upgrades a stored state of r as the provider's server does.
-func upgradeState(t *testing.T, r protocol.Resource[*Data], req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
+func upgradeState(t *testing.T, r protocol.Resource[*conns.Data], req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse {
 	t.Helper()
-	resp, err := protocol.NewRouter[*Data](nil, nil, []protocol.Resource[*Data]{r}).UpgradeResourceState(context.Background(), req)
+	resp, err := protocol.NewRouter[*conns.Data](nil, nil, []protocol.Resource[*conns.Data]{r}).UpgradeResourceState(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 )
 
 // systemDataSource is bkiam_system: the model a system registered in IAM,
@@ -20,7 +21,7 @@ import (
 // Its values are small (a system has tens of actions), so the framework
 // serves it.
 type systemDataSource struct {
-	data *Data
+	data *conns.Data
 }
 
 var _ datasource.DataSourceWithConfigure = &systemDataSource{}
@@ -122,7 +123,7 @@ func (d *systemDataSource) Configure(_ context.Context, req datasource.Configure
 	if req.ProviderData == nil {
 		return
 	}
-	data, ok := req.ProviderData.(*Data)
+	data, ok := req.ProviderData.(*conns.Data)
 	if !ok {
 		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("bkiam_system got %T; this is a bug in the provider.", req.ProviderData))
 		return

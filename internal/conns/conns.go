@@ -1,4 +1,4 @@
-package provider
+package conns
 
 import (
 	"context"
@@ -88,7 +88,7 @@ type GroupPolicyCache struct {
 	mu      sync.Mutex
 	entries map[string]*groupPolicyEntry
 	// warned is set once the missing list permission has been reported.
-	warned atomic.Bool
+	Warned atomic.Bool
 }
 
 type groupPolicyEntry struct {
