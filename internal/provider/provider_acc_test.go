@@ -385,7 +385,7 @@ func TestAccProviderConfigErrors(t *testing.T) {
 // providerSources are the Go files of the packages that make up the
 // provider's resources: this one, and every package under internal/ that
 // talks to Terraform (the protocol seam, and those importing it or the
-// plugin libraries: the resources' rooms and what they share), so that a
+// plugin framework: the resources' rooms and what they share), so that a
 // new package is read without a test naming it.
 func providerSources(t *testing.T) []string {
 	t.Helper()
@@ -416,7 +416,7 @@ func providerSources(t *testing.T) []string {
 				t.Fatal(err)
 			}
 			for _, imp := range f.Imports {
-				if path := strings.Trim(imp.Path.Value, `"`); path == seam || strings.HasPrefix(path, "github.com/hashicorp/terraform-plugin-") {
+				if path := strings.Trim(imp.Path.Value, `"`); path == seam || strings.HasPrefix(path, "github.com/hashicorp/terraform-plugin-framework") {
 					uses = true
 				}
 			}
