@@ -1,0 +1,61 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+// iamIDValidator is checkID for the framework's attributes: not blank,
+// no surrounding white space, no control characters.
+type iamIDValidator struct{}
+
+var _ validator.String = iamIDValidator{}
+
+func (v iamIDValidator) Description(context.Context) string {
+	return "value must be an IAM id: not blank, without surrounding white space or control characters"
+}
+
+func (v iamIDValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v iamIDValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	s := req.ConfigValue.ValueString()
+	if strings.TrimSpace(s) == "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Blank value", req.Path.String()+" must not be empty or blank.")
+		return
+	}
+	if problem := idProblem(s); problem != "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid IAM id",
+			fmt.Sprintf("%s is %q, which %s; write the id exactly as IAM knows it.", req.Path, s, problem))
+	}
+}
+
+// trimmedValidator refuses a name or description with surrounding white
+// space: IAM stores grade managers' and groups' names and descriptions
+// trimmed, so the value read back would differ from the configuration and
+// every plan would show a change.
+type trimmedValidator struct{}
+
+var _ validator.String = trimmedValidator{}
+
+func (v trimmedValidator) Description(context.Context) string {
+	return "value must not begin or end with white space"
+}
+
+func (v trimmedValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v trimmedValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if s := req.ConfigValue.ValueString(); s != strings.TrimSpace(s) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Surrounding white space",
+			fmt.Sprintf("%s is %q. IAM stores names and descriptions without the white space around them, so it would "+
+				"read back %q and every plan would show a change: write %q.", req.Path, s, strings.TrimSpace(s), strings.TrimSpace(s)))
+	}
+}
