@@ -76,10 +76,10 @@ func (e *runError) Unwrap() error {
 }
 
 // calls is a resource's part of the loop over its planned calls of type C.
-type calls[C any] interface {
+type Calls[C any] interface {
 	// describe is the debug line of a call: its message and fields (the
 	// loop adds "call": "i/n").
-	describe(c C) (msg string, fields map[string]any)
+	Describe(c C) (msg string, fields map[string]any)
 	// send sends one call and, when it succeeds, records what IAM holds
 	// after it. wait is the run's context, cancelled when Terraform stops
 	// the run: for the waits on other resources' calls (ledger.go), which
@@ -87,51 +87,51 @@ type calls[C any] interface {
 	// calls: the call in flight when Terraform stops the run runs to its
 	// end (it is bounded by request_timeout and max_retries), so that its
 	// outcome is known. A resource may send everything with call.
-	send(wait, call context.Context, c C) error
+	Send(wait, call context.Context, c C) error
 	// failed records a failed call: what IAM may hold after a call whose
 	// outcome is unknown (bkiam.OutcomeUnknown of err), and how the error
 	// reads.
-	failed(c C, err error, unknown bool) callFailure
+	Failed(c C, err error, unknown bool) Failure
 	// again returns the calls to send once every planned call succeeded:
 	// those that restore what IAM lost under the run (a policy revoked
 	// whole outside Terraform); none, mostly.
-	again(ctx context.Context) ([]C, error)
+	Again(ctx context.Context) ([]C, error)
 }
 
 // callFailure is how a failed call reads in its runError.
-type callFailure struct {
-	what                 string
-	err                  error
-	doubt, revokeInDoubt bool
-	doubtNote            string
+type Failure struct {
+	What                 string
+	Err                  error
+	Doubt, RevokeInDoubt bool
+	DoubtNote            string
 }
 
 // runCalls sends calls in order and stops at the first failure, and then
 // sends what h.again asks for. It stops before the next call once ctx
 // is cancelled (the call in flight runs to its end: calls.send).
-func runCalls[C any](ctx context.Context, planned []C, h calls[C]) error {
+func RunCalls[C any](ctx context.Context, planned []C, h Calls[C]) error {
 	if err := runLoop(ctx, planned, h); err != nil {
 		return err
 	}
-	again, err := h.again(ctx)
+	again, err := h.Again(ctx)
 	if err != nil || len(again) == 0 {
 		return err
 	}
 	return runLoop(ctx, again, h)
 }
 
-func runLoop[C any](ctx context.Context, planned []C, h calls[C]) error {
+func runLoop[C any](ctx context.Context, planned []C, h Calls[C]) error {
 	for i, c := range planned {
 		if err := ctx.Err(); err != nil {
 			return &runError{done: i, total: len(planned), stopped: err}
 		}
-		msg, fields := h.describe(c)
+		msg, fields := h.Describe(c)
 		fields["call"] = fmt.Sprintf("%d/%d", i+1, len(planned))
 		tflog.Debug(ctx, msg, fields)
-		if err := h.send(ctx, context.WithoutCancel(ctx), c); err != nil {
-			f := h.failed(c, err, bkiam.OutcomeUnknown(err))
-			return &runError{done: i, total: len(planned), what: f.what, err: f.err,
-				doubt: f.doubt, revokeInDoubt: f.revokeInDoubt, doubtNote: f.doubtNote}
+		if err := h.Send(ctx, context.WithoutCancel(ctx), c); err != nil {
+			f := h.Failed(c, err, bkiam.OutcomeUnknown(err))
+			return &runError{done: i, total: len(planned), what: f.What, err: f.Err,
+				doubt: f.Doubt, revokeInDoubt: f.RevokeInDoubt, doubtNote: f.DoubtNote}
 		}
 	}
 	return nil
@@ -141,106 +141,106 @@ func runLoop[C any](ctx context.Context, planned []C, h calls[C]) error {
 // made by the resource's apply from the request once it has checked the
 // planned value and read what the resource holds. M is the resource's
 // model, C its planned call.
-type change[M, C any] interface {
-	calls[C]
+type Change[M, C any] interface {
+	Calls[C]
 	// claims are the planned paths, claimed before the first call so that
 	// other resources' revokes leave them (shared.go); false: claim
 	// nothing (a destroy, or a resource outside the ledger).
-	claims() (ledger.Claims, bool)
+	Claims() (ledger.Claims, bool)
 	// taken hears, by action, the planned paths another resource revoked
 	// before the claim: the resource records them as not held, so that
 	// the run grants them again.
-	taken(action string, paths map[string]bool)
+	Taken(action string, paths map[string]bool)
 	// load reads, under the apply's timeout, what the run starts from when
 	// the state does not say it (a group_members create reads IAM).
 	// done ends the apply with the result it returns.
-	load(ctx context.Context, diags *protocol.Diagnostics) (state *M, private protocol.PrivateState, done bool)
+	Load(ctx context.Context, diags *protocol.Diagnostics) (state *M, private protocol.PrivateState, done bool)
 	// plan returns the calls that make IAM hold the planned value.
-	plan() ([]C, error)
+	Plan() ([]C, error)
 	// gone reports whether a failed run found that the object the
 	// resource lives in is gone, which ends a destroy as done.
-	gone(ctx context.Context, err error) bool
+	Gone(ctx context.Context, err error) bool
 	// after runs once the run ended, ok or not: what the run invalidates,
 	// warns of or reads back. It returns ok, or false when what it found
 	// makes the apply fail.
-	after(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool
+	After(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool
 	// handed hears, by action, after a failed run, the planned paths that
 	// other resources' revokes left in IAM because this one claims them:
 	// IAM holds them whether or not this resource's grants went out, so
 	// the resource records them as held, in doubt.
-	handed(action string, paths map[string]bool)
+	Handed(action string, paths map[string]bool)
 	// empty reports whether the resource holds nothing.
-	empty() bool
+	Empty() bool
 	// reclaim returns what the resource claims once the run ended, after
 	// a success or not (false: the planned claim stands).
-	reclaim(ok bool) (ledger.Claims, bool)
+	Reclaim(ok bool) (ledger.Claims, bool)
 	// record returns the state that says what IAM holds: the planned value
 	// after a success, what is held after a failure.
-	record(ok bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState)
+	Record(ok bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState)
 }
 
 // applyChange runs one resource's apply: the claim, the calls within the
 // apply's timeout, and the state after them. creating and destroying are
 // the operation's; shared is the apply's place in the ledger (nil: none).
-func applyChange[M, C any](ctx context.Context, shared *sharedgrants.Handle, h change[M, C], timeout time.Duration, creating, destroying bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState) {
-	if claims, ok := h.claims(); ok {
+func Run[M, C any](ctx context.Context, shared *sharedgrants.Handle, h Change[M, C], timeout time.Duration, creating, destroying bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState) {
+	if claims, ok := h.Claims(); ok {
 		shared.Claim(claims)
 		for action, paths := range shared.Taken() {
-			h.taken(action, paths)
+			h.Taken(action, paths)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if state, private, done := h.load(ctx, diags); done {
+	if state, private, done := h.Load(ctx, diags); done {
 		return state, private
 	}
 
 	ok := false
-	if planned, err := h.plan(); err != nil {
+	if planned, err := h.Plan(); err != nil {
 		diags.AddError("Cannot plan the IAM calls", err.Error())
-	} else if err := runCalls(ctx, planned, h); err != nil {
-		if destroying && h.gone(ctx, err) {
+	} else if err := RunCalls(ctx, planned, h); err != nil {
+		if destroying && h.Gone(ctx, err) {
 			return nil, nil
 		}
 		summary := "IAM call failed"
-		if isStop(err) {
+		if IsStop(err) {
 			summary = "Stopped"
 		}
 		diags.AddError(summary, err.Error())
 	} else {
 		ok = true
 	}
-	ok = h.after(ctx, ok, diags)
+	ok = h.After(ctx, ok, diags)
 	if !ok && !destroying {
 		for action, paths := range shared.Handed() {
-			h.handed(action, paths)
+			h.Handed(action, paths)
 		}
 	}
 	switch {
 	case ok && destroying:
 		shared.Release()
 		return nil, nil // the resource is gone
-	case !ok && creating && h.empty():
+	case !ok && creating && h.Empty():
 		shared.Release()
 		return nil, nil // nothing granted: no resource to record
 	}
-	if claims, ok := h.reclaim(ok); ok {
+	if claims, ok := h.Reclaim(ok); ok {
 		shared.Claim(claims)
 	}
-	return h.record(ok, diags)
+	return h.Record(ok, diags)
 }
 
 // noLedger is the part of a change that a resource outside the ledger
 // (it claims no paths) embeds.
-type noLedger struct{}
+type NoLedger struct{}
 
-func (noLedger) claims() (ledger.Claims, bool)      { return ledger.Claims{}, false }
-func (noLedger) taken(string, map[string]bool)      {}
-func (noLedger) handed(string, map[string]bool)     {}
-func (noLedger) reclaim(bool) (ledger.Claims, bool) { return ledger.Claims{}, false }
+func (NoLedger) Claims() (ledger.Claims, bool)      { return ledger.Claims{}, false }
+func (NoLedger) Taken(string, map[string]bool)      {}
+func (NoLedger) Handed(string, map[string]bool)     {}
+func (NoLedger) Reclaim(bool) (ledger.Claims, bool) { return ledger.Claims{}, false }
 
 // isStop reports whether a run ended because Terraform cancelled it.
-func isStop(err error) bool {
+func IsStop(err error) bool {
 	var re *runError
 	return errors.As(err, &re) && re.stopped != nil
 }

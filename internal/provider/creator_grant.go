@@ -329,7 +329,7 @@ func (r creatorGrant) Apply(ctx context.Context, data *conns.Data, req protocol.
 	runner.limits = data.Limits()
 	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
 	runner.want, runner.private = want, private
-	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // refreshes: only detect_drift changes a creator grant's state on

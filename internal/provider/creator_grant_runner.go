@@ -66,7 +66,7 @@ type creatorGrantRunner struct {
 
 // The creator grant's part of applyChange.
 
-func (r *creatorGrantRunner) claims() (ledger.Claims, bool) {
+func (r *creatorGrantRunner) Claims() (ledger.Claims, bool) {
 	if r.next == nil {
 		return ledger.Claims{}, false
 	}
@@ -75,7 +75,7 @@ func (r *creatorGrantRunner) claims() (ledger.Claims, bool) {
 
 // taken: a held path another resource revoked is in doubt, so that the
 // run registers it again.
-func (r *creatorGrantRunner) taken(_ string, paths map[string]bool) {
+func (r *creatorGrantRunner) Taken(_ string, paths map[string]bool) {
 	for path, h := range r.held {
 		if paths[path] {
 			h.Doubt = true
@@ -84,17 +84,17 @@ func (r *creatorGrantRunner) taken(_ string, paths map[string]bool) {
 	}
 }
 
-func (r *creatorGrantRunner) load(context.Context, *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
+func (r *creatorGrantRunner) Load(context.Context, *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
 	return nil, nil, false
 }
 
-func (r *creatorGrantRunner) plan() ([]grantplan.CreatorCall, error) {
+func (r *creatorGrantRunner) Plan() ([]grantplan.CreatorCall, error) {
 	return grantplan.PlanCreator(r.target, r.held, r.want, r.limits)
 }
 
-func (r *creatorGrantRunner) gone(context.Context, error) bool { return false }
+func (r *creatorGrantRunner) Gone(context.Context, error) bool { return false }
 
-func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *protocol.Diagnostics) bool {
+func (r *creatorGrantRunner) After(_ context.Context, ok bool, diags *protocol.Diagnostics) bool {
 	r.data.InvalidateScans(r.target.System, slices.Concat(r.actions(), r.result.granted))
 	if len(r.unlimited) > 0 {
 		diags.AddWarning("Unlimited creator policies",
@@ -109,7 +109,7 @@ func (r *creatorGrantRunner) after(_ context.Context, ok bool, diags *protocol.D
 // handed records as held, in doubt, the planned paths not held that
 // other resources' revokes left. A creator's paths are the same for every
 // action, so the action does not matter.
-func (r *creatorGrantRunner) handed(_ string, paths map[string]bool) {
+func (r *creatorGrantRunner) Handed(_ string, paths map[string]bool) {
 	for _, in := range r.next.instances {
 		path := in.Path(r.next.target.System, r.next.target.Type)
 		if _, ok := r.held[path]; !ok && paths[path] {
@@ -118,15 +118,15 @@ func (r *creatorGrantRunner) handed(_ string, paths map[string]bool) {
 	}
 }
 
-func (r *creatorGrantRunner) empty() bool { return len(r.held) == 0 }
+func (r *creatorGrantRunner) Empty() bool { return len(r.held) == 0 }
 
 // reclaim: the claim names IAM's actions once the run ended, not the
 // plan's (AnyAction when actions is unset), after a success too.
-func (r *creatorGrantRunner) reclaim(bool) (ledger.Claims, bool) {
+func (r *creatorGrantRunner) Reclaim(bool) (ledger.Claims, bool) {
 	return creatorClaims(r.target, r.creator, r.actions(), r.held), true
 }
 
-func (r *creatorGrantRunner) record(ok bool, diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
+func (r *creatorGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
 	// On failure Terraform marks a created resource tainted; the next
 	// apply revokes what was granted and registers everything again.
 	granted := r.actions()
@@ -156,13 +156,13 @@ func (r *creatorGrantRunner) record(ok bool, diags *protocol.Diagnostics) (*crea
 
 // The creator grant's part of the loop over calls.
 
-func (r *creatorGrantRunner) describe(call grantplan.CreatorCall) (string, map[string]any) {
+func (r *creatorGrantRunner) Describe(call grantplan.CreatorCall) (string, map[string]any) {
 	return "sending planned IAM call", map[string]any{"operation": string(call.Operation), "instances": len(call.Instances)}
 }
 
 // send sends everything, the ledger's waits too, with callCtx: a stop
 // waits for a wait on another resource's revoke as for IAM's answer.
-func (r *creatorGrantRunner) send(_, callCtx context.Context, call grantplan.CreatorCall) error {
+func (r *creatorGrantRunner) Send(_, callCtx context.Context, call grantplan.CreatorCall) error {
 	if call.Operation == grantplan.OperationGrant {
 		return r.grant(callCtx, call)
 	}
@@ -171,17 +171,17 @@ func (r *creatorGrantRunner) send(_, callCtx context.Context, call grantplan.Cre
 	return err
 }
 
-func (r *creatorGrantRunner) failed(call grantplan.CreatorCall, err error, unknown bool) callFailure {
+func (r *creatorGrantRunner) Failed(call grantplan.CreatorCall, err error, unknown bool) Failure {
 	doubt := unknown && call.Operation == grantplan.OperationGrant
 	if doubt {
 		r.held.ApplyUncertain(r.target, call)
 	}
-	return callFailure{what: r.what(call), err: err, doubt: doubt, revokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
+	return Failure{What: r.what(call), Err: err, Doubt: doubt, RevokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
 }
 
 // again registers anew every held path when IAM answered with a new
 // policy id (lost).
-func (r *creatorGrantRunner) again(ctx context.Context) ([]grantplan.CreatorCall, error) {
+func (r *creatorGrantRunner) Again(ctx context.Context) ([]grantplan.CreatorCall, error) {
 	if !r.lost {
 		return nil, nil
 	}

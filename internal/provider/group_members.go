@@ -288,7 +288,7 @@ func (r groupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 	}
 	runner := &memberRunner{client: data.Client, system: from.system, group: from.group,
 		resource: r, prior: req.Prior, current: current, next: next, from: from}
-	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -400,7 +400,7 @@ type memberRunner struct {
 	// added says an add was carried out; err is the failed call's error.
 	added bool
 	err   error
-	noLedger
+	NoLedger
 
 	// The apply the runner serves: current and next are the state's and
 	// the plan's members (nil on create and destroy), from is current, or
@@ -414,7 +414,7 @@ type memberRunner struct {
 // members are the group's alone.
 
 // load starts a create from what IAM holds: it owns the whole group.
-func (r *memberRunner) load(ctx context.Context, diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
+func (r *memberRunner) Load(ctx context.Context, diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
 	switch {
 	case r.current == nil:
 		held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
@@ -439,12 +439,12 @@ func (r *memberRunner) wanted() memberplan.Members {
 	return r.next.members
 }
 
-func (r *memberRunner) plan() ([]memberplan.Call, error) {
+func (r *memberRunner) Plan() ([]memberplan.Call, error) {
 	return memberplan.Make(r.held, r.wanted()).Calls, nil
 }
 
 // gone: a destroy of a group that is gone; its members went with it.
-func (r *memberRunner) gone(ctx context.Context, _ error) bool {
+func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
 	if !errors.Is(r.err, bkiam.ErrNotOwned) {
 		return false
 	}
@@ -454,7 +454,7 @@ func (r *memberRunner) gone(ctx context.Context, _ error) bool {
 
 // after reads the group back after an add: IAM drops unknown users and
 // departments (and admin) from an add without an error.
-func (r *memberRunner) after(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool {
+func (r *memberRunner) After(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool {
 	if !ok || !r.added || r.next == nil {
 		return ok
 	}
@@ -483,9 +483,9 @@ func (r *memberRunner) after(ctx context.Context, ok bool, diags *protocol.Diagn
 	return ok
 }
 
-func (r *memberRunner) empty() bool { return len(r.held) == 0 }
+func (r *memberRunner) Empty() bool { return len(r.held) == 0 }
 
-func (r *memberRunner) record(ok bool, _ *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
+func (r *memberRunner) Record(ok bool, _ *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
 	result := r.from.model
 	if r.next != nil {
 		result = r.next.model
@@ -504,12 +504,12 @@ func (r *memberRunner) record(ok bool, _ *protocol.Diagnostics) (*groupMembersMo
 
 // The members' part of the loop over calls.
 
-func (r *memberRunner) describe(call memberplan.Call) (string, map[string]any) {
+func (r *memberRunner) Describe(call memberplan.Call) (string, map[string]any) {
 	return "sending planned member call", map[string]any{"operation": call.Op.String(), "members": len(call.Members)}
 }
 
 // send sends the call with callCtx: it waits on nothing else.
-func (r *memberRunner) send(_, callCtx context.Context, call memberplan.Call) error {
+func (r *memberRunner) Send(_, callCtx context.Context, call memberplan.Call) error {
 	if err := r.sendCall(callCtx, call); err != nil {
 		return err
 	}
@@ -520,26 +520,26 @@ func (r *memberRunner) send(_, callCtx context.Context, call memberplan.Call) er
 	return nil
 }
 
-func (r *memberRunner) failed(call memberplan.Call, err error, unknown bool) callFailure {
+func (r *memberRunner) Failed(call memberplan.Call, err error, unknown bool) Failure {
 	r.err = err
-	f := callFailure{what: describeMemberCall(call), err: errors.New(managementError(fmt.Sprintf("group %d in %s", r.group, r.system), err))}
+	f := Failure{What: describeMemberCall(call), Err: errors.New(managementError(fmt.Sprintf("group %d in %s", r.group, r.system), err))}
 	if unknown {
 		switch call.Op {
 		case memberplan.Add:
 			r.held = memberplan.Apply(r.held, call)
 			r.added = true
-			f.doubtNote = "state counts its members as added, and the next refresh reads what the group holds."
+			f.DoubtNote = "state counts its members as added, and the next refresh reads what the group holds."
 		case memberplan.Raise:
 			r.held = memberplan.Apply(r.held, call)
-			f.doubtNote = "state counts their expiry as raised, and the next refresh reads what the group holds."
+			f.DoubtNote = "state counts their expiry as raised, and the next refresh reads what the group holds."
 		default:
-			f.doubtNote = "state still counts its members, and the next refresh reads what the group holds."
+			f.DoubtNote = "state still counts its members, and the next refresh reads what the group holds."
 		}
 	}
 	return f
 }
 
-func (r *memberRunner) again(context.Context) ([]memberplan.Call, error) { return nil, nil }
+func (r *memberRunner) Again(context.Context) ([]memberplan.Call, error) { return nil, nil }
 
 func (r *memberRunner) sendCall(ctx context.Context, call memberplan.Call) error {
 	if call.Op == memberplan.Add || call.Op == memberplan.Raise {

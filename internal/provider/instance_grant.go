@@ -438,7 +438,7 @@ func (r instanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 	if current != nil {
 		runner.policies = current.policies
 	}
-	return applyChange(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a

@@ -55,12 +55,12 @@ type instanceGrantRunner struct {
 
 // run sends calls (applyChange's loop), for the runner's own tests.
 func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) error {
-	return runCalls(ctx, calls, r)
+	return RunCalls(ctx, calls, r)
 }
 
 // The instance grant's part of applyChange.
 
-func (r *instanceGrantRunner) claims() (ledger.Claims, bool) {
+func (r *instanceGrantRunner) Claims() (ledger.Claims, bool) {
 	if r.next == nil {
 		return ledger.Claims{}, false
 	}
@@ -69,14 +69,14 @@ func (r *instanceGrantRunner) claims() (ledger.Claims, bool) {
 
 // taken: an action whose planned paths another resource revoked is
 // partial, so that the run grants it again.
-func (r *instanceGrantRunner) taken(action string, paths map[string]bool) {
+func (r *instanceGrantRunner) Taken(action string, paths map[string]bool) {
 	if h, ok := r.held[action]; ok && len(paths) > 0 {
 		h.Partial = true
 		r.held[action] = h
 	}
 }
 
-func (r *instanceGrantRunner) load(context.Context, *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
+func (r *instanceGrantRunner) Load(context.Context, *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
 	return nil, nil, false
 }
 
@@ -87,13 +87,13 @@ func (r *instanceGrantRunner) want() *grantplan.Grant {
 	return &r.next.grant
 }
 
-func (r *instanceGrantRunner) plan() ([]grantplan.Call, error) {
+func (r *instanceGrantRunner) Plan() ([]grantplan.Call, error) {
 	return grantplan.Plan(r.held, r.want(), r.limits)
 }
 
-func (r *instanceGrantRunner) gone(context.Context, error) bool { return false }
+func (r *instanceGrantRunner) Gone(context.Context, error) bool { return false }
 
-func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *protocol.Diagnostics) bool {
+func (r *instanceGrantRunner) After(_ context.Context, ok bool, _ *protocol.Diagnostics) bool {
 	r.data.InvalidateScans(r.planned.system, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.grant.Actions))
 	return ok
 }
@@ -101,7 +101,7 @@ func (r *instanceGrantRunner) after(_ context.Context, ok bool, _ *protocol.Diag
 // handed records as held, in doubt, the planned instances of action that
 // other resources' revokes left. A combined grant is left as it is: its
 // paths are whole combinations, which no other resource leaves.
-func (r *instanceGrantRunner) handed(action string, paths map[string]bool) {
+func (r *instanceGrantRunner) Handed(action string, paths map[string]bool) {
 	g := r.next.grant
 	if len(g.Resources) != 1 || !slices.Contains(g.Actions, action) {
 		return
@@ -119,18 +119,18 @@ func (r *instanceGrantRunner) handed(action string, paths map[string]bool) {
 	}
 }
 
-func (r *instanceGrantRunner) empty() bool { return len(r.held) == 0 }
+func (r *instanceGrantRunner) Empty() bool { return len(r.held) == 0 }
 
 // reclaim: after a success the planned claim is what is held; after a
 // failure the claim is what is held.
-func (r *instanceGrantRunner) reclaim(ok bool) (ledger.Claims, bool) {
+func (r *instanceGrantRunner) Reclaim(ok bool) (ledger.Claims, bool) {
 	if ok {
 		return ledger.Claims{}, false
 	}
 	return grantClaims(r.planned.system, r.planned.subject, r.held), true
 }
 
-func (r *instanceGrantRunner) record(ok bool, diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
+func (r *instanceGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
 	if ok {
 		writeHoldings(r.private, nil, diags)
 		m := r.next.model
@@ -147,13 +147,13 @@ func (r *instanceGrantRunner) record(ok bool, diags *protocol.Diagnostics) (*ins
 
 // The instance grant's part of the loop over calls.
 
-func (r *instanceGrantRunner) describe(call grantplan.Call) (string, map[string]any) {
+func (r *instanceGrantRunner) Describe(call grantplan.Call) (string, map[string]any) {
 	return "sending planned IAM call", map[string]any{
 		"operation": string(call.Operation), "actions": call.Actions, "instances": call.InstanceCount(),
 	}
 }
 
-func (r *instanceGrantRunner) send(wait, callCtx context.Context, call grantplan.Call) error {
+func (r *instanceGrantRunner) Send(wait, callCtx context.Context, call grantplan.Call) error {
 	results, err := r.sendCall(wait, callCtx, call)
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (r *instanceGrantRunner) send(wait, callCtx context.Context, call grantplan
 	return nil
 }
 
-func (r *instanceGrantRunner) failed(call grantplan.Call, err error, unknown bool) callFailure {
+func (r *instanceGrantRunner) Failed(call grantplan.Call, err error, unknown bool) Failure {
 	var iamErr *bkiam.Error
 	if r.subject.Type == subjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
 		// IAM fails a grant to a group it does not know with an
@@ -181,13 +181,13 @@ func (r *instanceGrantRunner) failed(call grantplan.Call, err error, unknown boo
 	if unknown {
 		r.held.ApplyUncertain(call)
 	}
-	return callFailure{what: describeCall(call), err: err,
-		doubt: unknown && call.Operation == grantplan.OperationGrant, revokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
+	return Failure{What: describeCall(call), Err: err,
+		Doubt: unknown && call.Operation == grantplan.OperationGrant, RevokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
 }
 
 // again grants anew, whole, the actions whose policy IAM answered with a
 // new id (lost).
-func (r *instanceGrantRunner) again(ctx context.Context) ([]grantplan.Call, error) {
+func (r *instanceGrantRunner) Again(ctx context.Context) ([]grantplan.Call, error) {
 	if len(r.lost) == 0 {
 		return nil, nil
 	}

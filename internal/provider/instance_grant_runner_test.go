@@ -68,7 +68,7 @@ func TestRunnerStopsBetweenCallsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	runner.client = cancelDuringFirstCall{runner.client, cancel, new(bool)}
 	err := runner.run(ctx, calls)
-	if !isStop(err) || !errors.Is(err, context.Canceled) {
+	if !IsStop(err) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("run = %v, want a stop", err)
 	}
 	if !strings.Contains(err.Error(), "Stopped before call 2 of 3") {

@@ -453,8 +453,8 @@ var notAtPlanTime = map[string]string{
 	"instanceGrant.Apply: Unknown grant at apply":                "apply time, and a bug",
 	"creatorGrant.Apply: Unknown instances at apply":             "apply time, and a bug",
 	"groupMembers.Apply: Unknown members at apply":               "apply time, and a bug",
-	"memberRunner.load: Unknown members in state":                "apply time, and a bug",
-	"memberRunner.load: Cannot read the group's members": "apply time: depends on the group in IAM " +
+	"memberRunner.Load: Unknown members in state":                "apply time, and a bug",
+	"memberRunner.Load: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
 	"groupMembers.Read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
 	"FromProviderData: Unexpected provider data":               "a bug: Configure always hands over *conns.Data",
@@ -500,11 +500,11 @@ var notAtPlanTime = map[string]string{
 		"time: depends on the group in IAM (TestAccGradeManagerRefusals provokes it)",
 	"managementCaller.BatchInstance: IAM also checks the system that created the group's grade manager: the app must be a client of both, each with the management allow-list for the call. If the app is not a client of system, set group_system to the system that created the grade manager": "apply " +
 		"time: depends on the app's rights in IAM (TestAccGroupPermissionNotClientOfActionsSystem provokes it)",
-	"memberRunner.after: IAM dropped members": "apply time: depends on IAM's organisation " +
+	"memberRunner.After: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *conns.Data",
 	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
-	"applyChange: Cannot plan the IAM calls":               "apply time; the validation refuses every grant the planner would",
+	"Run: Cannot plan the IAM calls":                       "apply time; the validation refuses every grant the planner would",
 	"instanceGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
 	"creatorGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
@@ -530,7 +530,7 @@ var notAtPlanTime = map[string]string{
 	"upgradeJSON: upgrading it from schema version":                                          "state Terraform kept, refused by an upgrade step; no step refuses yet",
 	"creatorGrantRunner.recordPolicies: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +
 		"depends on the creator actions the system configured in IAM",
-	"instanceGrantRunner.failed: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
+	"instanceGrantRunner.Failed: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
 		"depends on whether IAM knows the group",
 	"checkPlannedScope: Outside the grade manager's scope": "plan time, but only once the grade manager and the group exist " +
 		"(their ids known at plan), which a plan-only case cannot arrange: TestAccGroupPermissionPlannedScope provokes both",
