@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
@@ -329,7 +330,7 @@ func (r creatorGrant) Apply(ctx context.Context, data *conns.Data, req protocol.
 	runner.limits = data.Limits()
 	runner.resource, runner.data, runner.current, runner.next, runner.result = r, data, current, next, result
 	runner.want, runner.private = want, private
-	return Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // refreshes: only detect_drift changes a creator grant's state on

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
@@ -171,12 +172,12 @@ func (r *creatorGrantRunner) Send(_, callCtx context.Context, call grantplan.Cre
 	return err
 }
 
-func (r *creatorGrantRunner) Failed(call grantplan.CreatorCall, err error, unknown bool) Failure {
+func (r *creatorGrantRunner) Failed(call grantplan.CreatorCall, err error, unknown bool) applyrun.Failure {
 	doubt := unknown && call.Operation == grantplan.OperationGrant
 	if doubt {
 		r.held.ApplyUncertain(r.target, call)
 	}
-	return Failure{What: r.what(call), Err: err, Doubt: doubt, RevokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
+	return applyrun.Failure{What: r.what(call), Err: err, Doubt: doubt, RevokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
 }
 
 // again registers anew every held path when IAM answered with a new

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
@@ -288,7 +289,7 @@ func (r groupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 	}
 	runner := &memberRunner{client: data.Client, system: from.system, group: from.group,
 		resource: r, prior: req.Prior, current: current, next: next, from: from}
-	return Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -400,7 +401,7 @@ type memberRunner struct {
 	// added says an add was carried out; err is the failed call's error.
 	added bool
 	err   error
-	NoLedger
+	applyrun.NoLedger
 
 	// The apply the runner serves: current and next are the state's and
 	// the plan's members (nil on create and destroy), from is current, or
@@ -520,9 +521,9 @@ func (r *memberRunner) Send(_, callCtx context.Context, call memberplan.Call) er
 	return nil
 }
 
-func (r *memberRunner) Failed(call memberplan.Call, err error, unknown bool) Failure {
+func (r *memberRunner) Failed(call memberplan.Call, err error, unknown bool) applyrun.Failure {
 	r.err = err
-	f := Failure{What: describeMemberCall(call), Err: errors.New(managementError(fmt.Sprintf("group %d in %s", r.group, r.system), err))}
+	f := applyrun.Failure{What: describeMemberCall(call), Err: errors.New(managementError(fmt.Sprintf("group %d in %s", r.group, r.system), err))}
 	if unknown {
 		switch call.Op {
 		case memberplan.Add:

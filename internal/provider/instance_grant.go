@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
@@ -438,7 +439,7 @@ func (r instanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 	if current != nil {
 		runner.policies = current.policies
 	}
-	return Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a

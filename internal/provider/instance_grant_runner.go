@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
@@ -55,7 +56,7 @@ type instanceGrantRunner struct {
 
 // run sends calls (applyChange's loop), for the runner's own tests.
 func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) error {
-	return RunCalls(ctx, calls, r)
+	return applyrun.RunCalls(ctx, calls, r)
 }
 
 // The instance grant's part of applyChange.
@@ -171,7 +172,7 @@ func (r *instanceGrantRunner) Send(wait, callCtx context.Context, call grantplan
 	return nil
 }
 
-func (r *instanceGrantRunner) Failed(call grantplan.Call, err error, unknown bool) Failure {
+func (r *instanceGrantRunner) Failed(call grantplan.Call, err error, unknown bool) applyrun.Failure {
 	var iamErr *bkiam.Error
 	if r.subject.Type == subjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
 		// IAM fails a grant to a group it does not know with an
@@ -181,7 +182,7 @@ func (r *instanceGrantRunner) Failed(call grantplan.Call, err error, unknown boo
 	if unknown {
 		r.held.ApplyUncertain(call)
 	}
-	return Failure{What: describeCall(call), Err: err,
+	return applyrun.Failure{What: describeCall(call), Err: err,
 		Doubt: unknown && call.Operation == grantplan.OperationGrant, RevokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
@@ -68,7 +69,7 @@ func TestRunnerStopsBetweenCallsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	runner.client = cancelDuringFirstCall{runner.client, cancel, new(bool)}
 	err := runner.run(ctx, calls)
-	if !IsStop(err) || !errors.Is(err, context.Canceled) {
+	if !applyrun.IsStop(err) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("run = %v, want a stop", err)
 	}
 	if !strings.Contains(err.Error(), "Stopped before call 2 of 3") {
