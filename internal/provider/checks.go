@@ -19,7 +19,7 @@ import (
 
 // checkNotBlank refuses a known string that is empty or white space: IAM
 // trims ids and names and then requires them non-blank.
-func checkNotBlank(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.Diagnostics) {
+func CheckNotBlank(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.Diagnostics) {
 	if s, ok := v.Get(); ok && strings.TrimSpace(s) == "" {
 		diags.AddAttributeError(at, "Blank value", protocol.PathString(at)+" must not be empty or blank.")
 	}
@@ -30,7 +30,7 @@ func checkNotBlank(at *tftypes.AttributePath, v protocol.StringValue, diags *pro
 // space nor holding control characters. IAM trims ids as it stores them,
 // so an id sent as " 1" is stored as "1", and the grant would read back
 // as lost forever.
-func checkID(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.Diagnostics) {
+func CheckID(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.Diagnostics) {
 	s, ok := v.Get()
 	if !ok {
 		return
@@ -39,7 +39,7 @@ func checkID(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.
 		diags.AddAttributeError(at, "Blank value", protocol.PathString(at)+" must not be empty or blank.")
 		return
 	}
-	if problem := idProblem(s); problem != "" {
+	if problem := IDProblem(s); problem != "" {
 		diags.AddAttributeError(at, "Invalid IAM id",
 			fmt.Sprintf("%s is %q, which %s. IAM trims the white space around ids as it stores them, so the id it "+
 				"would keep is not the one configured; write the id exactly as IAM knows it.", protocol.PathString(at), s, problem))
@@ -47,7 +47,7 @@ func checkID(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.
 }
 
 // idProblem says what is wrong with an id, or "".
-func idProblem(id string) string {
+func IDProblem(id string) string {
 	switch {
 	case strings.TrimSpace(id) != id:
 		return "starts or ends with white space"
@@ -60,7 +60,7 @@ func idProblem(id string) string {
 // checkActions checks an actions set: at least one, none blank. fix ends
 // the message of an empty set: what the user can do instead, which
 // depends on whether the resource can go without the attribute.
-func checkActions(at *tftypes.AttributePath, v protocol.StringsValue, fix string, diags *protocol.Diagnostics) {
+func CheckActions(at *tftypes.AttributePath, v protocol.StringsValue, fix string, diags *protocol.Diagnostics) {
 	elems, ok := v.Get()
 	if !ok {
 		return
@@ -71,14 +71,14 @@ func checkActions(at *tftypes.AttributePath, v protocol.StringsValue, fix string
 	}
 	for _, e := range elems {
 		if s, ok := e.Get(); ok {
-			checkID(at.WithElementKeyValue(tftypes.NewValue(tftypes.String, s)), e, diags)
+			CheckID(at.WithElementKeyValue(tftypes.NewValue(tftypes.String, s)), e, diags)
 		}
 	}
 }
 
 // checkInstanceCount enforces 1 to maxPolicyInstances instances: an empty
 // list means every instance to IAM.
-func checkInstanceCount(at *tftypes.AttributePath, n int, diags *protocol.Diagnostics) {
+func CheckInstanceCount(at *tftypes.AttributePath, n int, diags *protocol.Diagnostics) {
 	if n < 1 || n > conns.MaxPolicyInstances {
 		diags.AddAttributeError(at, "Invalid number of instances",
 			fmt.Sprintf("%s map must contain at least 1 element and at most %d elements, got: %d. "+
@@ -89,9 +89,9 @@ func checkInstanceCount(at *tftypes.AttributePath, n int, diags *protocol.Diagno
 
 // checkInstanceIDs refuses blank instance ids, the keys of a map at at,
 // and those IAM would trim (see checkID).
-func checkInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, diags *protocol.Diagnostics) {
+func CheckInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, diags *protocol.Diagnostics) {
 	for _, id := range slices.Sorted(maps.Keys(instances)) {
-		switch problem := idProblem(id); {
+		switch problem := IDProblem(id); {
 		case strings.TrimSpace(id) == "":
 			diags.AddAttributeError(at, "Blank value",
 				fmt.Sprintf("The instance IDs (keys) of %s must not be empty or blank, got %q.", protocol.PathString(at), id))
@@ -118,7 +118,7 @@ func checkInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, 
 // checkRepeatedNode refuses a path whose nodes above the instance — given as type and id pairs,
 // outermost first — name one type and id twice: IAM refuses such a grant ("nodes must not repeat")
 // when it translates the policy, so the plan says so instead. what names the path for the error.
-func checkRepeatedNode(at *tftypes.AttributePath, what string, nodes [][2]string, diags *protocol.Diagnostics) {
+func CheckRepeatedNode(at *tftypes.AttributePath, what string, nodes [][2]string, diags *protocol.Diagnostics) {
 	seen := map[[2]string]bool{}
 	for _, n := range nodes {
 		if seen[n] {

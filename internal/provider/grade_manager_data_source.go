@@ -50,7 +50,7 @@ func (d *gradeManagerDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"allow-list entries `grade_manager_list` and `v2_grade_manager_detail`. API gateway only.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{Required: true, MarkdownDescription: "The system that created the grade manager.",
-				Validators: []validator.String{iamIDValidator{}}},
+				Validators: []validator.String{IAMIDValidator{}}},
 			"name": schema.StringAttribute{Required: true, MarkdownDescription: "The grade manager's exact name (case-sensitive).",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"id":          schema.StringAttribute{Computed: true, MarkdownDescription: "The grade manager's numeric id."},

@@ -150,7 +150,7 @@ func (groupMembers) ImportState(_ context.Context, id string, diags *protocol.Di
 }
 
 func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags *protocol.Diagnostics) {
-	checkID(protocol.Root("system"), config.System, diags)
+	CheckID(protocol.Root("system"), config.System, diags)
 	if s, ok := config.GroupID.Get(); ok {
 		if n, err := strconv.ParseInt(s, 10, 64); err != nil || n <= 0 {
 			diags.AddAttributeError(protocol.Root("group_id"), "Invalid group id",
@@ -161,7 +161,7 @@ func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags 
 	for id, e := range users {
 		at := protocol.Root("users").WithElementKeyString(id)
 		switch {
-		case strings.TrimSpace(id) == "" || idProblem(id) != "":
+		case strings.TrimSpace(id) == "" || IDProblem(id) != "":
 			diags.AddAttributeError(at, "Invalid username",
 				fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", protocol.PathString(at), id))
 		case strings.Contains(id, ","):

@@ -132,25 +132,25 @@ func (groupPermission) ImportState(_ context.Context, id string, diags *protocol
 }
 
 func (groupPermission) Validate(_ context.Context, config groupPermissionModel, diags *protocol.Diagnostics) {
-	checkID(protocol.Root("system"), config.System, diags)
-	checkID(protocol.Root("group_system"), config.GroupSystem, diags)
+	CheckID(protocol.Root("system"), config.System, diags)
+	CheckID(protocol.Root("group_system"), config.GroupSystem, diags)
 	if s, ok := config.GroupID.Get(); ok && !positiveID(s) {
 		diags.AddAttributeError(protocol.Root("group_id"), "Invalid group id",
 			fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
 	}
-	checkActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	CheckActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
 	entries, _ := config.Resources.Get()
 	for i, e := range entries {
 		at := protocol.Root("resources").WithElementKeyInt(i)
 		entry, _ := e.Get()
-		checkID(at.WithAttributeName("system"), entry.System, diags)
-		checkID(at.WithAttributeName("type"), entry.Type, diags)
+		CheckID(at.WithAttributeName("system"), entry.System, diags)
+		CheckID(at.WithAttributeName("type"), entry.Type, diags)
 		instancesPath := at.WithAttributeName("instances")
 		instances, ok := entry.Instances.Get()
 		if !ok {
 			continue
 		}
-		checkInstanceCount(instancesPath, len(instances), diags)
+		CheckInstanceCount(instancesPath, len(instances), diags)
 		plain := map[string]protocol.StringValue{}
 		for id, name := range instances {
 			if strings.HasPrefix(id, "/") {
@@ -161,15 +161,15 @@ func (groupPermission) Validate(_ context.Context, config groupPermissionModel, 
 							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, protocol.PathString(instancesPath), err))
 				} else {
 					typ, _ := entry.Type.Get()
-					checkRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, protocol.PathString(instancesPath)),
+					CheckRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, protocol.PathString(instancesPath)),
 						nodesAbove(typ, nodes), diags)
 				}
 			} else {
 				plain[id] = name
 			}
-			checkNotBlank(instancesPath.WithElementKeyString(id), name, diags)
+			CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
 		}
-		checkInstanceIDs(instancesPath, plain, diags)
+		CheckInstanceIDs(instancesPath, plain, diags)
 	}
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }

@@ -10,17 +10,17 @@ import (
 
 // iamIDValidator is checkID for the framework's attributes: not blank,
 // no surrounding white space, no control characters.
-type iamIDValidator struct{}
+type IAMIDValidator struct{}
 
-var _ validator.String = iamIDValidator{}
+var _ validator.String = IAMIDValidator{}
 
-func (v iamIDValidator) Description(context.Context) string {
+func (v IAMIDValidator) Description(context.Context) string {
 	return "value must be an IAM id: not blank, without surrounding white space or control characters"
 }
 
-func (v iamIDValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v IAMIDValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
-func (v iamIDValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (v IAMIDValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
@@ -29,7 +29,7 @@ func (v iamIDValidator) ValidateString(_ context.Context, req validator.StringRe
 		resp.Diagnostics.AddAttributeError(req.Path, "Blank value", req.Path.String()+" must not be empty or blank.")
 		return
 	}
-	if problem := idProblem(s); problem != "" {
+	if problem := IDProblem(s); problem != "" {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid IAM id",
 			fmt.Sprintf("%s is %q, which %s; write the id exactly as IAM knows it.", req.Path, s, problem))
 	}
@@ -39,17 +39,17 @@ func (v iamIDValidator) ValidateString(_ context.Context, req validator.StringRe
 // space: IAM stores grade managers' and groups' names and descriptions
 // trimmed, so the value read back would differ from the configuration and
 // every plan would show a change.
-type trimmedValidator struct{}
+type TrimmedValidator struct{}
 
-var _ validator.String = trimmedValidator{}
+var _ validator.String = TrimmedValidator{}
 
-func (v trimmedValidator) Description(context.Context) string {
+func (v TrimmedValidator) Description(context.Context) string {
 	return "value must not begin or end with white space"
 }
 
-func (v trimmedValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v TrimmedValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
-func (v trimmedValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (v TrimmedValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}

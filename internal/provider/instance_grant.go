@@ -233,7 +233,7 @@ func (instanceGrant) ImportState(_ context.Context, id string, diags *protocol.D
 }
 
 func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diags *protocol.Diagnostics) {
-	checkID(protocol.Root("system"), config.System, diags)
+	CheckID(protocol.Root("system"), config.System, diags)
 
 	subject, _ := config.Subject.Get()
 	subjectType, typeKnown := subject.Type.Get()
@@ -243,28 +243,28 @@ func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diag
 		typeKnown = false
 	}
 	idPath := protocol.Root("subject").WithAttributeName("id")
-	checkID(idPath, subject.ID, diags)
+	CheckID(idPath, subject.ID, diags)
 	if id, ok := subject.ID.Get(); ok && typeKnown {
 		checkSubject(bkiam.Subject{Type: subjectType, ID: id}, idPath, diags)
 	}
 
-	checkActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	CheckActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
 
 	entries, _ := config.Resources.Get()
 	for i, e := range entries {
 		at := protocol.Root("resources").WithElementKeyInt(i)
 		entry, _ := e.Get()
-		checkID(at.WithAttributeName("system"), entry.System, diags)
-		checkID(at.WithAttributeName("type"), entry.Type, diags)
+		CheckID(at.WithAttributeName("system"), entry.System, diags)
+		CheckID(at.WithAttributeName("type"), entry.Type, diags)
 		instancesPath := at.WithAttributeName("instances")
 		instances, ok := entry.Instances.Get()
 		if !ok {
 			continue
 		}
-		checkInstanceCount(instancesPath, len(instances), diags)
-		checkInstanceIDs(instancesPath, instances, diags)
+		CheckInstanceCount(instancesPath, len(instances), diags)
+		CheckInstanceIDs(instancesPath, instances, diags)
 		for id, name := range instances {
-			checkNotBlank(instancesPath.WithElementKeyString(id), name, diags)
+			CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
 		}
 	}
 

@@ -23,7 +23,7 @@ import (
 // checkInstanceGrantModel checks an instance grant's actions and resources
 // against its system's model.
 func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGrantModel, diags *protocol.Diagnostics) {
-	model := systemModel(ctx, data, protocol.Root("system"), m.System, diags)
+	model := SystemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
@@ -43,7 +43,7 @@ func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGr
 		a := model.Action(id)
 		if a == nil {
 			diags.AddAttributeError(at, "Unknown action",
-				fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grant.%s", model.System, id, closest(id, actionIDs(model))))
+				fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grant.%s", model.System, id, Closest(id, ActionIDs(model))))
 			continue
 		}
 		if a.Hidden {
@@ -74,12 +74,12 @@ func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []
 			got[i] = &[2]string{system, typ}
 		}
 	}
-	for _, p := range relatedTypeProblems(model, a, got, "resources", "grant it in a resource of its own", "resources of their own") {
+	for _, p := range RelatedTypeProblems(model, a, got, "resources", "grant it in a resource of its own", "resources of their own") {
 		at := protocol.Root("resources")
-		if p.index >= 0 {
-			at = at.WithElementKeyInt(p.index)
+		if p.Index >= 0 {
+			at = at.WithElementKeyInt(p.Index)
 		}
-		diags.AddAttributeError(at, p.summary, p.detail)
+		diags.AddAttributeError(at, p.Summary, p.Detail)
 	}
 }
 
@@ -99,7 +99,7 @@ func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGran
 				"with check_model = true.", system, typ))
 		return
 	}
-	model := systemModel(ctx, data, protocol.Root("system"), m.System, diags)
+	model := SystemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
@@ -152,7 +152,7 @@ func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGran
 		}
 		diags.AddAttributeError(protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id)), "Action outside the creator configuration",
 			fmt.Sprintf("IAM grants the creator of a %s in system %s the actions of its creator configuration, %s, and %q is "+
-				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, closest(id, config)))
+				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, Closest(id, config)))
 	}
 }
 
@@ -161,7 +161,7 @@ func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGran
 // nil when the model is not read (check_model off); an error when it
 // cannot be read or has no configuration for the type.
 func creatorConfigActions(ctx context.Context, data *conns.Data, system protocol.StringValue, typ string, diags *protocol.Diagnostics) []string {
-	model := systemModel(ctx, data, protocol.Root("system"), system, diags)
+	model := SystemModel(ctx, data, protocol.Root("system"), system, diags)
 	if model == nil {
 		return nil
 	}

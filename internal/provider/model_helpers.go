@@ -20,7 +20,7 @@ import (
 // systemModel returns the model of the system at, or nil after reporting
 // why it cannot be had. It is nil without a report when the checks are
 // off or the system is unknown.
-func systemModel(ctx context.Context, data *conns.Data, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
+func SystemModel(ctx context.Context, data *conns.Data, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
 	id, ok := system.Get()
 	if data == nil || !data.CheckModel || data.Models == nil || !ok {
 		return nil
@@ -38,7 +38,7 @@ func systemModel(ctx context.Context, data *conns.Data, at *tftypes.AttributePat
 
 // closest names up to three ids of have nearest to id (edit distance at
 // most a third of the longer id, and at least 2), for "did you mean".
-func closest(id string, have []string) string {
+func Closest(id string, have []string) string {
 	type cand struct {
 		id string
 		d  int
@@ -82,7 +82,7 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func actionIDs(m *bkiam.SystemModel) []string {
+func ActionIDs(m *bkiam.SystemModel) []string {
 	ids := make([]string, 0, len(m.Actions))
 	for _, a := range m.Actions {
 		ids = append(ids, a.ID)
@@ -91,7 +91,7 @@ func actionIDs(m *bkiam.SystemModel) []string {
 }
 
 // typeList renders related resource types as "bk_cmdb/biz, bk_cmdb/host".
-func typeList(rts []bkiam.RelatedResourceType) string {
+func TypeList(rts []bkiam.RelatedResourceType) string {
 	parts := make([]string, len(rts))
 	for i, rt := range rts {
 		parts[i] = rt.System + "/" + rt.ID
@@ -101,42 +101,42 @@ func typeList(rts []bkiam.RelatedResourceType) string {
 
 // relatedTypeProblem is a way resources fail an action's related resource
 // types; index is the entry at fault, -1 for the whole list.
-type relatedTypeProblem struct {
-	index           int
-	summary, detail string
+type RelatedTypeProblem struct {
+	Index           int
+	Summary, Detail string
 }
 
 // relatedTypeProblems checks that the resource types got (system and type;
 // nil where unknown) are the action's related resource types, in order, as
 // IAM checks a grant (1902417). where names the list in the messages;
 // alone and elsewhere say where an action of other types goes.
-func relatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[2]string, where, alone, elsewhere string) []relatedTypeProblem {
+func RelatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[2]string, where, alone, elsewhere string) []RelatedTypeProblem {
 	want := a.RelatedResourceTypes
 	if len(want) == 0 {
 		if len(got) > 0 {
-			return []relatedTypeProblem{{-1, "Resources for an action without resource types",
+			return []RelatedTypeProblem{{-1, "Resources for an action without resource types",
 				fmt.Sprintf("Action %q of system %s relates to no resource type: IAM grants it on everything and refuses "+
 					"resources with it. Set %s = [] and %s.", a.ID, model.System, where, alone)}}
 		}
 		return nil
 	}
 	if len(got) != len(want) {
-		return []relatedTypeProblem{{-1, "Resources do not match the action",
+		return []RelatedTypeProblem{{-1, "Resources do not match the action",
 			fmt.Sprintf("Action %q of system %s relates to %d resource type(s), %s in this order, and %s has %d "+
 				"entries: give one entry per type, in that order. Actions with other resource types go in %s.",
-				a.ID, model.System, len(want), typeList(want), where, len(got), elsewhere)}}
+				a.ID, model.System, len(want), TypeList(want), where, len(got), elsewhere)}}
 	}
-	var out []relatedTypeProblem
+	var out []RelatedTypeProblem
 	for i, g := range got {
 		if g == nil || g[0] == want[i].System && g[1] == want[i].ID {
 			continue
 		}
 		msg := fmt.Sprintf("Action %q of system %s relates to %s in this order, so %s[%d] must be %s/%s, got %s/%s.",
-			a.ID, model.System, typeList(want), where, i, want[i].System, want[i].ID, g[0], g[1])
+			a.ID, model.System, TypeList(want), where, i, want[i].System, want[i].ID, g[0], g[1])
 		if j := slices.IndexFunc(want, func(rt bkiam.RelatedResourceType) bool { return rt.System == g[0] && rt.ID == g[1] }); j >= 0 {
 			msg += " Reorder the entries to follow the action's resource types."
 		}
-		out = append(out, relatedTypeProblem{i, "Resource type does not match the action", msg})
+		out = append(out, RelatedTypeProblem{i, "Resource type does not match the action", msg})
 	}
 	return out
 }

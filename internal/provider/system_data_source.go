@@ -65,7 +65,7 @@ func (d *systemDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 			"system": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "The system's id, e.g. `bk_cmdb`. The provider's app must be a client of it.",
-				Validators:          []validator.String{iamIDValidator{}},
+				Validators:          []validator.String{IAMIDValidator{}},
 			},
 			"actions": schema.MapNestedAttribute{
 				Computed:            true,
