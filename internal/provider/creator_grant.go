@@ -17,6 +17,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // creatorGrant is bkiam_creator_grant: a creator of instances, registered
@@ -193,39 +194,39 @@ func (creatorGrant) ImportState(_ context.Context, id string, diags *protocol.Di
 }
 
 func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags *protocol.Diagnostics) {
-	CheckID(protocol.Root("system"), config.System, diags)
-	CheckID(protocol.Root("type"), config.Type, diags)
-	CheckID(protocol.Root("creator"), config.Creator, diags)
+	verify.CheckID(protocol.Root("system"), config.System, diags)
+	verify.CheckID(protocol.Root("type"), config.Type, diags)
+	verify.CheckID(protocol.Root("creator"), config.Creator, diags)
 	if creator, ok := config.Creator.Get(); ok && strings.EqualFold(creator, "admin") {
 		diags.AddAttributeWarning(protocol.Root("creator"), "IAM ignores creator grants to admin",
 			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
 				"The resource records policy IDs of 0.")
 	}
 	if instances, ok := config.Instances.Get(); ok {
-		CheckInstanceCount(protocol.Root("instances"), len(instances), diags)
-		CheckInstanceIDs(protocol.Root("instances"), instances, diags)
+		verify.CheckInstanceCount(protocol.Root("instances"), len(instances), diags)
+		verify.CheckInstanceIDs(protocol.Root("instances"), instances, diags)
 		for id, e := range instances {
 			at := protocol.Root("instances").WithElementKeyString(id)
 			instance, _ := e.Get()
-			CheckNotBlank(at.WithAttributeName("name"), instance.Name, diags)
+			verify.CheckNotBlank(at.WithAttributeName("name"), instance.Name, diags)
 			ancestors, _ := instance.Ancestors.Get()
 			for i, a := range ancestors {
 				node, _ := a.Get()
 				ancestorPath := at.WithAttributeName("ancestors").WithElementKeyInt(i)
-				CheckID(ancestorPath.WithAttributeName("system"), node.System, diags)
-				CheckID(ancestorPath.WithAttributeName("type"), node.Type, diags)
-				CheckID(ancestorPath.WithAttributeName("id"), node.ID, diags)
+				verify.CheckID(ancestorPath.WithAttributeName("system"), node.System, diags)
+				verify.CheckID(ancestorPath.WithAttributeName("type"), node.Type, diags)
+				verify.CheckID(ancestorPath.WithAttributeName("id"), node.ID, diags)
 			}
 			if nodes, ok := ancestorsOf(instance.Ancestors); ok {
 				above := make([][2]string, len(nodes))
 				for i, n := range nodes {
 					above[i] = [2]string{n.Type, n.ID}
 				}
-				CheckRepeatedNode(at.WithAttributeName("ancestors"), protocol.PathString(at.WithAttributeName("ancestors")), above, diags)
+				verify.CheckRepeatedNode(at.WithAttributeName("ancestors"), protocol.PathString(at.WithAttributeName("ancestors")), above, diags)
 			}
 		}
 	}
-	CheckActions(protocol.Root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
+	verify.CheckActions(protocol.Root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // gradeManagerResource is bkiam_grade_manager: a grade manager (分级管理员)
@@ -114,7 +115,7 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Required: true,
 				MarkdownDescription: "The system that creates and owns the grade manager, e.g. `bk_cmdb`: its management " +
 					"API is called, and the provider's app must be a client of it. Changing it replaces the grade manager.",
-				Validators:    []validator.String{IAMIDValidator{}},
+				Validators:    []validator.String{verify.IAMIDValidator{}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"name": schema.StringAttribute{
@@ -122,12 +123,12 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "The grade manager's name, unique across IAM (compared case-insensitively, among " +
 					"every grade manager and pending application), at most 512 characters, without surrounding white space " +
 					"(IAM trims it).",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 512), TrimmedValidator{}},
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 512), verify.TrimmedValidator{}},
 			},
 			"description": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(""),
 				MarkdownDescription: "What the grade manager is for; empty by default, at most 255 characters.",
-				Validators:          []validator.String{stringvalidator.LengthAtMost(255), TrimmedValidator{}},
+				Validators:          []validator.String{stringvalidator.LengthAtMost(255), verify.TrimmedValidator{}},
 			},
 			"members": schema.SetAttribute{
 				Required:    true,
@@ -146,20 +147,20 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The system of the actions.",
-						Validators: []validator.String{IAMIDValidator{}}},
+						Validators: []validator.String{verify.IAMIDValidator{}}},
 					"actions": schema.ListAttribute{Required: true, ElementType: types.StringType,
 						MarkdownDescription: "The action ids: at least one, no duplicates.",
 						Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
-							listvalidator.ValueStringsAre(IAMIDValidator{})}},
+							listvalidator.ValueStringsAre(verify.IAMIDValidator{})}},
 					"resources": schema.ListNestedAttribute{
 						Optional: true,
 						MarkdownDescription: "The resource types of the actions, in the order the system relates them, each with " +
 							"the instance paths the grade manager may grant; none for actions related to no type.",
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 							"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system.",
-								Validators: []validator.String{IAMIDValidator{}}},
+								Validators: []validator.String{verify.IAMIDValidator{}}},
 							"type": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type.",
-								Validators: []validator.String{IAMIDValidator{}}},
+								Validators: []validator.String{verify.IAMIDValidator{}}},
 							"all_instances": schema.BoolAttribute{
 								Optional: true,
 								MarkdownDescription: "`true` for the unlimited scope: every instance of the type, however it is given " +
@@ -177,7 +178,7 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 								Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 								NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 									"id": schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id, or `*` (see `instances`).",
-										Validators: []validator.String{IAMIDValidator{}, stringvalidator.LengthAtMost(36)}},
+										Validators: []validator.String{verify.IAMIDValidator{}, stringvalidator.LengthAtMost(36)}},
 									"name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
 										MarkdownDescription: "The instance's display name; empty by default."},
 									"ancestors": schema.ListNestedAttribute{
@@ -185,11 +186,11 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 										MarkdownDescription: "The instance's ancestors, outermost first.",
 										NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 											"system": schema.StringAttribute{Required: true, MarkdownDescription: "The ancestor's system.",
-												Validators: []validator.String{IAMIDValidator{}}},
+												Validators: []validator.String{verify.IAMIDValidator{}}},
 											"type": schema.StringAttribute{Required: true, MarkdownDescription: "The ancestor's resource type.",
-												Validators: []validator.String{IAMIDValidator{}}},
+												Validators: []validator.String{verify.IAMIDValidator{}}},
 											"id": schema.StringAttribute{Required: true, MarkdownDescription: "The ancestor's id, or `*`.",
-												Validators: []validator.String{IAMIDValidator{}, stringvalidator.LengthAtMost(36)}},
+												Validators: []validator.String{verify.IAMIDValidator{}, stringvalidator.LengthAtMost(36)}},
 										}},
 									},
 								}},
@@ -207,7 +208,7 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"type": schema.StringAttribute{Required: true, MarkdownDescription: "`user`, `department` or `*`.",
 						Validators: []validator.String{stringvalidator.OneOf("user", "department", "*")}},
 					"id": schema.StringAttribute{Required: true, MarkdownDescription: "A username, a numeric department id, or `*` " +
-						"(with type `*`).", Validators: []validator.String{IAMIDValidator{}}},
+						"(with type `*`).", Validators: []validator.String{verify.IAMIDValidator{}}},
 				}},
 			},
 			"sync_perm": schema.BoolAttribute{
@@ -457,10 +458,10 @@ func checkScopeModels(ctx context.Context, data *conns.Data, scopes []scopeModel
 			if action == nil {
 				diags.AddAttributeError(at.AtName("actions").AtListIndex(j), "Unknown action",
 					fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grade manager's scope.%s",
-						model.System, id, Closest(id, ActionIDs(model))))
+						model.System, id, verify.Closest(id, verify.ActionIDs(model))))
 				continue
 			}
-			for _, p := range RelatedTypeProblems(model, *action, got, where, "name it in an authorization scope of its own",
+			for _, p := range verify.RelatedTypeProblems(model, *action, got, where, "name it in an authorization scope of its own",
 				"authorization scopes of their own") {
 				resAt := at.AtName("resources")
 				if p.Index >= 0 {

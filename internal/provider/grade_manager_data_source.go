@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // gradeManagerDataSource is the bkiam_grade_manager data source: a grade
@@ -50,7 +51,7 @@ func (d *gradeManagerDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"allow-list entries `grade_manager_list` and `v2_grade_manager_detail`. API gateway only.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{Required: true, MarkdownDescription: "The system that created the grade manager.",
-				Validators: []validator.String{IAMIDValidator{}}},
+				Validators: []validator.String{verify.IAMIDValidator{}}},
 			"name": schema.StringAttribute{Required: true, MarkdownDescription: "The grade manager's exact name (case-sensitive).",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"id":          schema.StringAttribute{Computed: true, MarkdownDescription: "The grade manager's numeric id."},

@@ -25,6 +25,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // groupResource is bkiam_group: a user group of a grade manager (or of a
@@ -80,7 +81,7 @@ func (r *groupResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 				Required: true,
 				MarkdownDescription: "The system whose management API manages the group: the system that created the grade " +
 					"manager, or whose system manager owns the group. Changing it replaces the group.",
-				Validators:    []validator.String{IAMIDValidator{}},
+				Validators:    []validator.String{verify.IAMIDValidator{}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"grade_manager_id": schema.StringAttribute{
@@ -97,14 +98,14 @@ func (r *groupResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 				MarkdownDescription: "The group's name, unique within its grade manager (compared case-insensitively). IAM " +
 					"creates groups with names of 2 to 512 characters but renames them only to names of at most 128: a " +
 					"rename to a longer one replaces the group. No surrounding white space (IAM trims it).",
-				Validators:    []validator.String{stringvalidator.LengthBetween(2, 512), TrimmedValidator{}},
+				Validators:    []validator.String{stringvalidator.LengthBetween(2, 512), verify.TrimmedValidator{}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(renameNeedsReplace, "A rename to a name longer than 128 characters replaces the group: IAM's group update takes at most 128.", "A rename to a name longer than 128 characters replaces the group: IAM's group update takes at most 128.")},
 			},
 			"description": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(""),
 				MarkdownDescription: "What the group is for; empty by default, at most 512 characters. IAM keeps the old " +
 					"description when an update sends an empty one, so clearing it replaces the group.",
-				Validators: []validator.String{stringvalidator.LengthAtMost(512), TrimmedValidator{}},
+				Validators: []validator.String{stringvalidator.LengthAtMost(512), verify.TrimmedValidator{}},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(clearNeedsReplace,
 					"Clearing the description replaces the group: IAM keeps the old one when an update sends an empty one.",
 					"Clearing the description replaces the group: IAM keeps the old one when an update sends an empty one.")},

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // positiveIDPattern is a numeric id IAM gives (grade managers, groups).
@@ -52,7 +53,7 @@ func (d *groupDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 			"outside Terraform: its id goes to `bkiam_group_members`, to grants, or to `terraform import`. API gateway only.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{Required: true, MarkdownDescription: "The system that created the grade manager.",
-				Validators: []validator.String{IAMIDValidator{}}},
+				Validators: []validator.String{verify.IAMIDValidator{}}},
 			"grade_manager_id": schema.StringAttribute{Required: true, MarkdownDescription: "The grade manager's numeric id.",
 				Validators: []validator.String{stringvalidator.RegexMatches(positiveIDPattern, "must be a grade manager's numeric id")}},
 			"name":             schema.StringAttribute{Required: true, MarkdownDescription: "The group's exact name (case-sensitive)."},

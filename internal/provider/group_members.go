@@ -22,6 +22,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/memberplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // groupMembers is bkiam_group_members: the exact members of one user
@@ -150,7 +151,7 @@ func (groupMembers) ImportState(_ context.Context, id string, diags *protocol.Di
 }
 
 func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags *protocol.Diagnostics) {
-	CheckID(protocol.Root("system"), config.System, diags)
+	verify.CheckID(protocol.Root("system"), config.System, diags)
 	if s, ok := config.GroupID.Get(); ok {
 		if n, err := strconv.ParseInt(s, 10, 64); err != nil || n <= 0 {
 			diags.AddAttributeError(protocol.Root("group_id"), "Invalid group id",
@@ -161,7 +162,7 @@ func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags 
 	for id, e := range users {
 		at := protocol.Root("users").WithElementKeyString(id)
 		switch {
-		case strings.TrimSpace(id) == "" || IDProblem(id) != "":
+		case strings.TrimSpace(id) == "" || verify.IDProblem(id) != "":
 			diags.AddAttributeError(at, "Invalid username",
 				fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", protocol.PathString(at), id))
 		case strings.Contains(id, ","):

@@ -19,6 +19,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // groupPermission is bkiam_group_permission: a user group's custom
@@ -132,25 +133,25 @@ func (groupPermission) ImportState(_ context.Context, id string, diags *protocol
 }
 
 func (groupPermission) Validate(_ context.Context, config groupPermissionModel, diags *protocol.Diagnostics) {
-	CheckID(protocol.Root("system"), config.System, diags)
-	CheckID(protocol.Root("group_system"), config.GroupSystem, diags)
+	verify.CheckID(protocol.Root("system"), config.System, diags)
+	verify.CheckID(protocol.Root("group_system"), config.GroupSystem, diags)
 	if s, ok := config.GroupID.Get(); ok && !positiveID(s) {
 		diags.AddAttributeError(protocol.Root("group_id"), "Invalid group id",
 			fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", s))
 	}
-	CheckActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	verify.CheckActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
 	entries, _ := config.Resources.Get()
 	for i, e := range entries {
 		at := protocol.Root("resources").WithElementKeyInt(i)
 		entry, _ := e.Get()
-		CheckID(at.WithAttributeName("system"), entry.System, diags)
-		CheckID(at.WithAttributeName("type"), entry.Type, diags)
+		verify.CheckID(at.WithAttributeName("system"), entry.System, diags)
+		verify.CheckID(at.WithAttributeName("type"), entry.Type, diags)
 		instancesPath := at.WithAttributeName("instances")
 		instances, ok := entry.Instances.Get()
 		if !ok {
 			continue
 		}
-		CheckInstanceCount(instancesPath, len(instances), diags)
+		verify.CheckInstanceCount(instancesPath, len(instances), diags)
 		plain := map[string]protocol.StringValue{}
 		for id, name := range instances {
 			if strings.HasPrefix(id, "/") {
@@ -161,15 +162,15 @@ func (groupPermission) Validate(_ context.Context, config groupPermissionModel, 
 							"/SYSTEM,TYPE,ID/…/, e.g. /bk_cmdb,biz,2/bk_cmdb,host,*/.", id, protocol.PathString(instancesPath), err))
 				} else {
 					typ, _ := entry.Type.Get()
-					CheckRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, protocol.PathString(instancesPath)),
+					verify.CheckRepeatedNode(instancesPath.WithElementKeyString(id), fmt.Sprintf("The path %q of %s", id, protocol.PathString(instancesPath)),
 						nodesAbove(typ, nodes), diags)
 				}
 			} else {
 				plain[id] = name
 			}
-			CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
+			verify.CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
 		}
-		CheckInstanceIDs(instancesPath, plain, diags)
+		verify.CheckInstanceIDs(instancesPath, plain, diags)
 	}
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }

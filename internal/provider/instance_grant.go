@@ -20,6 +20,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // instanceGrant is bkiam_instance_grant: a subject's actions on resource
@@ -233,7 +234,7 @@ func (instanceGrant) ImportState(_ context.Context, id string, diags *protocol.D
 }
 
 func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diags *protocol.Diagnostics) {
-	CheckID(protocol.Root("system"), config.System, diags)
+	verify.CheckID(protocol.Root("system"), config.System, diags)
 
 	subject, _ := config.Subject.Get()
 	subjectType, typeKnown := subject.Type.Get()
@@ -243,28 +244,28 @@ func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diag
 		typeKnown = false
 	}
 	idPath := protocol.Root("subject").WithAttributeName("id")
-	CheckID(idPath, subject.ID, diags)
+	verify.CheckID(idPath, subject.ID, diags)
 	if id, ok := subject.ID.Get(); ok && typeKnown {
 		checkSubject(bkiam.Subject{Type: subjectType, ID: id}, idPath, diags)
 	}
 
-	CheckActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
+	verify.CheckActions(protocol.Root("actions"), config.Actions, "Name the actions to grant, or remove the resource.", diags)
 
 	entries, _ := config.Resources.Get()
 	for i, e := range entries {
 		at := protocol.Root("resources").WithElementKeyInt(i)
 		entry, _ := e.Get()
-		CheckID(at.WithAttributeName("system"), entry.System, diags)
-		CheckID(at.WithAttributeName("type"), entry.Type, diags)
+		verify.CheckID(at.WithAttributeName("system"), entry.System, diags)
+		verify.CheckID(at.WithAttributeName("type"), entry.Type, diags)
 		instancesPath := at.WithAttributeName("instances")
 		instances, ok := entry.Instances.Get()
 		if !ok {
 			continue
 		}
-		CheckInstanceCount(instancesPath, len(instances), diags)
-		CheckInstanceIDs(instancesPath, instances, diags)
+		verify.CheckInstanceCount(instancesPath, len(instances), diags)
+		verify.CheckInstanceIDs(instancesPath, instances, diags)
 		for id, name := range instances {
-			CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
+			verify.CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
 		}
 	}
 

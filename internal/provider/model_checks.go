@@ -12,6 +12,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // Plan-time checks against the model a system registered in IAM
@@ -23,7 +24,7 @@ import (
 // checkInstanceGrantModel checks an instance grant's actions and resources
 // against its system's model.
 func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGrantModel, diags *protocol.Diagnostics) {
-	model := SystemModel(ctx, data, protocol.Root("system"), m.System, diags)
+	model := verify.SystemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
@@ -43,7 +44,7 @@ func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGr
 		a := model.Action(id)
 		if a == nil {
 			diags.AddAttributeError(at, "Unknown action",
-				fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grant.%s", model.System, id, Closest(id, ActionIDs(model))))
+				fmt.Sprintf("System %s has no action %q in its IAM model; IAM would refuse the grant.%s", model.System, id, verify.Closest(id, verify.ActionIDs(model))))
 			continue
 		}
 		if a.Hidden {
@@ -74,7 +75,7 @@ func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []
 			got[i] = &[2]string{system, typ}
 		}
 	}
-	for _, p := range RelatedTypeProblems(model, a, got, "resources", "grant it in a resource of its own", "resources of their own") {
+	for _, p := range verify.RelatedTypeProblems(model, a, got, "resources", "grant it in a resource of its own", "resources of their own") {
 		at := protocol.Root("resources")
 		if p.Index >= 0 {
 			at = at.WithElementKeyInt(p.Index)
@@ -99,7 +100,7 @@ func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGran
 				"with check_model = true.", system, typ))
 		return
 	}
-	model := SystemModel(ctx, data, protocol.Root("system"), m.System, diags)
+	model := verify.SystemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
 	}
@@ -152,7 +153,7 @@ func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGran
 		}
 		diags.AddAttributeError(protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id)), "Action outside the creator configuration",
 			fmt.Sprintf("IAM grants the creator of a %s in system %s the actions of its creator configuration, %s, and %q is "+
-				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, Closest(id, config)))
+				"not one of them.%s", typ, model.System, strings.Join(config, ", "), id, verify.Closest(id, config)))
 	}
 }
 
@@ -161,7 +162,7 @@ func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGran
 // nil when the model is not read (check_model off); an error when it
 // cannot be read or has no configuration for the type.
 func creatorConfigActions(ctx context.Context, data *conns.Data, system protocol.StringValue, typ string, diags *protocol.Diagnostics) []string {
-	model := SystemModel(ctx, data, protocol.Root("system"), system, diags)
+	model := verify.SystemModel(ctx, data, protocol.Root("system"), system, diags)
 	if model == nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // systemDataSource is bkiam_system: the model a system registered in IAM,
@@ -65,7 +66,7 @@ func (d *systemDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 			"system": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "The system's id, e.g. `bk_cmdb`. The provider's app must be a client of it.",
-				Validators:          []validator.String{IAMIDValidator{}},
+				Validators:          []validator.String{verify.IAMIDValidator{}},
 			},
 			"actions": schema.MapNestedAttribute{
 				Computed:            true,

@@ -1,4 +1,4 @@
-package provider
+package verify
 
 import (
 	"context"
