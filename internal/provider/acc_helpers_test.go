@@ -6,7 +6,6 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -207,58 +206,7 @@ func eachTransport(t *testing.T, f func(t *testing.T, sb *sandboxtest.Sandbox, p
 	}
 }
 
-// heldPaths is what the sandbox stores for a subject: action → sorted
-// paths (for a combined resource, each group rendered as its paths joined
-// with " & "); "any" for a policy over every instance. The rows of one
-// action (a custom policy and template rows) are merged.
-func heldPaths(sb *sandboxtest.Sandbox, system, subjectType, subjectID string) map[string][]string {
-	out := map[string][]string{}
-	for _, p := range sb.Policies(sandbox.PolicyFilter{System: system, SubjectType: subjectType, SubjectID: subjectID}).Policies {
-		var paths []string
-		switch {
-		case p.Any:
-			paths = []string{"any"}
-		case len(p.Groups) > 0:
-			for _, g := range p.Groups {
-				var parts []string
-				for _, typ := range sortedKeys(g) {
-					parts = append(parts, g[typ]...)
-				}
-				paths = append(paths, strings.Join(parts, " & "))
-			}
-			sort.Strings(paths)
-		default:
-			paths = append(paths, p.Paths...)
-		}
-		out[p.Action] = append(out[p.Action], paths...)
-	}
-	for a, paths := range out {
-		sort.Strings(paths)
-		out[a] = slices.Compact(paths)
-	}
-	return out
-}
-
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
-// hostPaths renders the sandbox paths of bk_cmdb hosts with the given ids.
-func hostPaths(ids ...string) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = "/bk_cmdb,host," + id + "/"
-	}
-	sort.Strings(out)
-	return out
-}
-
-// idRange returns the ids from..to-1 as strings.
-func idRange(from, to int) []string {
-	var out []string
-	for i := from; i < to; i++ {
-		out = append(out, fmt.Sprint(i))
-	}
-	return out
-}
 
 // checkHeld is a step check: the sandbox holds exactly want for the subject.
 func checkHeld(sb *sandboxtest.Sandbox, system, subjectType, subjectID string, want map[string][]string) func(*terraform.State) error {
@@ -266,7 +214,7 @@ func checkHeld(sb *sandboxtest.Sandbox, system, subjectType, subjectID string, w
 		if sb == nil {
 			return nil // a real site: no inspection API
 		}
-		got := heldPaths(sb, system, subjectType, subjectID)
+		got := sandboxtest.HeldPaths(sb, system, subjectType, subjectID)
 		if len(got) == 0 && len(want) == 0 {
 			return nil
 		}
@@ -358,8 +306,6 @@ func instancesHCL(ids []string, name func(id string) string) string {
 	b.WriteString("    }")
 	return b.String()
 }
-
-func hostName(id string) string { return "host" + id }
 
 // checkNothingHeld is a CheckDestroy for tests whose every grant failed:
 // the sandbox holds no policy at all.

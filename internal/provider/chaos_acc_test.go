@@ -91,7 +91,7 @@ func TestAccChaos(t *testing.T) {
 		want := map[string][]string{}
 		g := grants[subject]
 		for _, a := range g.actions {
-			want[a] = hostPaths(chaosIDs(g)...)
+			want[a] = sandboxtest.HostPaths(chaosIDs(g)...)
 		}
 		if err := checkHeld(sb, "bk_cmdb", typ, id, want)(nil); err != nil {
 			t.Fatalf("after the final apply, %s: %v", subject, err)
@@ -167,7 +167,7 @@ resource "bkiam_instance_grant" "%s_%s" {
     instances = %s
   }]
 }
-`, typ, id, typ, id, quoteList(g.actions), instancesHCL(chaosIDs(g), hostName))
+`, typ, id, typ, id, quoteList(g.actions), instancesHCL(chaosIDs(g), sandboxtest.HostName))
 	}
 	return b.String()
 }

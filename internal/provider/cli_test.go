@@ -21,6 +21,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
@@ -193,7 +194,7 @@ func (w *cliWorkspace) recorded() recorded {
 		for _, in := range r.Instances {
 			subject := in.Attributes.Subject.Type + "/" + in.Attributes.Subject.ID
 			var diags protocol.Diagnostics
-			if held := readHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
+			if held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
 				for action, h := range held {
 					add(subject, action, h.Resources)
 					rec.partial[subject][action] = rec.partial[subject][action] || h.Partial
@@ -238,7 +239,7 @@ func checkStateMatchesStore(w *cliWorkspace, sb *sandboxtest.Sandbox, upperBound
 	rec := w.recorded()
 	for _, subject := range subjects {
 		typ, id, _ := strings.Cut(subject, "/")
-		store, state := heldPaths(sb, "bk_cmdb", typ, id), rec.held[subject]
+		store, state := sandboxtest.HeldPaths(sb, "bk_cmdb", typ, id), rec.held[subject]
 		for _, action := range slices.Sorted(maps.Keys(store)) {
 			if _, ok := state[action]; !ok {
 				return fmt.Errorf("the sandbox holds %s %s that the state does not record:\n%s", subject, action,

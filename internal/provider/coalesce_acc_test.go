@@ -73,7 +73,7 @@ resource "bkiam_instance_grant" "host" {
 					ConfigPlanChecks: emptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(
 						count("batch_instance:grant"),
-						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths(idRange(0, resources)...)}),
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths(sandboxtest.IDRange(0, resources)...)}),
 					),
 				}},
 				CheckDestroy: resource.ComposeAggregateTestCheckFunc(

@@ -12,11 +12,13 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
 
-var creatorProto = protoResource[creatorGrantModel]{
-	def: creatorGrant{},
-	proposed: func(config creatorGrantModel, prior *creatorGrantModel) creatorGrantModel {
+var creatorProto = protoResource[authz.CreatorGrantModel]{
+	def: authz.CreatorGrant{},
+	proposed: func(config authz.CreatorGrantModel, prior *authz.CreatorGrantModel) authz.CreatorGrantModel {
 		if prior == nil {
 			config.ID, config.GrantedActions = protocol.Unknown[string](), protocol.Unknown[[]protocol.StringValue]()
 			config.Policies = protocol.Unknown[map[string]protocol.Value[int64]]()
@@ -32,12 +34,12 @@ var jobActions = []string{"delete", "edit", "list", "view"}
 
 // jobsOf registers alice as the creator of the bk_job jobs ids, each
 // named "<id> app", expecting jobActions: a configuration.
-func jobsOf(ids ...string) *creatorGrantModel {
-	instances := map[string]protocol.Value[creatorInstanceModel]{}
+func jobsOf(ids ...string) *authz.CreatorGrantModel {
+	instances := map[string]protocol.Value[authz.CreatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = protocol.Known(creatorInstanceModel{Name: protocol.Known(id + " app")})
+		instances[id] = protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known(id + " app")})
 	}
-	return &creatorGrantModel{
+	return &authz.CreatorGrantModel{
 		System: protocol.Known("bk_job"), Type: protocol.Known("job"), Creator: protocol.Known("alice"),
 		Instances: protocol.Known(instances), Actions: protocol.KnownStrings(jobActions),
 	}
@@ -45,14 +47,14 @@ func jobsOf(ids ...string) *creatorGrantModel {
 
 // appsOf registers alice as the creator of the bk_sops mini apps ids
 // under project, expecting both mini app actions: a configuration.
-func appsOf(project string, ids ...string) *creatorGrantModel {
-	instances := map[string]protocol.Value[creatorInstanceModel]{}
+func appsOf(project string, ids ...string) *authz.CreatorGrantModel {
+	instances := map[string]protocol.Value[authz.CreatorInstanceModel]{}
 	for _, id := range ids {
-		instances[id] = protocol.Known(creatorInstanceModel{Name: protocol.Known("mini app " + id), Ancestors: protocol.Known([]protocol.Value[ancestorModel]{
-			protocol.Known(ancestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known(project)}),
+		instances[id] = protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("mini app " + id), Ancestors: protocol.Known([]protocol.Value[authz.AncestorModel]{
+			protocol.Known(authz.AncestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known(project)}),
 		})})
 	}
-	return &creatorGrantModel{
+	return &authz.CreatorGrantModel{
 		System: protocol.Known("bk_sops"), Type: protocol.Known("mini_app"), Creator: protocol.Known("alice"),
 		Instances: protocol.Known(instances), Actions: protocol.KnownStrings([]string{"mini_app_edit", "mini_app_view"}),
 	}
@@ -60,8 +62,8 @@ func appsOf(project string, ids ...string) *creatorGrantModel {
 
 // shownInstances is what a creator grant's state shows: each instance
 // as "id" or "ancestor/…/id", sorted; nil when unknown or null.
-func shownInstances(m *creatorGrantModel) []string {
-	instances := creatorInstancesOf(m.Instances)
+func shownInstances(m *authz.CreatorGrantModel) []string {
+	instances := authz.CreatorInstancesOf(m.Instances)
 	if instances == nil {
 		return nil
 	}
@@ -106,7 +108,7 @@ func creatorHeld(system, typ string, actions []string, shown ...string) map[stri
 	return out
 }
 
-func expectCreatorState(t *testing.T, env *protoEnv, state *creatorGrantModel, wantID string, wantActions []string, wantShown ...string) {
+func expectCreatorState(t *testing.T, env *protoEnv, state *authz.CreatorGrantModel, wantID string, wantActions []string, wantShown ...string) {
 	t.Helper()
 	if state == nil {
 		t.Fatalf("state is null, want %v", wantShown)
@@ -138,7 +140,7 @@ var appActions = []string{"mini_app_edit", "mini_app_view"}
 func TestProtocolCreatorGrantCreate(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		config  *creatorGrantModel
+		config  *authz.CreatorGrantModel
 		wantID  string
 		actions []string
 		shown   []string
@@ -184,10 +186,10 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 	renamed := jobsOf("job1", "job2")
 	instances, _ := renamed.Instances.Get()
-	instances["job1"] = protocol.Known(creatorInstanceModel{Name: protocol.Known("a new name")})
+	instances["job1"] = protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("a new name")})
 	for _, tc := range []struct {
 		name     string
-		from, to *creatorGrantModel
+		from, to *authz.CreatorGrantModel
 		actions  []string
 		shown    []string
 		want     []string
@@ -195,7 +197,7 @@ func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 		{"instances added and removed", jobsOf("job1", "job2"), jobsOf("job2", "job3"), jobActions, []string{"job2", "job3"},
 			[]string{"register: job3", "revoke delete,edit,list,view: job1"}},
 		{"an instance moved to another project", appsOf("project1", "app1", "app2"),
-			func() *creatorGrantModel {
+			func() *authz.CreatorGrantModel {
 				m := appsOf("project1", "app1", "app2")
 				moved, _ := appsOf("project2", "app2").Instances.Get()
 				all, _ := m.Instances.Get()
@@ -252,26 +254,26 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := jobsOf("job1")
 	prior.ID, prior.GrantedActions = protocol.Known("bk_job/job/alice"), prior.Actions
-	prior.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
+	prior.Policies = authz.PoliciesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 	priorValue := creatorProto.value(t, prior)
 	for _, tc := range []struct {
 		name   string
-		change func(m *creatorGrantModel)
+		change func(m *authz.CreatorGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *creatorGrantModel) { m.System = protocol.Known("bk_sops") }, []*tftypes.AttributePath{protocol.Root("system")}},
-		{"type", func(m *creatorGrantModel) { m.Type = protocol.Known("project") }, []*tftypes.AttributePath{protocol.Root("type")}},
-		{"creator", func(m *creatorGrantModel) { m.Creator = protocol.Known("bob") }, []*tftypes.AttributePath{protocol.Root("creator")}},
-		{"actions", func(m *creatorGrantModel) { m.Actions = protocol.KnownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{protocol.Root("actions")}},
-		{"actions unset", func(m *creatorGrantModel) { m.Actions = protocol.StringsValue{} }, []*tftypes.AttributePath{protocol.Root("actions")}},
-		{"creator and actions", func(m *creatorGrantModel) {
+		{"system", func(m *authz.CreatorGrantModel) { m.System = protocol.Known("bk_sops") }, []*tftypes.AttributePath{protocol.Root("system")}},
+		{"type", func(m *authz.CreatorGrantModel) { m.Type = protocol.Known("project") }, []*tftypes.AttributePath{protocol.Root("type")}},
+		{"creator", func(m *authz.CreatorGrantModel) { m.Creator = protocol.Known("bob") }, []*tftypes.AttributePath{protocol.Root("creator")}},
+		{"actions", func(m *authz.CreatorGrantModel) { m.Actions = protocol.KnownStrings([]string{"edit", "view"}) }, []*tftypes.AttributePath{protocol.Root("actions")}},
+		{"actions unset", func(m *authz.CreatorGrantModel) { m.Actions = protocol.StringsValue{} }, []*tftypes.AttributePath{protocol.Root("actions")}},
+		{"creator and actions", func(m *authz.CreatorGrantModel) {
 			m.Creator = protocol.Known("bob")
 			m.Actions = protocol.KnownStrings([]string{"view"})
 		}, []*tftypes.AttributePath{protocol.Root("creator"), protocol.Root("actions")}},
-		{"the same actions in another order", func(m *creatorGrantModel) {
+		{"the same actions in another order", func(m *authz.CreatorGrantModel) {
 			m.Actions = protocol.KnownStrings([]string{"view", "list", "edit", "delete"})
 		}, nil},
-		{"instances", func(m *creatorGrantModel) { m.Instances = jobsOf("job1", "job2").Instances }, nil},
+		{"instances", func(m *authz.CreatorGrantModel) { m.Instances = jobsOf("job1", "job2").Instances }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := jobsOf("job1")
@@ -290,44 +292,44 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 // one and without a call to IAM, keeping every unknown value.
 func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
 	unknownString := protocol.Unknown[string]()
-	instance := func(in creatorInstanceModel) protocol.Value[map[string]protocol.Value[creatorInstanceModel]] {
-		return protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"app1": protocol.Known(in)})
+	instance := func(in authz.CreatorInstanceModel) protocol.Value[map[string]protocol.Value[authz.CreatorInstanceModel]] {
+		return protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"app1": protocol.Known(in)})
 	}
-	ancestor := func(a protocol.Value[ancestorModel]) protocol.Value[[]protocol.Value[ancestorModel]] {
-		return protocol.Known([]protocol.Value[ancestorModel]{a})
+	ancestor := func(a protocol.Value[authz.AncestorModel]) protocol.Value[[]protocol.Value[authz.AncestorModel]] {
+		return protocol.Known([]protocol.Value[authz.AncestorModel]{a})
 	}
-	project := ancestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("project1")}
+	project := authz.AncestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("project1")}
 	for _, tc := range []struct {
 		name   string
-		change func(m *creatorGrantModel)
+		change func(m *authz.CreatorGrantModel)
 	}{
-		{"system", func(m *creatorGrantModel) { m.System = unknownString }},
-		{"creator", func(m *creatorGrantModel) { m.Creator = unknownString }},
-		{"instances", func(m *creatorGrantModel) {
-			m.Instances = protocol.Unknown[map[string]protocol.Value[creatorInstanceModel]]()
+		{"system", func(m *authz.CreatorGrantModel) { m.System = unknownString }},
+		{"creator", func(m *authz.CreatorGrantModel) { m.Creator = unknownString }},
+		{"instances", func(m *authz.CreatorGrantModel) {
+			m.Instances = protocol.Unknown[map[string]protocol.Value[authz.CreatorInstanceModel]]()
 		}},
-		{"an instance", func(m *creatorGrantModel) {
-			m.Instances = protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"app1": protocol.Unknown[creatorInstanceModel]()})
+		{"an instance", func(m *authz.CreatorGrantModel) {
+			m.Instances = protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"app1": protocol.Unknown[authz.CreatorInstanceModel]()})
 		}},
-		{"a name", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: unknownString, Ancestors: ancestor(protocol.Known(project))})
+		{"a name", func(m *authz.CreatorGrantModel) {
+			m.Instances = instance(authz.CreatorInstanceModel{Name: unknownString, Ancestors: ancestor(protocol.Known(project))})
 		}},
-		{"ancestors", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: protocol.Known("app"), Ancestors: protocol.Unknown[[]protocol.Value[ancestorModel]]()})
+		{"ancestors", func(m *authz.CreatorGrantModel) {
+			m.Instances = instance(authz.CreatorInstanceModel{Name: protocol.Known("app"), Ancestors: protocol.Unknown[[]protocol.Value[authz.AncestorModel]]()})
 		}},
-		{"an ancestor", func(m *creatorGrantModel) {
-			m.Instances = instance(creatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Unknown[ancestorModel]())})
+		{"an ancestor", func(m *authz.CreatorGrantModel) {
+			m.Instances = instance(authz.CreatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Unknown[authz.AncestorModel]())})
 		}},
-		{"an ancestor's id", func(m *creatorGrantModel) {
+		{"an ancestor's id", func(m *authz.CreatorGrantModel) {
 			p := project
 			p.ID = unknownString
-			m.Instances = instance(creatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Known(p))})
+			m.Instances = instance(authz.CreatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Known(p))})
 		}},
-		{"actions", func(m *creatorGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }},
-		{"an action", func(m *creatorGrantModel) {
+		{"actions", func(m *authz.CreatorGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }},
+		{"an action", func(m *authz.CreatorGrantModel) {
 			m.Actions = protocol.Known([]protocol.StringValue{protocol.Known("mini_app_view"), unknownString})
 		}},
-		{"timeouts", func(m *creatorGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }},
+		{"timeouts", func(m *authz.CreatorGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newProtoEnv(t, nil)
@@ -351,12 +353,12 @@ func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
 
 // expectCreatorConfigPlanned fails unless the plan keeps every configured
 // value as configured, unknown ones included.
-func expectCreatorConfigPlanned(t *testing.T, planned, config *creatorGrantModel) {
+func expectCreatorConfigPlanned(t *testing.T, planned, config *authz.CreatorGrantModel) {
 	t.Helper()
 	typ := objectTypeOf("bkiam_creator_grant")
 	got := *planned
 	got.ID, got.GrantedActions, got.Policies = config.ID, config.GrantedActions, config.Policies
-	a, b := (creatorGrant{}).Encode(typ, got), (creatorGrant{}).Encode(typ, *config)
+	a, b := (authz.CreatorGrant{}).Encode(typ, got), (authz.CreatorGrant{}).Encode(typ, *config)
 	if !a.Equal(b) {
 		t.Errorf("the plan changes the configuration:\n%v\nwant\n%v", a, b)
 	}
@@ -371,7 +373,7 @@ func TestProtocolCreatorGrantImport(t *testing.T) {
 	if len(resp.ImportedResources) != 1 || resp.ImportedResources[0].TypeName != "bkiam_creator_grant" {
 		t.Fatalf("imported %+v, want one bkiam_creator_grant", resp.ImportedResources)
 	}
-	want := &creatorGrantModel{ID: protocol.Known("bk_sops/mini_app/alice"), System: protocol.Known("bk_sops"),
+	want := &authz.CreatorGrantModel{ID: protocol.Known("bk_sops/mini_app/alice"), System: protocol.Known("bk_sops"),
 		Type: protocol.Known("mini_app"), Creator: protocol.Known("alice")}
 	if got := creatorProto.model(t, resp.ImportedResources[0].State); !reflect.DeepEqual(got, want) {
 		t.Errorf("the import gives %+v, want %+v (instances, actions and policies null)", got, want)
@@ -394,13 +396,13 @@ func TestProtocolCreatorGrantImport(t *testing.T) {
 // apply sends only the rest and leaves IAM holding exactly the
 // configuration.
 func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
-	target := func(m *creatorGrantModel) grantplan.CreatorTarget {
+	target := func(m *authz.CreatorGrantModel) grantplan.CreatorTarget {
 		return grantplan.CreatorTarget{System: must(m.System.Get()), Type: must(m.Type.Get())}
 	}
 	for _, tc := range []struct {
 		name     string
 		settings map[string]any
-		from, to *creatorGrantModel
+		from, to *authz.CreatorGrantModel
 		wantErr  string
 		// What the failed apply leaves: the instances IAM holds (every
 		// action on each), those state shows, and the paths kept in
@@ -447,7 +449,7 @@ func TestProtocolCreatorGrantPartialFailure(t *testing.T) {
 			env.expectHeld(t, system, "user", "alice", creatorHeld(system, typ, actions, tc.held...))
 			expectCreatorState(t, env, creatorProto.model(t, failed.NewState), wantID, actions, tc.shown...)
 			var diags protocol.Diagnostics
-			held := readCreatorHoldings(privateOf(t, failed.Private), target(tc.to), &diags)
+			held := authz.ReadCreatorHoldings(privateOf(t, failed.Private), target(tc.to), &diags)
 			if got := creatorPaths(held); !slices.Equal(got, tc.paths) {
 				t.Errorf("private state holds paths %v, want %v", got, tc.paths)
 			}
@@ -487,24 +489,24 @@ func TestProtocolCreatorGrantValidation(t *testing.T) {
 	app := protocol.Root("instances").WithElementKeyString("app1")
 	for _, tc := range []struct {
 		name   string
-		change func(m *creatorGrantModel)
+		change func(m *authz.CreatorGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *creatorGrantModel) { m.System = protocol.Known("") }, protoError("Blank value", protocol.Root("system"))},
-		{"blank creator", func(m *creatorGrantModel) { m.Creator = protocol.Known(" ") }, protoError("Blank value", protocol.Root("creator"))},
-		{"blank ancestor id", func(m *creatorGrantModel) {
+		{"blank system", func(m *authz.CreatorGrantModel) { m.System = protocol.Known("") }, protoError("Blank value", protocol.Root("system"))},
+		{"blank creator", func(m *authz.CreatorGrantModel) { m.Creator = protocol.Known(" ") }, protoError("Blank value", protocol.Root("creator"))},
+		{"blank ancestor id", func(m *authz.CreatorGrantModel) {
 			instances, _ := m.Instances.Get()
 			in, _ := instances["app1"].Get()
-			in.Ancestors = protocol.Known([]protocol.Value[ancestorModel]{protocol.Known(ancestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("")})})
+			in.Ancestors = protocol.Known([]protocol.Value[authz.AncestorModel]{protocol.Known(authz.AncestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("")})})
 			instances["app1"] = protocol.Known(in)
 		}, protoError("Blank value", app.WithAttributeName("ancestors").WithElementKeyInt(0).WithAttributeName("id"))},
-		{"blank name", func(m *creatorGrantModel) {
+		{"blank name", func(m *authz.CreatorGrantModel) {
 			instances, _ := m.Instances.Get()
 			in, _ := instances["app1"].Get()
 			in.Name = protocol.Known("\t")
 			instances["app1"] = protocol.Known(in)
 		}, protoError("Blank value", app.WithAttributeName("name"))},
-		{"admin", func(m *creatorGrantModel) { m.Creator = protocol.Known("Admin") }, protoWarning("IAM ignores creator grants to admin", protocol.Root("creator"))},
+		{"admin", func(m *authz.CreatorGrantModel) { m.Creator = protocol.Known("Admin") }, protoWarning("IAM ignores creator grants to admin", protocol.Root("creator"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := appsOf("project1", "app1")
@@ -524,9 +526,9 @@ func TestProtocolCreatorGrantValidation(t *testing.T) {
 func TestProtocolCreatorGrantDestroyDropsForeignActions(t *testing.T) {
 	env := newProtoEnv(t, nil)
 	grantOutsideTerraform(t, env.sb, []string{"1", "2"})
-	config := &creatorGrantModel{
+	config := &authz.CreatorGrantModel{
 		System: protocol.Known("bk_cmdb"), Type: protocol.Known("biz"), Creator: protocol.Known("alice"),
-		Instances: protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"biz1": protocol.Known(creatorInstanceModel{Name: protocol.Known("biz one")})}),
+		Instances: protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"biz1": protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("biz one")})}),
 	}
 	created := creatorProto.mustChange(t, env.server, nil, nil, config)
 	state := creatorProto.model(t, created.NewState)
@@ -537,8 +539,8 @@ func TestProtocolCreatorGrantDestroyDropsForeignActions(t *testing.T) {
 	state.GrantedActions = protocol.KnownStrings([]string{"edit_biz", "view_biz", "view_host"})
 	policies := protocol.Int64MapOf(state.Policies)
 	policies["view_host"] = 1
-	state.Policies = policiesValue([]string{"edit_biz", "view_biz", "view_host"}, policies)
+	state.Policies = authz.PoliciesValue([]string{"edit_biz", "view_biz", "view_host"}, policies)
 	resp := creatorProto.change(t, env.server, creatorProto.value(t, state), created.Private, nil)
 	expectDiags(t, resp.Diagnostics)
-	env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2")})
+	env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")})
 }

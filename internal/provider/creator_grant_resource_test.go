@@ -251,7 +251,7 @@ func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb, provider := target(t)
-			otherGrant := map[string][]string{"view_host": hostPaths("1", "2")}
+			otherGrant := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}
 			var expect []knownvalue.Check
 			for _, a := range tc.recorded {
 				expect = append(expect, knownvalue.StringExact(a))
@@ -264,7 +264,7 @@ func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
 					ConfigPlanChecks:  emptyPlanAfterApply,
 					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(creatorAddr, tfjsonpath.New("granted_actions"), knownvalue.SetExact(expect))},
 					Check: checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{
-						"view_host": hostPaths("1", "2"), "view_biz": {"/bk_cmdb,biz,biz1/"}, "edit_biz": {"/bk_cmdb,biz,biz1/"},
+						"view_host": sandboxtest.HostPaths("1", "2"), "view_biz": {"/bk_cmdb,biz,biz1/"}, "edit_biz": {"/bk_cmdb,biz,biz1/"},
 					}),
 				}},
 				// The creator grant is gone, the other grant untouched.
@@ -381,7 +381,7 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 						if err := sb.SetFaults(sandbox.Faults{}); err != nil {
 							t.Fatal(err)
 						}
-						if got := len(heldPaths(sb, "bk_job", "user", "alice")["view"]); got != 203 {
+						if got := len(sandboxtest.HeldPaths(sb, "bk_job", "user", "alice")["view"]); got != 203 {
 							t.Errorf("after the failure the sandbox holds %d paths, want 203", got)
 						}
 						calls.reset()

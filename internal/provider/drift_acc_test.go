@@ -43,7 +43,7 @@ func changeOutside(t *testing.T, sb *sandboxtest.Sandbox, op bkiam.Operation, su
 	}
 	var instances []bkiam.Instance
 	for _, id := range ids {
-		instances = append(instances, bkiam.Instance{ID: id, Name: hostName(id)})
+		instances = append(instances, bkiam.Instance{ID: id, Name: sandboxtest.HostName(id)})
 	}
 	req.Resources = []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: instances}}
 	if _, err := outsideClient(t, sb).BatchInstance(context.Background(), req); err != nil {
@@ -61,10 +61,10 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	provider := driftProvider(sb, "")
 	calls := newCallCounter(sb)
-	ids := idRange(1, 6)
+	ids := sandboxtest.IDRange(1, 6)
 	both := []string{"edit_host", "view_host"}
 	cfg := hostGrant{actions: both, ids: ids}.config(provider)
-	all := map[string][]string{"edit_host": hostPaths(ids...), "view_host": hostPaths(ids...)}
+	all := map[string][]string{"edit_host": sandboxtest.HostPaths(ids...), "view_host": sandboxtest.HostPaths(ids...)}
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
@@ -78,7 +78,7 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 				Config:           cfg,
 				ConfigPlanChecks: emptyPlanAfterApply,
 				Check: checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{
-					"edit_host": hostPaths(ids...), "view_host": hostPaths(append([]string{"99"}, ids...)...)}),
+					"edit_host": sandboxtest.HostPaths(ids...), "view_host": sandboxtest.HostPaths(append([]string{"99"}, ids...)...)}),
 			},
 			{
 				// Revoking what the configuration never had is not drift.
@@ -151,7 +151,7 @@ func TestAccInstanceGrant_driftImport(t *testing.T) {
 	needsSandbox(t)
 	sb := sandboxtest.Start(t)
 	provider := driftProvider(sb, "")
-	ids := idRange(1, 4)
+	ids := sandboxtest.IDRange(1, 4)
 	cfg := hostGrant{actions: []string{"edit_host", "view_host"}, ids: ids, name: func(id string) string { return id }}.config(provider)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
@@ -326,7 +326,7 @@ resource "bkiam_instance_grant" "u" {
 func TestAccDriftReadErrors(t *testing.T) {
 	needsSandbox(t)
 	sb := sandboxtest.Start(t)
-	ids := idRange(1, 4)
+	ids := sandboxtest.IDRange(1, 4)
 	good := hostGrant{actions: []string{"view_host"}, ids: ids}.config(driftProvider(sb, ""))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
@@ -342,7 +342,7 @@ func TestAccDriftReadErrors(t *testing.T) {
 				// The state still records everything: nothing to do.
 				Config:   good,
 				PlanOnly: true,
-				Check:    checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths(ids...)}),
+				Check:    checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths(ids...)}),
 			},
 		},
 	})
@@ -443,7 +443,7 @@ resource "bkiam_instance_grant" "no_type" {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{
-					"edit_biz_host": {"/bk_cmdb,biz,1/ & " + strings.Join(hostPaths("7", "8"), " & ")}}),
+					"edit_biz_host": {"/bk_cmdb,biz,1/ & " + strings.Join(sandboxtest.HostPaths("7", "8"), " & ")}}),
 			},
 		},
 	})
@@ -460,7 +460,7 @@ func TestAccInstanceGrantIDsWithCommas(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	ids := []string{"a", "a,b", "b"}
 	cfg := hostGrant{actions: []string{"edit_host", "view_host"}, ids: ids}.config(driftProvider(sb, ""))
-	all := map[string][]string{"edit_host": hostPaths(ids...), "view_host": hostPaths(ids...)}
+	all := map[string][]string{"edit_host": sandboxtest.HostPaths(ids...), "view_host": sandboxtest.HostPaths(ids...)}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{

@@ -12,6 +12,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
 
 // TestEmptyInstancesAreNeverSent: to IAM an empty instance list means
@@ -30,13 +31,13 @@ func TestEmptyInstancesAreNeverSent(t *testing.T) {
 		for _, id := range ids[1:] { // ids[0] is a marker, so that an empty map is expressible
 			instances[id] = "host " + id
 		}
-		return instanceGrant{}.Encode(typ, instanceGrantModel{
+		return authz.InstanceGrant{}.Encode(typ, authz.InstanceGrantModel{
 			ID:        protocol.Known("bk_cmdb/user/alice"),
 			System:    protocol.Known("bk_cmdb"),
-			Subject:   protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
+			Subject:   protocol.Known(authz.SubjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
 			Actions:   protocol.KnownStrings([]string{"view_host"}),
-			Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: instances}}),
-			Policies:  policiesValue([]string{"view_host"}, map[string]int64{"view_host": 1}),
+			Resources: authz.ResourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: instances}}),
+			Policies:  authz.PoliciesValue([]string{"view_host"}, map[string]int64{"view_host": 1}),
 		})
 	}
 	const marker = "-"
@@ -81,8 +82,8 @@ func TestEmptyInstancesAreNeverSent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := heldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]
-			if want := hostPaths(tc.want...); !slices.Equal(got, want) {
+			got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]
+			if want := sandboxtest.HostPaths(tc.want...); !slices.Equal(got, want) {
 				t.Fatalf("alice holds %v on view_host, want %v (diagnostics: %s)", got, want, renderDiags(resp.Diagnostics))
 			}
 		})

@@ -28,10 +28,10 @@ type faultStep struct {
 
 var faultSteps = []faultStep{
 	// 3 grants of view_host.
-	{"create", hostGrant{actions: []string{"view_host"}, ids: idRange(0, 450)}},
+	{"create", hostGrant{actions: []string{"view_host"}, ids: sandboxtest.IDRange(0, 450)}},
 	// A revoke of view_host on 0-99, a grant of both actions on 450-549,
 	// and 2 grants of delete_host on 100-449.
-	{"update", hostGrant{actions: []string{"delete_host", "view_host"}, ids: idRange(100, 550)}},
+	{"update", hostGrant{actions: []string{"delete_host", "view_host"}, ids: sandboxtest.IDRange(100, 550)}},
 	// 3 revokes of both actions on 100-549.
 	{"destroy", hostGrant{}},
 }
@@ -128,7 +128,7 @@ func TestAccFaultMatrix(t *testing.T) {
 			for _, step := range faultSteps {
 				runFaultStep(t, w, sb, provider, step, fc)
 			}
-			if got := heldPaths(sb, "bk_cmdb", "user", "bob"); !equalStrings(got["view_host"], hostPaths("1")) || len(got) != 1 {
+			if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "bob"); !equalStrings(got["view_host"], sandboxtest.HostPaths("1")) || len(got) != 1 {
 				t.Errorf("bob's grant, made outside Terraform, became %v", got)
 			}
 		})
@@ -198,7 +198,7 @@ func runFaultStep(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, provid
 	}
 	want := map[string][]string{}
 	for _, a := range step.config.actions {
-		want[a] = hostPaths(step.config.ids...)
+		want[a] = sandboxtest.HostPaths(step.config.ids...)
 	}
 	if err := checkHeld(sb, "bk_cmdb", "user", "alice", want)(nil); err != nil {
 		t.Fatalf("%s: the sandbox does not hold the configuration: %v", step.name, err)

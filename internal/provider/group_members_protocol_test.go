@@ -9,11 +9,12 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/management"
 )
 
-var membersResource = protoResource[groupMembersModel]{
-	def: groupMembers{},
-	proposed: func(config groupMembersModel, prior *groupMembersModel) groupMembersModel {
+var membersResource = protoResource[management.GroupMembersModel]{
+	def: management.GroupMembers{},
+	proposed: func(config management.GroupMembersModel, prior *management.GroupMembersModel) management.GroupMembersModel {
 		config.ID = protocol.Unknown[string]()
 		if prior != nil {
 			config.ID = prior.ID
@@ -24,12 +25,12 @@ var membersResource = protoResource[groupMembersModel]{
 
 // membersModel is a bkiam_group_members of group in bk_cmdb with users
 // (id → expiry, "" for permanent).
-func membersModel(group int64, users map[string]string) groupMembersModel {
-	m := groupMembersModel{System: protocol.Known("bk_cmdb"), GroupID: protocol.Known(fmt.Sprint(group))}
+func membersModel(group int64, users map[string]string) management.GroupMembersModel {
+	m := management.GroupMembersModel{System: protocol.Known("bk_cmdb"), GroupID: protocol.Known(fmt.Sprint(group))}
 	elems := map[string]string{}
 	for id, exp := range users {
 		if exp == "" {
-			exp = permanentMember
+			exp = management.PermanentMember
 		}
 		elems[id] = exp
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
@@ -608,7 +609,7 @@ func (w *cliWorkspace) stateInstances(t *testing.T, typeName string) map[string]
 		}
 		for _, in := range r.Instances {
 			var diags protocol.Diagnostics
-			if held := readHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
+			if held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
 				for _, h := range held {
 					for _, res := range h.Resources {
 						for id := range res.Instances {

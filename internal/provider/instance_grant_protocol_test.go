@@ -15,11 +15,13 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
 
-var instanceProto = protoResource[instanceGrantModel]{
-	def: instanceGrant{},
-	proposed: func(config instanceGrantModel, prior *instanceGrantModel) instanceGrantModel {
+var instanceProto = protoResource[authz.InstanceGrantModel]{
+	def: authz.InstanceGrant{},
+	proposed: func(config authz.InstanceGrantModel, prior *authz.InstanceGrantModel) authz.InstanceGrantModel {
 		if prior == nil {
 			config.ID, config.Policies = protocol.Unknown[string](), protocol.Unknown[map[string]protocol.Value[int64]]()
 		} else {
@@ -32,26 +34,26 @@ var instanceProto = protoResource[instanceGrantModel]{
 // hostsOf grants subject (user alice unless given) actions on the
 // bk_cmdb hosts ids, each named "host<id>": a configuration, so with id
 // and policies null. Actions are given sorted.
-func hostsOf(actions []string, ids ...string) *instanceGrantModel {
-	return &instanceGrantModel{
+func hostsOf(actions []string, ids ...string) *authz.InstanceGrantModel {
+	return &authz.InstanceGrantModel{
 		System:    protocol.Known("bk_cmdb"),
-		Subject:   protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
+		Subject:   protocol.Known(authz.SubjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
 		Actions:   protocol.KnownStrings(actions),
-		Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames(ids...)}}),
+		Resources: authz.ResourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames(ids...)}}),
 	}
 }
 
 func hostNames(ids ...string) map[string]string {
 	out := map[string]string{}
 	for _, id := range ids {
-		out[id] = hostName(id)
+		out[id] = sandboxtest.HostName(id)
 	}
 	return out
 }
 
 // shownGrant is what a bkiam_instance_grant state shows: its actions and
 // the ids of its single resource entry, sorted; nil when unknown or null.
-func shownGrant(m *instanceGrantModel) (actions, ids []string) {
+func shownGrant(m *authz.InstanceGrantModel) (actions, ids []string) {
 	actions, _ = protocol.StringsOf(m.Actions)
 	slices.Sort(actions)
 	if entries, ok := m.Resources.Get(); ok && len(entries) == 1 {
@@ -63,7 +65,7 @@ func shownGrant(m *instanceGrantModel) (actions, ids []string) {
 	return actions, ids
 }
 
-func expectShown(t *testing.T, what string, m *instanceGrantModel, wantActions, wantIDs []string) {
+func expectShown(t *testing.T, what string, m *authz.InstanceGrantModel, wantActions, wantIDs []string) {
 	t.Helper()
 	if m == nil {
 		t.Fatalf("%s is null, want %v on hosts %v", what, wantActions, wantIDs)
@@ -79,14 +81,14 @@ func expectShown(t *testing.T, what string, m *instanceGrantModel, wantActions, 
 func TestProtocolInstanceGrantCreate(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		config  *instanceGrantModel
+		config  *authz.InstanceGrantModel
 		subject bkiam.Subject
 		wantID  string
 	}{
 		{"user", hostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice"},
-		{"group", func() *instanceGrantModel {
+		{"group", func() *authz.InstanceGrantModel {
 			m := hostsOf([]string{"view_host"}, "7")
-			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})
+			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})
 			return m
 		}(), bkiam.Subject{Type: "group", ID: "1"}, "bk_cmdb/group/1"},
 	} {
@@ -121,7 +123,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 			}
 			want := map[string][]string{}
 			for _, a := range actions {
-				want[a] = hostPaths(ids...)
+				want[a] = sandboxtest.HostPaths(ids...)
 			}
 			env.expectHeld(t, "bk_cmdb", tc.subject.Type, tc.subject.ID, want)
 			env.expectCalls(t, map[string]int{"batch_instance:grant": 1})
@@ -138,10 +140,10 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 	both := []string{"edit_host", "view_host"}
 	view := []string{"view_host"}
 	renamed := hostsOf(view, "1", "2")
-	renamed.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "new name", "2": "host2"}}})
+	renamed.Resources = authz.ResourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "new name", "2": "host2"}}})
 	for _, tc := range []struct {
 		name     string
-		from, to *instanceGrantModel
+		from, to *authz.InstanceGrantModel
 		want     []string // the calls sent
 		kept     []string // the actions whose policy ids the plan shows; the others' are unknown
 	}{
@@ -184,7 +186,7 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 			actions, ids := shownGrant(tc.to)
 			want := map[string][]string{}
 			for _, a := range actions {
-				want[a] = hostPaths(ids...)
+				want[a] = sandboxtest.HostPaths(ids...)
 			}
 			env.expectHeld(t, "bk_cmdb", "user", "alice", want)
 			state := instanceProto.model(t, resp.NewState)
@@ -196,12 +198,12 @@ func TestProtocolInstanceGrantUpdateSendsTheDifference(t *testing.T) {
 	}
 }
 
-func joinActions(m *instanceGrantModel) string {
+func joinActions(m *authz.InstanceGrantModel) string {
 	actions, _ := shownGrant(m)
 	return strings.Join(actions, ",")
 }
 
-func joinIDs(m *instanceGrantModel) string {
+func joinIDs(m *authz.InstanceGrantModel) string {
 	_, ids := shownGrant(m)
 	return strings.Join(ids, ",")
 }
@@ -214,12 +216,12 @@ func joinIDs(m *instanceGrantModel) string {
 func TestProtocolNoOpShortcut(t *testing.T) {
 	var diags protocol.Diagnostics
 	held := protocol.PrivateState{}
-	writeHoldings(held, grantplan.Holdings{"view_host": {
+	authz.WriteHoldings(held, grantplan.Holdings{"view_host": {
 		Resources: []grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}}, ExpiresAt: bkiam.PermanentExpiry,
 	}}, &diags)
 	holdings := held.Bytes(&diags)
 	paths := protocol.PrivateState{}
-	writeCreatorHoldings(paths, grantplan.CreatorHeld(grantplan.CreatorTarget{System: "bk_job", Type: "job"},
+	authz.WriteCreatorHoldings(paths, grantplan.CreatorHeld(grantplan.CreatorTarget{System: "bk_job", Type: "job"},
 		map[string]grantplan.CreatorInstance{"job1": {ID: "job1", Name: "job1 app"}}), &diags)
 	creatorPaths := paths.Bytes(&diags)
 	if len(diags) > 0 {
@@ -228,13 +230,13 @@ func TestProtocolNoOpShortcut(t *testing.T) {
 	undecodable := func() *tfprotov6.DynamicValue { return &tfprotov6.DynamicValue{MsgPack: []byte{0xc1}} }
 	instanceState := func() *tfprotov6.DynamicValue {
 		m := hostsOf([]string{"view_host"}, "1", "2")
-		m.ID, m.Policies = protocol.Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
+		m.ID, m.Policies = protocol.Known("bk_cmdb/user/alice"), authz.PoliciesValue([]string{"view_host"}, map[string]int64{"view_host": 3})
 		return instanceProto.value(t, m)
 	}
 	creatorState := func() *tfprotov6.DynamicValue {
 		m := jobsOf("job1")
 		m.ID, m.GrantedActions = protocol.Known("bk_job/job/alice"), m.Actions
-		m.Policies = policiesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
+		m.Policies = authz.PoliciesValue(jobActions, map[string]int64{"delete": 1, "edit": 2, "list": 3, "view": 4})
 		return creatorProto.value(t, m)
 	}
 	server := protoServer(t)
@@ -306,27 +308,29 @@ func TestProtocolNoOpShortcut(t *testing.T) {
 func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 	server := protoServer(t)
 	prior := hostsOf([]string{"view_host"}, "1")
-	prior.ID, prior.Policies = protocol.Known("bk_cmdb/user/alice"), policiesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
+	prior.ID, prior.Policies = protocol.Known("bk_cmdb/user/alice"), authz.PoliciesValue([]string{"view_host"}, map[string]int64{"view_host": 5})
 	priorValue := instanceProto.value(t, prior)
 	for _, tc := range []struct {
 		name   string
-		change func(m *instanceGrantModel)
+		change func(m *authz.InstanceGrantModel)
 		want   []*tftypes.AttributePath
 	}{
-		{"system", func(m *instanceGrantModel) { m.System = protocol.Known("bk_job") }, []*tftypes.AttributePath{protocol.Root("system")}},
-		{"subject id", func(m *instanceGrantModel) {
-			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("bob")})
+		{"system", func(m *authz.InstanceGrantModel) { m.System = protocol.Known("bk_job") }, []*tftypes.AttributePath{protocol.Root("system")}},
+		{"subject id", func(m *authz.InstanceGrantModel) {
+			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("user"), ID: protocol.Known("bob")})
 		}, []*tftypes.AttributePath{protocol.Root("subject")}},
-		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})
+		{"subject type", func(m *authz.InstanceGrantModel) {
+			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})
 		}, []*tftypes.AttributePath{protocol.Root("subject")}},
-		{"system and subject", func(m *instanceGrantModel) {
+		{"system and subject", func(m *authz.InstanceGrantModel) {
 			m.System = protocol.Known("bk_job")
-			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("bob")})
+			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("user"), ID: protocol.Known("bob")})
 		}, []*tftypes.AttributePath{protocol.Root("system"), protocol.Root("subject")}},
-		{"actions", func(m *instanceGrantModel) { m.Actions = protocol.KnownStrings([]string{"edit_host", "view_host"}) }, nil},
-		{"instances", func(m *instanceGrantModel) { *m = *hostsOf([]string{"view_host"}, "1", "2") }, nil},
-		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = protocol.Known("2099-01-01T00:00:00Z") }, nil},
+		{"actions", func(m *authz.InstanceGrantModel) {
+			m.Actions = protocol.KnownStrings([]string{"edit_host", "view_host"})
+		}, nil},
+		{"instances", func(m *authz.InstanceGrantModel) { *m = *hostsOf([]string{"view_host"}, "1", "2") }, nil},
+		{"expires_at", func(m *authz.InstanceGrantModel) { m.ExpiresAt = protocol.Known("2099-01-01T00:00:00Z") }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := hostsOf([]string{"view_host"}, "1")
@@ -345,47 +349,51 @@ func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 // validates without a diagnostic, and plans without one and without a
 // call to IAM, keeping every unknown value as it is.
 func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
-	entry := func(change func(r *resourceModel)) protocol.Value[[]protocol.Value[resourceModel]] {
-		r := resourceModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("host"), Instances: protocol.KnownStringMap(hostNames("1", "2"))}
+	entry := func(change func(r *authz.ResourceModel)) protocol.Value[[]protocol.Value[authz.ResourceModel]] {
+		r := authz.ResourceModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("host"), Instances: protocol.KnownStringMap(hostNames("1", "2"))}
 		change(&r)
-		return protocol.Known([]protocol.Value[resourceModel]{protocol.Known(r)})
+		return protocol.Known([]protocol.Value[authz.ResourceModel]{protocol.Known(r)})
 	}
 	unknownString := protocol.Unknown[string]()
 	for _, tc := range []struct {
 		name   string
-		change func(m *instanceGrantModel)
+		change func(m *authz.InstanceGrantModel)
 		// grant: the grant itself is unknown, so that an update cannot
 		// show the policy ids it keeps.
 		grant bool
 	}{
-		{"system", func(m *instanceGrantModel) { m.System = unknownString }, false},
-		{"subject", func(m *instanceGrantModel) { m.Subject = protocol.Unknown[subjectModel]() }, false},
-		{"subject type", func(m *instanceGrantModel) {
-			m.Subject = protocol.Known(subjectModel{Type: unknownString, ID: protocol.Known("1")})
+		{"system", func(m *authz.InstanceGrantModel) { m.System = unknownString }, false},
+		{"subject", func(m *authz.InstanceGrantModel) { m.Subject = protocol.Unknown[authz.SubjectModel]() }, false},
+		{"subject type", func(m *authz.InstanceGrantModel) {
+			m.Subject = protocol.Known(authz.SubjectModel{Type: unknownString, ID: protocol.Known("1")})
 		}, false},
-		{"subject id of a group", func(m *instanceGrantModel) {
-			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("group"), ID: unknownString})
+		{"subject id of a group", func(m *authz.InstanceGrantModel) {
+			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("group"), ID: unknownString})
 		}, false},
-		{"actions", func(m *instanceGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }, true},
-		{"an action", func(m *instanceGrantModel) {
+		{"actions", func(m *authz.InstanceGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }, true},
+		{"an action", func(m *authz.InstanceGrantModel) {
 			m.Actions = protocol.Known([]protocol.StringValue{protocol.Known("view_host"), unknownString})
 		}, true},
-		{"resources", func(m *instanceGrantModel) { m.Resources = protocol.Unknown[[]protocol.Value[resourceModel]]() }, true},
-		{"a resource entry", func(m *instanceGrantModel) {
-			m.Resources = protocol.Known([]protocol.Value[resourceModel]{protocol.Unknown[resourceModel]()})
+		{"resources", func(m *authz.InstanceGrantModel) {
+			m.Resources = protocol.Unknown[[]protocol.Value[authz.ResourceModel]]()
 		}, true},
-		{"a resource entry's type", func(m *instanceGrantModel) { m.Resources = entry(func(r *resourceModel) { r.Type = unknownString }) }, true},
-		{"instances", func(m *instanceGrantModel) {
-			m.Resources = entry(func(r *resourceModel) { r.Instances = protocol.Unknown[map[string]protocol.StringValue]() })
+		{"a resource entry", func(m *authz.InstanceGrantModel) {
+			m.Resources = protocol.Known([]protocol.Value[authz.ResourceModel]{protocol.Unknown[authz.ResourceModel]()})
 		}, true},
-		{"an instance name", func(m *instanceGrantModel) {
-			m.Resources = entry(func(r *resourceModel) {
+		{"a resource entry's type", func(m *authz.InstanceGrantModel) {
+			m.Resources = entry(func(r *authz.ResourceModel) { r.Type = unknownString })
+		}, true},
+		{"instances", func(m *authz.InstanceGrantModel) {
+			m.Resources = entry(func(r *authz.ResourceModel) { r.Instances = protocol.Unknown[map[string]protocol.StringValue]() })
+		}, true},
+		{"an instance name", func(m *authz.InstanceGrantModel) {
+			m.Resources = entry(func(r *authz.ResourceModel) {
 				r.Instances = protocol.Known(map[string]protocol.StringValue{"1": protocol.Known("host1"), "2": unknownString})
 			})
 		}, true},
-		{"expires_at", func(m *instanceGrantModel) { m.ExpiresAt = unknownString }, true},
-		{"timeouts", func(m *instanceGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }, false},
-		{"a timeout", func(m *instanceGrantModel) {
+		{"expires_at", func(m *authz.InstanceGrantModel) { m.ExpiresAt = unknownString }, true},
+		{"timeouts", func(m *authz.InstanceGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }, false},
+		{"a timeout", func(m *authz.InstanceGrantModel) {
 			m.Timeouts = protocol.Known(protocol.TimeoutsModel{Create: unknownString})
 		}, false},
 	} {
@@ -422,12 +430,12 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 // expectConfigPlanned fails unless the plan keeps every configured value
 // as configured, unknown ones included: Terraform refuses a plan that
 // does not.
-func expectConfigPlanned(t *testing.T, planned, config *instanceGrantModel) {
+func expectConfigPlanned(t *testing.T, planned, config *authz.InstanceGrantModel) {
 	t.Helper()
 	typ := objectTypeOf("bkiam_instance_grant")
 	got := *planned
 	got.ID, got.Policies = config.ID, config.Policies
-	a, b := (instanceGrant{}).Encode(typ, got), (instanceGrant{}).Encode(typ, *config)
+	a, b := (authz.InstanceGrant{}).Encode(typ, got), (authz.InstanceGrant{}).Encode(typ, *config)
 	if !a.Equal(b) {
 		t.Errorf("the plan changes the configuration:\n%v\nwant\n%v", a, b)
 	}
@@ -450,8 +458,8 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 				t.Fatalf("imported %+v, want one bkiam_instance_grant", resp.ImportedResources)
 			}
 			imported := resp.ImportedResources[0]
-			want := &instanceGrantModel{ID: protocol.Known(tc.id), System: protocol.Known("bk_cmdb"),
-				Subject: protocol.Known(subjectModel{Type: protocol.Known(tc.subjectType), ID: protocol.Known(tc.subjectID)})}
+			want := &authz.InstanceGrantModel{ID: protocol.Known(tc.id), System: protocol.Known("bk_cmdb"),
+				Subject: protocol.Known(authz.SubjectModel{Type: protocol.Known(tc.subjectType), ID: protocol.Known(tc.subjectID)})}
 			if got := instanceProto.model(t, imported.State); !reflect.DeepEqual(got, want) {
 				t.Errorf("import of %s gives %+v, want %+v (actions, resources and policies null)", tc.id, got, want)
 			}
@@ -471,8 +479,8 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 		}
 		imported := resp.ImportedResources[0]
 		var diags protocol.Diagnostics
-		pending := readImportRequest(privateOf(t, imported.Private), &diags)
-		if want := (&importRequest{Actions: []string{"view_host"}, System: "bk_cmdb", Type: "host"}); !reflect.DeepEqual(pending, want) || len(diags) > 0 {
+		pending := authz.ReadImportRequest(privateOf(t, imported.Private), &diags)
+		if want := (&authz.ImportRequest{Actions: []string{"view_host"}, System: "bk_cmdb", Type: "host"}); !reflect.DeepEqual(pending, want) || len(diags) > 0 {
 			t.Fatalf("the import leaves pending %+v, want %+v %s", pending, want, renderDiags(diags))
 		}
 		if _, ids := shownGrant(instanceProto.model(t, imported.State)); ids != nil {
@@ -493,13 +501,13 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 		if state.ExpiresAt.IsKnown() {
 			t.Errorf("a permanent grant is imported with expires_at %+v", state.ExpiresAt)
 		}
-		if keys := privateKeys(t, read.Private); slices.Contains(keys, privateImportKey) {
+		if keys := privateKeys(t, read.Private); slices.Contains(keys, authz.PrivateImportKey) {
 			t.Errorf("the read leaves the import pending: private state %v", keys)
 		}
 		// IAM keeps no names: a configuration naming the hosts by id
 		// plans no change.
 		config := hostsOf([]string{"view_host"}, "1", "2")
-		config.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "1", "2": "2"}}})
+		config.Resources = authz.ResourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "1", "2": "2"}}})
 		plan := instanceProto.plan(t, env.server, read.NewState, read.Private, config)
 		expectDiags(t, plan.Diagnostics)
 		planned, err := plan.PlannedState.Unmarshal(objectTypeOf("bkiam_instance_grant"))
@@ -542,7 +550,7 @@ func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		settings map[string]any
-		from, to *instanceGrantModel // from nil: a create
+		from, to *authz.InstanceGrantModel // from nil: a create
 		wantErr  string
 		// What the failed apply leaves: IAM's holdings, the state shown,
 		// and the holdings kept in private state (nil: none, the state is
@@ -556,13 +564,13 @@ func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
 		{
 			name: "create, the second of three grants fails", settings: map[string]any{"grant_batch_size": 1},
 			to: hostsOf(view, "1", "2", "3"), wantErr: "Call 2 of 3 failed",
-			held: map[string][]string{"view_host": hostPaths("1")}, shown: view, shownIDs: []string{"1"},
+			held: map[string][]string{"view_host": sandboxtest.HostPaths("1")}, shown: view, shownIDs: []string{"1"},
 			wantFinish: []string{"grant view_host: 2", "grant view_host: 3"},
 		},
 		{
 			name: "update, a new action half granted", settings: map[string]any{"grant_batch_size": 1},
 			from: hostsOf(view, "1", "2"), to: hostsOf(both, "1", "2", "3"), wantErr: "Call 2 of 4 failed",
-			held:  map[string][]string{"edit_host": hostPaths("1"), "view_host": hostPaths("1", "2")},
+			held:  map[string][]string{"edit_host": sandboxtest.HostPaths("1"), "view_host": sandboxtest.HostPaths("1", "2")},
 			shown: both, shownIDs: []string{"1", "2"},
 			holdings:   map[string][]string{"edit_host": {"1"}, "view_host": {"1", "2"}},
 			wantFinish: []string{"grant edit_host: 2", "grant edit_host: 3", "grant view_host: 3"},
@@ -570,7 +578,7 @@ func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
 		{
 			name: "update, the second of three revokes fails", settings: map[string]any{"revoke_batch_size": 1},
 			from: hostsOf(view, "1", "2", "3", "4"), to: hostsOf(view, "1"), wantErr: "Call 2 of 3 failed",
-			held: map[string][]string{"view_host": hostPaths("1", "3", "4")}, shown: view, shownIDs: []string{"1", "3", "4"},
+			held: map[string][]string{"view_host": sandboxtest.HostPaths("1", "3", "4")}, shown: view, shownIDs: []string{"1", "3", "4"},
 			wantFinish: []string{"revoke view_host: 3", "revoke view_host: 4"},
 		},
 	} {
@@ -594,7 +602,7 @@ func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
 				t.Errorf("state records policies %v, the sandbox holds %v", got, want)
 			}
 			var diags protocol.Diagnostics
-			if got := holdingIDs(readHoldings(privateOf(t, failed.Private), &diags)); !reflect.DeepEqual(got, tc.holdings) {
+			if got := holdingIDs(authz.ReadHoldings(privateOf(t, failed.Private), &diags)); !reflect.DeepEqual(got, tc.holdings) {
 				t.Errorf("private state holds %v, want %v", got, tc.holdings)
 			}
 
@@ -607,7 +615,7 @@ func TestProtocolInstanceGrantPartialFailure(t *testing.T) {
 			actions, ids := shownGrant(tc.to)
 			want := map[string][]string{}
 			for _, a := range actions {
-				want[a] = hostPaths(ids...)
+				want[a] = sandboxtest.HostPaths(ids...)
 			}
 			env.expectHeld(t, "bk_cmdb", "user", "alice", want)
 			expectShown(t, "state after the next apply", instanceProto.model(t, done.NewState), actions, ids)
@@ -638,18 +646,18 @@ func holdingIDs(h grantplan.Holdings) map[string][]string {
 func TestProtocolInstanceGrantValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change func(m *instanceGrantModel)
+		change func(m *authz.InstanceGrantModel)
 		want   protoDiag
 	}{
-		{"blank system", func(m *instanceGrantModel) { m.System = protocol.Known(" ") },
+		{"blank system", func(m *authz.InstanceGrantModel) { m.System = protocol.Known(" ") },
 			protoError("Blank value", protocol.Root("system"))},
-		{"unknown subject type", func(m *instanceGrantModel) {
-			m.Subject = protocol.Known(subjectModel{Type: protocol.Known("robot"), ID: protocol.Known("r2")})
+		{"unknown subject type", func(m *authz.InstanceGrantModel) {
+			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("robot"), ID: protocol.Known("r2")})
 		}, protoError("Unknown subject type", protocol.Root("subject").WithAttributeName("type"))},
-		{"blank instance name", func(m *instanceGrantModel) {
-			m.Resources = resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "host1", "2": ""}}})
+		{"blank instance name", func(m *authz.InstanceGrantModel) {
+			m.Resources = authz.ResourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "host1", "2": ""}}})
 		}, protoError("Blank value", protocol.Root("resources").WithElementKeyInt(0).WithAttributeName("instances").WithElementKeyString("2"))},
-		{"no actions", func(m *instanceGrantModel) { m.Actions = protocol.KnownStrings(nil) }, protoError("No actions", protocol.Root("actions"))},
+		{"no actions", func(m *authz.InstanceGrantModel) { m.Actions = protocol.KnownStrings(nil) }, protoError("No actions", protocol.Root("actions"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := hostsOf([]string{"view_host"}, "1", "2")

@@ -35,7 +35,7 @@ type hostGrant struct {
 func (g hostGrant) config(provider string) string {
 	name := g.name
 	if name == nil {
-		name = hostName
+		name = sandboxtest.HostName
 	}
 	expires := ""
 	if g.expiresAt != "" {
@@ -110,13 +110,13 @@ func checkPolicyIDs(sb *sandboxtest.Sandbox) func(*terraform.State) error {
 func TestAccInstanceGrant_lifecycle(t *testing.T) {
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
-		ids450 := idRange(0, 450)
-		ids455 := idRange(5, 460) // 10 added, 5 removed
+		ids450 := sandboxtest.IDRange(0, 450)
+		ids455 := sandboxtest.IDRange(5, 460) // 10 added, 5 removed
 		renamed := func(id string) string {
 			if id == "7" {
 				return "the renamed seventh host"
 			}
-			return hostName(id)
+			return sandboxtest.HostName(id)
 		}
 		both := []string{"edit_host", "view_host"}
 		swapped := []string{"delete_host", "view_host"}
@@ -130,7 +130,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					ConfigPlanChecks:  emptyPlanAfterApply,
 					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(grantAddr, tfjsonpath.New("id"), knownvalue.StringExact("bk_cmdb/user/alice"))},
 					Check: resource.ComposeAggregateTestCheckFunc(
-						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": hostPaths(ids450...), "view_host": hostPaths(ids450...)}),
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids450...), "view_host": sandboxtest.HostPaths(ids450...)}),
 						checkExpiry(sb, bkiam.PermanentExpiry),
 						checkPolicyIDs(sb),
 						calls.expect(map[string]int{"batch_instance:grant": 3}),
@@ -141,7 +141,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					Config:           hostGrant{actions: both, ids: ids455}.config(provider),
 					ConfigPlanChecks: emptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(
-						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": hostPaths(ids455...), "view_host": hostPaths(ids455...)}),
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}),
 						checkPolicyIDs(sb),
 						calls.expect(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1}),
 					),
@@ -159,7 +159,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(
-						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": hostPaths(ids455...), "view_host": hostPaths(ids455...)}),
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}),
 						checkPolicyIDs(sb),
 						calls.expect(map[string]int{"batch_instance:grant": 3, "batch_instance:revoke": 1}),
 					),
@@ -182,7 +182,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					Config:           hostGrant{actions: swapped, ids: ids455, name: renamed, expiresAt: "2099-01-01T00:00:00Z"}.config(provider),
 					ConfigPlanChecks: emptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(
-						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": hostPaths(ids455...), "view_host": hostPaths(ids455...)}),
+						checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}),
 						checkExpiry(sb, 4070908800),
 						checkPolicyIDs(sb),
 						calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3}),
@@ -237,9 +237,9 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 func TestAccInstanceGrant_import(t *testing.T) {
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
-		ids := idRange(0, 5)
+		ids := sandboxtest.IDRange(0, 5)
 		cfg := hostGrant{actions: []string{"view_host"}, ids: ids}.config(provider)
-		held := map[string][]string{"view_host": hostPaths(ids...)}
+		held := map[string][]string{"view_host": sandboxtest.HostPaths(ids...)}
 		var before int64
 
 		resource.Test(t, resource.TestCase{
@@ -307,7 +307,7 @@ func grantOutsideTerraform(t *testing.T, sb *sandboxtest.Sandbox, ids []string) 
 	client := outsideClient(t, sb)
 	var instances []bkiam.Instance
 	for _, id := range ids {
-		instances = append(instances, bkiam.Instance{ID: id, Name: hostName(id)})
+		instances = append(instances, bkiam.Instance{ID: id, Name: sandboxtest.HostName(id)})
 	}
 	_, err := client.BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
 		System: "bk_cmdb", Operate: bkiam.OperationGrant, ExpiredAt: bkiam.PermanentExpiry,
@@ -367,7 +367,7 @@ resource "bkiam_instance_grant" "admin" {
 `
 		}
 		combo := func(hosts ...string) []string {
-			return []string{"/bk_cmdb,biz,1/ & " + strings.Join(hostPaths(hosts...), " & ")}
+			return []string{"/bk_cmdb,biz,1/ & " + strings.Join(sandboxtest.HostPaths(hosts...), " & ")}
 		}
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: protoV6ProviderFactories,
@@ -376,7 +376,7 @@ resource "bkiam_instance_grant" "admin" {
 					Config:           config(`{ "7" = "host7", "8" = "host8" }`),
 					ConfigPlanChecks: emptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(
-						checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"view_host": hostPaths("1", "2")}),
+						checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}),
 						checkHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8")}),
 						checkHeld(sb, "bk_cmdb", "user", "carol", map[string][]string{"create_biz": {"any"}}),
 						// IAM accepts a grant to admin and stores nothing.
@@ -435,9 +435,9 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 	needsSandbox(t)
 	eachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := newCallCounter(sb)
-		ids := idRange(0, 450)
-		chunk := hostPaths(firstByString(ids, 200)...)
-		all := hostPaths(ids...)
+		ids := sandboxtest.IDRange(0, 450)
+		chunk := sandboxtest.HostPaths(firstByString(ids, 200)...)
+		all := sandboxtest.HostPaths(ids...)
 		failSecond := func() {
 			if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{After: 1, Count: 1, Status: 500, Code: 1902500}}); err != nil {
 				t.Fatal(err)
@@ -467,7 +467,7 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 					// tainted the resource, so the next apply revokes it
 					// and grants everything again.
 					PreConfig: func() {
-						if got := heldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]; len(got) != 200 || got[0] != chunk[0] {
+						if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]; len(got) != 200 || got[0] != chunk[0] {
 							t.Errorf("after the failed create the sandbox holds %d paths, want the first 200", len(got))
 						}
 						clearFaults()
@@ -491,7 +491,7 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 					// State knows delete_host holds the first 200, so the
 					// plan is not empty...
 					PreConfig: func() {
-						if got := heldPaths(sb, "bk_cmdb", "user", "alice")["delete_host"]; !equalStrings(got, chunk) {
+						if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice")["delete_host"]; !equalStrings(got, chunk) {
 							t.Errorf("after the failed update the sandbox holds %d delete_host paths, want the first 200", len(got))
 						}
 						clearFaults()
@@ -562,8 +562,8 @@ resource "bkiam_instance_grant" "test" {
 func TestAccInstanceGrant_policyLimit(t *testing.T) {
 	sb, provider := target(t)
 	calls := newCallCounter(sb)
-	full := idRange(0, conns.MaxPolicyInstances)
-	shifted := idRange(100, conns.MaxPolicyInstances+100)
+	full := sandboxtest.IDRange(0, conns.MaxPolicyInstances)
+	shifted := sandboxtest.IDRange(100, conns.MaxPolicyInstances+100)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -574,7 +574,7 @@ func TestAccInstanceGrant_policyLimit(t *testing.T) {
 			{
 				Config: hostGrant{actions: []string{"view_host"}, ids: shifted}.config(provider),
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths(shifted...)}),
+					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths(shifted...)}),
 					calls.expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}),
 				),
 			},

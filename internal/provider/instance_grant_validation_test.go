@@ -16,6 +16,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
 // instanceGrantHCL renders a valid bkiam_instance_grant changed by
@@ -269,7 +270,7 @@ func TestAccInstanceGrant_expiredGrantStays(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					calls.expect(map[string]int{"batch_instance:grant": 1}),
-					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1")}),
+					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1")}),
 				),
 			},
 		},

@@ -6,6 +6,8 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/management"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
@@ -30,8 +32,8 @@ func TestInstancePathKeys(t *testing.T) {
 		sharedgrants.InstancePath("bk_cmdb", "host", "/bk_cmdb,host,x/bk_cmdb,host,5/"), // a path (bkiam_group_permission)
 		sharedgrants.InstancePath("bk_cmdb", "host", "5%2C6"),                           // an id that reads as an escape
 		sharedgrants.InstancePath("bk_cmdb", "host", "/bk_cmdb,biz,2%2F/bk_cmdb,host,5/"),
-		combinationPath([]grantplan.Resource{res("biz", "1"), res("host", "5,6")}), // a combination of one host "5,6"
-		combinationPath([]grantplan.Resource{res("biz", "1"), res("host", "5", "6")}),
+		authz.CombinationPath([]grantplan.Resource{res("biz", "1"), res("host", "5,6")}), // a combination of one host "5,6"
+		authz.CombinationPath([]grantplan.Resource{res("biz", "1"), res("host", "5", "6")}),
 	}
 	seen := map[string]int{}
 	for i, k := range distinct {
@@ -55,10 +57,10 @@ func TestInstancePathKeys(t *testing.T) {
 			t.Errorf("listed %v: key %q, configured %q: key %q", c.listed, got, c.key, want)
 		}
 	}
-	if _, err := pathKeyOf([]bkiam.PathNode{node("biz", "2,3"), node("host", "5")}); err == nil || !strings.Contains(err.Error(), `"2,3"`) {
+	if _, err := management.PathKeyOf([]bkiam.PathNode{node("biz", "2,3"), node("host", "5")}); err == nil || !strings.Contains(err.Error(), `"2,3"`) {
 		t.Errorf("a listed path with an id holding a comma: %v", err)
 	}
-	if k, err := pathKeyOf([]bkiam.PathNode{node("biz", "2"), node("host", "5")}); err != nil || k != "/bk_cmdb,biz,2/bk_cmdb,host,5/" {
+	if k, err := management.PathKeyOf([]bkiam.PathNode{node("biz", "2"), node("host", "5")}); err != nil || k != "/bk_cmdb,biz,2/bk_cmdb,host,5/" {
 		t.Errorf("a listed path: %q, %v", k, err)
 	}
 }

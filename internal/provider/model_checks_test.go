@@ -8,6 +8,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
 
 // warningModel has what the plan-time warnings are about: a hidden
@@ -39,9 +40,9 @@ func TestProtocolModelWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := newProtoEnvWith(t, nil, sandbox.WithModel(m))
-	grant := func(subjectType, subject, action string) *instanceGrantModel {
-		return &instanceGrantModel{System: protocol.Known("bk_cmdb"), Subject: protocol.Known(subjectModel{Type: protocol.Known(subjectType), ID: protocol.Known(subject)}),
-			Actions: protocol.KnownStrings([]string{action}), Resources: resourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}})}
+	grant := func(subjectType, subject, action string) *authz.InstanceGrantModel {
+		return &authz.InstanceGrantModel{System: protocol.Known("bk_cmdb"), Subject: protocol.Known(authz.SubjectModel{Type: protocol.Known(subjectType), ID: protocol.Known(subject)}),
+			Actions: protocol.KnownStrings([]string{action}), Resources: authz.ResourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: hostNames("1")}})}
 	}
 	action := func(id string) *tftypes.AttributePath {
 		return protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
@@ -53,9 +54,9 @@ func TestProtocolModelWarnings(t *testing.T) {
 	expectDiags(t, instanceProto.plan(t, env.server, nil, nil, grant("user", "alice", "manage_host")).Diagnostics)
 	expectDiags(t, instanceProto.plan(t, env.server, nil, nil, grant("group", "1", "view_host")).Diagnostics)
 
-	creator := func(typ string) *creatorGrantModel {
-		return &creatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known(typ), Creator: protocol.Known("alice"),
-			Instances: protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"i1": protocol.Known(creatorInstanceModel{Name: protocol.Known("one")})})}
+	creator := func(typ string) *authz.CreatorGrantModel {
+		return &authz.CreatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known(typ), Creator: protocol.Known("alice"),
+			Instances: protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"i1": protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("one")})})}
 	}
 	expectDiags(t, creatorProto.plan(t, env.server, nil, nil, creator("biz")).Diagnostics,
 		protoWarning("Unlimited creator actions: The creator configuration of biz in system bk_cmdb lists create_host", protocol.Root("type")))

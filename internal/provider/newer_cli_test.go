@@ -243,7 +243,7 @@ resource "bkiam_instance_grant" "g" {
 		w.configure(provider, config)
 		out := w.mustRun("apply", "-auto-approve")
 		for _, u := range []string{"alice", "bob"} {
-			if held := len(heldPaths(sb, "bk_cmdb", "user", u)) > 0; held != slices.Contains(holders, u) {
+			if held := len(sandboxtest.HeldPaths(sb, "bk_cmdb", "user", u)) > 0; held != slices.Contains(holders, u) {
 				t.Fatalf("%s: %s holds view_host: %v, want %v\n%s", what, u, held, !held, out)
 			}
 		}

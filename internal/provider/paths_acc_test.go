@@ -41,14 +41,14 @@ func TestAccPathOutsideRevokeThenUpdate(t *testing.T) {
 			{
 				Config:           provider + sharedHostGrant("test", "view_host", "", "1", "2"),
 				ConfigPlanChecks: emptyPlanAfterApply,
-				Check:            checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2")}),
+				Check:            checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}),
 			},
 			{
 				PreConfig:        revokeAll,
 				Config:           provider + sharedHostGrant("test", "view_host", "", "1", "2", "3"),
 				ConfigPlanChecks: emptyPlanAfterApply,
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2", "3")}),
+					checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")}),
 					checkPolicyIDs(sb),
 				),
 			},
@@ -110,7 +110,7 @@ func TestAccPathExpiringBesidePermanent(t *testing.T) {
 			expiry := time.Now().Add(8 * time.Second).Truncate(time.Second)
 			a := sharedHostGrant("a", "view_host", fmt.Sprintf("  expires_at = %q\n", expiry.UTC().Format(time.RFC3339)), "1")
 			b := sharedHostGrant("b", "view_host", "", "2")
-			both := map[string][]string{"view_host": hostPaths("1", "2")}
+			both := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				Steps: []resource.TestStep{
@@ -124,7 +124,7 @@ func TestAccPathExpiringBesidePermanent(t *testing.T) {
 					{
 						Config:           provider + b,
 						ConfigPlanChecks: emptyPlanAfterApply,
-						Check:            checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("2")}),
+						Check:            checkHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("2")}),
 					},
 				},
 				CheckDestroy: checkNothingHeld(sb),
@@ -192,7 +192,9 @@ var pathCases = []pathCase{
 //     applies the rest.
 func TestAccPathMatrix(t *testing.T) {
 	t.Parallel()
-	held := func(ids ...string) map[string][]string { return map[string][]string{"view_host": hostPaths(ids...)} }
+	held := func(ids ...string) map[string][]string {
+		return map[string][]string{"view_host": sandboxtest.HostPaths(ids...)}
+	}
 	other := "\nresource \"terraform_data\" \"other\" {}\n"
 	grants := func(a, b []string) string {
 		return sharedHostGrant("a", "view_host", "", a...) + sharedHostGrant("b", "view_host", "", b...) + other
@@ -218,7 +220,7 @@ func TestAccPathMatrix(t *testing.T) {
 				if code == 0 || !planErrorPattern("Grants shared with another resource", "/bk_cmdb,host,2/", "allow_shared_grants").MatchString(out) {
 					t.Fatalf("a lasting overlap was not refused (exit %d):\n%s", code, out)
 				}
-				if got := heldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "2", "3")) {
+				if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "2", "3")) {
 					t.Fatalf("after the refused plan alice holds\n%s", renderHeld(got))
 				}
 				w.configure(provider, grants([]string{"1", "2"}, []string{"3"}))
@@ -233,7 +235,7 @@ func TestAccPathMatrix(t *testing.T) {
 					if out, code := p.apply(w); code != 0 {
 						t.Fatalf("moving host 2 (exit %d):\n%s", code, out)
 					}
-					if got := heldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "2", "3")) {
+					if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "2", "3")) {
 						t.Fatalf("after moving host 2, alice holds\n%s", renderHeld(got))
 					}
 					if err := checkStateMatchesStore(w, sb, false, "user/alice"); err != nil {
@@ -277,7 +279,7 @@ func TestAccPathMatrix(t *testing.T) {
 		// Host 2 moves from a to b; -target applies a's half only.
 		w.configure(provider, grants([]string{"1"}, []string{"2", "3"}))
 		w.mustRun("apply", "-auto-approve", "-target=bkiam_instance_grant.a")
-		if got := heldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "3")) {
+		if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice"); !reflect.DeepEqual(got, held("1", "3")) {
 			t.Fatalf("after -target of a, alice holds\n%s", renderHeld(got))
 		}
 		if w.planIsEmpty() {

@@ -199,7 +199,7 @@ func (e *protoEnv) expectCalls(t *testing.T, want map[string]int) {
 // expectHeld fails unless the sandbox holds exactly want for the subject.
 func (e *protoEnv) expectHeld(t *testing.T, system, subjectType, subjectID string, want map[string][]string) {
 	t.Helper()
-	got := heldPaths(e.sb, system, subjectType, subjectID)
+	got := sandboxtest.HeldPaths(e.sb, system, subjectType, subjectID)
 	if len(got) == 0 && len(want) == 0 {
 		return
 	}

@@ -450,13 +450,13 @@ var notAtPlanTime = map[string]string{
 	"PrivateState.Get: Cannot read the resource's private state": "private state Terraform kept, not configuration",
 	"PrivateState.Bytes: Cannot record what the resource holds":  "apply time, and a bug",
 	"PrivateState.Set: Cannot record what the resource holds":    "apply time, and a bug",
-	"instanceGrant.Apply: Unknown grant at apply":                "apply time, and a bug",
-	"creatorGrant.Apply: Unknown instances at apply":             "apply time, and a bug",
-	"groupMembers.Apply: Unknown members at apply":               "apply time, and a bug",
+	"InstanceGrant.Apply: Unknown grant at apply":                "apply time, and a bug",
+	"CreatorGrant.Apply: Unknown instances at apply":             "apply time, and a bug",
+	"GroupMembers.Apply: Unknown members at apply":               "apply time, and a bug",
 	"memberRunner.Load: Unknown members in state":                "apply time, and a bug",
 	"memberRunner.Load: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
-	"groupMembers.Read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
+	"GroupMembers.Read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
 	"FromProviderData: Unexpected provider data":               "a bug: Configure always hands over *conns.Data",
 	"gradeManagerResource.configured: Provider not configured": "a bug: Terraform configures the provider first",
 	"groupResource.configured: Provider not configured":        "a bug: Terraform configures the provider first",
@@ -491,7 +491,7 @@ var notAtPlanTime = map[string]string{
 	"groupPermission.readImport: Cannot import the permissions": "import time: depends on what the group holds in IAM " +
 		"(TestAccGroupPermission imports)",
 	"listedResources: which a resource never grants": "import time: depends on what the group holds in IAM",
-	"pathKeyOf: in a path, which this resource's notation (/SYSTEM,TYPE,ID/…/) cannot write: an id with \",\" or \"/\" can be granted only by itself, as a plain key": "import time: depends on what the " +
+	"PathKeyOf: in a path, which this resource's notation (/SYSTEM,TYPE,ID/…/) cannot write: an id with \",\" or \"/\" can be granted only by itself, as a plain key": "import time: depends on what the " +
 		"group holds in IAM (TestInstancePathKeys provokes it)",
 	"managementCaller.BatchInstance: a group permission's call for": "apply time, and a bug: the resource's subject is always its group",
 	"managementCaller.BatchInstance: outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less": "apply time: " +
@@ -505,11 +505,11 @@ var notAtPlanTime = map[string]string{
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *conns.Data",
 	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
 	"Run: Cannot plan the IAM calls":                       "apply time; the validation refuses every grant the planner would",
-	"instanceGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
+	"InstanceGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
-	"creatorGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
+	"CreatorGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
 	"heldPolicy: cannot read the expression of":           "refresh time: an expression IAM sent that does not parse",
-	"instanceGrant.readImport: Cannot import the grant":   "import time: depends on what the subject holds in IAM",
+	"InstanceGrant.readImport: Cannot import the grant":   "import time: depends on what the subject holds in IAM",
 	"importedHoldings: instance (a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import time: " +
 		"depends on what the subject holds in IAM",
 	"importedHoldings: instances directly; there is nothing to import": "import time: depends on what the subject holds in IAM",

@@ -41,7 +41,7 @@ func revokeGroupHost(t *testing.T, sb *sandboxtest.Sandbox, action, id string) {
 	_, err := outsideClient(t, sb).BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
 		System: "bk_cmdb", Operate: bkiam.OperationRevoke, Subject: bkiam.Subject{Type: "group", ID: "1"},
 		Actions:   []bkiam.Action{{ID: action}},
-		Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: id, Name: hostName(id)}}}},
+		Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: id, Name: sandboxtest.HostName(id)}}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestAccReadBackTemplateRows(t *testing.T) {
 				PreConfig:        func() { revokeGroupHost(t, sb, "edit_host", "2") },
 				Config:           cfg,
 				ConfigPlanChecks: restoresGroupGrant,
-				Check:            checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"edit_host": hostPaths("1", "2", "9")}),
+				Check:            checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"edit_host": sandboxtest.HostPaths("1", "2", "9")}),
 			},
 		},
 	})
@@ -112,7 +112,7 @@ func TestAccReadBackRBACGroupGrant(t *testing.T) {
 				PreConfig:        func() { revokeGroupHost(t, sb, "manage_host", "2") },
 				Config:           cfg,
 				ConfigPlanChecks: restoresGroupGrant,
-				Check:            checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"manage_host": hostPaths("1", "2")}),
+				Check:            checkHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"manage_host": sandboxtest.HostPaths("1", "2")}),
 			},
 		},
 	})
@@ -178,7 +178,7 @@ resource "bkiam_creator_grant" "test" {
 // checkHeldAction checks the paths the sandbox holds for one action of a subject.
 func checkHeldAction(sb *sandboxtest.Sandbox, system, subjectType, subjectID, action string, want ...string) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		if got := heldPaths(sb, system, subjectType, subjectID)[action]; !reflect.DeepEqual(got, want) {
+		if got := sandboxtest.HeldPaths(sb, system, subjectType, subjectID)[action]; !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("the sandbox holds %s for %s %s: %q, want %q", action, subjectType, subjectID, got, want)
 		}
 		return nil
@@ -201,7 +201,7 @@ func TestAccDestroyAfterGroupDeleted(t *testing.T) {
 			{
 				Config:           strings.Replace(groupHostGrant(provider, "edit_host"), `id = "1"`, `id = "3"`, 1),
 				ConfigPlanChecks: emptyPlanAfterApply,
-				Check:            checkHeld(sb, "bk_cmdb", "group", "3", map[string][]string{"edit_host": hostPaths("1", "2")}),
+				Check:            checkHeld(sb, "bk_cmdb", "group", "3", map[string][]string{"edit_host": sandboxtest.HostPaths("1", "2")}),
 			},
 			{
 				PreConfig: func() {

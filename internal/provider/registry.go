@@ -6,6 +6,8 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/management"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
@@ -15,10 +17,10 @@ import (
 // view of it (its schema, for Terraform and tfplugindocs), the server's
 // routing of its calls and its value type are all derived from this list.
 var protocolResources = []protocol.Resource[*conns.Data]{
-	serveResource[instanceGrantModel](instanceGrant{}),
-	serveResource[creatorGrantModel](creatorGrant{}),
-	serveResource[groupMembersModel](groupMembers{}),
-	serveResource[groupPermissionModel](newGroupPermission()),
+	serveResource[authz.InstanceGrantModel](authz.InstanceGrant{}),
+	serveResource[authz.CreatorGrantModel](authz.CreatorGrant{}),
+	serveResource[management.GroupMembersModel](management.GroupMembers{}),
+	serveResource[management.GroupPermissionModel](management.NewGroupPermission()),
 }
 
 // frameworkResources and frameworkDataSources are served by the
@@ -26,8 +28,8 @@ var protocolResources = []protocol.Resource[*conns.Data]{
 // nothing that matters (DESIGN.md, "Resources and data sources on the
 // framework"). They get the provider's *providerData from Configure.
 var (
-	frameworkResources   = []func() resource.Resource{newGradeManagerResource, newGroupResource}
-	frameworkDataSources = []func() datasource.DataSource{newSystemDataSource, newGroupDataSource, newGradeManagerDataSource}
+	frameworkResources   = []func() resource.Resource{management.NewGradeManagerResource, management.NewGroupResource}
+	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
 )
 
 // serveResource serves def as a resource of this provider, with the

@@ -42,7 +42,7 @@ resource "bkiam_instance_grant" %q {
   actions = [%q]
   resources = [{ system = "bk_cmdb", type = "host", instances = %s }]
 %s}
-`, name, action, instancesHCL(ids, hostName), extra)
+`, name, action, instancesHCL(ids, sandboxtest.HostName), extra)
 }
 
 // applyAndCheck applies, checks that alice holds want in bk_cmdb and that
@@ -50,7 +50,7 @@ resource "bkiam_instance_grant" %q {
 func applyAndCheck(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, system string, want map[string][]string) string {
 	t.Helper()
 	out := w.mustRun("apply", "-auto-approve")
-	if got := heldPaths(sb, system, "user", "alice"); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+	if got := sandboxtest.HeldPaths(sb, system, "user", "alice"); !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
 		t.Fatalf("after the apply, alice holds\n%s\nwant\n%s\napply output:\n%s", renderHeld(got), renderHeld(want), out)
 	}
 	if !w.planIsEmpty() {
@@ -66,7 +66,7 @@ func applyAndCheck(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, syste
 func TestAccShared_forEachRename(t *testing.T) {
 	t.Parallel()
 	w, sb, provider := sharedWorkspace(t)
-	want := map[string][]string{"view_host": hostPaths("1", "2", "3")}
+	want := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")}
 	for i := range 6 {
 		w.configure(provider, fmt.Sprintf(`
 resource "bkiam_instance_grant" "g" {
@@ -97,13 +97,13 @@ func TestAccShared_overlap(t *testing.T) {
 	if code == 0 || !planErrorPattern("Error: Grants shared with another resource", "/bk_cmdb,host,2/", "allow_shared_grants = true").MatchString(out) {
 		t.Fatalf("two grants sharing host 2 applied without allow_shared_grants (exit %d):\n%s", code, out)
 	}
-	if got := heldPaths(sb, "bk_cmdb", "user", "alice"); len(got) > 0 {
+	if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice"); len(got) > 0 {
 		t.Fatalf("the refused plan granted %s", renderHeld(got))
 	}
 	provider = allowShared(provider)
 	for _, keep := range []string{"a", "b", "a", "b"} {
 		w.configure(provider, both)
-		out := applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+		out := applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")})
 		if !strings.Contains(out, "Grants shared with another resource") || !strings.Contains(out, "/bk_cmdb,host,2/") {
 			t.Errorf("the plan of two grants sharing host 2 does not say so:\n%s", out)
 		}
@@ -117,10 +117,10 @@ func TestAccShared_overlap(t *testing.T) {
 			ids = []string{"2", "3"}
 		}
 		w.configure(provider, sharedHostGrant(keep, "view_host", "", ids...))
-		applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths(ids...)})
+		applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths(ids...)})
 	}
 	w.configure(provider, both)
-	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")})
 	w.configure(provider, "")
 	applyAndCheck(t, w, sb, "bk_cmdb", nil)
 }
@@ -130,7 +130,7 @@ func TestAccShared_overlap(t *testing.T) {
 func TestAccShared_move(t *testing.T) {
 	t.Parallel()
 	w, sb, provider := sharedWorkspace(t)
-	all := map[string][]string{"view_host": hostPaths("1", "2", "3", "4")}
+	all := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3", "4")}
 	for _, split := range [][2][]string{
 		{{"1", "2"}, {"3", "4"}},
 		{{"1"}, {"2", "3", "4"}},
@@ -202,7 +202,7 @@ func TestAccShared_expiry(t *testing.T) {
 	if !strings.Contains(out, "One expiry per subject and action") || !strings.Contains(out, "2027-06-30T00:00:00Z") {
 		t.Errorf("the plan does not warn that IAM keeps one expiry:\n%s", out)
 	}
-	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2")})
+	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")})
 	w.configure(provider, "")
 	applyAndCheck(t, w, sb, "bk_cmdb", nil)
 }
@@ -236,12 +236,12 @@ func TestAccShared_updateBesideUnchanged(t *testing.T) {
 			}
 			for range 2 {
 				w.configure(provider, grants("2", "3"))
-				applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+				applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")})
 				w.configure(provider, grants("3"))
 				if out := w.mustRun("plan", "-refresh=false"); !strings.Contains(out, tc.noRefresh) {
 					t.Errorf("a plan without refresh does not say %q:\n%s", tc.noRefresh, out)
 				}
-				out := applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+				out := applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")})
 				if !strings.Contains(out, tc.wantWarning) {
 					t.Errorf("the apply does not say %q:\n%s", tc.wantWarning, out)
 				}

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
@@ -39,7 +41,7 @@ func TestProtocolSharedFailedClaimantRecordsWhatWasLeft(t *testing.T) {
 	failed := instanceProto.apply(t, env.server, nil, createPlan, hostsOf(view, "1", "2"))
 	expectDiags(t, failed.Diagnostics, protoError("failed", nil))
 	env.expectSent(t, "grant view_host: 1,2")
-	env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2")})
+	env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")})
 	state := instanceProto.model(t, failed.NewState)
 	if state == nil {
 		t.Fatal("the failed create recorded nothing, though IAM holds the hosts the destroy left for it")
@@ -104,7 +106,7 @@ func TestProtocolSharedUpdateBesideUnchanged(t *testing.T) {
 		}
 		env.expectSent(t)
 		instanceProto.mustChange(t, env.server, nil, nil, hostsOf(view, "3"))
-		env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": hostPaths("1", "2", "3")})
+		env.expectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")})
 	}
 }
 
@@ -121,7 +123,7 @@ func TestProtocolGroupGrantFailureNamesTheGroup(t *testing.T) {
 		if subject == "group" {
 			id = "3"
 		}
-		grant.Subject = protocol.Known(subjectModel{Type: protocol.Known(subject), ID: protocol.Known(id)})
+		grant.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known(subject), ID: protocol.Known(id)})
 		env.failCall(t, 1)
 		resp := instanceProto.change(t, env.server, nil, nil, grant)
 		hint := "check that group 3 still exists"
@@ -141,13 +143,13 @@ func TestProtocolGroupGrantFailureNamesTheGroup(t *testing.T) {
 // configuration's actions related to no resource type become, which
 // destroy cannot undo: the apply warns. Without one, it does not.
 func TestProtocolCreatorGrantWarnsOfUnlimitedPolicies(t *testing.T) {
-	biz := &creatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("biz"), Creator: protocol.Known("alice"),
-		Instances: protocol.Known(map[string]protocol.Value[creatorInstanceModel]{"biz1": protocol.Known(creatorInstanceModel{Name: protocol.Known("biz one")})})}
+	biz := &authz.CreatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("biz"), Creator: protocol.Known("alice"),
+		Instances: protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"biz1": protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("biz one")})})}
 	for _, unlimited := range []bool{true, false} {
 		env := newProtoEnv(t, nil)
 		if unlimited {
-			createBiz := &instanceGrantModel{System: protocol.Known("bk_cmdb"), Subject: protocol.Known(subjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
-				Actions: protocol.KnownStrings([]string{"create_biz"}), Resources: resourcesValue(nil)}
+			createBiz := &authz.InstanceGrantModel{System: protocol.Known("bk_cmdb"), Subject: protocol.Known(authz.SubjectModel{Type: protocol.Known("user"), ID: protocol.Known("alice")}),
+				Actions: protocol.KnownStrings([]string{"create_biz"}), Resources: authz.ResourcesValue(nil)}
 			instanceProto.mustChange(t, env.server, nil, nil, createBiz)
 		}
 		resp := creatorProto.change(t, env.server, nil, nil, biz)

@@ -18,18 +18,20 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
 
 // versionedGrant is bkiam_instance_grant as a later provider version might
 // declare it: schema version 1, with a step from version 0 that counts its
 // runs and checks it is given today's attributes.
 type versionedGrant struct {
-	instanceGrant
+	authz.InstanceGrant
 	upgrades *atomic.Int64
 }
 
 func (v versionedGrant) Schema(ctx context.Context) schema.Schema {
-	s := v.instanceGrant.Schema(ctx)
+	s := v.InstanceGrant.Schema(ctx)
 	s.Version = 1
 	return s
 }
@@ -52,7 +54,7 @@ func (v versionedGrant) StateUpgrades() map[int64]func(map[string]any) (map[stri
 // version 1 (versionedGrant).
 func versionedServer(upgrades *atomic.Int64) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		r := serveResource[instanceGrantModel](versionedGrant{upgrades: upgrades})
+		r := serveResource[authz.InstanceGrantModel](versionedGrant{upgrades: upgrades})
 		resources := slices.Clone(protocolResources)
 		for i := range resources {
 			if resources[i].TypeName() == r.TypeName() {
@@ -94,7 +96,7 @@ func TestAccStateUpgrade(t *testing.T) {
 	sandboxNames(t)
 	var upgrades atomic.Int64
 	config := provider + sharedHostGrant("a", "view_host", "", "1", "2")
-	want := map[string][]string{"view_host": hostPaths("1", "2")}
+	want := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}
 	today := protoV6ProviderFactories
 	later := map[string]func() (tfprotov6.ProviderServer, error){"bkiam": versionedServer(&upgrades)}
 	calls := newCallCounter(sb)
@@ -142,12 +144,12 @@ func TestAccStateUpgrade(t *testing.T) {
 // upgradeTestGrant is a resource at schema version 2 whose steps rename
 // attributes: "sys" (version 0) to "system_id" (1) to "system" (2).
 type upgradeTestGrant struct {
-	instanceGrant
+	authz.InstanceGrant
 	steps map[int64]func(map[string]any) (map[string]any, error)
 }
 
 func (g upgradeTestGrant) Schema(ctx context.Context) schema.Schema {
-	s := g.instanceGrant.Schema(ctx)
+	s := g.InstanceGrant.Schema(ctx)
 	s.Version = 2
 	return s
 }
@@ -187,7 +189,7 @@ func TestUpgradeState(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := serveResource[instanceGrantModel](upgradeTestGrant{steps: c.steps})
+			r := serveResource[authz.InstanceGrantModel](upgradeTestGrant{steps: c.steps})
 			resp := upgradeState(t, r, &tfprotov6.UpgradeResourceStateRequest{
 				TypeName: r.TypeName(), Version: c.version, RawState: &tfprotov6.RawState{JSON: []byte(c.state)},
 			})
@@ -204,7 +206,7 @@ func TestUpgradeState(t *testing.T) {
 			if err != nil {
 				t.Fatalf("upgraded state does not unmarshal: %v", err)
 			}
-			m, err := instanceGrant{}.Decode(v)
+			m, err := authz.InstanceGrant{}.Decode(v)
 			if err != nil {
 				t.Fatalf("upgraded state does not decode: %v", err)
 			}
@@ -217,7 +219,7 @@ func TestUpgradeState(t *testing.T) {
 		})
 	}
 	t.Run("flatmap", func(t *testing.T) {
-		r := serveResource[instanceGrantModel](instanceGrant{})
+		r := serveResource[authz.InstanceGrantModel](authz.InstanceGrant{})
 		resp := upgradeState(t, r, &tfprotov6.UpgradeResourceStateRequest{
 			TypeName: r.TypeName(), RawState: &tfprotov6.RawState{Flatmap: map[string]string{"id": "x"}},
 		})
@@ -231,12 +233,12 @@ func TestUpgradeState(t *testing.T) {
 // runs refuses a schema version without its steps.
 func TestUpgradeProblems(t *testing.T) {
 	steps := map[int64]func(map[string]any) (map[string]any, error){0: rename("a", "b"), 1: rename("b", "c")}
-	if p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).UpgradeProblems(); len(p) != 0 {
+	if p := serveResource[authz.InstanceGrantModel](upgradeTestGrant{steps: steps}).UpgradeProblems(); len(p) != 0 {
 		t.Errorf("complete steps: %v", p)
 	}
 	delete(steps, 1)
 	steps[2] = rename("c", "d")
-	p := serveResource[instanceGrantModel](upgradeTestGrant{steps: steps}).UpgradeProblems()
+	p := serveResource[authz.InstanceGrantModel](upgradeTestGrant{steps: steps}).UpgradeProblems()
 	if len(p) != 2 || !strings.Contains(strings.Join(p, "\n"), "no upgrade step from version 1") ||
 		!strings.Contains(strings.Join(p, "\n"), "from version 2, which schema version 2 never runs") {
 		t.Errorf("problems %q, want a missing step 1 and a stale step 2", p)

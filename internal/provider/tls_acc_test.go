@@ -44,8 +44,8 @@ func TestAccTLSVerification(t *testing.T) {
 	}
 	held := func(ids ...string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
-			got := heldPaths(&sandboxtest.Sandbox{Server: srv}, "bk_cmdb", "user", "alice")["view_host"]
-			if want := hostPaths(ids...); !equalStrings(got, want) {
+			got := sandboxtest.HeldPaths(&sandboxtest.Sandbox{Server: srv}, "bk_cmdb", "user", "alice")["view_host"]
+			if want := sandboxtest.HostPaths(ids...); !equalStrings(got, want) {
 				return fmt.Errorf("IAM holds %v, want %v", got, want)
 			}
 			return nil
@@ -74,7 +74,7 @@ func TestAccTLSVerification(t *testing.T) {
 			},
 		},
 	})
-	if got := heldPaths(&sandboxtest.Sandbox{Server: srv}, "bk_cmdb", "user", "alice"); len(got) != 0 {
+	if got := sandboxtest.HeldPaths(&sandboxtest.Sandbox{Server: srv}, "bk_cmdb", "user", "alice"); len(got) != 0 {
 		t.Fatalf("destroy left %v", got)
 	}
 }

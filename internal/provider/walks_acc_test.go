@@ -282,7 +282,7 @@ func TestAccCLIWalks(t *testing.T) {
 			}
 			return nil
 		}, "destroy", "-auto-approve")
-	if held := heldPaths(sb, "bk_cmdb", "user", "alice"); len(held) != 0 {
+	if held := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice"); len(held) != 0 {
 		t.Fatalf("after the destroy alice holds %v", held)
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -7,7 +7,7 @@ import (
 )
 
 // groupMembersModel is a bkiam_group_members value (groupMembers.schema).
-type groupMembersModel struct {
+type GroupMembersModel struct {
 	ID          protocol.StringValue                   `tf:"id"`
 	System      protocol.StringValue                   `tf:"system"`
 	GroupID     protocol.StringValue                   `tf:"group_id"`
@@ -16,10 +16,10 @@ type groupMembersModel struct {
 	Timeouts    protocol.Value[protocol.TimeoutsModel] `tf:"timeouts"`
 }
 
-func (groupMembers) Decode(v tftypes.Value) (groupMembersModel, error) {
+func (GroupMembers) Decode(v tftypes.Value) (GroupMembersModel, error) {
 	var d protocol.Decoder
 	a := protocol.AsAttributes(&d, v)
-	m := groupMembersModel{
+	m := GroupMembersModel{
 		ID:          protocol.DecodeString(&d, a["id"]),
 		System:      protocol.DecodeString(&d, a["system"]),
 		GroupID:     protocol.DecodeString(&d, a["group_id"]),
@@ -30,7 +30,7 @@ func (groupMembers) Decode(v tftypes.Value) (groupMembersModel, error) {
 	return m, d.Err
 }
 
-func (groupMembers) Encode(typ tftypes.Object, m groupMembersModel) tftypes.Value {
+func (GroupMembers) Encode(typ tftypes.Object, m GroupMembersModel) tftypes.Value {
 	return protocol.NewAttrs(typ).
 		String("id", m.ID).
 		String("system", m.System).

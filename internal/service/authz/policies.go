@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import "github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 
@@ -6,7 +6,7 @@ import "github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 
 // policiesValue is the policies attribute: the policy id of each of
 // actions that has one.
-func policiesValue(actions []string, ids map[string]int64) protocol.Int64MapValue {
+func PoliciesValue(actions []string, ids map[string]int64) protocol.Int64MapValue {
 	out := make(map[string]protocol.Value[int64], len(actions))
 	for _, a := range actions {
 		if id, ok := ids[a]; ok {

@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"context"
@@ -46,7 +46,7 @@ var (
 	_ resource.ResourceWithValidateConfig = &gradeManagerResource{}
 )
 
-func newGradeManagerResource() resource.Resource { return &gradeManagerResource{} }
+func NewGradeManagerResource() resource.Resource { return &gradeManagerResource{} }
 
 // gradeManagerDeleteTimeout bounds the wait for IAM to carry out a
 // delete, which it does in a background task.

@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"context"
@@ -34,17 +34,17 @@ import (
 // before the provider is called (BENCHMARKS.md). Its model and
 // codec are in group_members_codec.go; the calls come from
 // internal/memberplan.
-type groupMembers struct{}
+type GroupMembers struct{}
 
 const (
 	memberUser       = "user"
 	memberDepartment = "department"
 )
 
-func (groupMembers) Name() string { return "group_members" }
+func (GroupMembers) Name() string { return "group_members" }
 
 // permanentMember is the expiry of a permanent membership.
-const permanentMember = "permanent"
+const PermanentMember = "permanent"
 
 func membersAttribute(what, key, example string) schema.Attribute {
 	return schema.MapAttribute{
@@ -57,7 +57,7 @@ func membersAttribute(what, key, example string) schema.Attribute {
 	}
 }
 
-func (groupMembers) Schema(context.Context) schema.Schema {
+func (GroupMembers) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "The exact members of one BlueKing IAM user group: users and departments, each with an " +
 			"optional expiry, through IAM's management API (API gateway only). The resource is authoritative: after an " +
@@ -86,14 +86,14 @@ func (groupMembers) Schema(context.Context) schema.Schema {
 
 // membersView is a bkiam_group_members model in the planner's terms.
 type membersView struct {
-	model  groupMembersModel
+	model  GroupMembersModel
 	system string
 	group  int64 // 0 when unknown
 	// members is nil when any part is unknown.
 	members memberplan.Members
 }
 
-func viewMembers(m groupMembersModel) membersView {
+func viewMembers(m GroupMembersModel) membersView {
 	v := membersView{model: m}
 	v.system, _ = m.System.Get()
 	if s, ok := m.GroupID.Get(); ok {
@@ -127,7 +127,7 @@ func memberExpiry(x protocol.StringValue) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if s == permanentMember {
+	if s == PermanentMember {
 		return bkiam.PermanentExpiry, true
 	}
 	t, err := time.Parse(time.RFC3339, s)
@@ -139,8 +139,8 @@ func memberExpiry(x protocol.StringValue) (int64, bool) {
 
 // importState takes SYSTEM/GROUP_ID; the read that follows fills the
 // members from IAM.
-func (groupMembers) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (groupMembersModel, protocol.PrivateState) {
-	var m groupMembersModel
+func (GroupMembers) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (GroupMembersModel, protocol.PrivateState) {
+	var m GroupMembersModel
 	system, group, ok := strings.Cut(id, "/")
 	if n, err := strconv.ParseInt(group, 10, 64); !ok || strings.TrimSpace(system) == "" || err != nil || n <= 0 {
 		diags.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GROUP_ID, e.g. bk_cmdb/42; got %q.", id))
@@ -150,7 +150,7 @@ func (groupMembers) ImportState(_ context.Context, id string, diags *protocol.Di
 	return m, nil
 }
 
-func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags *protocol.Diagnostics) {
+func (GroupMembers) Validate(_ context.Context, config GroupMembersModel, diags *protocol.Diagnostics) {
 	verify.CheckID(protocol.Root("system"), config.System, diags)
 	if s, ok := config.GroupID.Get(); ok {
 		if n, err := strconv.ParseInt(s, 10, 64); err != nil || n <= 0 {
@@ -188,7 +188,7 @@ func (groupMembers) Validate(_ context.Context, config groupMembersModel, diags 
 
 func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags *protocol.Diagnostics) {
 	s, ok := e.Get()
-	if !ok || s == permanentMember {
+	if !ok || s == PermanentMember {
 		return
 	}
 	t, err := time.Parse(time.RFC3339, s)
@@ -205,15 +205,15 @@ func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags 
 // checkModel refuses, for a create or a change, a provider that cannot
 // reach the management API. The members are not checked against the
 // organisation: IAM drops unknown ones, which the apply reports.
-func (groupMembers) CheckModel(_ context.Context, data *conns.Data, _ groupMembersModel, diags *protocol.Diagnostics) {
+func (GroupMembers) CheckModel(_ context.Context, data *conns.Data, _ GroupMembersModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_members"); ok {
 		diags.AddError(summary, detail)
 	}
 }
 
-func (groupMembers) Plan(_ context.Context, req protocol.PlanRequest[groupMembersModel], diags *protocol.Diagnostics) protocol.PlanResponse[groupMembersModel] {
+func (GroupMembers) Plan(_ context.Context, req protocol.PlanRequest[GroupMembersModel], diags *protocol.Diagnostics) protocol.PlanResponse[GroupMembersModel] {
 	planned := req.Proposed
-	var out protocol.PlanResponse[groupMembersModel]
+	var out protocol.PlanResponse[GroupMembersModel]
 	system, okSystem := planned.System.Get()
 	group, okGroup := planned.GroupID.Get()
 	planned.ID = protocol.Unknown[string]()
@@ -251,7 +251,7 @@ func (groupMembers) Plan(_ context.Context, req protocol.PlanRequest[groupMember
 // checkNewExpiries refuses an expiry that has passed on a member the
 // plan adds or changes: IAM refuses it. An unchanged member whose expiry
 // has passed stays as it is.
-func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags *protocol.Diagnostics) {
+func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, diags *protocol.Diagnostics) {
 	now := time.Now()
 	for _, part := range []struct {
 		name, typ string
@@ -275,7 +275,7 @@ func checkNewExpiries(planned groupMembersModel, held memberplan.Members, diags 
 	}
 }
 
-func (r groupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
+func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupMembersModel], diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState) {
 	current, next := protocol.ViewsOf(req, viewMembers)
 	if next != nil && (next.members == nil || next.group == 0) {
 		diags.AddError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
@@ -294,7 +294,7 @@ func (r groupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 }
 
 // readMembers reads what IAM holds of a group's members.
-func (groupMembers) readMembers(ctx context.Context, c *bkiam.Client, system string, group int64) (memberplan.Members, error) {
+func (GroupMembers) readMembers(ctx context.Context, c *bkiam.Client, system string, group int64) (memberplan.Members, error) {
 	ms, err := c.GroupMembers(ctx, system, group)
 	if err != nil {
 		return nil, err
@@ -326,7 +326,7 @@ func membersValue(held memberplan.Members, typ string, like, alt protocol.String
 		case sameExpiry(altElems[k.ID], exp):
 			out[k.ID] = altElems[k.ID]
 		case exp == bkiam.PermanentExpiry:
-			out[k.ID] = protocol.Known(permanentMember)
+			out[k.ID] = protocol.Known(PermanentMember)
 		default:
 			out[k.ID] = protocol.Known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
 		}
@@ -344,12 +344,12 @@ func sameExpiry(e protocol.StringValue, exp int64) bool {
 
 // refreshes: a group's members are exactly readable, so every refresh
 // reads them.
-func (groupMembers) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
+func (GroupMembers) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
 
 // read sets state to the members IAM holds: members added or removed
 // outside Terraform show in the plan. A group that is gone (IAM answers
 // it is not the system's) removes the resource from state.
-func (r groupMembers) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[groupMembersModel], diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
+func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[GroupMembersModel], diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState, bool) {
 	state := req.State
 	v := viewMembers(state)
 	if v.group == 0 || v.system == "" {
@@ -383,14 +383,14 @@ func (r groupMembers) Read(ctx context.Context, data *conns.Data, req protocol.R
 
 // claims: group membership is not a policy path; the ledger of shared
 // grants does not cover it.
-func (groupMembers) Claims(groupMembersModel) ledger.Claims { return ledger.Claims{} }
+func (GroupMembers) Claims(GroupMembersModel) ledger.Claims { return ledger.Claims{} }
 
-func (groupMembers) Label(m groupMembersModel) string {
+func (GroupMembers) Label(m GroupMembersModel) string {
 	v := viewMembers(m)
 	return fmt.Sprintf("%q", v.system+"/"+strconv.FormatInt(v.group, 10))
 }
 
-func (groupMembers) Reassert(planned groupMembersModel) groupMembersModel { return planned }
+func (GroupMembers) Reassert(planned GroupMembersModel) GroupMembersModel { return planned }
 
 // memberRunner sends member calls one by one and keeps what IAM holds
 // after each, so that a run that stops midway leaves state that says so.
@@ -407,8 +407,8 @@ type memberRunner struct {
 	// The apply the runner serves: current and next are the state's and
 	// the plan's members (nil on create and destroy), from is current, or
 	// next on a create; prior is the state as it came.
-	resource            groupMembers
-	prior               *groupMembersModel
+	resource            GroupMembers
+	prior               *GroupMembersModel
 	current, next, from *membersView
 }
 
@@ -416,7 +416,7 @@ type memberRunner struct {
 // members are the group's alone.
 
 // load starts a create from what IAM holds: it owns the whole group.
-func (r *memberRunner) Load(ctx context.Context, diags *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState, bool) {
+func (r *memberRunner) Load(ctx context.Context, diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState, bool) {
 	switch {
 	case r.current == nil:
 		held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
@@ -487,7 +487,7 @@ func (r *memberRunner) After(ctx context.Context, ok bool, diags *protocol.Diagn
 
 func (r *memberRunner) Empty() bool { return len(r.held) == 0 }
 
-func (r *memberRunner) Record(ok bool, _ *protocol.Diagnostics) (*groupMembersModel, protocol.PrivateState) {
+func (r *memberRunner) Record(ok bool, _ *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState) {
 	result := r.from.model
 	if r.next != nil {
 		result = r.next.model

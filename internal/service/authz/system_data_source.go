@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type systemDataSource struct {
 
 var _ datasource.DataSourceWithConfigure = &systemDataSource{}
 
-func newSystemDataSource() datasource.DataSource { return &systemDataSource{} }
+func NewSystemDataSource() datasource.DataSource { return &systemDataSource{} }
 
 func (d *systemDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_system"

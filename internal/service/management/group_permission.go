@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -31,15 +32,15 @@ import (
 // granted it), with the calls sent as management grants and revokes and
 // a refresh that reads the group's permissions back exactly.
 type groupPermission struct {
-	grant instanceGrant
+	grant authz.InstanceGrant
 }
 
-func newGroupPermission() groupPermission {
-	return groupPermission{grant: instanceGrant{
-		via: func(data *conns.Data) conns.InstanceCaller { return managementCaller{client: data.Client} },
+func NewGroupPermission() groupPermission {
+	return groupPermission{grant: authz.InstanceGrant{
+		Via: func(data *conns.Data) conns.InstanceCaller { return managementCaller{client: data.Client} },
 		// The management grant has no per-call cap: a call carries up to
 		// IAM's per-policy limit.
-		limits: func(*conns.Data) grantplan.Limits {
+		Limits: func(*conns.Data) grantplan.Limits {
 			return grantplan.Limits{Grant: conns.MaxPolicyInstances, Revoke: conns.MaxPolicyInstances, Policy: conns.MaxPolicyInstances}
 		},
 	}}
@@ -106,7 +107,7 @@ func (groupPermission) Schema(context.Context) schema.Schema {
 	}
 }
 
-func permissionID(m groupPermissionModel) protocol.StringValue {
+func permissionID(m GroupPermissionModel) protocol.StringValue {
 	system, okSystem := m.System.Get()
 	group, okGroup := m.GroupID.Get()
 	if !okSystem || !okGroup {
@@ -117,8 +118,8 @@ func permissionID(m groupPermissionModel) protocol.StringValue {
 
 // importState takes SYSTEM/GROUP_ID/ACTION[,ACTION…]: the read that
 // follows fills the resources from what IAM lists for those actions.
-func (groupPermission) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (groupPermissionModel, protocol.PrivateState) {
-	var m groupPermissionModel
+func (groupPermission) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (GroupPermissionModel, protocol.PrivateState) {
+	var m GroupPermissionModel
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || !positiveID(parts[1]) || strings.TrimSpace(parts[2]) == "" {
 		diags.AddError("Invalid import ID",
@@ -132,7 +133,7 @@ func (groupPermission) ImportState(_ context.Context, id string, diags *protocol
 	return m, nil
 }
 
-func (groupPermission) Validate(_ context.Context, config groupPermissionModel, diags *protocol.Diagnostics) {
+func (groupPermission) Validate(_ context.Context, config GroupPermissionModel, diags *protocol.Diagnostics) {
 	verify.CheckID(protocol.Root("system"), config.System, diags)
 	verify.CheckID(protocol.Root("group_system"), config.GroupSystem, diags)
 	if s, ok := config.GroupID.Get(); ok && !positiveID(s) {
@@ -207,7 +208,7 @@ func parsePathKey(key string) ([]bkiam.PathNode, error) {
 	return nodes, nil
 }
 
-func (r groupPermission) CheckModel(ctx context.Context, data *conns.Data, proposed groupPermissionModel, diags *protocol.Diagnostics) {
+func (r groupPermission) CheckModel(ctx context.Context, data *conns.Data, proposed GroupPermissionModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_permission"); ok {
 		diags.AddError(summary, detail)
 		return
@@ -216,8 +217,8 @@ func (r groupPermission) CheckModel(ctx context.Context, data *conns.Data, propo
 	checkPlannedScope(data, proposed, diags)
 }
 
-func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[groupPermissionModel], diags *protocol.Diagnostics) protocol.PlanResponse[groupPermissionModel] {
-	greq := protocol.PlanRequest[instanceGrantModel]{Proposed: req.Proposed.asGrant(), Private: req.Private}
+func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[GroupPermissionModel], diags *protocol.Diagnostics) protocol.PlanResponse[GroupPermissionModel] {
+	greq := protocol.PlanRequest[authz.InstanceGrantModel]{Proposed: req.Proposed.asGrant(), Private: req.Private}
 	if req.Prior != nil {
 		prior := req.Prior.asGrant()
 		greq.Prior = &prior
@@ -232,11 +233,11 @@ func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[grou
 		}
 		replace = append(replace, p)
 	}
-	return protocol.PlanResponse[groupPermissionModel]{Planned: planned, RequiresReplace: replace}
+	return protocol.PlanResponse[GroupPermissionModel]{Planned: planned, RequiresReplace: replace}
 }
 
-func (r groupPermission) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState) {
-	greq := protocol.ApplyRequest[instanceGrantModel]{Private: req.Private}
+func (r groupPermission) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupPermissionModel], diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState) {
+	greq := protocol.ApplyRequest[authz.InstanceGrantModel]{Private: req.Private}
 	base := req.Planned
 	if req.Prior != nil {
 		prior := req.Prior.asGrant()
@@ -256,7 +257,7 @@ func (r groupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 	}
 	pathSystem, _ := route.managedBy()
 	grant := r.grant
-	grant.via = func(data *conns.Data) conns.InstanceCaller {
+	grant.Via = func(data *conns.Data) conns.InstanceCaller {
 		return managementCaller{client: data.Client, system: pathSystem}
 	}
 	result, private := grant.Apply(ctx, data, greq, diags)
@@ -278,7 +279,7 @@ func (groupPermission) Refreshes(data *conns.Data) bool { return data != nil && 
 // read keeps of the record only what IAM still holds for the group, by
 // meaning (action, type, path), and completes an import. Without the
 // list's allow-list entry it warns once and trusts state.
-func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[groupPermissionModel], diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
+func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[GroupPermissionModel], diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	system, _ := state.System.Get()
 	pathSystem, _ := state.managedBy()
@@ -319,11 +320,11 @@ func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protoco
 	if state.Resources.IsNull() {
 		return r.readImport(state, policies, private, diags)
 	}
-	g := viewGrant(state.asGrant())
-	if !g.known {
+	g := authz.ViewGrant(state.asGrant())
+	if !g.Known {
 		return &state, private, false
 	}
-	held := r.grant.holdings(private, g, diags)
+	held := r.grant.Holdings(private, g, diags)
 	if diags.HasError() {
 		return &state, private, false
 	}
@@ -331,7 +332,7 @@ func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protoco
 	if now.Equal(held) {
 		return &state, private, false
 	}
-	if loss := describeLoss(held, now); loss != "" {
+	if loss := authz.DescribeLoss(held, now); loss != "" {
 		diags.AddWarning("Permissions revoked outside Terraform",
 			fmt.Sprintf("IAM no longer holds what this resource granted group %d in %s: %s. It is removed from state, so the "+
 				"plan grants it again.", group, system, loss))
@@ -339,12 +340,12 @@ func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protoco
 	if len(now) == 0 {
 		return nil, nil, true
 	}
-	view := now.View(&g.grant, g.grant.Resources)
+	view := now.View(&g.Grant, g.Grant.Resources)
 	private = maps.Clone(private)
-	recordHoldings(private, now, view, diags)
+	authz.RecordHoldings(private, now, view, diags)
 	m := state
 	m.Actions = protocol.KnownStrings(view.Actions)
-	m.Resources = resourcesValue(view.Resources)
+	m.Resources = authz.ResourcesValue(view.Resources)
 	return &m, private, true
 }
 
@@ -415,7 +416,7 @@ func heldByList(held grantplan.Holdings, policies []bkiam.GroupPolicy) grantplan
 }
 
 // pathKeyOf renders nodes as IAM writes a path: /system,type,id/…/.
-func pathKeyOf(nodes []bkiam.PathNode) (string, error) {
+func PathKeyOf(nodes []bkiam.PathNode) (string, error) {
 	var b strings.Builder
 	b.WriteByte('/')
 	for _, n := range nodes {
@@ -431,7 +432,7 @@ func pathKeyOf(nodes []bkiam.PathNode) (string, error) {
 // readImport fills an imported resource from what IAM lists for its
 // actions, which must hold the same instances (one resource holds its
 // actions over one set of resources), with the instances' names.
-func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.GroupPolicy, private protocol.PrivateState, diags *protocol.Diagnostics) (*groupPermissionModel, protocol.PrivateState, bool) {
+func (groupPermission) readImport(state GroupPermissionModel, policies []bkiam.GroupPolicy, private protocol.PrivateState, diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState, bool) {
 	actions, _ := protocol.StringsOf(state.Actions)
 	system, _ := state.System.Get()
 	var first []grantplan.Resource
@@ -464,7 +465,7 @@ func (groupPermission) readImport(state groupPermissionModel, policies []bkiam.G
 		}
 	}
 	m := state
-	m.Resources = resourcesValue(first)
+	m.Resources = authz.ResourcesValue(first)
 	return &m, private, true
 }
 
@@ -495,7 +496,7 @@ func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
 				id, name := leaf.ID, leaf.Name
 				if len(path) > 1 || strings.HasPrefix(id, "/") {
 					var err error
-					if id, err = pathKeyOf(path); err != nil {
+					if id, err = PathKeyOf(path); err != nil {
 						return nil, err
 					}
 				}
@@ -513,17 +514,17 @@ func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
 	return out, nil
 }
 
-func (r groupPermission) Claims(m groupPermissionModel) ledger.Claims {
+func (r groupPermission) Claims(m GroupPermissionModel) ledger.Claims {
 	return r.grant.Claims(m.asGrant())
 }
 
-func (groupPermission) Label(m groupPermissionModel) string {
+func (groupPermission) Label(m GroupPermissionModel) string {
 	system, _ := m.System.Get()
 	group, _ := m.GroupID.Get()
-	return fmt.Sprintf("%q", system+"/group/"+group) + grantContent(viewGrant(m.asGrant()))
+	return fmt.Sprintf("%q", system+"/group/"+group) + authz.GrantContent(authz.ViewGrant(m.asGrant()))
 }
 
-func (r groupPermission) Reassert(planned groupPermissionModel) groupPermissionModel {
+func (r groupPermission) Reassert(planned GroupPermissionModel) GroupPermissionModel {
 	return planned.fromGrant(r.grant.Reassert(planned.asGrant()))
 }
 
@@ -538,7 +539,7 @@ type managementCaller struct {
 
 func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error) {
 	group, err := strconv.ParseInt(req.Subject.ID, 10, 64)
-	if err != nil || req.Subject.Type != subjectGroup {
+	if err != nil || req.Subject.Type != authz.SubjectGroup {
 		return nil, fmt.Errorf("a group permission's call for %s %s, not a group", req.Subject.Type, req.Subject.ID)
 	}
 	body := bkiam.GroupPolicyRequest{System: req.System, Actions: req.Actions}

@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -11,44 +11,44 @@ import (
 // An import by SYSTEM/SUBJECT_TYPE/SUBJECT_ID leaves actions and
 // resources null: the resource holds nothing known, and the next apply
 // grants what the configuration declares.
-type instanceGrantModel struct {
+type InstanceGrantModel struct {
 	ID        protocol.StringValue                            `tf:"id"`
 	System    protocol.StringValue                            `tf:"system"`
-	Subject   protocol.Value[subjectModel]                    `tf:"subject"`
+	Subject   protocol.Value[SubjectModel]                    `tf:"subject"`
 	Actions   protocol.StringsValue                           `tf:"actions"`
-	Resources protocol.Value[[]protocol.Value[resourceModel]] `tf:"resources"`
+	Resources protocol.Value[[]protocol.Value[ResourceModel]] `tf:"resources"`
 	ExpiresAt protocol.StringValue                            `tf:"expires_at"`
 	Policies  protocol.Int64MapValue                          `tf:"policies"`
 	Timeouts  protocol.Value[protocol.TimeoutsModel]          `tf:"timeouts"`
 }
 
-type subjectModel struct {
+type SubjectModel struct {
 	Type protocol.StringValue `tf:"type"`
 	ID   protocol.StringValue `tf:"id"`
 }
 
 // resourceModel is an entry of resources: one resource type and its
 // instances, by id.
-type resourceModel struct {
+type ResourceModel struct {
 	System    protocol.StringValue    `tf:"system"`
 	Type      protocol.StringValue    `tf:"type"`
 	Instances protocol.StringMapValue `tf:"instances"`
 }
 
-func (instanceGrant) Decode(v tftypes.Value) (instanceGrantModel, error) {
+func (InstanceGrant) Decode(v tftypes.Value) (InstanceGrantModel, error) {
 	var d protocol.Decoder
 	a := protocol.AsAttributes(&d, v)
-	m := instanceGrantModel{
+	m := InstanceGrantModel{
 		ID:     protocol.DecodeString(&d, a["id"]),
 		System: protocol.DecodeString(&d, a["system"]),
-		Subject: protocol.DecodeValue(&d, a["subject"], func(d *protocol.Decoder, v tftypes.Value) subjectModel {
+		Subject: protocol.DecodeValue(&d, a["subject"], func(d *protocol.Decoder, v tftypes.Value) SubjectModel {
 			s := protocol.AsAttributes(d, v)
-			return subjectModel{Type: protocol.DecodeString(d, s["type"]), ID: protocol.DecodeString(d, s["id"])}
+			return SubjectModel{Type: protocol.DecodeString(d, s["type"]), ID: protocol.DecodeString(d, s["id"])}
 		}),
 		Actions: protocol.DecodeStrings(&d, a["actions"]),
-		Resources: protocol.DecodeCollection(&d, a["resources"], protocol.ListOf(func(d *protocol.Decoder, v tftypes.Value) resourceModel {
+		Resources: protocol.DecodeCollection(&d, a["resources"], protocol.ListOf(func(d *protocol.Decoder, v tftypes.Value) ResourceModel {
 			r := protocol.AsAttributes(d, v)
-			return resourceModel{System: protocol.DecodeString(d, r["system"]), Type: protocol.DecodeString(d, r["type"]),
+			return ResourceModel{System: protocol.DecodeString(d, r["system"]), Type: protocol.DecodeString(d, r["type"]),
 				Instances: protocol.DecodeStringMap(d, r["instances"])}
 		})),
 		ExpiresAt: protocol.DecodeString(&d, a["expires_at"]),
@@ -58,18 +58,18 @@ func (instanceGrant) Decode(v tftypes.Value) (instanceGrantModel, error) {
 	return m, d.Err
 }
 
-func (instanceGrant) Encode(typ tftypes.Object, m instanceGrantModel) tftypes.Value {
+func (InstanceGrant) Encode(typ tftypes.Object, m InstanceGrantModel) tftypes.Value {
 	return protocol.NewAttrs(typ).
 		String("id", m.ID).
 		String("system", m.System).
 		With("subject", func(t tftypes.Type) tftypes.Value {
-			return protocol.EncodeValue(t, m.Subject, func(t tftypes.Type, s subjectModel) tftypes.Value {
+			return protocol.EncodeValue(t, m.Subject, func(t tftypes.Type, s SubjectModel) tftypes.Value {
 				return protocol.NewAttrs(t).String("type", s.Type).String("id", s.ID).Object()
 			})
 		}).
 		Strings("actions", m.Actions).
 		With("resources", func(t tftypes.Type) tftypes.Value {
-			return protocol.EncodeValue(t, m.Resources, protocol.FromList(func(t tftypes.Type, r resourceModel) tftypes.Value {
+			return protocol.EncodeValue(t, m.Resources, protocol.FromList(func(t tftypes.Type, r ResourceModel) tftypes.Value {
 				return protocol.NewAttrs(t).String("system", r.System).String("type", r.Type).StringMap("instances", r.Instances).Object()
 			}))
 		}).

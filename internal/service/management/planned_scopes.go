@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // checkPlannedScope refuses, at plan, the actions and instances of a group
 // permission that its grade manager's planned scope does not admit (see
 // plannedScopes), naming the scope and the fix.
-func checkPlannedScope(data *conns.Data, m groupPermissionModel, diags *protocol.Diagnostics) {
+func checkPlannedScope(data *conns.Data, m GroupPermissionModel, diags *protocol.Diagnostics) {
 	group, okG := m.GroupID.Get()
 	system, okS := m.System.Get()
 	actions, okA := protocol.StringsOf(m.Actions)

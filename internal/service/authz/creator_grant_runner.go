@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"context"
@@ -55,7 +55,7 @@ type creatorGrantRunner struct {
 	lost, revoked bool
 
 	// The apply the runner serves.
-	resource creatorGrant
+	resource CreatorGrant
 	data     *conns.Data
 	// current and next are the state's and the plan's (nil on create and
 	// destroy); result is next, or on a destroy what the run starts from.
@@ -85,7 +85,7 @@ func (r *creatorGrantRunner) Taken(_ string, paths map[string]bool) {
 	}
 }
 
-func (r *creatorGrantRunner) Load(context.Context, *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
+func (r *creatorGrantRunner) Load(context.Context, *protocol.Diagnostics) (*CreatorGrantModel, protocol.PrivateState, bool) {
 	return nil, nil, false
 }
 
@@ -127,16 +127,16 @@ func (r *creatorGrantRunner) Reclaim(bool) (ledger.Claims, bool) {
 	return creatorClaims(r.target, r.creator, r.actions(), r.held), true
 }
 
-func (r *creatorGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
+func (r *creatorGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*CreatorGrantModel, protocol.PrivateState) {
 	// On failure Terraform marks a created resource tainted; the next
 	// apply revokes what was granted and registers everything again.
 	granted := r.actions()
 	m := r.result.model
 	m.ID = protocol.Known(r.result.target.System + "/" + r.result.target.Type + "/" + r.creator)
 	m.GrantedActions = protocol.KnownStrings(granted)
-	m.Policies = policiesValue(granted, r.policies)
+	m.Policies = PoliciesValue(granted, r.policies)
 	if ok {
-		writeCreatorHoldings(r.private, nil, diags)
+		WriteCreatorHoldings(r.private, nil, diags)
 		return &m, r.private
 	}
 	view, exact := r.held.View(r.target, r.want)
@@ -148,9 +148,9 @@ func (r *creatorGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*crea
 	}
 	m.Instances = creatorInstancesValue(view)
 	if exact {
-		writeCreatorHoldings(r.private, nil, diags)
+		WriteCreatorHoldings(r.private, nil, diags)
 	} else {
-		writeCreatorHoldings(r.private, r.held, diags)
+		WriteCreatorHoldings(r.private, r.held, diags)
 	}
 	return &m, r.private
 }

@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type groupDataSource struct {
 
 var _ datasource.DataSourceWithConfigure = &groupDataSource{}
 
-func newGroupDataSource() datasource.DataSource { return &groupDataSource{} }
+func NewGroupDataSource() datasource.DataSource { return &groupDataSource{} }
 
 type groupDataSourceModel struct {
 	System          types.String `tfsdk:"system"`

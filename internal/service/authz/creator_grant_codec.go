@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -10,41 +10,41 @@ import (
 //
 // An import leaves instances null: the resource holds nothing known, and
 // the next apply registers what the configuration declares.
-type creatorGrantModel struct {
+type CreatorGrantModel struct {
 	ID             protocol.StringValue                                            `tf:"id"`
 	System         protocol.StringValue                                            `tf:"system"`
 	Type           protocol.StringValue                                            `tf:"type"`
 	Creator        protocol.StringValue                                            `tf:"creator"`
-	Instances      protocol.Value[map[string]protocol.Value[creatorInstanceModel]] `tf:"instances"`
+	Instances      protocol.Value[map[string]protocol.Value[CreatorInstanceModel]] `tf:"instances"`
 	Actions        protocol.StringsValue                                           `tf:"actions"`
 	GrantedActions protocol.StringsValue                                           `tf:"granted_actions"`
 	Policies       protocol.Int64MapValue                                          `tf:"policies"`
 	Timeouts       protocol.Value[protocol.TimeoutsModel]                          `tf:"timeouts"`
 }
 
-type creatorInstanceModel struct {
+type CreatorInstanceModel struct {
 	Name      protocol.StringValue                            `tf:"name"`
-	Ancestors protocol.Value[[]protocol.Value[ancestorModel]] `tf:"ancestors"`
+	Ancestors protocol.Value[[]protocol.Value[AncestorModel]] `tf:"ancestors"`
 }
 
-type ancestorModel struct {
+type AncestorModel struct {
 	System protocol.StringValue `tf:"system"`
 	Type   protocol.StringValue `tf:"type"`
 	ID     protocol.StringValue `tf:"id"`
 }
 
-func (creatorGrant) Decode(v tftypes.Value) (creatorGrantModel, error) {
+func (CreatorGrant) Decode(v tftypes.Value) (CreatorGrantModel, error) {
 	var d protocol.Decoder
 	a := protocol.AsAttributes(&d, v)
-	decodeAncestor := func(d *protocol.Decoder, v tftypes.Value) ancestorModel {
+	decodeAncestor := func(d *protocol.Decoder, v tftypes.Value) AncestorModel {
 		n := protocol.AsAttributes(d, v)
-		return ancestorModel{System: protocol.DecodeString(d, n["system"]), Type: protocol.DecodeString(d, n["type"]), ID: protocol.DecodeString(d, n["id"])}
+		return AncestorModel{System: protocol.DecodeString(d, n["system"]), Type: protocol.DecodeString(d, n["type"]), ID: protocol.DecodeString(d, n["id"])}
 	}
-	decodeInstance := func(d *protocol.Decoder, v tftypes.Value) creatorInstanceModel {
+	decodeInstance := func(d *protocol.Decoder, v tftypes.Value) CreatorInstanceModel {
 		in := protocol.AsAttributes(d, v)
-		return creatorInstanceModel{Name: protocol.DecodeString(d, in["name"]), Ancestors: protocol.DecodeCollection(d, in["ancestors"], protocol.ListOf(decodeAncestor))}
+		return CreatorInstanceModel{Name: protocol.DecodeString(d, in["name"]), Ancestors: protocol.DecodeCollection(d, in["ancestors"], protocol.ListOf(decodeAncestor))}
 	}
-	m := creatorGrantModel{
+	m := CreatorGrantModel{
 		ID:             protocol.DecodeString(&d, a["id"]),
 		System:         protocol.DecodeString(&d, a["system"]),
 		Type:           protocol.DecodeString(&d, a["type"]),
@@ -58,11 +58,11 @@ func (creatorGrant) Decode(v tftypes.Value) (creatorGrantModel, error) {
 	return m, d.Err
 }
 
-func (creatorGrant) Encode(typ tftypes.Object, m creatorGrantModel) tftypes.Value {
-	encodeAncestor := func(t tftypes.Type, n ancestorModel) tftypes.Value {
+func (CreatorGrant) Encode(typ tftypes.Object, m CreatorGrantModel) tftypes.Value {
+	encodeAncestor := func(t tftypes.Type, n AncestorModel) tftypes.Value {
 		return protocol.NewAttrs(t).String("system", n.System).String("type", n.Type).String("id", n.ID).Object()
 	}
-	encodeInstance := func(t tftypes.Type, in creatorInstanceModel) tftypes.Value {
+	encodeInstance := func(t tftypes.Type, in CreatorInstanceModel) tftypes.Value {
 		return protocol.NewAttrs(t).String("name", in.Name).With("ancestors", func(t tftypes.Type) tftypes.Value {
 			return protocol.EncodeValue(t, in.Ancestors, protocol.FromList(encodeAncestor))
 		}).Object()

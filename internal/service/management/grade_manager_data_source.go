@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type gradeManagerDataSource struct {
 
 var _ datasource.DataSourceWithConfigure = &gradeManagerDataSource{}
 
-func newGradeManagerDataSource() datasource.DataSource { return &gradeManagerDataSource{} }
+func NewGradeManagerDataSource() datasource.DataSource { return &gradeManagerDataSource{} }
 
 type gradeManagerDataSourceModel struct {
 	System      types.String `tfsdk:"system"`

@@ -1,4 +1,4 @@
-package provider
+package management
 
 import (
 	"context"
@@ -40,7 +40,7 @@ var (
 	_ resource.ResourceWithModifyPlan  = &groupResource{}
 )
 
-func newGroupResource() resource.Resource { return &groupResource{} }
+func NewGroupResource() resource.Resource { return &groupResource{} }
 
 // systemManager is the grade_manager_id of a system manager's groups: the
 // management API's "-".

@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"context"
@@ -27,22 +27,22 @@ import (
 // instances, granted and revoked with batch_instance. Its model and codec
 // are in instance_grant_codec.go, the calls it sends in
 // instance_grant_runner.go.
-type instanceGrant struct {
+type InstanceGrant struct {
 	// via, unless nil, sends the grant's calls instead of the
 	// authorization API: bkiam_group_permission's management API.
-	via func(data *conns.Data) conns.InstanceCaller
+	Via func(data *conns.Data) conns.InstanceCaller
 	// limits, unless nil, replaces the authorization API's batch limits.
-	limits func(data *conns.Data) grantplan.Limits
+	Limits func(data *conns.Data) grantplan.Limits
 }
 
-func (instanceGrant) Name() string { return "instance_grant" }
+func (InstanceGrant) Name() string { return "instance_grant" }
 
 const (
 	subjectUser  = "user"
-	subjectGroup = "group"
+	SubjectGroup = "group"
 )
 
-func (instanceGrant) Schema(context.Context) schema.Schema {
+func (InstanceGrant) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Grants a subject (a user or a group) a set of actions on resource instances in one " +
 			"BlueKing IAM system, through IAM's `batch_instance` API.\n\n" +
@@ -130,30 +130,30 @@ func (instanceGrant) Schema(context.Context) schema.Schema {
 }
 
 // grantView is a bkiam_instance_grant model in the planner's terms.
-type grantView struct {
-	model   instanceGrantModel
-	system  string
-	subject bkiam.Subject
+type GrantView struct {
+	Model   InstanceGrantModel
+	System  string
+	Subject bkiam.Subject
 	// grant is what the model declares; known is false when any part of
 	// it is unknown, or null as in an imported resource.
-	grant    grantplan.Grant
-	known    bool
-	policies map[string]int64
+	Grant    grantplan.Grant
+	Known    bool
+	Policies map[string]int64
 }
 
-func viewGrant(m instanceGrantModel) grantView {
-	g := grantView{model: m}
-	g.system, _ = m.System.Get()
+func ViewGrant(m InstanceGrantModel) GrantView {
+	g := GrantView{Model: m}
+	g.System, _ = m.System.Get()
 	subject, _ := m.Subject.Get()
-	g.subject.Type, _ = subject.Type.Get()
-	g.subject.ID, _ = subject.ID.Get()
-	g.policies = protocol.Int64MapOf(m.Policies)
-	g.grant, g.known = grantOf(m, g.subject.Type)
+	g.Subject.Type, _ = subject.Type.Get()
+	g.Subject.ID, _ = subject.ID.Get()
+	g.Policies = protocol.Int64MapOf(m.Policies)
+	g.Grant, g.Known = grantOf(m, g.Subject.Type)
 	return g
 }
 
 // grantOf converts the grant's attributes; false when any is unknown.
-func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
+func grantOf(m InstanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 	var g grantplan.Grant
 	actions, ok := protocol.StringsOf(m.Actions)
 	if !ok {
@@ -183,7 +183,7 @@ func grantOf(m instanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 // value, never omitted: a user policy granted without one expires after a
 // year. Group policies never expire, whatever is sent.
 func expiresUnix(v protocol.StringValue, subjectType string) (int64, bool) {
-	if subjectType == subjectGroup || v.IsNull() {
+	if subjectType == SubjectGroup || v.IsNull() {
 		return bkiam.PermanentExpiry, true
 	}
 	s, ok := v.Get()
@@ -203,12 +203,12 @@ func expiresUnix(v protocol.StringValue, subjectType string) (int64, bool) {
 // holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE,
 // which asks the read that follows to fill in what the subject holds of
 // those actions, when detect_drift is on (see read).
-func (instanceGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (instanceGrantModel, protocol.PrivateState) {
-	var m instanceGrantModel
+func (InstanceGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (InstanceGrantModel, protocol.PrivateState) {
+	var m InstanceGrantModel
 	private := protocol.PrivateState{}
 	parts := strings.Split(id, "/")
 	if (len(parts) != 3 && len(parts) != 6) || slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
-		(parts[1] != subjectUser && parts[1] != subjectGroup) {
+		(parts[1] != subjectUser && parts[1] != SubjectGroup) {
 		diags.AddError("Invalid import ID",
 			fmt.Sprintf("Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, "+
 				"or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, "+
@@ -219,7 +219,7 @@ func (instanceGrant) ImportState(_ context.Context, id string, diags *protocol.D
 	checkSubject(subject, protocol.Root("id"), diags)
 	m.ID = protocol.Known(strings.Join(parts[:3], "/"))
 	m.System = protocol.Known(parts[0])
-	m.Subject = protocol.Known(subjectModel{Type: protocol.Known(subject.Type), ID: protocol.Known(subject.ID)})
+	m.Subject = protocol.Known(SubjectModel{Type: protocol.Known(subject.Type), ID: protocol.Known(subject.ID)})
 	if len(parts) == 3 {
 		return m, private
 	}
@@ -229,16 +229,16 @@ func (instanceGrant) ImportState(_ context.Context, id string, diags *protocol.D
 			fmt.Sprintf("The actions of import ID %q are a comma-separated list without blanks, e.g. view_host,edit_host.", id))
 		return m, private
 	}
-	private.Set(privateImportKey, importRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
+	private.Set(PrivateImportKey, ImportRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
 	return m, private
 }
 
-func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diags *protocol.Diagnostics) {
+func (InstanceGrant) Validate(_ context.Context, config InstanceGrantModel, diags *protocol.Diagnostics) {
 	verify.CheckID(protocol.Root("system"), config.System, diags)
 
 	subject, _ := config.Subject.Get()
 	subjectType, typeKnown := subject.Type.Get()
-	if typeKnown && subjectType != subjectUser && subjectType != subjectGroup {
+	if typeKnown && subjectType != subjectUser && subjectType != SubjectGroup {
 		diags.AddAttributeError(protocol.Root("subject").WithAttributeName("type"), "Unknown subject type",
 			fmt.Sprintf(`subject.type value must be one of "user" or "group", got %s.`, strconv.Quote(subjectType)))
 		typeKnown = false
@@ -276,7 +276,7 @@ func (instanceGrant) Validate(_ context.Context, config instanceGrantModel, diag
 // checkSubject reports a non-numeric group id and warns about admin.
 func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *protocol.Diagnostics) {
 	switch {
-	case s.Type == subjectGroup:
+	case s.Type == SubjectGroup:
 		if _, err := strconv.ParseUint(s.ID, 10, 63); err != nil {
 			diags.AddAttributeError(at, "Group IDs are numeric",
 				fmt.Sprintf("subject.id must be the numeric ID of an IAM user group when subject.type is \"group\", got %q.", s.ID))
@@ -304,7 +304,7 @@ func checkExpiresAt(v protocol.StringValue, subjectType string, subjectKnown boo
 			fmt.Sprintf("expires_at must be an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", s))
 		return
 	}
-	if subjectKnown && subjectType == subjectGroup {
+	if subjectKnown && subjectType == SubjectGroup {
 		diags.AddAttributeError(at, "Group grants do not expire",
 			"IAM keeps group policies forever and ignores an expiry. Remove expires_at, or grant to users instead.")
 		return
@@ -338,19 +338,19 @@ func checkExpiryAhead(v protocol.StringValue, now time.Time, diags *protocol.Dia
 	}
 }
 
-func (instanceGrant) CheckModel(ctx context.Context, data *conns.Data, proposed instanceGrantModel, diags *protocol.Diagnostics) {
+func (InstanceGrant) CheckModel(ctx context.Context, data *conns.Data, proposed InstanceGrantModel, diags *protocol.Diagnostics) {
 	checkInstanceGrantModel(ctx, data, proposed, diags)
 }
 
-func (r instanceGrant) Plan(_ context.Context, req protocol.PlanRequest[instanceGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[instanceGrantModel] {
+func (r InstanceGrant) Plan(_ context.Context, req protocol.PlanRequest[InstanceGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[InstanceGrantModel] {
 	planned := req.Proposed
 	if req.Prior == nil {
 		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
 		planned.ID, planned.Policies = protocol.Unknown[string](), protocol.Unknown[map[string]protocol.Value[int64]]()
-		return protocol.PlanResponse[instanceGrantModel]{Planned: planned}
+		return protocol.PlanResponse[InstanceGrantModel]{Planned: planned}
 	}
 	prior := *req.Prior
-	var out protocol.PlanResponse[instanceGrantModel]
+	var out protocol.PlanResponse[InstanceGrantModel]
 	if planned.System != prior.System {
 		out.RequiresReplace = append(out.RequiresReplace, protocol.Root("system"))
 	}
@@ -367,18 +367,18 @@ func (r instanceGrant) Plan(_ context.Context, req protocol.PlanRequest[instance
 	if planned.ID.IsNull() {
 		planned.ID = protocol.Unknown[string]()
 	}
-	planned.Policies = r.plannedPolicies(viewGrant(req.Proposed), viewGrant(prior), req.Private, diags)
+	planned.Policies = r.plannedPolicies(ViewGrant(req.Proposed), ViewGrant(prior), req.Private, diags)
 	out.Planned = planned
 	return out
 }
 
 // plannedPolicies shows the policy ids that an update keeps, instead of
 // "known after apply" for all of them.
-func (instanceGrant) plannedPolicies(plan, state grantView, private protocol.PrivateState, diags *protocol.Diagnostics) protocol.Int64MapValue {
-	if readHoldings(private, diags) != nil || !plan.known || !state.known || state.model.Policies.IsNull() {
+func (InstanceGrant) plannedPolicies(plan, state GrantView, private protocol.PrivateState, diags *protocol.Diagnostics) protocol.Int64MapValue {
+	if ReadHoldings(private, diags) != nil || !plan.Known || !state.Known || state.Model.Policies.IsNull() {
 		return protocol.Unknown[map[string]protocol.Value[int64]]() // after a run that failed midway, any policy may be granted anew
 	}
-	next, old := plan.grant, state.grant
+	next, old := plan.Grant, state.Grant
 	// Policy ids survive every change but those that revoke an action
 	// whole before granting it again.
 	if next.ExpiresAt < old.ExpiresAt || (len(next.Resources) > 1 && !sameGrantInstances(old, next)) {
@@ -400,7 +400,7 @@ func (instanceGrant) plannedPolicies(plan, state grantView, private protocol.Pri
 			}
 		}
 	}
-	return plannedPolicies(next.Actions, state.policies, func(a string) bool { return slices.Contains(old.Actions, a) && !granted[a] })
+	return plannedPolicies(next.Actions, state.Policies, func(a string) bool { return slices.Contains(old.Actions, a) && !granted[a] })
 }
 
 func sameGrantInstances(a, b grantplan.Grant) bool {
@@ -408,16 +408,16 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 		Equal(grantplan.Held(&grantplan.Grant{Actions: []string{"x"}, Resources: b.Resources}))
 }
 
-func (r instanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
+func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState) {
 	private := req.Private
-	current, next := protocol.ViewsOf(req, viewGrant)
-	if next != nil && !next.known {
+	current, next := protocol.ViewsOf(req, ViewGrant)
+	if next != nil && !next.Known {
 		diags.AddError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
 		return req.Prior, private
 	}
 	held := grantplan.Holdings{}
 	if current != nil {
-		held = r.holdings(private, *current, diags)
+		held = r.Holdings(private, *current, diags)
 	}
 	if diags.HasError() {
 		return req.Prior, private
@@ -427,32 +427,32 @@ func (r instanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 		planned = current
 	}
 	caller := data.Instances
-	if r.via != nil {
-		caller = r.via(data)
+	if r.Via != nil {
+		caller = r.Via(data)
 	}
 	limits := data.Limits()
-	if r.limits != nil {
-		limits = r.limits(data)
+	if r.Limits != nil {
+		limits = r.Limits(data)
 	}
-	runner := &instanceGrantRunner{client: caller, system: planned.system, subject: planned.subject, held: held,
+	runner := &instanceGrantRunner{client: caller, system: planned.System, subject: planned.Subject, held: held,
 		policies: map[string]int64{}, shared: sharedgrants.HandleOf(ctx), limits: limits,
 		resource: r, data: data, current: current, next: next, planned: planned, private: private}
 	if current != nil {
-		runner.policies = current.policies
+		runner.policies = current.Policies
 	}
-	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.Model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
 // holdings returns what the resource holds: from private state after a
 // failed run, else from its public state.
-func (instanceGrant) holdings(private protocol.PrivateState, state grantView, diags *protocol.Diagnostics) grantplan.Holdings {
-	if held := readHoldings(private, diags); held != nil {
+func (InstanceGrant) Holdings(private protocol.PrivateState, state GrantView, diags *protocol.Diagnostics) grantplan.Holdings {
+	if held := ReadHoldings(private, diags); held != nil {
 		return held
 	}
-	if !state.known {
+	if !state.Known {
 		return grantplan.Holdings{} // imported: nothing known
 	}
-	return grantplan.Held(&state.grant)
+	return grantplan.Held(&state.Grant)
 }
 
 // partial records a run that stopped midway: state shows the view of what
@@ -462,8 +462,8 @@ func (instanceGrant) holdings(private protocol.PrivateState, state grantView, di
 // state alone (a tainted object's private state does not reach the
 // destroy of its replacement), so the view must name every grant in
 // doubt.
-func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *instanceGrantRunner, create bool, private protocol.PrivateState, diags *protocol.Diagnostics) instanceGrantModel {
-	shape := g.grant.Resources
+func (r InstanceGrant) partial(g *GrantView, next *grantplan.Grant, runner *instanceGrantRunner, create bool, private protocol.PrivateState, diags *protocol.Diagnostics) InstanceGrantModel {
+	shape := g.Grant.Resources
 	if next != nil {
 		shape = next.Resources
 	}
@@ -471,20 +471,20 @@ func (r instanceGrant) partial(g *grantView, next *grantplan.Grant, runner *inst
 	if create {
 		view = runner.held.UpperBound(shape)
 	}
-	recordHoldings(private, runner.held, view, diags)
-	m := g.model
-	m.ID = protocol.Known(grantID(g.system, g.subject))
+	RecordHoldings(private, runner.held, view, diags)
+	m := g.Model
+	m.ID = protocol.Known(grantID(g.System, g.Subject))
 	m.Actions = protocol.KnownStrings(view.Actions)
-	m.Resources = resourcesValue(view.Resources)
-	m.ExpiresAt = expiresValue(view.ExpiresAt, next, g.model.ExpiresAt)
-	m.Policies = policiesValue(view.Actions, runner.policies)
+	m.Resources = ResourcesValue(view.Resources)
+	m.ExpiresAt = expiresValue(view.ExpiresAt, next, g.Model.ExpiresAt)
+	m.Policies = PoliciesValue(view.Actions, runner.policies)
 	return m
 }
 
-func resourcesValue(resources []grantplan.Resource) protocol.Value[[]protocol.Value[resourceModel]] {
-	entries := make([]protocol.Value[resourceModel], len(resources))
+func ResourcesValue(resources []grantplan.Resource) protocol.Value[[]protocol.Value[ResourceModel]] {
+	entries := make([]protocol.Value[ResourceModel], len(resources))
 	for i, res := range resources {
-		entries[i] = protocol.Known(resourceModel{System: protocol.Known(res.System), Type: protocol.Known(res.Type), Instances: protocol.KnownStringMap(res.Instances)})
+		entries[i] = protocol.Known(ResourceModel{System: protocol.Known(res.System), Type: protocol.Known(res.Type), Instances: protocol.KnownStringMap(res.Instances)})
 	}
 	return protocol.Known(entries)
 }
@@ -505,22 +505,22 @@ func expiresValue(expiresAt int64, next *grantplan.Grant, configured protocol.St
 
 // refreshes: a refresh always looks at the state, to notice that a user
 // grant expired.
-func (instanceGrant) Refreshes(*conns.Data) bool { return true }
+func (InstanceGrant) Refreshes(*conns.Data) bool { return true }
 
 // read warns about a user grant that has expired, which stays in state as
 // it is (below); with detect_drift, it keeps of the record only what IAM
 // still holds, and completes an import by actions and resource type.
-func (r instanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[instanceGrantModel], diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
+func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	expired := r.expired(state, private, diags)
 	if diags.HasError() {
 		return &state, private, false
 	}
-	g := viewGrant(state)
+	g := ViewGrant(state)
 	driftOn := data != nil && data.Scans != nil
-	if pending := readImportRequest(private, diags); pending != nil {
+	if pending := ReadImportRequest(private, diags); pending != nil {
 		private = maps.Clone(private)
-		delete(private, privateImportKey)
+		delete(private, PrivateImportKey)
 		if !driftOn {
 			// Without detect_drift, import adopts the subject's grants and
 			// holds nothing known, as the short import ID does.
@@ -531,20 +531,20 @@ func (r instanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 		}
 		return r.readImport(ctx, data.Scans, g, *pending, private, diags)
 	}
-	if !driftOn || !g.known {
+	if !driftOn || !g.Known {
 		// Nothing to read back: detect_drift is off, or an import adopted
 		// the resource holding nothing recorded.
 		return &state, private, false
 	}
-	held := r.holdings(private, g, diags)
+	held := r.Holdings(private, g, diags)
 	if diags.HasError() {
 		return &state, private, false
 	}
-	now, err := stillHeld(ctx, data.Scans, g.system, g.subject, held)
+	now, err := stillHeld(ctx, data.Scans, g.System, g.Subject, held)
 	if err != nil {
 		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
-				"detect_drift off.", subjectName(g.subject), g.system, err))
+				"detect_drift off.", subjectName(g.Subject), g.System, err))
 		return &state, private, false
 	}
 	if now.Equal(held) {
@@ -556,52 +556,52 @@ func (r instanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 		// public state keeps the configuration, so that the plan stays
 		// empty instead of granting again with an expiry that has passed.
 		private = maps.Clone(private)
-		writeHoldings(private, now, diags)
+		WriteHoldings(private, now, diags)
 		return &state, private, true
 	}
-	if loss := describeLoss(held, now); loss != "" {
+	if loss := DescribeLoss(held, now); loss != "" {
 		diags.AddWarning("Grants revoked outside Terraform",
 			fmt.Sprintf("IAM no longer holds what this resource granted %s in %s: %s. It is removed from state, so the plan "+
-				"grants it again.", subjectName(g.subject), g.system, loss))
+				"grants it again.", subjectName(g.Subject), g.System, loss))
 	}
 	if len(now) == 0 {
 		return nil, nil, true
 	}
-	view := now.View(&g.grant, g.grant.Resources)
+	view := now.View(&g.Grant, g.Grant.Resources)
 	private = maps.Clone(private)
-	recordHoldings(private, now, view, diags)
+	RecordHoldings(private, now, view, diags)
 	m := state
 	m.Actions = protocol.KnownStrings(view.Actions)
-	m.Resources = resourcesValue(view.Resources)
-	m.ExpiresAt = expiresValue(view.ExpiresAt, &g.grant, state.ExpiresAt)
-	m.Policies = policiesValue(view.Actions, g.policies)
+	m.Resources = ResourcesValue(view.Resources)
+	m.ExpiresAt = expiresValue(view.ExpiresAt, &g.Grant, state.ExpiresAt)
+	m.Policies = PoliciesValue(view.Actions, g.Policies)
 	return &m, private, true
 }
 
 // readImport completes an import: what the subject holds of the actions,
 // read from IAM, with ids as names.
-func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g grantView, pending importRequest, private protocol.PrivateState, diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
+func (InstanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g GrantView, pending ImportRequest, private protocol.PrivateState, diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
 	actions := slices.Sorted(slices.Values(pending.Actions))
 	resource := grantplan.Resource{System: pending.System, Type: pending.Type}
-	held, err := importedHoldings(ctx, scans, g.system, g.subject, actions, resource)
+	held, err := importedHoldings(ctx, scans, g.System, g.Subject, actions, resource)
 	if err != nil {
 		diags.AddError("Cannot import the grant", err.Error()+".")
-		return &g.model, private, false
+		return &g.Model, private, false
 	}
-	if g.subject.Type == subjectGroup {
+	if g.Subject.Type == SubjectGroup {
 		for action, h := range held {
 			h.ExpiresAt = bkiam.PermanentExpiry // group policies never expire
 			held[action] = h
 		}
 	}
 	view := held.View(nil, []grantplan.Resource{resource})
-	recordHoldings(private, held, view, diags)
-	m := g.model
-	m.ID = protocol.Known(grantID(g.system, g.subject))
+	RecordHoldings(private, held, view, diags)
+	m := g.Model
+	m.ID = protocol.Known(grantID(g.System, g.Subject))
 	m.Actions = protocol.KnownStrings(view.Actions)
-	m.Resources = resourcesValue(view.Resources)
+	m.Resources = ResourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, protocol.StringValue{})
-	m.Policies = policiesValue(nil, nil)
+	m.Policies = PoliciesValue(nil, nil)
 	return &m, private, true
 }
 
@@ -612,7 +612,7 @@ func (instanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g g
 // state that forgot them could never revoke them. The resource stays as
 // it is (an upper bound of what IAM holds, narrowed by detect_drift), its
 // plan stays empty, and its destroy revokes what it may still hold.
-func (instanceGrant) expired(state instanceGrantModel, private protocol.PrivateState, diags *protocol.Diagnostics) bool {
+func (InstanceGrant) expired(state InstanceGrantModel, private protocol.PrivateState, diags *protocol.Diagnostics) bool {
 	expires, ok := state.ExpiresAt.Get()
 	subject, _ := state.Subject.Get()
 	if subjectType, _ := subject.Type.Get(); !ok || subjectType != subjectUser {
@@ -626,7 +626,7 @@ func (instanceGrant) expired(state instanceGrantModel, private protocol.PrivateS
 	// failed midway, the exact record may hold actions that expire later,
 	// or that the public state leaves out. Forgetting those would lose
 	// track of grants IAM still holds.
-	if held := readHoldings(private, diags); held != nil {
+	if held := ReadHoldings(private, diags); held != nil {
 		for _, h := range held {
 			if h.ExpiresAt == bkiam.PermanentExpiry || time.Unix(h.ExpiresAt, 0).After(time.Now()) {
 				return false
@@ -636,13 +636,13 @@ func (instanceGrant) expired(state instanceGrantModel, private protocol.PrivateS
 	if diags.HasError() {
 		return false
 	}
-	g := viewGrant(state)
+	g := ViewGrant(state)
 	diags.AddWarning("Grant expired",
 		fmt.Sprintf("The grant of %s to %s %s in %s expired at %s. IAM no longer holds it, unless another grant of the same "+
 			"subject and action keeps its policy alive with a later expiry (IAM keeps one expiry per subject and action). It "+
 			"stays in state as it is: remove the resource to revoke whatever IAM still holds of it, or set a later "+
 			"expires_at (or remove it) to grant it again.",
-			strings.Join(g.grant.Actions, ", "), g.subject.Type, g.subject.ID, g.system, expires))
+			strings.Join(g.Grant.Actions, ", "), g.Subject.Type, g.Subject.ID, g.System, expires))
 	return true
 }
 
@@ -653,12 +653,12 @@ func grantID(system string, subject bkiam.Subject) string {
 // claims are the paths the grant holds: one per instance of a single
 // resource type; the whole combination for a combined resource, which
 // IAM stores as one group; "/" for actions related to no type.
-func (instanceGrant) Claims(m instanceGrantModel) ledger.Claims {
-	g := viewGrant(m)
-	if !g.known || g.system == "" || g.subject.ID == "" {
+func (InstanceGrant) Claims(m InstanceGrantModel) ledger.Claims {
+	g := ViewGrant(m)
+	if !g.Known || g.System == "" || g.Subject.ID == "" {
 		return ledger.Claims{}
 	}
-	return grantClaims(g.system, g.subject, grantplan.Held(&g.grant))
+	return grantClaims(g.System, g.Subject, grantplan.Held(&g.Grant))
 }
 
 // grantClaims are the claims of holdings.
@@ -689,12 +689,12 @@ func grantPaths(resources []grantplan.Resource) []string {
 		}
 		return paths
 	}
-	return []string{combinationPath(resources)}
+	return []string{CombinationPath(resources)}
 }
 
 // combinationPath names a combined resource's group: its types and
 // instance ids, in order.
-func combinationPath(resources []grantplan.Resource) string {
+func CombinationPath(resources []grantplan.Resource) string {
 	parts := make([]string, len(resources))
 	for i, r := range resources {
 		ids := slices.Sorted(maps.Keys(r.Instances))
@@ -708,26 +708,26 @@ func combinationPath(resources []grantplan.Resource) string {
 
 // label names the grant by its id, which two grants of one subject share,
 // and by what it grants, which tells them apart.
-func (instanceGrant) Label(m instanceGrantModel) string {
-	g := viewGrant(m)
-	return fmt.Sprintf("%q", grantID(g.system, g.subject)) + grantContent(g)
+func (InstanceGrant) Label(m InstanceGrantModel) string {
+	g := ViewGrant(m)
+	return fmt.Sprintf("%q", grantID(g.System, g.Subject)) + GrantContent(g)
 }
 
 // grantContent describes what a grant grants, for labels: " granting
 // view_host on bk_cmdb/host 1, 2, 3"; empty when not known.
-func grantContent(g grantView) string {
-	if !g.known || len(g.grant.Actions) == 0 {
+func GrantContent(g GrantView) string {
+	if !g.Known || len(g.Grant.Actions) == 0 {
 		return ""
 	}
 	var on []string
-	for _, r := range g.grant.Resources {
+	for _, r := range g.Grant.Resources {
 		on = append(on, r.System+"/"+r.Type+" "+protocol.SomeIDs(slices.Collect(maps.Keys(r.Instances))))
 	}
-	return " granting " + strings.Join(g.grant.Actions, ", ") + " on " + strings.Join(on, " with ")
+	return " granting " + strings.Join(g.Grant.Actions, ", ") + " on " + strings.Join(on, " with ")
 }
 
 // reassert: an update that grants again shows its policies as unknown.
-func (instanceGrant) Reassert(planned instanceGrantModel) instanceGrantModel {
+func (InstanceGrant) Reassert(planned InstanceGrantModel) InstanceGrantModel {
 	planned.Policies = protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned
 }

@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"context"
@@ -24,11 +24,11 @@ import (
 // with batch_resource_creator_action and revoked path by path with
 // batch_path. Its model and codec are in creator_grant_codec.go, the
 // calls it sends in creator_grant_runner.go.
-type creatorGrant struct{}
+type CreatorGrant struct{}
 
-func (creatorGrant) Name() string { return "creator_grant" }
+func (CreatorGrant) Name() string { return "creator_grant" }
 
-func (creatorGrant) Schema(context.Context) schema.Schema {
+func (CreatorGrant) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Registers a user as the creator of resource instances in one BlueKing IAM system, through " +
 			"IAM's `batch_resource_creator_action` API, so that IAM grants the creator the actions the system " +
@@ -109,7 +109,7 @@ func (creatorGrant) Schema(context.Context) schema.Schema {
 
 // creatorView is a bkiam_creator_grant model in the planner's terms.
 type creatorView struct {
-	model   creatorGrantModel
+	model   CreatorGrantModel
 	target  grantplan.CreatorTarget
 	creator string
 	// instances is nil when any part of it is unknown, or null as in an
@@ -121,12 +121,12 @@ type creatorView struct {
 	policies map[string]int64
 }
 
-func viewCreator(m creatorGrantModel) creatorView {
+func viewCreator(m CreatorGrantModel) creatorView {
 	c := creatorView{model: m}
 	c.target.System, _ = m.System.Get()
 	c.target.Type, _ = m.Type.Get()
 	c.creator, _ = m.Creator.Get()
-	c.instances = creatorInstancesOf(m.Instances)
+	c.instances = CreatorInstancesOf(m.Instances)
 	if actions, ok := protocol.StringsOf(m.Actions); ok {
 		slices.Sort(actions)
 		c.actions = actions
@@ -137,7 +137,7 @@ func viewCreator(m creatorGrantModel) creatorView {
 }
 
 // creatorInstancesOf converts a fully known instances attribute.
-func creatorInstancesOf(x protocol.Value[map[string]protocol.Value[creatorInstanceModel]]) map[string]grantplan.CreatorInstance {
+func CreatorInstancesOf(x protocol.Value[map[string]protocol.Value[CreatorInstanceModel]]) map[string]grantplan.CreatorInstance {
 	elems, ok := x.Get()
 	if !ok {
 		return nil
@@ -156,7 +156,7 @@ func creatorInstancesOf(x protocol.Value[map[string]protocol.Value[creatorInstan
 }
 
 // ancestorsOf converts a fully known (or null) ancestors attribute.
-func ancestorsOf(x protocol.Value[[]protocol.Value[ancestorModel]]) ([]grantplan.Node, bool) {
+func ancestorsOf(x protocol.Value[[]protocol.Value[AncestorModel]]) ([]grantplan.Node, bool) {
 	if x.IsNull() {
 		return nil, true
 	}
@@ -181,8 +181,8 @@ func ancestorsOf(x protocol.Value[[]protocol.Value[ancestorModel]]) ([]grantplan
 // importState adopts SYSTEM/TYPE/CREATOR: as for bkiam_instance_grant, the
 // next apply registers what the configuration declares, a no-op in IAM
 // wherever the creator already holds it.
-func (creatorGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (creatorGrantModel, protocol.PrivateState) {
-	var m creatorGrantModel
+func (CreatorGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (CreatorGrantModel, protocol.PrivateState) {
+	var m CreatorGrantModel
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[1]) == "" || strings.TrimSpace(parts[2]) == "" {
 		diags.AddError("Invalid import ID",
@@ -193,7 +193,7 @@ func (creatorGrant) ImportState(_ context.Context, id string, diags *protocol.Di
 	return m, nil
 }
 
-func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags *protocol.Diagnostics) {
+func (CreatorGrant) Validate(_ context.Context, config CreatorGrantModel, diags *protocol.Diagnostics) {
 	verify.CheckID(protocol.Root("system"), config.System, diags)
 	verify.CheckID(protocol.Root("type"), config.Type, diags)
 	verify.CheckID(protocol.Root("creator"), config.Creator, diags)
@@ -230,19 +230,19 @@ func (creatorGrant) Validate(_ context.Context, config creatorGrantModel, diags 
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
-func (creatorGrant) CheckModel(ctx context.Context, data *conns.Data, proposed creatorGrantModel, diags *protocol.Diagnostics) {
+func (CreatorGrant) CheckModel(ctx context.Context, data *conns.Data, proposed CreatorGrantModel, diags *protocol.Diagnostics) {
 	checkCreatorGrantModel(ctx, data, proposed, diags)
 }
 
-func (creatorGrant) Plan(_ context.Context, req protocol.PlanRequest[creatorGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[creatorGrantModel] {
+func (CreatorGrant) Plan(_ context.Context, req protocol.PlanRequest[CreatorGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[CreatorGrantModel] {
 	planned := req.Proposed
 	planned.GrantedActions, planned.Policies = protocol.Unknown[[]protocol.StringValue](), protocol.Unknown[map[string]protocol.Value[int64]]()
 	if req.Prior == nil {
 		planned.ID = protocol.Unknown[string]()
-		return protocol.PlanResponse[creatorGrantModel]{Planned: planned}
+		return protocol.PlanResponse[CreatorGrantModel]{Planned: planned}
 	}
 	prior := *req.Prior
-	var out protocol.PlanResponse[creatorGrantModel]
+	var out protocol.PlanResponse[CreatorGrantModel]
 	for _, attr := range []struct {
 		name    string
 		changed bool
@@ -267,7 +267,7 @@ func (creatorGrant) Plan(_ context.Context, req protocol.PlanRequest[creatorGran
 	// after apply.
 	plan, state := viewCreator(req.Proposed), viewCreator(prior)
 	if plan.actions != nil && protocol.SameStrings(req.Proposed.Actions, prior.Actions) && !prior.Policies.IsNull() &&
-		readCreatorHoldings(req.Private, state.target, diags) == nil {
+		ReadCreatorHoldings(req.Private, state.target, diags) == nil {
 		planned.GrantedActions = req.Proposed.Actions
 		registers := false
 		if plan.instances != nil && state.instances != nil {
@@ -284,7 +284,7 @@ func (creatorGrant) Plan(_ context.Context, req protocol.PlanRequest[creatorGran
 	return out
 }
 
-func (r creatorGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState) {
+func (r CreatorGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[CreatorGrantModel], diags *protocol.Diagnostics) (*CreatorGrantModel, protocol.PrivateState) {
 	private := req.Private
 	current, next := protocol.ViewsOf(req, viewCreator)
 	if next != nil && next.instances == nil {
@@ -337,13 +337,13 @@ func (r creatorGrant) Apply(ctx context.Context, data *conns.Data, req protocol.
 // refreshes: only detect_drift changes a creator grant's state on
 // refresh (creator grants never expire), so without it the state goes
 // back as it came, never decoded.
-func (creatorGrant) Refreshes(data *conns.Data) bool {
+func (CreatorGrant) Refreshes(data *conns.Data) bool {
 	return data != nil && data.Scans != nil
 }
 
 // read keeps, with detect_drift, only the paths IAM still holds for the
 // creator, so that the plan registers the others again.
-func (r creatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[creatorGrantModel], diags *protocol.Diagnostics) (*creatorGrantModel, protocol.PrivateState, bool) {
+func (r CreatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[CreatorGrantModel], diags *protocol.Diagnostics) (*CreatorGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	c := viewCreator(state)
 	held := r.holdings(private, &c, diags)
@@ -381,9 +381,9 @@ func (r creatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.R
 	view, exact := now.View(c.target, c.instances)
 	private = maps.Clone(private)
 	if exact {
-		writeCreatorHoldings(private, nil, diags)
+		WriteCreatorHoldings(private, nil, diags)
 	} else {
-		writeCreatorHoldings(private, now, diags)
+		WriteCreatorHoldings(private, now, diags)
 	}
 	m := state
 	m.Instances = creatorInstancesValue(view)
@@ -392,11 +392,11 @@ func (r creatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.R
 
 // holdings returns what the creator holds: from private state after a
 // failed run, else from the public state; nothing before a create.
-func (creatorGrant) holdings(private protocol.PrivateState, state *creatorView, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
+func (CreatorGrant) holdings(private protocol.PrivateState, state *creatorView, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
 	if state == nil {
 		return grantplan.CreatorHoldings{}
 	}
-	if held := readCreatorHoldings(private, state.target, diags); held != nil {
+	if held := ReadCreatorHoldings(private, state.target, diags); held != nil {
 		return held
 	}
 	if state.instances == nil {
@@ -405,18 +405,18 @@ func (creatorGrant) holdings(private protocol.PrivateState, state *creatorView, 
 	return grantplan.CreatorHeld(state.target, state.instances)
 }
 
-func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) protocol.Value[map[string]protocol.Value[creatorInstanceModel]] {
-	out := make(map[string]protocol.Value[creatorInstanceModel], len(instances))
+func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) protocol.Value[map[string]protocol.Value[CreatorInstanceModel]] {
+	out := make(map[string]protocol.Value[CreatorInstanceModel], len(instances))
 	for id, in := range instances {
-		var ancestors protocol.Value[[]protocol.Value[ancestorModel]]
+		var ancestors protocol.Value[[]protocol.Value[AncestorModel]]
 		if len(in.Ancestors) > 0 {
-			nodes := make([]protocol.Value[ancestorModel], len(in.Ancestors))
+			nodes := make([]protocol.Value[AncestorModel], len(in.Ancestors))
 			for i, a := range in.Ancestors {
-				nodes[i] = protocol.Known(ancestorModel{System: protocol.Known(a.System), Type: protocol.Known(a.Type), ID: protocol.Known(a.ID)})
+				nodes[i] = protocol.Known(AncestorModel{System: protocol.Known(a.System), Type: protocol.Known(a.Type), ID: protocol.Known(a.ID)})
 			}
 			ancestors = protocol.Known(nodes)
 		}
-		out[id] = protocol.Known(creatorInstanceModel{Name: protocol.Known(in.Name), Ancestors: ancestors})
+		out[id] = protocol.Known(CreatorInstanceModel{Name: protocol.Known(in.Name), Ancestors: ancestors})
 	}
 	return protocol.Known(out)
 }
@@ -424,7 +424,7 @@ func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) proto
 // claims are the creator's paths, for the actions it records: those IAM
 // reported, else those configured, else AnyAction (a create that records
 // what IAM grants: unknown until IAM answers).
-func (creatorGrant) Claims(m creatorGrantModel) ledger.Claims {
+func (CreatorGrant) Claims(m CreatorGrantModel) ledger.Claims {
 	c := viewCreator(m)
 	if c.instances == nil || c.target.System == "" || c.creator == "" {
 		return ledger.Claims{}
@@ -457,7 +457,7 @@ func creatorClaims(t grantplan.CreatorTarget, creator string, actions []string, 
 	return c
 }
 
-func (creatorGrant) Label(m creatorGrantModel) string {
+func (CreatorGrant) Label(m CreatorGrantModel) string {
 	c := viewCreator(m)
 	label := fmt.Sprintf("%q", c.target.System+"/"+c.target.Type+"/"+c.creator)
 	if c.instances != nil {
@@ -468,7 +468,7 @@ func (creatorGrant) Label(m creatorGrantModel) string {
 
 // reassert: an update that registers again shows what it records as
 // unknown.
-func (creatorGrant) Reassert(planned creatorGrantModel) creatorGrantModel {
+func (CreatorGrant) Reassert(planned CreatorGrantModel) CreatorGrantModel {
 	planned.GrantedActions, planned.Policies = protocol.Unknown[[]protocol.StringValue](), protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned
 }

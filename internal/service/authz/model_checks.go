@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 
 // checkInstanceGrantModel checks an instance grant's actions and resources
 // against its system's model.
-func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGrantModel, diags *protocol.Diagnostics) {
+func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m InstanceGrantModel, diags *protocol.Diagnostics) {
 	model := verify.SystemModel(ctx, data, protocol.Root("system"), m.System, diags)
 	if model == nil {
 		return
@@ -52,7 +52,7 @@ func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGr
 				fmt.Sprintf("Action %q of system %s is hidden in IAM: the IAM web UI does not show it, so grants of it can "+
 					"only be seen and changed through the API (and this configuration).", id, model.System))
 		}
-		if subjectType == subjectGroup && a.RBAC() {
+		if subjectType == SubjectGroup && a.RBAC() {
 			diags.AddAttributeWarning(at, "Group grant of an RBAC action",
 				fmt.Sprintf("Action %q of system %s has auth_type %q: IAM stores a group's grant of it as RBAC relations, "+
 					"not as a policy expression, and lists it only in its RBAC policy list (which detect_drift reads).", id, model.System, a.AuthType))
@@ -65,7 +65,7 @@ func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m instanceGr
 
 // checkRelatedTypes checks that resources give the action's related
 // resource types, in order.
-func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []protocol.Value[resourceModel], diags *protocol.Diagnostics) {
+func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []protocol.Value[ResourceModel], diags *protocol.Diagnostics) {
 	got := make([]*[2]string, len(entries))
 	for i, e := range entries {
 		entry, _ := e.Get()
@@ -88,7 +88,7 @@ func checkRelatedTypes(model *bkiam.SystemModel, a bkiam.ModelAction, entries []
 // its system's creator configuration. Without actions, the grant needs the
 // model at apply to tell its own actions from the creator's other
 // policies in IAM's answer, so a plan that cannot read it is refused.
-func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m creatorGrantModel, diags *protocol.Diagnostics) {
+func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m CreatorGrantModel, diags *protocol.Diagnostics) {
 	if m.Actions.IsNull() && data != nil && (!data.CheckModel || data.Models == nil) {
 		system, _ := m.System.Get()
 		typ, _ := m.Type.Get()

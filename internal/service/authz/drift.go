@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"bytes"
@@ -107,7 +107,7 @@ func stillHeld(ctx context.Context, scans *bkiam.ScanCache, system string, subje
 
 // describeLoss renders what IAM no longer holds of held, for the warning
 // a refresh gives: "view_host on 2 of 3 bk_cmdb/host instances (1, 2)".
-func describeLoss(held, now grantplan.Holdings) string {
+func DescribeLoss(held, now grantplan.Holdings) string {
 	var parts []string
 	for _, action := range slices.Sorted(maps.Keys(held)) {
 		h, n := held[action], now[action]

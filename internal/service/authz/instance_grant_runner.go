@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"context"
@@ -46,11 +46,11 @@ type instanceGrantRunner struct {
 	shared *sharedgrants.Handle
 
 	// The apply the runner serves (none in the runner's own tests).
-	resource instanceGrant
+	resource InstanceGrant
 	data     *conns.Data
 	// current and next are the state's and the plan's grant (nil on
 	// create and destroy); planned is next, or current on a destroy.
-	current, next, planned *grantView
+	current, next, planned *GrantView
 	private                protocol.PrivateState
 }
 
@@ -65,7 +65,7 @@ func (r *instanceGrantRunner) Claims() (ledger.Claims, bool) {
 	if r.next == nil {
 		return ledger.Claims{}, false
 	}
-	return grantClaims(r.next.system, r.next.subject, grantplan.Held(&r.next.grant)), true
+	return grantClaims(r.next.System, r.next.Subject, grantplan.Held(&r.next.Grant)), true
 }
 
 // taken: an action whose planned paths another resource revoked is
@@ -77,7 +77,7 @@ func (r *instanceGrantRunner) Taken(action string, paths map[string]bool) {
 	}
 }
 
-func (r *instanceGrantRunner) Load(context.Context, *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState, bool) {
+func (r *instanceGrantRunner) Load(context.Context, *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
 	return nil, nil, false
 }
 
@@ -85,7 +85,7 @@ func (r *instanceGrantRunner) want() *grantplan.Grant {
 	if r.next == nil {
 		return nil
 	}
-	return &r.next.grant
+	return &r.next.Grant
 }
 
 func (r *instanceGrantRunner) Plan() ([]grantplan.Call, error) {
@@ -95,7 +95,7 @@ func (r *instanceGrantRunner) Plan() ([]grantplan.Call, error) {
 func (r *instanceGrantRunner) Gone(context.Context, error) bool { return false }
 
 func (r *instanceGrantRunner) After(_ context.Context, ok bool, _ *protocol.Diagnostics) bool {
-	r.data.InvalidateScans(r.planned.system, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.grant.Actions))
+	r.data.InvalidateScans(r.planned.System, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.Grant.Actions))
 	return ok
 }
 
@@ -103,7 +103,7 @@ func (r *instanceGrantRunner) After(_ context.Context, ok bool, _ *protocol.Diag
 // other resources' revokes left. A combined grant is left as it is: its
 // paths are whole combinations, which no other resource leaves.
 func (r *instanceGrantRunner) Handed(action string, paths map[string]bool) {
-	g := r.next.grant
+	g := r.next.Grant
 	if len(g.Resources) != 1 || !slices.Contains(g.Actions, action) {
 		return
 	}
@@ -128,15 +128,15 @@ func (r *instanceGrantRunner) Reclaim(ok bool) (ledger.Claims, bool) {
 	if ok {
 		return ledger.Claims{}, false
 	}
-	return grantClaims(r.planned.system, r.planned.subject, r.held), true
+	return grantClaims(r.planned.System, r.planned.Subject, r.held), true
 }
 
-func (r *instanceGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*instanceGrantModel, protocol.PrivateState) {
+func (r *instanceGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState) {
 	if ok {
-		writeHoldings(r.private, nil, diags)
-		m := r.next.model
-		m.ID = protocol.Known(grantID(r.next.system, r.next.subject))
-		m.Policies = policiesValue(r.next.grant.Actions, r.policies)
+		WriteHoldings(r.private, nil, diags)
+		m := r.next.Model
+		m.ID = protocol.Known(grantID(r.next.System, r.next.Subject))
+		m.Policies = PoliciesValue(r.next.Grant.Actions, r.policies)
 		return &m, r.private
 	}
 	// The run stopped midway: record what is held, so that it is not lost.
@@ -174,7 +174,7 @@ func (r *instanceGrantRunner) Send(wait, callCtx context.Context, call grantplan
 
 func (r *instanceGrantRunner) Failed(call grantplan.Call, err error, unknown bool) applyrun.Failure {
 	var iamErr *bkiam.Error
-	if r.subject.Type == subjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
+	if r.subject.Type == SubjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
 		// IAM fails a grant to a group it does not know with an
 		// unhandled error, 1902500 (HTTP 500), never a clear one.
 		err = fmt.Errorf("%w (IAM answers a grant to a user group that does not exist this way: check that group %s still exists)", err, r.subject.ID)
@@ -224,7 +224,7 @@ func (r *instanceGrantRunner) sendCall(wait, callCtx context.Context, call grant
 		// A combination is one group to IAM: each action's is the group
 		// the resource holds.
 		for _, a := range call.Actions {
-			send, done, err := r.shared.Revoke(wait, scope, []string{a}, []string{combinationPath(r.held[a].Resources)})
+			send, done, err := r.shared.Revoke(wait, scope, []string{a}, []string{CombinationPath(r.held[a].Resources)})
 			defer done()
 			if err != nil {
 				return nil, err

@@ -1,8 +1,9 @@
-package provider
+package authz
 
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -31,8 +32,8 @@ func hostGrantPlan(t *testing.T, n int) (grantplan.Grant, []grantplan.Call) {
 	t.Helper()
 	g := grantplan.Grant{Actions: []string{"view_host"}, ExpiresAt: bkiam.PermanentExpiry,
 		Resources: []grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{}}}}
-	for _, id := range idRange(0, n) {
-		g.Resources[0].Instances[id] = hostName(id)
+	for _, id := range sandboxtest.IDRange(0, n) {
+		g.Resources[0].Instances[id] = sandboxtest.HostName(id)
 	}
 	calls, err := grantplan.Plan(nil, &g, grantplan.Limits{Grant: 200, Revoke: 1000})
 	if err != nil {
@@ -52,7 +53,7 @@ func heldIDs(h grantplan.Holdings, action string) []string {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	return hostPaths(ids...)
+	return sandboxtest.HostPaths(ids...)
 }
 
 // TestRunnerStopsBetweenCallsWhenCancelled: Ctrl-C during a call lets that
@@ -75,8 +76,8 @@ func TestRunnerStopsBetweenCallsWhenCancelled(t *testing.T) {
 	if !strings.Contains(err.Error(), "Stopped before call 2 of 3") {
 		t.Errorf("error %q does not say where it stopped", err)
 	}
-	got := heldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]
-	if len(got) != 200 || !equalStrings(got, heldIDs(runner.held, "view_host")) {
+	got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]
+	if len(got) != 200 || !slices.Equal(got, heldIDs(runner.held, "view_host")) {
 		t.Fatalf("the sandbox holds %d paths, the record %d: they must be the same 200", len(got), len(heldIDs(runner.held, "view_host")))
 	}
 	if sb.Stats().Requests["batch_instance:grant"] != 1 {
@@ -133,7 +134,7 @@ func TestRunnerRecordsUnansweredGrantAsHeldAndInDoubt(t *testing.T) {
 	if err := runner.run(context.Background(), again); err != nil {
 		t.Fatal(err)
 	}
-	if got := heldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]; len(got) != 450 {
+	if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice")["view_host"]; len(got) != 450 {
 		t.Fatalf("after the second run the sandbox holds %d paths, want 450", len(got))
 	}
 }

@@ -1,4 +1,4 @@
-package provider
+package authz
 
 import (
 	"maps"
@@ -14,10 +14,10 @@ import (
 // privateImportKey is the private-state key of an import by actions and
 // resource type: import records what to read, and the read that follows
 // the import completes it and removes the key.
-const privateImportKey = "import"
+const PrivateImportKey = "import"
 
 // importRequest is what an import asked to read.
-type importRequest struct {
+type ImportRequest struct {
 	Actions []string `json:"actions"`
 	System  string   `json:"system"`
 	Type    string   `json:"type"`
@@ -25,9 +25,9 @@ type importRequest struct {
 
 // readImportRequest returns the pending import kept in private state, or
 // nil when there is none.
-func readImportRequest(private protocol.PrivateState, diags *protocol.Diagnostics) *importRequest {
-	var req importRequest
-	if !private.Get(privateImportKey, &req, diags) {
+func ReadImportRequest(private protocol.PrivateState, diags *protocol.Diagnostics) *ImportRequest {
+	var req ImportRequest
+	if !private.Get(PrivateImportKey, &req, diags) {
 		return nil
 	}
 	return &req
@@ -56,7 +56,7 @@ type heldAction struct {
 
 // readHoldings returns the holdings kept in private state, or nil when
 // there are none (the public state is exact).
-func readHoldings(private protocol.PrivateState, diags *protocol.Diagnostics) grantplan.Holdings {
+func ReadHoldings(private protocol.PrivateState, diags *protocol.Diagnostics) grantplan.Holdings {
 	var stored map[string]heldAction
 	if !private.Get(privateHoldingsKey, &stored, diags) {
 		return nil
@@ -73,7 +73,7 @@ func readHoldings(private protocol.PrivateState, diags *protocol.Diagnostics) gr
 }
 
 // writeHoldings keeps h in private state, or removes the key when h is nil.
-func writeHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *protocol.Diagnostics) {
+func WriteHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *protocol.Diagnostics) {
 	if h == nil {
 		private.Set(privateHoldingsKey, nil, diags)
 		return
@@ -91,11 +91,11 @@ func writeHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *p
 
 // recordHoldings keeps held in private state unless view, the grant the
 // public state shows, says exactly the same.
-func recordHoldings(private protocol.PrivateState, held grantplan.Holdings, view grantplan.Grant, diags *protocol.Diagnostics) {
+func RecordHoldings(private protocol.PrivateState, held grantplan.Holdings, view grantplan.Grant, diags *protocol.Diagnostics) {
 	if grantplan.Held(&view).Equal(held) {
 		held = nil
 	}
-	writeHoldings(private, held, diags)
+	WriteHoldings(private, held, diags)
 }
 
 // privateCreatorKey is the private-state key of a creator grant's exact
@@ -115,7 +115,7 @@ type heldPath struct {
 	Doubt     bool       `json:"doubt,omitempty"`
 }
 
-func readCreatorHoldings(private protocol.PrivateState, t grantplan.CreatorTarget, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
+func ReadCreatorHoldings(private protocol.PrivateState, t grantplan.CreatorTarget, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
 	var stored []heldPath
 	if !private.Get(privateCreatorKey, &stored, diags) {
 		return nil
@@ -131,7 +131,7 @@ func readCreatorHoldings(private protocol.PrivateState, t grantplan.CreatorTarge
 	return h
 }
 
-func writeCreatorHoldings(private protocol.PrivateState, h grantplan.CreatorHoldings, diags *protocol.Diagnostics) {
+func WriteCreatorHoldings(private protocol.PrivateState, h grantplan.CreatorHoldings, diags *protocol.Diagnostics) {
 	if h == nil {
 		private.Set(privateCreatorKey, nil, diags)
 		return
