@@ -75,12 +75,12 @@ func (e *runError) Unwrap() error {
 	return e.err
 }
 
-// calls is a resource's part of the loop over its planned calls of type C.
+// Calls is a resource's part of the loop over its planned calls of type C.
 type Calls[C any] interface {
-	// describe is the debug line of a call: its message and fields (the
+	// Describe is the debug line of a call: its message and fields (the
 	// loop adds "call": "i/n").
 	Describe(c C) (msg string, fields map[string]any)
-	// send sends one call and, when it succeeds, records what IAM holds
+	// Send sends one call and, when it succeeds, records what IAM holds
 	// after it. wait is the run's context, cancelled when Terraform stops
 	// the run: for the waits on other resources' calls (ledger.go), which
 	// give up on a stop. call is wait without its cancellation, for IAM's
@@ -88,11 +88,11 @@ type Calls[C any] interface {
 	// end (it is bounded by request_timeout and max_retries), so that its
 	// outcome is known. A resource may send everything with call.
 	Send(wait, call context.Context, c C) error
-	// failed records a failed call: what IAM may hold after a call whose
+	// Failed records a failed call: what IAM may hold after a call whose
 	// outcome is unknown (bkiam.OutcomeUnknown of err), and how the error
 	// reads.
 	Failed(c C, err error, unknown bool) Failure
-	// again returns the calls to send once every planned call succeeded:
+	// Again returns the calls to send once every planned call succeeded:
 	// those that restore what IAM lost under the run (a policy revoked
 	// whole outside Terraform); none, mostly.
 	Again(ctx context.Context) ([]C, error)
@@ -106,7 +106,7 @@ type Failure struct {
 	DoubtNote            string
 }
 
-// runCalls sends calls in order and stops at the first failure, and then
+// RunCalls sends calls in order and stops at the first failure, and then
 // sends what h.again asks for. It stops before the next call once ctx
 // is cancelled (the call in flight runs to its end: calls.send).
 func RunCalls[C any](ctx context.Context, planned []C, h Calls[C]) error {
@@ -137,44 +137,44 @@ func runLoop[C any](ctx context.Context, planned []C, h Calls[C]) error {
 	return nil
 }
 
-// change is a resource's part of applyChange: one apply of one resource,
+// Change is a resource's part of applyChange: one apply of one resource,
 // made by the resource's apply from the request once it has checked the
 // planned value and read what the resource holds. M is the resource's
 // model, C its planned call.
 type Change[M, C any] interface {
 	Calls[C]
-	// claims are the planned paths, claimed before the first call so that
+	// Claims are the planned paths, claimed before the first call so that
 	// other resources' revokes leave them (shared.go); false: claim
 	// nothing (a destroy, or a resource outside the ledger).
 	Claims() (ledger.Claims, bool)
-	// taken hears, by action, the planned paths another resource revoked
+	// Taken hears, by action, the planned paths another resource revoked
 	// before the claim: the resource records them as not held, so that
 	// the run grants them again.
 	Taken(action string, paths map[string]bool)
-	// load reads, under the apply's timeout, what the run starts from when
+	// Load reads, under the apply's timeout, what the run starts from when
 	// the state does not say it (a group_members create reads IAM).
 	// done ends the apply with the result it returns.
 	Load(ctx context.Context, diags *protocol.Diagnostics) (state *M, private protocol.PrivateState, done bool)
-	// plan returns the calls that make IAM hold the planned value.
+	// Plan returns the calls that make IAM hold the planned value.
 	Plan() ([]C, error)
-	// gone reports whether a failed run found that the object the
+	// Gone reports whether a failed run found that the object the
 	// resource lives in is gone, which ends a destroy as done.
 	Gone(ctx context.Context, err error) bool
-	// after runs once the run ended, ok or not: what the run invalidates,
+	// After runs once the run ended, ok or not: what the run invalidates,
 	// warns of or reads back. It returns ok, or false when what it found
 	// makes the apply fail.
 	After(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool
-	// handed hears, by action, after a failed run, the planned paths that
+	// Handed hears, by action, after a failed run, the planned paths that
 	// other resources' revokes left in IAM because this one claims them:
 	// IAM holds them whether or not this resource's grants went out, so
 	// the resource records them as held, in doubt.
 	Handed(action string, paths map[string]bool)
-	// empty reports whether the resource holds nothing.
+	// Empty reports whether the resource holds nothing.
 	Empty() bool
-	// reclaim returns what the resource claims once the run ended, after
+	// Reclaim returns what the resource claims once the run ended, after
 	// a success or not (false: the planned claim stands).
 	Reclaim(ok bool) (ledger.Claims, bool)
-	// record returns the state that says what IAM holds: the planned value
+	// Record returns the state that says what IAM holds: the planned value
 	// after a success, what is held after a failure.
 	Record(ok bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState)
 }
@@ -230,7 +230,7 @@ func Run[M, C any](ctx context.Context, shared *sharedgrants.Handle, h Change[M,
 	return h.Record(ok, diags)
 }
 
-// noLedger is the part of a change that a resource outside the ledger
+// NoLedger is the part of a change that a resource outside the ledger
 // (it claims no paths) embeds.
 type NoLedger struct{}
 
@@ -239,7 +239,7 @@ func (NoLedger) Taken(string, map[string]bool)      {}
 func (NoLedger) Handed(string, map[string]bool)     {}
 func (NoLedger) Reclaim(bool) (ledger.Claims, bool) { return ledger.Claims{}, false }
 
-// isStop reports whether a run ended because Terraform cancelled it.
+// IsStop reports whether a run ended because Terraform cancelled it.
 func IsStop(err error) bool {
 	var re *runError
 	return errors.As(err, &re) && re.stopped != nil

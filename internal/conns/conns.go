@@ -17,35 +17,35 @@ import (
 // providerData is what Configure makes for the resources.
 type Data struct {
 	Client *bkiam.Client
-	// instances sends batch_instance calls, merging those of concurrent
+	// Instances sends batch_instance calls, merging those of concurrent
 	// resources (batch_window).
 	Instances InstanceCaller
-	// grantBatchSize and revokeBatchSize bound the instances (or paths) of
+	// GrantBatchSize and revokeBatchSize bound the instances (or paths) of
 	// one resource entry in one grant or revoke call.
 	GrantBatchSize  int
 	RevokeBatchSize int
-	// scans shares the policy-list scans of detect_drift; nil when it is
+	// Scans shares the policy-list scans of detect_drift; nil when it is
 	// off.
 	Scans *bkiam.ScanCache
-	// book is the process's ledger of shared grants (shared.go).
+	// Book is the process's ledger of shared grants (shared.go).
 	Book *sharedgrants.Book
-	// models reads each system's model once per provider configuration
+	// Models reads each system's model once per provider configuration
 	// (bkiam_system, and the plan-time checks when checkModel is on).
 	Models     *bkiam.ModelCache
 	CheckModel bool
-	// groupPolicies reads each group's permissions once per process, for
+	// GroupPolicies reads each group's permissions once per process, for
 	// the refreshes of bkiam_group_permission.
 	GroupPolicies *GroupPolicyCache
-	// allowSharedGrants lets two resources of the command grant one path
+	// AllowSharedGrants lets two resources of the command grant one path
 	// (allow_shared_grants; shared.go).
 	AllowSharedGrants bool
-	// plannedScopes holds the grade managers' scopes and the groups'
+	// PlannedScopes holds the grade managers' scopes and the groups'
 	// grade managers this process planned, for the plan-time scope check of
 	// bkiam_group_permission (planned_scopes.go).
 	PlannedScopes *PlannedScopes
 }
 
-// invalidateScans forgets the policy-list scans of actions this process
+// InvalidateScans forgets the policy-list scans of actions this process
 // has just written to, so that a later read in the same process sees the
 // write.
 func (d *Data) InvalidateScans(system string, actions []string) {
@@ -57,7 +57,7 @@ func (d *Data) InvalidateScans(system string, actions []string) {
 	}
 }
 
-// limits are the batch limits the planners split calls by.
+// Limits are the batch limits the planners split calls by.
 func (d *Data) Limits() grantplan.Limits {
 	return grantplan.Limits{Grant: d.GrantBatchSize, Revoke: d.RevokeBatchSize, Policy: MaxPolicyInstances}
 }
@@ -74,20 +74,20 @@ func (d *Data) LedgerBook() *sharedgrants.Book {
 	return d.Book
 }
 
-// instanceCaller sends batch_instance calls: the client itself, or the
+// InstanceCaller sends batch_instance calls: the client itself, or the
 // provider's Coalescer, which merges the calls of concurrent resources.
 type InstanceCaller interface {
 	BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error)
 }
 
-// groupPolicyCache reads each group's permissions once per provider
+// GroupPolicyCache reads each group's permissions once per provider
 // process for the refreshes of its resources; an apply forgets the
 // group's.
 type GroupPolicyCache struct {
 	client  *bkiam.Client
 	mu      sync.Mutex
 	entries map[string]*groupPolicyEntry
-	// warned is set once the missing list permission has been reported.
+	// Warned is set once the missing list permission has been reported.
 	Warned atomic.Bool
 }
 
@@ -126,7 +126,7 @@ func (c *GroupPolicyCache) Invalidate(system, group string) {
 	c.mu.Unlock()
 }
 
-// maxPolicyInstances is IAM's limit of instances per (subject, action,
+// MaxPolicyInstances is IAM's limit of instances per (subject, action,
 // resource type) after merging; one resource entry over it can never be
 // granted.
 const MaxPolicyInstances = 10000
@@ -173,7 +173,7 @@ func NewPlannedScopes() *PlannedScopes {
 	return &PlannedScopes{gradeManagers: map[string]PlannedGradeManager{}, groups: map[string]string{}}
 }
 
-// setGradeManager records a grade manager's planned scope; a nil scopes
+// SetGradeManager records a grade manager's planned scope; a nil scopes
 // (not known, or destroyed) forgets it.
 func (p *PlannedScopes) SetGradeManager(id, name string, scopes []bkiam.AuthorizationScope) {
 	if p == nil || id == "" {
@@ -188,7 +188,7 @@ func (p *PlannedScopes) SetGradeManager(id, name string, scopes []bkiam.Authoriz
 	p.gradeManagers[id] = PlannedGradeManager{Name: name, Scopes: scopes}
 }
 
-// setGroup records a group's planned grade manager.
+// SetGroup records a group's planned grade manager.
 func (p *PlannedScopes) SetGroup(id, gradeManager string) {
 	if p == nil || id == "" || gradeManager == "" {
 		return
@@ -198,7 +198,7 @@ func (p *PlannedScopes) SetGroup(id, gradeManager string) {
 	p.groups[id] = gradeManager
 }
 
-// of is the planned grade manager of a group, if this process planned both.
+// Of is the planned grade manager of a group, if this process planned both.
 func (p *PlannedScopes) Of(group string) (id string, gm PlannedGradeManager, ok bool) {
 	if p == nil {
 		return "", PlannedGradeManager{}, false

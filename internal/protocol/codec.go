@@ -14,7 +14,7 @@ import (
 // value that reaches a codec always fits it; an error here is a bug, and
 // the first one is kept.
 
-// decoder collects the first error of a decode.
+// Decoder collects the first error of a decode.
 type Decoder struct{ Err error }
 
 func (d *Decoder) Fail(what string, err error) {
@@ -23,7 +23,7 @@ func (d *Decoder) Fail(what string, err error) {
 	}
 }
 
-// decodeValue decodes a value that may be null or unknown; knownAs
+// DecodeValue decodes a value that may be null or unknown; knownAs
 // decodes a known, non-null one.
 func DecodeValue[T any](d *Decoder, v tftypes.Value, knownAs func(*Decoder, tftypes.Value) T) Value[T] {
 	switch {
@@ -35,7 +35,7 @@ func DecodeValue[T any](d *Decoder, v tftypes.Value, knownAs func(*Decoder, tfty
 	return Known(knownAs(d, v))
 }
 
-// decodeCollection is decodeValue for a list, set or map: the value keeps
+// DecodeCollection is decodeValue for a list, set or map: the value keeps
 // v, which encodeValue sends back as it is while the collection is not
 // replaced. A collection is never changed in place: code that changes
 // one builds a new value (knownStrings, knownStringMap and the like).
@@ -68,7 +68,7 @@ func AsInt64(d *Decoder, v tftypes.Value) int64 {
 	return n
 }
 
-// asAttributes returns a known object's attributes.
+// AsAttributes returns a known object's attributes.
 func AsAttributes(d *Decoder, v tftypes.Value) map[string]tftypes.Value {
 	var m map[string]tftypes.Value
 	if err := v.As(&m); err != nil {
@@ -77,7 +77,7 @@ func AsAttributes(d *Decoder, v tftypes.Value) map[string]tftypes.Value {
 	return m
 }
 
-// listOf decodes a known list or set, element by element.
+// ListOf decodes a known list or set, element by element.
 func ListOf[T any](elem func(*Decoder, tftypes.Value) T) func(*Decoder, tftypes.Value) []Value[T] {
 	return func(d *Decoder, v tftypes.Value) []Value[T] {
 		var elems []tftypes.Value
@@ -93,7 +93,7 @@ func ListOf[T any](elem func(*Decoder, tftypes.Value) T) func(*Decoder, tftypes.
 	}
 }
 
-// mapOf decodes a known map, element by element.
+// MapOf decodes a known map, element by element.
 func MapOf[T any](elem func(*Decoder, tftypes.Value) T) func(*Decoder, tftypes.Value) map[string]Value[T] {
 	return func(d *Decoder, v tftypes.Value) map[string]Value[T] {
 		var elems map[string]tftypes.Value
@@ -123,7 +123,7 @@ func DecodeInt64Map(d *Decoder, v tftypes.Value) Int64MapValue {
 	return DecodeCollection(d, v, MapOf(AsInt64))
 }
 
-// encodeValue encodes a value of type typ; fromKnown encodes a known one.
+// EncodeValue encodes a value of type typ; fromKnown encodes a known one.
 func EncodeValue[T any](typ tftypes.Type, x Value[T], fromKnown func(tftypes.Type, T) tftypes.Value) tftypes.Value {
 	switch x.state {
 	case stateUnknown:
@@ -143,7 +143,7 @@ func FromInt64(typ tftypes.Type, n int64) tftypes.Value {
 	return tftypes.NewValue(typ, new(big.Float).SetInt64(n))
 }
 
-// elementType is the element type of a list, set or map type.
+// ElementType is the element type of a list, set or map type.
 func ElementType(typ tftypes.Type) tftypes.Type {
 	switch t := typ.(type) {
 	case tftypes.List:
@@ -165,7 +165,7 @@ func attributeType(typ tftypes.Type, name string) tftypes.Type {
 	return t
 }
 
-// fromList encodes a known list or set, element by element.
+// FromList encodes a known list or set, element by element.
 func FromList[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type, []Value[T]) tftypes.Value {
 	return func(typ tftypes.Type, elems []Value[T]) tftypes.Value {
 		et := ElementType(typ)
@@ -177,7 +177,7 @@ func FromList[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type
 	}
 }
 
-// fromMap encodes a known map, element by element.
+// FromMap encodes a known map, element by element.
 func FromMap[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type, map[string]Value[T]) tftypes.Value {
 	return func(typ tftypes.Type, elems map[string]Value[T]) tftypes.Value {
 		et := ElementType(typ)
@@ -205,7 +205,7 @@ func EncodeInt64Map(typ tftypes.Type, x Int64MapValue) tftypes.Value {
 	return EncodeValue(typ, x, FromMap(FromInt64))
 }
 
-// attrs builds an object value, attribute by attribute, each encoded
+// Attrs builds an object value, attribute by attribute, each encoded
 // with the attribute's type as the object type declares it.
 type Attrs struct {
 	typ tftypes.Object
@@ -217,7 +217,7 @@ func NewAttrs(typ tftypes.Type) *Attrs {
 	return &Attrs{typ: obj, m: make(map[string]tftypes.Value, len(obj.AttributeTypes))}
 }
 
-// with sets attribute name to encode(its type).
+// With sets attribute name to encode(its type).
 func (a *Attrs) With(name string, encode func(tftypes.Type) tftypes.Value) *Attrs {
 	a.m[name] = encode(attributeType(a.typ, name))
 	return a

@@ -41,12 +41,12 @@ func (d Diagnostics) HasError() bool {
 	return false
 }
 
-// root is the path of a top-level attribute.
+// Root is the path of a top-level attribute.
 func Root(name string) *tftypes.AttributePath {
 	return tftypes.NewAttributePath().WithAttributeName(name)
 }
 
-// pathString renders a path as users write it: resources[0].instances["7"].
+// PathString renders a path as users write it: resources[0].instances["7"].
 func PathString(p *tftypes.AttributePath) string {
 	var b strings.Builder
 	for _, step := range p.Steps() {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// privateState is a resource's private state: JSON documents by key, in
+// PrivateState is a resource's private state: JSON documents by key, in
 // the framework's encoding, so that state written by either reads back.
 type PrivateState map[string][]byte
 
@@ -39,23 +39,23 @@ func ReadPrivateState(raw []byte, diags *Diagnostics) PrivateState {
 	return p
 }
 
-// privateVersionKey records the format of a private state, so that a
+// PrivateVersionKey records the format of a private state, so that a
 // later version of the provider can read, or refuse, what this one
 // wrote. bytes adds it and readPrivateState removes it: the map a
 // resource works on never holds it.
 const PrivateVersionKey = "private_version"
 
-// privateVersion is the format this provider writes. A private state
+// PrivateVersion is the format this provider writes. A private state
 // without a version is in format 1, the one written before versions were
 // recorded. A new format adds a step from the previous one to
 // privateUpgrades (TestPrivateUpgradesCoverEveryVersion).
 const PrivateVersion = 1
 
-// privateUpgrades[v] turns a private state of format v into format v+1,
+// PrivateUpgrades[v] turns a private state of format v into format v+1,
 // in place.
 var PrivateUpgrades = map[int64]func(PrivateState) error{}
 
-// upgradePrivate brings p from format version to privateVersion.
+// UpgradePrivate brings p from format version to privateVersion.
 func UpgradePrivate(p PrivateState, version int64, steps map[int64]func(PrivateState) error) error {
 	if version > PrivateVersion {
 		return fmt.Errorf("it was written in format %d by a newer version of the provider, and this one reads formats up "+
@@ -87,7 +87,7 @@ func (p PrivateState) Bytes(diags *Diagnostics) []byte {
 	return raw
 }
 
-// get decodes the JSON kept under key, reporting whether there was any.
+// Get decodes the JSON kept under key, reporting whether there was any.
 func (p PrivateState) Get(key string, into any, diags *Diagnostics) bool {
 	raw := p[key]
 	if len(raw) == 0 {
@@ -102,7 +102,7 @@ func (p PrivateState) Get(key string, into any, diags *Diagnostics) bool {
 	return true
 }
 
-// set keeps v as JSON under key, or removes the key when v is nil.
+// Set keeps v as JSON under key, or removes the key when v is nil.
 func (p PrivateState) Set(key string, v any, diags *Diagnostics) {
 	if v == nil {
 		delete(p, key)

@@ -19,76 +19,76 @@ import (
 // resource's codec (decode, encode) converts to and from tftypes.Value.
 // serve adapts it to the protocol; it never sees a protocol message.
 type Def[M any, D comparable] interface {
-	// name is the type name after the provider's prefix: "instance_grant".
+	// Name is the type name after the provider's prefix: "instance_grant".
 	Name() string
-	// schema is the resource's schema, as the framework declares it. Only
+	// Schema is the resource's schema, as the framework declares it. Only
 	// what the protocol path honours may be used (TestProtocolSchemasUseNothingIgnored).
 	Schema(ctx context.Context) schema.Schema
 
-	// decode converts a known, non-null value of the schema's type;
+	// Decode converts a known, non-null value of the schema's type;
 	// encode converts back, with typ the schema's object type.
 	Decode(v tftypes.Value) (M, error)
 	Encode(typ tftypes.Object, m M) tftypes.Value
 
-	// importState turns an import ID into the state to read, and the
+	// ImportState turns an import ID into the state to read, and the
 	// private state read receives with it.
 	ImportState(ctx context.Context, id string, diags *Diagnostics) (M, PrivateState)
-	// validate checks a configuration, in which any value may be unknown.
+	// Validate checks a configuration, in which any value may be unknown.
 	Validate(ctx context.Context, config M, diags *Diagnostics)
-	// plan plans a create (prior nil) or an update; serve answers a
+	// Plan plans a create (prior nil) or an update; serve answers a
 	// destroy and a change that changes nothing itself.
 	Plan(ctx context.Context, req PlanRequest[M], diags *Diagnostics) PlanResponse[M]
-	// checkModel checks a planned create or update against the model of
+	// CheckModel checks a planned create or update against the model of
 	// its system (check_model; model_checks.go). data is nil before the
 	// provider is configured.
 	CheckModel(ctx context.Context, data D, proposed M, diags *Diagnostics)
-	// apply carries out a create (prior nil), an update or a destroy
+	// Apply carries out a create (prior nil), an update or a destroy
 	// (planned nil). It returns the new state, nil when the resource is
 	// gone, and the private state to keep.
 	Apply(ctx context.Context, data D, req ApplyRequest[M], diags *Diagnostics) (*M, PrivateState)
-	// refreshes reports whether read can change state with these
+	// Refreshes reports whether read can change state with these
 	// settings (data is nil when the provider is not configured); when
 	// it cannot, a refresh returns the state untouched, never decoded.
 	Refreshes(data D) bool
-	// read refreshes state: it returns the new state (nil when the
+	// Read refreshes state: it returns the new state (nil when the
 	// resource is gone), the private state, and whether either changed.
 	Read(ctx context.Context, data D, req ReadRequest[M], diags *Diagnostics) (*M, PrivateState, bool)
 }
 
-// observer hears of every plan of a resource, destroys and changes that
+// Observer hears of every plan of a resource, destroys and changes that
 // change nothing too (which resourceDef.plan never sees), and precedes
 // every apply: what spans the resources of one Terraform command (the
 // provider's shared grants, shared_account.go) without the seam knowing
 // what it is.
 type Observer[M any, D comparable] interface {
-	// observing reports whether the plan in ctx is heard: when not, a
+	// Observing reports whether the plan in ctx is heard: when not, a
 	// plan that changes nothing goes back undecoded.
 	Observing(ctx context.Context) bool
-	// plan hears a plan once the resource decided it, and returns the
+	// Plan hears a plan once the resource decided it, and returns the
 	// planned model, which it may change; it may set the response's
 	// RequiresReplace and PlannedPrivate.
 	Plan(ctx context.Context, data D, n *PlanNote[M], diags *Diagnostics) *M
-	// apply precedes an apply, and returns the context the apply runs in.
+	// Apply precedes an apply, and returns the context the apply runs in.
 	// n.private is the planned private state, which it may take keys from.
 	Apply(ctx context.Context, data D, n ApplyNote[M], diags *Diagnostics) context.Context
 }
 
-// planNote is a plan as an observer hears it.
+// PlanNote is a plan as an observer hears it.
 type PlanNote[M any] struct {
 	TypeName string
-	// prior is nil on create; planned is nil on destroy, and prior itself
+	// Prior is nil on create; planned is nil on destroy, and prior itself
 	// (the same pointer) when the plan changes nothing.
 	Prior, Planned *M
-	// replace says the resource's plan requires a replacement.
+	// Replace says the resource's plan requires a replacement.
 	Replace bool
 	Private PrivateState
 	Resp    *tfprotov6.PlanResourceChangeResponse
-	// changed returns the attributes whose known values differ between
+	// Changed returns the attributes whose known values differ between
 	// prior and planned (served.changedAttributes).
 	Changed func(prior, planned *M) []*tftypes.AttributePath
 }
 
-// applyNote is an apply as an observer hears it.
+// ApplyNote is an apply as an observer hears it.
 type ApplyNote[M any] struct {
 	TypeName       string
 	Prior, Planned *M
@@ -112,7 +112,7 @@ type ApplyRequest[M any] struct {
 	Private PrivateState
 }
 
-// operation is what an apply carries out, in the words of the timeouts
+// Operation is what an apply carries out, in the words of the timeouts
 // attribute: "create", "update" or "delete".
 func (r ApplyRequest[M]) Operation() string {
 	switch {
@@ -124,7 +124,7 @@ func (r ApplyRequest[M]) Operation() string {
 	return "update"
 }
 
-// viewsOf converts an apply's prior and planned models with view: current
+// ViewsOf converts an apply's prior and planned models with view: current
 // is nil on create, next on destroy.
 func ViewsOf[M, V any](r ApplyRequest[M], view func(M) V) (current, next *V) {
 	if r.Prior != nil {
@@ -149,7 +149,7 @@ type ReadRequest[M any] struct {
 type Resource[D comparable] interface {
 	TypeName() string
 	ObjectType() tftypes.Object
-	// frameworkResource is the framework's view: the type name and schema.
+	// FrameworkResource is the framework's view: the type name and schema.
 	FrameworkResource() resource.Resource
 	validateConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) *tfprotov6.ValidateResourceConfigResponse
 	planChange(ctx context.Context, data D, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse
@@ -176,7 +176,7 @@ type served[M any, D comparable] struct {
 	version func() int64
 }
 
-// serve adapts def to the protocol, as a resource of the provider named
+// Serve adapts def to the protocol, as a resource of the provider named
 // provider; obs may be nil.
 func Serve[M any, D comparable](provider string, def Def[M, D], obs Observer[M, D]) Resource[D] {
 	return served[M, D]{def: def, obs: obs, provider: provider, typ: sync.OnceValue(func() tftypes.Object {
@@ -377,7 +377,7 @@ func (s served[M, D]) marshal(m *M, diags *Diagnostics) *tfprotov6.DynamicValue 
 	return &dv
 }
 
-// frameworkResource is the resource as the framework declares it: its
+// FrameworkResource is the resource as the framework declares it: its
 // type name and schema, which the framework serves to Terraform (and
 // tfplugindocs). Every other call of
 // the resource is answered by the server before the framework sees it.

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
-// router is the framework's server with the calls of the protocol-level
+// Router is the framework's server with the calls of the protocol-level
 // resources routed to them. The framework serves everything else: the
 // provider's schema, configuration and validation, the resources'
 // schemas, and any plain framework resource or data source. The

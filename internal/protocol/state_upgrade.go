@@ -22,14 +22,14 @@ import (
 //   - The private state carries privateVersionKey (private_state.go);
 //     readPrivateState refuses a newer one and upgrades an older one.
 
-// stateUpgrader is implemented by a resource whose schema version is above
+// StateUpgrader is implemented by a resource whose schema version is above
 // 0: stateUpgrades()[v] turns a state written at schema version v, as its
 // JSON attributes, into one of version v+1.
 type StateUpgrader interface {
 	StateUpgrades() map[int64]func(attributes map[string]any) (map[string]any, error)
 }
 
-// schemaVersion is the version of the public state a resource writes.
+// SchemaVersion is the version of the public state a resource writes.
 func (s served[M, D]) SchemaVersion() int64 { return s.version() }
 
 // upgradeState answers UpgradeResourceState: the state Terraform stored,
@@ -113,7 +113,7 @@ func (s served[M, D]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
 	return json.Marshal(attributes)
 }
 
-// upgradeProblems lists what is wrong with a resource's upgrade steps: a
+// UpgradeProblems lists what is wrong with a resource's upgrade steps: a
 // version below the schema's without a step (its state could not be
 // read), or a step from the schema's version or above (never run).
 func (s served[M, D]) UpgradeProblems() []string {

@@ -9,13 +9,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// defaultTimeout bounds a create, update or delete without a timeouts block.
+// DefaultTimeout bounds a create, update or delete without a timeouts block.
 const DefaultTimeout = 30 * time.Minute
 
 // timeoutsOperations are the operations a timeouts attribute bounds.
 var timeoutsOperations = []string{"create", "delete", "update"}
 
-// timeoutsAttribute is the timeouts attribute of the protocol-level
+// TimeoutsAttribute is the timeouts attribute of the protocol-level
 // resources: the shape terraform-plugin-framework-timeouts gives, without
 // its validators, which the protocol path would not run; checkTimeouts
 // checks the same at validation.
@@ -36,7 +36,7 @@ func TimeoutsAttribute() schema.Attribute {
 	}
 }
 
-// timeoutsModel is the timeouts attribute.
+// TimeoutsModel is the timeouts attribute.
 type TimeoutsModel struct {
 	Create StringValue `tf:"create"`
 	Update StringValue `tf:"update"`
@@ -60,7 +60,7 @@ func EncodeTimeouts(typ tftypes.Type, x Value[TimeoutsModel]) tftypes.Value {
 	})
 }
 
-// timeoutOf is how long operation ("create", "update" or "delete") may
+// TimeoutOf is how long operation ("create", "update" or "delete") may
 // take.
 func TimeoutOf(x Value[TimeoutsModel], operation string) time.Duration {
 	t, _ := x.Get()
@@ -72,7 +72,7 @@ func TimeoutOf(x Value[TimeoutsModel], operation string) time.Duration {
 	return DefaultTimeout
 }
 
-// checkTimeouts refuses a timeout that is not a positive duration.
+// CheckTimeouts refuses a timeout that is not a positive duration.
 func CheckTimeouts(x Value[TimeoutsModel], diags *Diagnostics) {
 	t, _ := x.Get()
 	byOperation := t.byOperation()

@@ -40,7 +40,7 @@ func (x Value[T]) IsNull() bool    { return x.state == stateNull }
 func (x Value[T]) IsUnknown() bool { return x.state == stateUnknown }
 func (x Value[T]) IsKnown() bool   { return x.state == stateKnown }
 
-// get returns the value and whether it is known.
+// Get returns the value and whether it is known.
 func (x Value[T]) Get() (T, bool) { return x.v, x.state == stateKnown }
 
 // The shapes the models use, named.
@@ -51,7 +51,7 @@ type (
 	Int64MapValue  = Value[map[string]Value[int64]] // a map of numbers
 )
 
-// knownStrings is a known set or list of known strings.
+// KnownStrings is a known set or list of known strings.
 func KnownStrings(items []string) StringsValue {
 	out := make([]StringValue, len(items))
 	for i, s := range items {
@@ -60,7 +60,7 @@ func KnownStrings(items []string) StringsValue {
 	return Known(out)
 }
 
-// knownStringMap is a known map of known strings.
+// KnownStringMap is a known map of known strings.
 func KnownStringMap(m map[string]string) StringMapValue {
 	out := make(map[string]StringValue, len(m))
 	for k, s := range m {
@@ -69,7 +69,7 @@ func KnownStringMap(m map[string]string) StringMapValue {
 	return Known(out)
 }
 
-// stringsOf returns the elements of a fully known set or list of strings.
+// StringsOf returns the elements of a fully known set or list of strings.
 func StringsOf(x StringsValue) ([]string, bool) {
 	elems, ok := x.Get()
 	if !ok {
@@ -84,7 +84,7 @@ func StringsOf(x StringsValue) ([]string, bool) {
 	return out, true
 }
 
-// stringMapOf returns a fully known map of strings.
+// StringMapOf returns a fully known map of strings.
 func StringMapOf(x StringMapValue) (map[string]string, bool) {
 	elems, ok := x.Get()
 	if !ok {
@@ -101,7 +101,7 @@ func StringMapOf(x StringMapValue) (map[string]string, bool) {
 	return out, true
 }
 
-// int64MapOf returns the known elements of a map of numbers; a null or
+// Int64MapOf returns the known elements of a map of numbers; a null or
 // unknown map gives an empty one.
 func Int64MapOf(x Int64MapValue) map[string]int64 {
 	out := map[string]int64{}
@@ -114,7 +114,7 @@ func Int64MapOf(x Int64MapValue) map[string]int64 {
 	return out
 }
 
-// sameStrings reports whether two sets of strings are the same value:
+// SameStrings reports whether two sets of strings are the same value:
 // alike in state and, when known, holding the same elements in any order.
 func SameStrings(a, b StringsValue) bool {
 	if a.state != b.state || len(a.v) != len(b.v) {

@@ -45,7 +45,7 @@ const (
 	privateSpareKey = "ledger_spare"
 )
 
-// book is the ledger of one provider process, and the holders its plans
+// Book is the ledger of one provider process, and the holders its plans
 // registered, by the id their planned private state carries.
 type Book struct {
 	ledger *ledger.Ledger
@@ -62,7 +62,7 @@ type Book struct {
 	// holder again as a destroy (served.account).
 	befores map[string]ledger.Claims
 
-	// refreshed says this process has refreshed a resource, which only a
+	// Refreshed says this process has refreshed a resource, which only a
 	// plan walk does (Terraform's apply never calls ReadResource): its
 	// updates are planned here, not re-planned by an apply.
 	Refreshed atomic.Bool
@@ -111,7 +111,7 @@ func (b *Book) lookup(id, label string) *ledger.Holder {
 	return h
 }
 
-// instancePath is the claim key of an instance: "/system,type,id/…/", a
+// InstancePath is the claim key of an instance: "/system,type,id/…/", a
 // path in IAM's notation whose ids are escaped (escapeID) so that two
 // different instances never share a key. A plain id (any string to IAM,
 // "," and "/" included) is its one-node path, as IAM reads it; a key that
@@ -126,7 +126,7 @@ func InstancePath(system, typ, id string) string {
 	return "/" + system + "," + typ + "," + EscapeID(id) + "/"
 }
 
-// pathClaim is the claim key of a path IAM listed (see instancePath).
+// PathClaim is the claim key of a path IAM listed (see instancePath).
 func PathClaim(nodes []bkiam.PathNode) string {
 	var b strings.Builder
 	b.WriteByte('/')
@@ -136,7 +136,7 @@ func PathClaim(nodes []bkiam.PathNode) string {
 	return b.String()
 }
 
-// escapeID writes an id so that it cannot be read as more than one node
+// EscapeID writes an id so that it cannot be read as more than one node
 // of a path or one id of a list: "%", "," and "/" percent-encoded.
 func EscapeID(id string) string { return idEscaper.Replace(id) }
 
@@ -190,7 +190,7 @@ func keptClaims(before, next ledger.Claims) ledger.Claims {
 	return both
 }
 
-// spareSet is what a revoke must leave, by action and path.
+// SpareSet is what a revoke must leave, by action and path.
 type SpareSet map[string]map[string]bool
 
 func (s SpareSet) Has(action, path string) bool { return s[action][path] }
@@ -303,7 +303,7 @@ type Handle struct {
 	spare SpareSet
 }
 
-// claim records what the resource holds after its apply; before its
+// Claim records what the resource holds after its apply; before its
 // first call, that is its planned state.
 func (s *Handle) Claim(c ledger.Claims) {
 	if s != nil {
@@ -311,14 +311,14 @@ func (s *Handle) Claim(c ledger.Claims) {
 	}
 }
 
-// release forgets the resource: it holds nothing any more.
+// Release forgets the resource: it holds nothing any more.
 func (s *Handle) Release() {
 	if s != nil {
 		s.book.ledger.Release(s.holder)
 	}
 }
 
-// taken returns, by action, the paths the resource claims that another
+// Taken returns, by action, the paths the resource claims that another
 // resource has revoked in this process: the apply grants them again.
 func (s *Handle) Taken() map[string]map[string]bool {
 	if s == nil {
@@ -341,7 +341,7 @@ func pathSets(byAction map[string][]string) map[string]map[string]bool {
 	return out
 }
 
-// grant waits until no revoke of paths is in flight.
+// Grant waits until no revoke of paths is in flight.
 func (s *Handle) Grant(ctx context.Context, scope ledger.Scope, paths []string) error {
 	if s == nil {
 		return nil
@@ -349,7 +349,7 @@ func (s *Handle) Grant(ctx context.Context, scope ledger.Scope, paths []string) 
 	return s.book.ledger.Grant(ctx, scope, paths)
 }
 
-// revoke returns, by action, the paths that no other resource keeps, and
+// Revoke returns, by action, the paths that no other resource keeps, and
 // a func to call once the revoke is answered.
 func (s *Handle) Revoke(ctx context.Context, scope ledger.Scope, actions, paths []string) (map[string][]string, func(), error) {
 	if s == nil {
@@ -366,7 +366,7 @@ func (s *Handle) Revoke(ctx context.Context, scope ledger.Scope, actions, paths 
 	return s.book.ledger.Revoke(ctx, s.holder, scope, actions, paths, leave)
 }
 
-// handed returns, by action, the paths the resource claims that other
+// Handed returns, by action, the paths the resource claims that other
 // resources' revokes left in IAM: a failed apply records them as held.
 func (s *Handle) Handed() map[string]map[string]bool {
 	if s == nil {
@@ -375,13 +375,13 @@ func (s *Handle) Handed() map[string]map[string]bool {
 	return pathSets(s.book.ledger.Handed(s.holder))
 }
 
-// revokeGroup is actions that revoke the same paths.
+// RevokeGroup is actions that revoke the same paths.
 type RevokeGroup struct {
 	Actions []string
 	Paths   []string // sorted
 }
 
-// groupRevokes groups actions by the paths send keeps for each, in the
+// GroupRevokes groups actions by the paths send keeps for each, in the
 // order of actions; an action with none left is left out. Both runners
 // split a revoke that the ledger narrowed this way.
 func GroupRevokes(actions []string, send map[string][]string) []RevokeGroup {

@@ -14,14 +14,14 @@ import (
 // ledger and gives each apply its place in it (shared.go, DESIGN.md
 // "Shared grants").
 
-// claimer is what the ledger needs of a resource.
+// Claimer is what the ledger needs of a resource.
 type Claimer[M any] interface {
-	// claims are the IAM paths m grants, for the process's ledger
+	// Claims are the IAM paths m grants, for the process's ledger
 	// (shared.go): Actions nil when it grants none, or when any part is
 	// unknown. label names m in other resources' warnings.
 	Claims(m M) ledger.Claims
 	Label(m M) string
-	// reassert marks a planned update as granting again, at apply, what
+	// Reassert marks a planned update as granting again, at apply, what
 	// another resource of the command revokes: the update must show a
 	// change, or Terraform would not apply it.
 	Reassert(planned M) M
@@ -54,7 +54,7 @@ type (
 	sharedApplyKey struct{}
 )
 
-// withBook is ctx carrying b to the plans (server.go).
+// WithBook is ctx carrying b to the plans (server.go).
 func WithBook(ctx context.Context, b *Book) context.Context {
 	if b == nil {
 		return ctx
@@ -74,11 +74,11 @@ func HandleOf(ctx context.Context) *Handle {
 	return s
 }
 
-// observing: a plan is recorded when the process has a ledger, which
+// Observing: a plan is recorded when the process has a ledger, which
 // the provider makes before it is configured.
 func (a Account[M, D]) Observing(ctx context.Context) bool { return bookOf(ctx) != nil }
 
-// plan records a plan in the process's ledger and answers what it
+// Plan records a plan in the process's ledger and answers what it
 // finds (see shared.go): warnings about shared paths and expiries, the
 // paths a destroy must spare, and an update that grants again what
 // another resource revokes. It returns the planned model, changed when
@@ -225,7 +225,7 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 	return planned
 }
 
-// apply finds the apply's holder in the process's ledger: the one
+// Apply finds the apply's holder in the process's ledger: the one
 // its apply-time plan registered, or a new one for a destroy. It takes
 // the ledger's keys out of private state, which keeps them only from
 // plan to apply.

@@ -17,7 +17,7 @@ import (
 // passes over what is not known yet: at plan time any part of a
 // configuration can be unknown, and is checked again once it is known.
 
-// checkNotBlank refuses a known string that is empty or white space: IAM
+// CheckNotBlank refuses a known string that is empty or white space: IAM
 // trims ids and names and then requires them non-blank.
 func CheckNotBlank(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.Diagnostics) {
 	if s, ok := v.Get(); ok && strings.TrimSpace(s) == "" {
@@ -25,7 +25,7 @@ func CheckNotBlank(at *tftypes.AttributePath, v protocol.StringValue, diags *pro
 	}
 }
 
-// checkID checks an id IAM stores (a system, type, action, subject,
+// CheckID checks an id IAM stores (a system, type, action, subject,
 // instance or ancestor id): not blank, and neither surrounded by white
 // space nor holding control characters. IAM trims ids as it stores them,
 // so an id sent as " 1" is stored as "1", and the grant would read back
@@ -46,7 +46,7 @@ func CheckID(at *tftypes.AttributePath, v protocol.StringValue, diags *protocol.
 	}
 }
 
-// idProblem says what is wrong with an id, or "".
+// IDProblem says what is wrong with an id, or "".
 func IDProblem(id string) string {
 	switch {
 	case strings.TrimSpace(id) != id:
@@ -57,7 +57,7 @@ func IDProblem(id string) string {
 	return ""
 }
 
-// checkActions checks an actions set: at least one, none blank. fix ends
+// CheckActions checks an actions set: at least one, none blank. fix ends
 // the message of an empty set: what the user can do instead, which
 // depends on whether the resource can go without the attribute.
 func CheckActions(at *tftypes.AttributePath, v protocol.StringsValue, fix string, diags *protocol.Diagnostics) {
@@ -76,7 +76,7 @@ func CheckActions(at *tftypes.AttributePath, v protocol.StringsValue, fix string
 	}
 }
 
-// checkInstanceCount enforces 1 to maxPolicyInstances instances: an empty
+// CheckInstanceCount enforces 1 to maxPolicyInstances instances: an empty
 // list means every instance to IAM.
 func CheckInstanceCount(at *tftypes.AttributePath, n int, diags *protocol.Diagnostics) {
 	if n < 1 || n > conns.MaxPolicyInstances {
@@ -87,7 +87,7 @@ func CheckInstanceCount(at *tftypes.AttributePath, n int, diags *protocol.Diagno
 	}
 }
 
-// checkInstanceIDs refuses blank instance ids, the keys of a map at at,
+// CheckInstanceIDs refuses blank instance ids, the keys of a map at at,
 // and those IAM would trim (see checkID).
 func CheckInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, diags *protocol.Diagnostics) {
 	for _, id := range slices.Sorted(maps.Keys(instances)) {
@@ -115,7 +115,7 @@ func CheckInstanceIDs[T any](at *tftypes.AttributePath, instances map[string]T, 
 	}
 }
 
-// checkRepeatedNode refuses a path whose nodes above the instance — given as type and id pairs,
+// CheckRepeatedNode refuses a path whose nodes above the instance — given as type and id pairs,
 // outermost first — name one type and id twice: IAM refuses such a grant ("nodes must not repeat")
 // when it translates the policy, so the plan says so instead. what names the path for the error.
 func CheckRepeatedNode(at *tftypes.AttributePath, what string, nodes [][2]string, diags *protocol.Diagnostics) {

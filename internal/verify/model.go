@@ -17,7 +17,7 @@ import (
 // Reading a system's model for the plan-time checks (model_checks.go), and
 // the words the checks' errors use.
 
-// systemModel returns the model of the system at, or nil after reporting
+// SystemModel returns the model of the system at, or nil after reporting
 // why it cannot be had. It is nil without a report when the checks are
 // off or the system is unknown.
 func SystemModel(ctx context.Context, data *conns.Data, at *tftypes.AttributePath, system protocol.StringValue, diags *protocol.Diagnostics) *bkiam.SystemModel {
@@ -36,7 +36,7 @@ func SystemModel(ctx context.Context, data *conns.Data, at *tftypes.AttributePat
 	return m
 }
 
-// closest names up to three ids of have nearest to id (edit distance at
+// Closest names up to three ids of have nearest to id (edit distance at
 // most a third of the longer id, and at least 2), for "did you mean".
 func Closest(id string, have []string) string {
 	type cand struct {
@@ -90,7 +90,7 @@ func ActionIDs(m *bkiam.SystemModel) []string {
 	return ids
 }
 
-// typeList renders related resource types as "bk_cmdb/biz, bk_cmdb/host".
+// TypeList renders related resource types as "bk_cmdb/biz, bk_cmdb/host".
 func TypeList(rts []bkiam.RelatedResourceType) string {
 	parts := make([]string, len(rts))
 	for i, rt := range rts {
@@ -99,14 +99,14 @@ func TypeList(rts []bkiam.RelatedResourceType) string {
 	return strings.Join(parts, ", ")
 }
 
-// relatedTypeProblem is a way resources fail an action's related resource
+// RelatedTypeProblem is a way resources fail an action's related resource
 // types; index is the entry at fault, -1 for the whole list.
 type RelatedTypeProblem struct {
 	Index           int
 	Summary, Detail string
 }
 
-// relatedTypeProblems checks that the resource types got (system and type;
+// RelatedTypeProblems checks that the resource types got (system and type;
 // nil where unknown) are the action's related resource types, in order, as
 // IAM checks a grant (1902417). where names the list in the messages;
 // alone and elsewhere say where an action of other types goes.

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 )
 
-// iamIDValidator is checkID for the framework's attributes: not blank,
+// IAMIDValidator is checkID for the framework's attributes: not blank,
 // no surrounding white space, no control characters.
 type IAMIDValidator struct{}
 
@@ -35,7 +35,7 @@ func (v IAMIDValidator) ValidateString(_ context.Context, req validator.StringRe
 	}
 }
 
-// trimmedValidator refuses a name or description with surrounding white
+// TrimmedValidator refuses a name or description with surrounding white
 // space: IAM stores grade managers' and groups' names and descriptions
 // trimmed, so the value read back would differ from the configuration and
 // every plan would show a change.

@@ -20,7 +20,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
-// creatorGrant is bkiam_creator_grant: a creator of instances, registered
+// CreatorGrant is bkiam_creator_grant: a creator of instances, registered
 // with batch_resource_creator_action and revoked path by path with
 // batch_path. Its model and codec are in creator_grant_codec.go, the
 // calls it sends in creator_grant_runner.go.
@@ -136,7 +136,7 @@ func viewCreator(m CreatorGrantModel) creatorView {
 	return c
 }
 
-// creatorInstancesOf converts a fully known instances attribute.
+// CreatorInstancesOf converts a fully known instances attribute.
 func CreatorInstancesOf(x protocol.Value[map[string]protocol.Value[CreatorInstanceModel]]) map[string]grantplan.CreatorInstance {
 	elems, ok := x.Get()
 	if !ok {
@@ -178,7 +178,7 @@ func ancestorsOf(x protocol.Value[[]protocol.Value[AncestorModel]]) ([]grantplan
 	return out, true
 }
 
-// importState adopts SYSTEM/TYPE/CREATOR: as for bkiam_instance_grant, the
+// ImportState adopts SYSTEM/TYPE/CREATOR: as for bkiam_instance_grant, the
 // next apply registers what the configuration declares, a no-op in IAM
 // wherever the creator already holds it.
 func (CreatorGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (CreatorGrantModel, protocol.PrivateState) {
@@ -334,14 +334,14 @@ func (r CreatorGrant) Apply(ctx context.Context, data *conns.Data, req protocol.
 	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(result.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
-// refreshes: only detect_drift changes a creator grant's state on
+// Refreshes: only detect_drift changes a creator grant's state on
 // refresh (creator grants never expire), so without it the state goes
 // back as it came, never decoded.
 func (CreatorGrant) Refreshes(data *conns.Data) bool {
 	return data != nil && data.Scans != nil
 }
 
-// read keeps, with detect_drift, only the paths IAM still holds for the
+// Read keeps, with detect_drift, only the paths IAM still holds for the
 // creator, so that the plan registers the others again.
 func (r CreatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[CreatorGrantModel], diags *protocol.Diagnostics) (*CreatorGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
@@ -421,7 +421,7 @@ func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) proto
 	return protocol.Known(out)
 }
 
-// claims are the creator's paths, for the actions it records: those IAM
+// Claims are the creator's paths, for the actions it records: those IAM
 // reported, else those configured, else AnyAction (a create that records
 // what IAM grants: unknown until IAM answers).
 func (CreatorGrant) Claims(m CreatorGrantModel) ledger.Claims {
@@ -466,7 +466,7 @@ func (CreatorGrant) Label(m CreatorGrantModel) string {
 	return label
 }
 
-// reassert: an update that registers again shows what it records as
+// Reassert: an update that registers again shows what it records as
 // unknown.
 func (CreatorGrant) Reassert(planned CreatorGrantModel) CreatorGrantModel {
 	planned.GrantedActions, planned.Policies = protocol.Unknown[[]protocol.StringValue](), protocol.Unknown[map[string]protocol.Value[int64]]()

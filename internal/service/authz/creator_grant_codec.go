@@ -6,7 +6,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
-// creatorGrantModel is a bkiam_creator_grant value (creatorGrant.schema).
+// CreatorGrantModel is a bkiam_creator_grant value (creatorGrant.schema).
 //
 // An import leaves instances null: the resource holds nothing known, and
 // the next apply registers what the configuration declares.

@@ -74,7 +74,7 @@ func (r *creatorGrantRunner) Claims() (ledger.Claims, bool) {
 	return r.resource.Claims(r.next.model), true
 }
 
-// taken: a held path another resource revoked is in doubt, so that the
+// Taken: a held path another resource revoked is in doubt, so that the
 // run registers it again.
 func (r *creatorGrantRunner) Taken(_ string, paths map[string]bool) {
 	for path, h := range r.held {
@@ -107,7 +107,7 @@ func (r *creatorGrantRunner) After(_ context.Context, ok bool, diags *protocol.D
 	return ok
 }
 
-// handed records as held, in doubt, the planned paths not held that
+// Handed records as held, in doubt, the planned paths not held that
 // other resources' revokes left. A creator's paths are the same for every
 // action, so the action does not matter.
 func (r *creatorGrantRunner) Handed(_ string, paths map[string]bool) {
@@ -121,7 +121,7 @@ func (r *creatorGrantRunner) Handed(_ string, paths map[string]bool) {
 
 func (r *creatorGrantRunner) Empty() bool { return len(r.held) == 0 }
 
-// reclaim: the claim names IAM's actions once the run ended, not the
+// Reclaim: the claim names IAM's actions once the run ended, not the
 // plan's (AnyAction when actions is unset), after a success too.
 func (r *creatorGrantRunner) Reclaim(bool) (ledger.Claims, bool) {
 	return creatorClaims(r.target, r.creator, r.actions(), r.held), true
@@ -161,7 +161,7 @@ func (r *creatorGrantRunner) Describe(call grantplan.CreatorCall) (string, map[s
 	return "sending planned IAM call", map[string]any{"operation": string(call.Operation), "instances": len(call.Instances)}
 }
 
-// send sends everything, the ledger's waits too, with callCtx: a stop
+// Send sends everything, the ledger's waits too, with callCtx: a stop
 // waits for a wait on another resource's revoke as for IAM's answer.
 func (r *creatorGrantRunner) Send(_, callCtx context.Context, call grantplan.CreatorCall) error {
 	if call.Operation == grantplan.OperationGrant {
@@ -180,7 +180,7 @@ func (r *creatorGrantRunner) Failed(call grantplan.CreatorCall, err error, unkno
 	return applyrun.Failure{What: r.what(call), Err: err, Doubt: doubt, RevokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
 }
 
-// again registers anew every held path when IAM answered with a new
+// Again registers anew every held path when IAM answered with a new
 // policy id (lost).
 func (r *creatorGrantRunner) Again(ctx context.Context) ([]grantplan.CreatorCall, error) {
 	if !r.lost {

@@ -105,7 +105,7 @@ func stillHeld(ctx context.Context, scans *bkiam.ScanCache, system string, subje
 	return now, nil
 }
 
-// describeLoss renders what IAM no longer holds of held, for the warning
+// DescribeLoss renders what IAM no longer holds of held, for the warning
 // a refresh gives: "view_host on 2 of 3 bk_cmdb/host instances (1, 2)".
 func DescribeLoss(held, now grantplan.Holdings) string {
 	var parts []string

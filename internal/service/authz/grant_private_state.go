@@ -11,19 +11,19 @@ import (
 // What the grants keep in private state (private_state.go): a pending
 // import, and the exact holdings after a run that stopped midway.
 
-// privateImportKey is the private-state key of an import by actions and
+// PrivateImportKey is the private-state key of an import by actions and
 // resource type: import records what to read, and the read that follows
 // the import completes it and removes the key.
 const PrivateImportKey = "import"
 
-// importRequest is what an import asked to read.
+// ImportRequest is what an import asked to read.
 type ImportRequest struct {
 	Actions []string `json:"actions"`
 	System  string   `json:"system"`
 	Type    string   `json:"type"`
 }
 
-// readImportRequest returns the pending import kept in private state, or
+// ReadImportRequest returns the pending import kept in private state, or
 // nil when there is none.
 func ReadImportRequest(private protocol.PrivateState, diags *protocol.Diagnostics) *ImportRequest {
 	var req ImportRequest
@@ -54,7 +54,7 @@ type heldAction struct {
 	Partial   bool           `json:"partial,omitempty"`
 }
 
-// readHoldings returns the holdings kept in private state, or nil when
+// ReadHoldings returns the holdings kept in private state, or nil when
 // there are none (the public state is exact).
 func ReadHoldings(private protocol.PrivateState, diags *protocol.Diagnostics) grantplan.Holdings {
 	var stored map[string]heldAction
@@ -72,7 +72,7 @@ func ReadHoldings(private protocol.PrivateState, diags *protocol.Diagnostics) gr
 	return h
 }
 
-// writeHoldings keeps h in private state, or removes the key when h is nil.
+// WriteHoldings keeps h in private state, or removes the key when h is nil.
 func WriteHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *protocol.Diagnostics) {
 	if h == nil {
 		private.Set(privateHoldingsKey, nil, diags)
@@ -89,7 +89,7 @@ func WriteHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *p
 	private.Set(privateHoldingsKey, stored, diags)
 }
 
-// recordHoldings keeps held in private state unless view, the grant the
+// RecordHoldings keeps held in private state unless view, the grant the
 // public state shows, says exactly the same.
 func RecordHoldings(private protocol.PrivateState, held grantplan.Holdings, view grantplan.Grant, diags *protocol.Diagnostics) {
 	if grantplan.Held(&view).Equal(held) {

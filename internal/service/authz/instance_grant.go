@@ -23,15 +23,15 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
-// instanceGrant is bkiam_instance_grant: a subject's actions on resource
+// InstanceGrant is bkiam_instance_grant: a subject's actions on resource
 // instances, granted and revoked with batch_instance. Its model and codec
 // are in instance_grant_codec.go, the calls it sends in
 // instance_grant_runner.go.
 type InstanceGrant struct {
-	// via, unless nil, sends the grant's calls instead of the
+	// Via, unless nil, sends the grant's calls instead of the
 	// authorization API: bkiam_group_permission's management API.
 	Via func(data *conns.Data) conns.InstanceCaller
-	// limits, unless nil, replaces the authorization API's batch limits.
+	// Limits, unless nil, replaces the authorization API's batch limits.
 	Limits func(data *conns.Data) grantplan.Limits
 }
 
@@ -129,12 +129,12 @@ func (InstanceGrant) Schema(context.Context) schema.Schema {
 	}
 }
 
-// grantView is a bkiam_instance_grant model in the planner's terms.
+// GrantView is a bkiam_instance_grant model in the planner's terms.
 type GrantView struct {
 	Model   InstanceGrantModel
 	System  string
 	Subject bkiam.Subject
-	// grant is what the model declares; known is false when any part of
+	// Grant is what the model declares; known is false when any part of
 	// it is unknown, or null as in an imported resource.
 	Grant    grantplan.Grant
 	Known    bool
@@ -197,7 +197,7 @@ func expiresUnix(v protocol.StringValue, subjectType string) (int64, bool) {
 	return t.Unix(), true
 }
 
-// importState takes SYSTEM/SUBJECT_TYPE/SUBJECT_ID, which adopts the
+// ImportState takes SYSTEM/SUBJECT_TYPE/SUBJECT_ID, which adopts the
 // subject's grants holding nothing known (the next apply grants what the
 // configuration declares, which IAM treats as a no-op wherever it already
 // holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE,
@@ -443,7 +443,7 @@ func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.Model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
-// holdings returns what the resource holds: from private state after a
+// Holdings returns what the resource holds: from private state after a
 // failed run, else from its public state.
 func (InstanceGrant) Holdings(private protocol.PrivateState, state GrantView, diags *protocol.Diagnostics) grantplan.Holdings {
 	if held := ReadHoldings(private, diags); held != nil {
@@ -503,11 +503,11 @@ func expiresValue(expiresAt int64, next *grantplan.Grant, configured protocol.St
 	}
 }
 
-// refreshes: a refresh always looks at the state, to notice that a user
+// Refreshes: a refresh always looks at the state, to notice that a user
 // grant expired.
 func (InstanceGrant) Refreshes(*conns.Data) bool { return true }
 
-// read warns about a user grant that has expired, which stays in state as
+// Read warns about a user grant that has expired, which stays in state as
 // it is (below); with detect_drift, it keeps of the record only what IAM
 // still holds, and completes an import by actions and resource type.
 func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
@@ -650,7 +650,7 @@ func grantID(system string, subject bkiam.Subject) string {
 	return system + "/" + subject.Type + "/" + subject.ID
 }
 
-// claims are the paths the grant holds: one per instance of a single
+// Claims are the paths the grant holds: one per instance of a single
 // resource type; the whole combination for a combined resource, which
 // IAM stores as one group; "/" for actions related to no type.
 func (InstanceGrant) Claims(m InstanceGrantModel) ledger.Claims {
@@ -692,7 +692,7 @@ func grantPaths(resources []grantplan.Resource) []string {
 	return []string{CombinationPath(resources)}
 }
 
-// combinationPath names a combined resource's group: its types and
+// CombinationPath names a combined resource's group: its types and
 // instance ids, in order.
 func CombinationPath(resources []grantplan.Resource) string {
 	parts := make([]string, len(resources))
@@ -706,14 +706,14 @@ func CombinationPath(resources []grantplan.Resource) string {
 	return "combination " + strings.Join(parts, " × ")
 }
 
-// label names the grant by its id, which two grants of one subject share,
+// Label names the grant by its id, which two grants of one subject share,
 // and by what it grants, which tells them apart.
 func (InstanceGrant) Label(m InstanceGrantModel) string {
 	g := ViewGrant(m)
 	return fmt.Sprintf("%q", grantID(g.System, g.Subject)) + GrantContent(g)
 }
 
-// grantContent describes what a grant grants, for labels: " granting
+// GrantContent describes what a grant grants, for labels: " granting
 // view_host on bk_cmdb/host 1, 2, 3"; empty when not known.
 func GrantContent(g GrantView) string {
 	if !g.Known || len(g.Grant.Actions) == 0 {
@@ -726,7 +726,7 @@ func GrantContent(g GrantView) string {
 	return " granting " + strings.Join(g.Grant.Actions, ", ") + " on " + strings.Join(on, " with ")
 }
 
-// reassert: an update that grants again shows its policies as unknown.
+// Reassert: an update that grants again shows its policies as unknown.
 func (InstanceGrant) Reassert(planned InstanceGrantModel) InstanceGrantModel {
 	planned.Policies = protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned

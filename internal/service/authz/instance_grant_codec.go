@@ -6,7 +6,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
-// instanceGrantModel is a bkiam_instance_grant value (instanceGrant.schema).
+// InstanceGrantModel is a bkiam_instance_grant value (instanceGrant.schema).
 //
 // An import by SYSTEM/SUBJECT_TYPE/SUBJECT_ID leaves actions and
 // resources null: the resource holds nothing known, and the next apply
@@ -27,7 +27,7 @@ type SubjectModel struct {
 	ID   protocol.StringValue `tf:"id"`
 }
 
-// resourceModel is an entry of resources: one resource type and its
+// ResourceModel is an entry of resources: one resource type and its
 // instances, by id.
 type ResourceModel struct {
 	System    protocol.StringValue    `tf:"system"`

@@ -68,7 +68,7 @@ func (r *instanceGrantRunner) Claims() (ledger.Claims, bool) {
 	return grantClaims(r.next.System, r.next.Subject, grantplan.Held(&r.next.Grant)), true
 }
 
-// taken: an action whose planned paths another resource revoked is
+// Taken: an action whose planned paths another resource revoked is
 // partial, so that the run grants it again.
 func (r *instanceGrantRunner) Taken(action string, paths map[string]bool) {
 	if h, ok := r.held[action]; ok && len(paths) > 0 {
@@ -99,7 +99,7 @@ func (r *instanceGrantRunner) After(_ context.Context, ok bool, _ *protocol.Diag
 	return ok
 }
 
-// handed records as held, in doubt, the planned instances of action that
+// Handed records as held, in doubt, the planned instances of action that
 // other resources' revokes left. A combined grant is left as it is: its
 // paths are whole combinations, which no other resource leaves.
 func (r *instanceGrantRunner) Handed(action string, paths map[string]bool) {
@@ -122,7 +122,7 @@ func (r *instanceGrantRunner) Handed(action string, paths map[string]bool) {
 
 func (r *instanceGrantRunner) Empty() bool { return len(r.held) == 0 }
 
-// reclaim: after a success the planned claim is what is held; after a
+// Reclaim: after a success the planned claim is what is held; after a
 // failure the claim is what is held.
 func (r *instanceGrantRunner) Reclaim(ok bool) (ledger.Claims, bool) {
 	if ok {
@@ -186,7 +186,7 @@ func (r *instanceGrantRunner) Failed(call grantplan.Call, err error, unknown boo
 		Doubt: unknown && call.Operation == grantplan.OperationGrant, RevokeInDoubt: unknown && call.Operation == grantplan.OperationRevoke}
 }
 
-// again grants anew, whole, the actions whose policy IAM answered with a
+// Again grants anew, whole, the actions whose policy IAM answered with a
 // new id (lost).
 func (r *instanceGrantRunner) Again(ctx context.Context) ([]grantplan.Call, error) {
 	if len(r.lost) == 0 {

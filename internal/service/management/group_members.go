@@ -25,7 +25,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
-// groupMembers is bkiam_group_members: the exact members of one user
+// GroupMembers is bkiam_group_members: the exact members of one user
 // group, through the management API (management.go). It is served on
 // protocol values because a group of 10 000 members is a 10 000-entry map,
 // which the framework takes over a second to plan (DESIGN.md). The maps
@@ -43,7 +43,7 @@ const (
 
 func (GroupMembers) Name() string { return "group_members" }
 
-// permanentMember is the expiry of a permanent membership.
+// PermanentMember is the expiry of a permanent membership.
 const PermanentMember = "permanent"
 
 func membersAttribute(what, key, example string) schema.Attribute {
@@ -137,7 +137,7 @@ func memberExpiry(x protocol.StringValue) (int64, bool) {
 	return t.Unix(), true
 }
 
-// importState takes SYSTEM/GROUP_ID; the read that follows fills the
+// ImportState takes SYSTEM/GROUP_ID; the read that follows fills the
 // members from IAM.
 func (GroupMembers) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (GroupMembersModel, protocol.PrivateState) {
 	var m GroupMembersModel
@@ -202,7 +202,7 @@ func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags 
 	}
 }
 
-// checkModel refuses, for a create or a change, a provider that cannot
+// CheckModel refuses, for a create or a change, a provider that cannot
 // reach the management API. The members are not checked against the
 // organisation: IAM drops unknown ones, which the apply reports.
 func (GroupMembers) CheckModel(_ context.Context, data *conns.Data, _ GroupMembersModel, diags *protocol.Diagnostics) {
@@ -342,11 +342,11 @@ func sameExpiry(e protocol.StringValue, exp int64) bool {
 	return ok && have == exp
 }
 
-// refreshes: a group's members are exactly readable, so every refresh
+// Refreshes: a group's members are exactly readable, so every refresh
 // reads them.
 func (GroupMembers) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
 
-// read sets state to the members IAM holds: members added or removed
+// Read sets state to the members IAM holds: members added or removed
 // outside Terraform show in the plan. A group that is gone (IAM answers
 // it is not the system's) removes the resource from state.
 func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[GroupMembersModel], diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState, bool) {
@@ -381,7 +381,7 @@ func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.R
 	return &m, req.Private, true
 }
 
-// claims: group membership is not a policy path; the ledger of shared
+// Claims: group membership is not a policy path; the ledger of shared
 // grants does not cover it.
 func (GroupMembers) Claims(GroupMembersModel) ledger.Claims { return ledger.Claims{} }
 
@@ -415,7 +415,7 @@ type memberRunner struct {
 // The members' part of applyChange. They claim no paths: a group's
 // members are the group's alone.
 
-// load starts a create from what IAM holds: it owns the whole group.
+// Load starts a create from what IAM holds: it owns the whole group.
 func (r *memberRunner) Load(ctx context.Context, diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState, bool) {
 	switch {
 	case r.current == nil:
@@ -445,7 +445,7 @@ func (r *memberRunner) Plan() ([]memberplan.Call, error) {
 	return memberplan.Make(r.held, r.wanted()).Calls, nil
 }
 
-// gone: a destroy of a group that is gone; its members went with it.
+// Gone: a destroy of a group that is gone; its members went with it.
 func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
 	if !errors.Is(r.err, bkiam.ErrNotOwned) {
 		return false
@@ -454,7 +454,7 @@ func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
 	return true
 }
 
-// after reads the group back after an add: IAM drops unknown users and
+// After reads the group back after an add: IAM drops unknown users and
 // departments (and admin) from an add without an error.
 func (r *memberRunner) After(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool {
 	if !ok || !r.added || r.next == nil {
@@ -510,7 +510,7 @@ func (r *memberRunner) Describe(call memberplan.Call) (string, map[string]any) {
 	return "sending planned member call", map[string]any{"operation": call.Op.String(), "members": len(call.Members)}
 }
 
-// send sends the call with callCtx: it waits on nothing else.
+// Send sends the call with callCtx: it waits on nothing else.
 func (r *memberRunner) Send(_, callCtx context.Context, call memberplan.Call) error {
 	if err := r.sendCall(callCtx, call); err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
-// groupMembersModel is a bkiam_group_members value (groupMembers.schema).
+// GroupMembersModel is a bkiam_group_members value (groupMembers.schema).
 type GroupMembersModel struct {
 	ID          protocol.StringValue                   `tf:"id"`
 	System      protocol.StringValue                   `tf:"system"`

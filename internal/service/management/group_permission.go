@@ -116,7 +116,7 @@ func permissionID(m GroupPermissionModel) protocol.StringValue {
 	return protocol.Known(system + "/" + group)
 }
 
-// importState takes SYSTEM/GROUP_ID/ACTION[,ACTION…]: the read that
+// ImportState takes SYSTEM/GROUP_ID/ACTION[,ACTION…]: the read that
 // follows fills the resources from what IAM lists for those actions.
 func (groupPermission) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (GroupPermissionModel, protocol.PrivateState) {
 	var m GroupPermissionModel
@@ -273,10 +273,10 @@ func (r groupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 	return &m, private
 }
 
-// refreshes: a group's permissions are exactly readable.
+// Refreshes: a group's permissions are exactly readable.
 func (groupPermission) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
 
-// read keeps of the record only what IAM still holds for the group, by
+// Read keeps of the record only what IAM still holds for the group, by
 // meaning (action, type, path), and completes an import. Without the
 // list's allow-list entry it warns once and trusts state.
 func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[GroupPermissionModel], diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState, bool) {
@@ -415,7 +415,7 @@ func heldByList(held grantplan.Holdings, policies []bkiam.GroupPolicy) grantplan
 	return now
 }
 
-// pathKeyOf renders nodes as IAM writes a path: /system,type,id/…/.
+// PathKeyOf renders nodes as IAM writes a path: /system,type,id/…/.
 func PathKeyOf(nodes []bkiam.PathNode) (string, error) {
 	var b strings.Builder
 	b.WriteByte('/')

@@ -7,7 +7,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
 
-// groupPermissionModel is a bkiam_group_permission value
+// GroupPermissionModel is a bkiam_group_permission value
 // (groupPermission.schema). Its resources are bkiam_instance_grant's.
 //
 // An import by SYSTEM/GROUP_ID/ACTIONS leaves resources null until the
