@@ -15,13 +15,13 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
-// The one apply path of the protocol-served resources that send IAM calls
-// (bkiam_instance_grant, bkiam_creator_grant, bkiam_group_members; a
-// bkiam_group_permission applies as an instance grant). applyChange is
-// the skeleton every one of them runs: claim, wait, plan, send, hand
-// over, release, record. runCalls is its loop over the planned calls.
-// What differs between the resources, and only that, is in their hooks:
-// a change[M, C] for the skeleton, a calls[C] for the loop.
+// The resources that send IAM calls are bkiam_instance_grant,
+// bkiam_creator_grant and bkiam_group_members; a bkiam_group_permission
+// applies as an instance grant. Run is the skeleton every one of them
+// runs: claim, wait, plan, send, hand over, release, record. RunCalls is
+// its loop over the planned calls. What differs between the resources, and
+// only that, is in their hooks: a Change[M, C] for the skeleton, Calls[C]
+// for the loop.
 
 // runError says which call failed (or where a cancelled run stopped) and
 // what is recorded, in words a user can act on.
@@ -137,7 +137,7 @@ func runLoop[C any](ctx context.Context, planned []C, h Calls[C]) error {
 	return nil
 }
 
-// Change is a resource's part of applyChange: one apply of one resource,
+// Change is a resource's part of Run: one apply of one resource,
 // made by the resource's apply from the request once it has checked the
 // planned value and read what the resource holds. M is the resource's
 // model, C its planned call.
@@ -179,7 +179,7 @@ type Change[M, C any] interface {
 	Record(ok bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState)
 }
 
-// applyChange runs one resource's apply: the claim, the calls within the
+// Run runs one resource's apply: the claim, the calls within the
 // apply's timeout, and the state after them. creating and destroying are
 // the operation's; shared is the apply's place in the ledger (nil: none).
 func Run[M, C any](ctx context.Context, shared *sharedgrants.Handle, h Change[M, C], timeout time.Duration, creating, destroying bool, diags *protocol.Diagnostics) (*M, protocol.PrivateState) {

@@ -14,7 +14,8 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
-// providerData is what Configure makes for the resources.
+// Data is what the provider's Configure makes for the resources: the client
+// and what the resources of one provider process share.
 type Data struct {
 	Client *bkiam.Client
 	// Instances sends batch_instance calls, merging those of concurrent
@@ -131,7 +132,7 @@ func (c *GroupPolicyCache) Invalidate(system, group string) {
 // granted.
 const MaxPolicyInstances = 10000
 
-// configuredData is the provider's data as a framework resource or data
+// FromProviderData is the provider's data as a framework resource or data
 // source receives it in Configure: nil before the provider is configured.
 func FromProviderData(given any, typeName string, diags *diag.Diagnostics) *Data {
 	if given == nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// resourceDef is a resource served on protocol values, written against
+// Def is a resource served on protocol values, written against
 // its model M: a Go struct of the resource's attributes, which the
 // resource's codec (decode, encode) converts to and from tftypes.Value.
 // serve adapts it to the protocol; it never sees a protocol message.
@@ -56,7 +56,7 @@ type Def[M any, D comparable] interface {
 }
 
 // Observer hears of every plan of a resource, destroys and changes that
-// change nothing too (which resourceDef.plan never sees), and precedes
+// change nothing too (which Def.Plan never sees), and precedes
 // every apply: what spans the resources of one Terraform command (the
 // provider's shared grants, shared_account.go) without the seam knowing
 // what it is.
@@ -143,7 +143,7 @@ type ReadRequest[M any] struct {
 	Private PrivateState
 }
 
-// servedResource is a resource as the server and the framework see it.
+// Resource is a resource as the server and the framework see it.
 // D is the provider's data, handed to every call; its zero value means
 // the provider is not configured.
 type Resource[D comparable] interface {
@@ -161,7 +161,7 @@ type Resource[D comparable] interface {
 	UpgradeProblems() []string
 }
 
-// served adapts a resourceDef to the protocol: it unmarshals Terraform's
+// served adapts a Def to the protocol: it unmarshals Terraform's
 // values with the schema's type, decodes them into the model, and
 // encodes the answers.
 type served[M any, D comparable] struct {

@@ -1,12 +1,13 @@
-// Package provider implements the bkiam Terraform provider: its
-// configuration on terraform-plugin-framework, and the resources of
-// protocolResources served directly on terraform-plugin-go values
-// (resource.go), as NewServer serves them. DESIGN.md at the repository's
-// root is the map: the layers, why the hot path is below the framework,
-// and the checklist a new resource follows.
+// Package provider is the bkiam Terraform provider: its configuration on
+// terraform-plugin-framework, its server (NewServer) and the registry of
+// its resources (registry.go), which live in the packages of
+// internal/service, one per IAM API they serve. DESIGN.md at the
+// repository's root is the map: the layers, why the hot path is below the
+// framework, and the checklist a new resource follows.
 //
-// It translates Terraform values into the plain Go types of
-// internal/bkiam and never speaks HTTP itself.
+// The package's tests are the provider's: the acceptance tests through the
+// real Terraform and OpenTofu CLIs, the protocol tests of every resource
+// through NewServer, and the guards that read every registered resource.
 package provider
 
 import (
@@ -34,7 +35,7 @@ var _ provider.Provider = (*bkiamProvider)(nil)
 // time ("dev" for local builds, "test" in acceptance tests).
 type bkiamProvider struct {
 	version string
-	// data is what Configure made, for the resources that protocolServer
+	// data is what Configure made, for the resources that the router
 	// serves; nil until then. Framework resources and data sources get the
 	// same value as their ProviderData.
 	data atomic.Pointer[conns.Data]

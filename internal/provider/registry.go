@@ -26,7 +26,7 @@ var protocolResources = []protocol.Resource[*conns.Data]{
 // frameworkResources and frameworkDataSources are served by the
 // framework itself, for values small enough that its machinery costs
 // nothing that matters (DESIGN.md, "Resources and data sources on the
-// framework"). They get the provider's *providerData from Configure.
+// framework"). They get the provider's *conns.Data from Configure.
 var (
 	frameworkResources   = []func() resource.Resource{management.NewGradeManagerResource, management.NewGroupResource}
 	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}

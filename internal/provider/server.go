@@ -46,7 +46,7 @@ func (s *bkiamServer) PlanResourceChange(ctx context.Context, req *tfprotov6.Pla
 
 func (s *bkiamServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if b := s.provider.book.Load(); b != nil {
-		b.Refreshed.Store(true) // a plan walk: see sharedAccount.plan
+		b.Refreshed.Store(true) // a plan walk: see sharedgrants.Account.Plan
 	}
 	return s.Router.ReadResource(ctx, req)
 }

@@ -293,8 +293,8 @@ func expiryText(unix int64) string {
 	return time.Unix(unix, 0).UTC().Format(time.RFC3339)
 }
 
-// sharedApply is one apply's place in the process's ledger. A nil
-// *sharedApply (no ledger) lets every call through unchanged.
+// Handle is one apply's place in the process's ledger. A nil
+// *Handle (no ledger) lets every call through unchanged.
 type Handle struct {
 	book   *Book
 	holder *ledger.Holder

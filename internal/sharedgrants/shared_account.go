@@ -40,7 +40,7 @@ type Data interface {
 	LedgerBook() *Book
 }
 
-// sharedAccount is the observer of a resource whose claims c gives.
+// Account is the observer of a resource whose claims c gives.
 type Account[M any, D Data] struct{ c Claimer[M] }
 
 // Observe is the observer of a resource whose claims c gives.
@@ -205,7 +205,7 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 		}
 	}
 	// A resource that changes anyway grants again at apply what another
-	// revoked (sharedApply.taken); an unchanged one must plan a change to
+	// revoked (Handle.Taken); an unchanged one must plan a change to
 	// be applied at all.
 	if len(report.Reassert) > 0 && planned == prior && prior != nil {
 		re := a.c.Reassert(*planned)

@@ -65,7 +65,7 @@ type creatorGrantRunner struct {
 	private protocol.PrivateState
 }
 
-// The creator grant's part of applyChange.
+// The creator grant's part of applyrun.Run.
 
 func (r *creatorGrantRunner) Claims() (ledger.Claims, bool) {
 	if r.next == nil {

@@ -54,12 +54,12 @@ type instanceGrantRunner struct {
 	private                protocol.PrivateState
 }
 
-// run sends calls (applyChange's loop), for the runner's own tests.
+// run sends calls (applyrun's loop), for the runner's own tests.
 func (r *instanceGrantRunner) run(ctx context.Context, calls []grantplan.Call) error {
 	return applyrun.RunCalls(ctx, calls, r)
 }
 
-// The instance grant's part of applyChange.
+// The instance grant's part of applyrun.Run.
 
 func (r *instanceGrantRunner) Claims() (ledger.Claims, bool) {
 	if r.next == nil {

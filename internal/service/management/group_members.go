@@ -412,7 +412,7 @@ type memberRunner struct {
 	current, next, from *membersView
 }
 
-// The members' part of applyChange. They claim no paths: a group's
+// The members' part of applyrun.Run. They claim no paths: a group's
 // members are the group's alone.
 
 // Load starts a create from what IAM holds: it owns the whole group.
