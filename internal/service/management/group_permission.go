@@ -23,7 +23,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
-// groupPermission is bkiam_group_permission: a user group's custom
+// GroupPermission is bkiam_group_permission: a user group's custom
 // permissions in one system, through the management API. It is a
 // bkiam_instance_grant to the group in all but its calls: the same model
 // of actions over resources, the same planner and runner (grants before
@@ -31,12 +31,12 @@ import (
 // (IAM keeps one policy per system, group and action, whichever API
 // granted it), with the calls sent as management grants and revokes and
 // a refresh that reads the group's permissions back exactly.
-type groupPermission struct {
+type GroupPermission struct {
 	grant authz.InstanceGrant
 }
 
-func NewGroupPermission() groupPermission {
-	return groupPermission{grant: authz.InstanceGrant{
+func NewGroupPermission() GroupPermission {
+	return GroupPermission{grant: authz.InstanceGrant{
 		Via: func(data *conns.Data) conns.InstanceCaller { return managementCaller{client: data.Client} },
 		// The management grant has no per-call cap: a call carries up to
 		// IAM's per-policy limit.
@@ -46,9 +46,9 @@ func NewGroupPermission() groupPermission {
 	}}
 }
 
-func (groupPermission) Name() string { return "group_permission" }
+func (GroupPermission) Name() string { return "group_permission" }
 
-func (groupPermission) Schema(context.Context) schema.Schema {
+func (GroupPermission) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "A user group's custom permissions in one BlueKing IAM system, through IAM's management API " +
 			"(API gateway only): a set of actions on resource instances, each instance by its id or by its path under its " +
@@ -118,7 +118,7 @@ func permissionID(m GroupPermissionModel) protocol.StringValue {
 
 // ImportState takes SYSTEM/GROUP_ID/ACTION[,ACTION…]: the read that
 // follows fills the resources from what IAM lists for those actions.
-func (groupPermission) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (GroupPermissionModel, protocol.PrivateState) {
+func (GroupPermission) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (GroupPermissionModel, protocol.PrivateState) {
 	var m GroupPermissionModel
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || !positiveID(parts[1]) || strings.TrimSpace(parts[2]) == "" {
@@ -133,7 +133,7 @@ func (groupPermission) ImportState(_ context.Context, id string, diags *protocol
 	return m, nil
 }
 
-func (groupPermission) Validate(_ context.Context, config GroupPermissionModel, diags *protocol.Diagnostics) {
+func (GroupPermission) Validate(_ context.Context, config GroupPermissionModel, diags *protocol.Diagnostics) {
 	verify.CheckID(protocol.Root("system"), config.System, diags)
 	verify.CheckID(protocol.Root("group_system"), config.GroupSystem, diags)
 	if s, ok := config.GroupID.Get(); ok && !positiveID(s) {
@@ -208,7 +208,7 @@ func parsePathKey(key string) ([]bkiam.PathNode, error) {
 	return nodes, nil
 }
 
-func (r groupPermission) CheckModel(ctx context.Context, data *conns.Data, proposed GroupPermissionModel, diags *protocol.Diagnostics) {
+func (r GroupPermission) CheckModel(ctx context.Context, data *conns.Data, proposed GroupPermissionModel, diags *protocol.Diagnostics) {
 	if summary, detail, ok := managementNeedsGateway(data, "bkiam_group_permission"); ok {
 		diags.AddError(summary, detail)
 		return
@@ -217,7 +217,7 @@ func (r groupPermission) CheckModel(ctx context.Context, data *conns.Data, propo
 	checkPlannedScope(data, proposed, diags)
 }
 
-func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[GroupPermissionModel], diags *protocol.Diagnostics) protocol.PlanResponse[GroupPermissionModel] {
+func (r GroupPermission) Plan(ctx context.Context, req protocol.PlanRequest[GroupPermissionModel], diags *protocol.Diagnostics) protocol.PlanResponse[GroupPermissionModel] {
 	greq := protocol.PlanRequest[authz.InstanceGrantModel]{Proposed: req.Proposed.asGrant(), Private: req.Private}
 	if req.Prior != nil {
 		prior := req.Prior.asGrant()
@@ -236,7 +236,7 @@ func (r groupPermission) Plan(ctx context.Context, req protocol.PlanRequest[Grou
 	return protocol.PlanResponse[GroupPermissionModel]{Planned: planned, RequiresReplace: replace}
 }
 
-func (r groupPermission) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupPermissionModel], diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState) {
+func (r GroupPermission) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupPermissionModel], diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState) {
 	greq := protocol.ApplyRequest[authz.InstanceGrantModel]{Private: req.Private}
 	base := req.Planned
 	if req.Prior != nil {
@@ -274,12 +274,12 @@ func (r groupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 }
 
 // Refreshes: a group's permissions are exactly readable.
-func (groupPermission) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
+func (GroupPermission) Refreshes(data *conns.Data) bool { return data != nil && data.Client != nil }
 
 // Read keeps of the record only what IAM still holds for the group, by
 // meaning (action, type, path), and completes an import. Without the
 // list's allow-list entry it warns once and trusts state.
-func (r groupPermission) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[GroupPermissionModel], diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState, bool) {
+func (r GroupPermission) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[GroupPermissionModel], diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	system, _ := state.System.Get()
 	pathSystem, _ := state.managedBy()
@@ -432,7 +432,7 @@ func PathKeyOf(nodes []bkiam.PathNode) (string, error) {
 // readImport fills an imported resource from what IAM lists for its
 // actions, which must hold the same instances (one resource holds its
 // actions over one set of resources), with the instances' names.
-func (groupPermission) readImport(state GroupPermissionModel, policies []bkiam.GroupPolicy, private protocol.PrivateState, diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState, bool) {
+func (GroupPermission) readImport(state GroupPermissionModel, policies []bkiam.GroupPolicy, private protocol.PrivateState, diags *protocol.Diagnostics) (*GroupPermissionModel, protocol.PrivateState, bool) {
 	actions, _ := protocol.StringsOf(state.Actions)
 	system, _ := state.System.Get()
 	var first []grantplan.Resource
@@ -514,17 +514,17 @@ func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
 	return out, nil
 }
 
-func (r groupPermission) Claims(m GroupPermissionModel) ledger.Claims {
+func (r GroupPermission) Claims(m GroupPermissionModel) ledger.Claims {
 	return r.grant.Claims(m.asGrant())
 }
 
-func (groupPermission) Label(m GroupPermissionModel) string {
+func (GroupPermission) Label(m GroupPermissionModel) string {
 	system, _ := m.System.Get()
 	group, _ := m.GroupID.Get()
 	return fmt.Sprintf("%q", system+"/group/"+group) + authz.GrantContent(authz.ViewGrant(m.asGrant()))
 }
 
-func (r groupPermission) Reassert(planned GroupPermissionModel) GroupPermissionModel {
+func (r GroupPermission) Reassert(planned GroupPermissionModel) GroupPermissionModel {
 	return planned.fromGrant(r.grant.Reassert(planned.asGrant()))
 }
 

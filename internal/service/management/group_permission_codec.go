@@ -23,7 +23,7 @@ type GroupPermissionModel struct {
 	Timeouts    protocol.Value[protocol.TimeoutsModel]                `tf:"timeouts"`
 }
 
-func (groupPermission) Decode(v tftypes.Value) (GroupPermissionModel, error) {
+func (GroupPermission) Decode(v tftypes.Value) (GroupPermissionModel, error) {
 	var d protocol.Decoder
 	a := protocol.AsAttributes(&d, v)
 	m := GroupPermissionModel{
@@ -42,7 +42,7 @@ func (groupPermission) Decode(v tftypes.Value) (GroupPermissionModel, error) {
 	return m, d.Err
 }
 
-func (groupPermission) Encode(typ tftypes.Object, m GroupPermissionModel) tftypes.Value {
+func (GroupPermission) Encode(typ tftypes.Object, m GroupPermissionModel) tftypes.Value {
 	return protocol.NewAttrs(typ).
 		String("id", m.ID).
 		String("system", m.System).

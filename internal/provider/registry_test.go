@@ -1,0 +1,92 @@
+package provider
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+)
+
+// TestEveryServiceResourceIsRegistered catches a resource written in a
+// service package but never added to registry.go, which every other guard
+// (codecs, schemas, nothing ignored) would then never see: every type of
+// internal/service/* with a codec (an Encode(tftypes.Object, M) method) has
+// its model M among protocolResources, and every New…() resource.Resource
+// or datasource.DataSource is in frameworkResources or frameworkDataSources.
+func TestEveryServiceResourceIsRegistered(t *testing.T) {
+	registered := map[string]bool{}
+	for _, r := range protocolResources {
+		c, ok := r.(protocol.Codec)
+		if !ok {
+			t.Fatalf("%s offers no codec", r.TypeName())
+		}
+		registered["model "+c.ModelType().Name()] = true
+	}
+	funcName := func(f any) string {
+		name := runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
+		return name[strings.LastIndex(name, "/")+1:]
+	}
+	for _, f := range frameworkResources {
+		registered["func "+funcName(f)] = true
+	}
+	for _, f := range frameworkDataSources {
+		registered["func "+funcName(f)] = true
+	}
+
+	dirs, err := filepath.Glob(filepath.Join("..", "service", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, dir := range dirs {
+		pkgs, err := parser.ParseDir(token.NewFileSet(), dir, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, pkg := range pkgs {
+			if strings.HasSuffix(name, "_test") {
+				continue
+			}
+			for file, f := range pkg.Files {
+				if strings.HasSuffix(file, "_test.go") {
+					continue
+				}
+				for _, decl := range f.Decls {
+					fn, ok := decl.(*ast.FuncDecl)
+					if !ok || fn.Type.Params == nil {
+						continue
+					}
+					var want string
+					switch {
+					case fn.Recv != nil && fn.Name.Name == "Encode" && len(fn.Type.Params.List) == 2:
+						if id, ok := fn.Type.Params.List[1].Type.(*ast.Ident); ok {
+							want = "model " + id.Name
+						}
+					case fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "New") && fn.Type.Results != nil && len(fn.Type.Results.List) == 1:
+						if sel, ok := fn.Type.Results.List[0].Type.(*ast.SelectorExpr); ok &&
+							(sel.Sel.Name == "Resource" || sel.Sel.Name == "DataSource") {
+							want = "func " + name + "." + fn.Name.Name
+						}
+					}
+					if want == "" {
+						continue
+					}
+					found++
+					if !registered[want] {
+						t.Errorf("%s: %s is not registered in registry.go", file, want)
+					}
+				}
+			}
+		}
+	}
+	if found != len(protocolResources)+len(frameworkResources)+len(frameworkDataSources) {
+		t.Errorf("found %d resources and data sources in internal/service, registry.go lists %d",
+			found, len(protocolResources)+len(frameworkResources)+len(frameworkDataSources))
+	}
+}
