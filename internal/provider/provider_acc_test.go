@@ -487,8 +487,8 @@ var notAtPlanTime = map[string]string{
 	"gradeManagerDataSource.Read: Several grade managers":        "read time: IAM keeps names unique, so only a broken site answers it",
 	"gradeManagerDataSource.Read: Cannot find the grade manager": "read time: depends on what IAM answers to the list",
 	"gradeManagerDataSource.Read: Cannot read the grade manager": "read time: depends on what IAM answers to the read",
-	"groupPermission.Read: Cannot read the group's permissions":  "refresh time: depends on what IAM answers to the read",
-	"groupPermission.readImport: Cannot import the permissions": "import time: depends on what the group holds in IAM " +
+	"GroupPermission.Read: Cannot read the group's permissions":  "refresh time: depends on what IAM answers to the read",
+	"GroupPermission.readImport: Cannot import the permissions": "import time: depends on what the group holds in IAM " +
 		"(TestAccGroupPermission imports)",
 	"listedResources: which a resource never grants": "import time: depends on what the group holds in IAM",
 	"PathKeyOf: in a path, which this resource's notation (/SYSTEM,TYPE,ID/…/) cannot write: an id with \",\" or \"/\" can be granted only by itself, as a plain key": "import time: depends on what the " +
