@@ -35,7 +35,7 @@ on a two-core machine.
 ## How the provider gets there
 
 The grants, a group's members and a group's permissions are served directly on terraform-plugin-go
-values for validation, plan, apply, read and import (` + "`internal/provider/resource.go`" + `, and DESIGN.md); the framework keeps the provider configuration,
+values for validation, plan, apply, read and import (` + "`internal/protocol`" + `, and DESIGN.md); the framework keeps the provider configuration,
 the schemas and state upgrades. The framework's generic per-element walks, which cost 1.6 s of a 10 000-instance
 plan and made ` + "`bkiam_creator_grant`" + ` quadratic (a full copy of its map for every element), are
 gone: the provider's share of that plan is now about 25 ms for ` + "`bkiam_instance_grant`" + ` and 80 ms for
