@@ -82,7 +82,7 @@ type Calls[C any] interface {
 	Describe(c C) (msg string, fields map[string]any)
 	// Send sends one call and, when it succeeds, records what IAM holds
 	// after it. wait is the run's context, cancelled when Terraform stops
-	// the run: for the waits on other resources' calls (ledger.go), which
+	// the run: for the waits on other resources' calls (internal/ledger), which
 	// give up on a stop. call is wait without its cancellation, for IAM's
 	// calls: the call in flight when Terraform stops the run runs to its
 	// end (it is bounded by request_timeout and max_retries), so that its
@@ -98,7 +98,7 @@ type Calls[C any] interface {
 	Again(ctx context.Context) ([]C, error)
 }
 
-// callFailure is how a failed call reads in its runError.
+// Failure is how a failed call reads in its runError.
 type Failure struct {
 	What                 string
 	Err                  error
@@ -107,8 +107,8 @@ type Failure struct {
 }
 
 // RunCalls sends calls in order and stops at the first failure, and then
-// sends what h.again asks for. It stops before the next call once ctx
-// is cancelled (the call in flight runs to its end: calls.send).
+// sends what h.Again asks for. It stops before the next call once ctx
+// is cancelled (the call in flight runs to its end: Calls.Send).
 func RunCalls[C any](ctx context.Context, planned []C, h Calls[C]) error {
 	if err := runLoop(ctx, planned, h); err != nil {
 		return err
@@ -144,7 +144,7 @@ func runLoop[C any](ctx context.Context, planned []C, h Calls[C]) error {
 type Change[M, C any] interface {
 	Calls[C]
 	// Claims are the planned paths, claimed before the first call so that
-	// other resources' revokes leave them (shared.go); false: claim
+	// other resources' revokes leave them (internal/sharedgrants); false: claim
 	// nothing (a destroy, or a resource outside the ledger).
 	Claims() (ledger.Claims, bool)
 	// Taken hears, by action, the planned paths another resource revoked

@@ -28,7 +28,7 @@ type Data struct {
 	// Scans shares the policy-list scans of detect_drift; nil when it is
 	// off.
 	Scans *bkiam.ScanCache
-	// Book is the process's ledger of shared grants (shared.go).
+	// Book is the process's ledger of shared grants (internal/sharedgrants).
 	Book *sharedgrants.Book
 	// Models reads each system's model once per provider configuration
 	// (bkiam_system, and the plan-time checks when checkModel is on).
@@ -38,7 +38,7 @@ type Data struct {
 	// the refreshes of bkiam_group_permission.
 	GroupPolicies *GroupPolicyCache
 	// AllowSharedGrants lets two resources of the command grant one path
-	// (allow_shared_grants; shared.go).
+	// (allow_shared_grants; internal/sharedgrants).
 	AllowSharedGrants bool
 	// PlannedScopes holds the grade managers' scopes and the groups'
 	// grade managers this process planned, for the plan-time scope check of

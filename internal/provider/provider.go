@@ -43,7 +43,7 @@ type bkiamProvider struct {
 	// itself, beside protocolResources.
 	frameworkResources []func() resource.Resource
 	dataSources        []func() datasource.DataSource
-	// book is the ledger of shared grants (shared.go) of the command
+	// book is the ledger of shared grants (internal/sharedgrants) of the command
 	// walk under way: Configure, which starts every walk, starts a new one.
 	book atomic.Pointer[sharedgrants.Book]
 }

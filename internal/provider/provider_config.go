@@ -35,7 +35,7 @@ type providerSettings struct {
 	detectDrift bool
 	// checkModel checks planned grants against their system's model.
 	checkModel bool
-	// allowSharedGrants lets two resources grant one path (shared.go).
+	// allowSharedGrants lets two resources grant one path (internal/sharedgrants).
 	allowSharedGrants bool
 }
 

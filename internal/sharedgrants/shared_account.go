@@ -10,8 +10,8 @@ import (
 )
 
 // The shared grants' part of every protocol-served resource: an observer
-// of the seam (resource.go) that records each plan in the process's
-// ledger and gives each apply its place in it (shared.go, DESIGN.md
+// of the seam (internal/protocol) that records each plan in the process's
+// ledger and gives each apply its place in it (shared.go beside it, DESIGN.md
 // "Shared grants").
 
 // Claimer is what the ledger needs of a resource.
@@ -54,7 +54,7 @@ type (
 	sharedApplyKey struct{}
 )
 
-// WithBook is ctx carrying b to the plans (server.go).
+// WithBook is ctx carrying b to the plans (the provider's server.go).
 func WithBook(ctx context.Context, b *Book) context.Context {
 	if b == nil {
 		return ctx

@@ -43,7 +43,7 @@ type creatorGrantRunner struct {
 	// creator configuration's actions related to no resource type become.
 	unlimited map[string]bool
 	// shared orders the calls with those of other resources of the
-	// command (shared.go); nil lets them through.
+	// command (internal/sharedgrants); nil lets them through.
 	shared *sharedgrants.Handle
 	// limits batch the registrations that restore a recreated policy.
 	limits grantplan.Limits

@@ -42,7 +42,7 @@ type instanceGrantRunner struct {
 	// anew), so a new id after it proves nothing.
 	lost, revoked map[string]bool
 	// shared orders the calls with those of other resources of the
-	// command (shared.go); nil lets them through.
+	// command (internal/sharedgrants); nil lets them through.
 	shared *sharedgrants.Handle
 
 	// The apply the runner serves (none in the runner's own tests).
