@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -53,6 +54,9 @@ type Def[M any, D comparable] interface {
 	// Read refreshes state: it returns the new state (nil when the
 	// resource is gone), the private state, and whether either changed.
 	Read(ctx context.Context, data D, req ReadRequest[M], diags *Diagnostics) (*M, PrivateState, bool)
+
+	// The resource's identity (identity.go).
+	IdentityDef[M]
 }
 
 // Observer hears of every plan of a resource, destroys and changes that
@@ -174,6 +178,8 @@ type served[M any, D comparable] struct {
 	// version is the schema's version, read once: Terraform upgrades every
 	// stored state before reading it, so it is asked for every resource.
 	version func() int64
+	// identityType is the identity schema's type, built once.
+	identityType func() tftypes.Object
 }
 
 // Serve adapts def to the protocol, as a resource of the provider named
@@ -182,7 +188,11 @@ func Serve[M any, D comparable](provider string, def Def[M, D], obs Observer[M, 
 	return served[M, D]{def: def, obs: obs, provider: provider, typ: sync.OnceValue(func() tftypes.Object {
 		ctx := context.Background()
 		return def.Schema(ctx).Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // a schema is always an object
-	}), version: sync.OnceValue(func() int64 { return def.Schema(context.Background()).Version })}
+	}), version: sync.OnceValue(func() int64 { return def.Schema(context.Background()).Version }),
+		identityType: sync.OnceValue(func() tftypes.Object {
+			ctx := context.Background()
+			return def.IdentitySchema(ctx).Type().TerraformType(ctx).(tftypes.Object) //nolint:forcetypeassert // an identity schema is always an object
+		})}
 }
 
 func (s served[M, D]) TypeName() string           { return s.provider + "_" + s.def.Name() }
@@ -197,13 +207,15 @@ func (s served[M, D]) validateConfig(ctx context.Context, req *tfprotov6.Validat
 }
 
 func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
-	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}
+	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate,
+		PlannedIdentity: req.PriorIdentity}
 	var diags Diagnostics
 	unchanged := sameValue(req.PriorState, req.ProposedNewState)
 	observing := s.obs != nil && s.obs.Observing(ctx)
-	if unchanged && !observing {
-		// Nothing changed (refresh changes nothing either), and no observer
-		// to tell: the plan is the state, never decoded.
+	if unchanged && !observing && held(req.PriorIdentity) {
+		// Nothing changed (refresh changes nothing either), no observer
+		// to tell, and the identity is held: the plan is the state, never
+		// decoded.
 		return resp
 	}
 	private := ReadPrivateState(req.PriorPrivate, &diags)
@@ -247,6 +259,9 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 	if planned != nil && (planned != prior || decided != planned) {
 		resp.PlannedState = s.marshal(planned, &diags)
 	}
+	if !diags.HasError() {
+		resp.PlannedIdentity = s.planIdentity(req, prior, planned, len(resp.RequiresReplace) > 0, &diags)
+	}
 	resp.Diagnostics = diags
 	return resp
 }
@@ -286,6 +301,16 @@ func (s served[M, D]) applyChange(ctx context.Context, data D, req *tfprotov6.Ap
 		newState, newPrivate := s.def.Apply(ctx, data, ApplyRequest[M]{Prior: prior, Planned: planned, Private: private}, &diags)
 		resp.NewState = s.marshal(newState, &diags)
 		resp.Private = newPrivate.Bytes(&diags)
+		if newState != nil {
+			now := s.encodeIdentity(*newState)
+			if prior != nil && planned != nil {
+				s.checkIdentityKept("apply", s.heldIdentity(req.PlannedIdentity, &diags), now, &diags)
+			}
+			resp.NewIdentity = s.identityData(now, &diags)
+		}
+	} else if prior != nil {
+		// Nothing was carried out: the resource keeps its identity.
+		resp.NewIdentity = s.identityData(s.encodeIdentity(*prior), &diags)
 	}
 	resp.Diagnostics = diags
 	return resp
@@ -293,21 +318,42 @@ func (s served[M, D]) applyChange(ctx context.Context, data D, req *tfprotov6.Ap
 
 func (s served[M, D]) readResource(ctx context.Context, data D, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse {
 	// Unchanged state goes back as Terraform sent it, not re-encoded.
-	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}
-	if !s.def.Refreshes(data) {
+	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: req.CurrentIdentity}
+	private, imported := importedBefore(req.Private)
+	refreshes := s.def.Refreshes(data)
+	if !refreshes && held(req.CurrentIdentity) && !imported {
 		return resp
 	}
+	resp.Private = private
 	var diags Diagnostics
-	if state, ok := s.decode(req.CurrentState, "state", &diags); ok && state != nil {
-		private := ReadPrivateState(req.Private, &diags)
-		newState, newPrivate, changed := s.def.Read(ctx, data, ReadRequest[M]{State: *state, Private: private}, &diags)
-		if changed && !diags.HasError() {
+	state, ok := s.decode(req.CurrentState, "state", &diags)
+	if !ok || state == nil {
+		resp.Diagnostics = diags
+		return resp
+	}
+	newState := state
+	if refreshes {
+		var newPrivate PrivateState
+		var changed bool
+		newState, newPrivate, changed = s.def.Read(ctx, data, ReadRequest[M]{State: *state, Private: ReadPrivateState(private, &diags)}, &diags)
+		if !changed || diags.HasError() {
+			newState = state
+		} else {
 			resp.NewState = s.marshal(newState, &diags)
 			resp.Private = newPrivate.Bytes(&diags)
 			if newState == nil {
 				resp.Private = nil
 			}
 		}
+	}
+	if newState == nil {
+		resp.NewIdentity = nil
+	} else if !diags.HasError() {
+		now := s.encodeIdentity(*newState)
+		if !imported {
+			s.checkIdentityKept("refresh", s.heldIdentity(req.CurrentIdentity, &diags), now, &diags)
+		}
+		resp.NewIdentity = s.identityData(now, &diags)
 	}
 	resp.Diagnostics = diags
 	return resp
@@ -316,9 +362,30 @@ func (s served[M, D]) readResource(ctx context.Context, data D, req *tfprotov6.R
 func (s served[M, D]) importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse {
 	var diags Diagnostics
 	resp := &tfprotov6.ImportResourceStateResponse{}
-	state, private := s.def.ImportState(ctx, req.ID, &diags)
+	id := req.ID
+	if req.Identity != nil {
+		// import { identity = {…} }: the identity names the import ID.
+		if given := s.heldIdentity(req.Identity, &diags); !diags.HasError() {
+			identity, err := s.decodeIdentity(given)
+			if err != nil {
+				diags.AddError("Cannot decode the import identity", err.Error()+". This is a bug in the provider or in Terraform.")
+			} else {
+				id = s.def.ImportID(identity, &diags)
+			}
+		}
+	}
+	if diags.HasError() {
+		resp.Diagnostics = diags
+		return resp
+	}
+	state, private := s.def.ImportState(ctx, id, &diags)
 	if !diags.HasError() {
-		imported := &tfprotov6.ImportedResource{TypeName: s.TypeName(), State: s.marshal(&state, &diags), Private: private.Bytes(&diags)}
+		if private == nil {
+			private = PrivateState{}
+		}
+		private[PrivateImportedKey] = []byte("true")
+		imported := &tfprotov6.ImportedResource{TypeName: s.TypeName(), State: s.marshal(&state, &diags), Private: private.Bytes(&diags),
+			Identity: req.Identity}
 		if !diags.HasError() {
 			resp.ImportedResources = []*tfprotov6.ImportedResource{imported}
 		}
@@ -382,16 +449,26 @@ func (s served[M, D]) marshal(m *M, diags *Diagnostics) *tfprotov6.DynamicValue 
 // tfplugindocs). Every other call of
 // the resource is answered by the server before the framework sees it.
 func (s served[M, D]) FrameworkResource() resource.Resource {
-	return frameworkShim{name: s.def.Name(), schema: s.def.Schema}
+	return frameworkShim{name: s.def.Name(), schema: s.def.Schema, identity: s.def.IdentitySchema, mutable: s.def.MutableIdentity()}
 }
 
 type frameworkShim struct {
-	name   string
-	schema func(context.Context) schema.Schema
+	name     string
+	schema   func(context.Context) schema.Schema
+	identity func(context.Context) identityschema.Schema
+	mutable  bool
+}
+
+// IdentitySchema makes the framework serve the identity schema
+// (GetResourceIdentitySchemas, UpgradeResourceIdentity) and list the
+// resource's list resource, if it has one.
+func (f frameworkShim) IdentitySchema(ctx context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = f.identity(ctx)
 }
 
 func (f frameworkShim) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_" + f.name
+	resp.ResourceBehavior.MutableIdentity = f.mutable
 }
 
 func (f frameworkShim) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -24,7 +25,11 @@ type toyData struct{}
 type ctxKey struct{}
 
 // toy records, in calls, what the seam asked of it and of its observer.
-type toy struct{ calls *[]string }
+type toy struct {
+	calls *[]string
+	// refreshes is what Refreshes answers.
+	refreshes bool
+}
 
 func (toy) Name() string { return "toy" }
 
@@ -69,11 +74,28 @@ func (t toy) Apply(ctx context.Context, _ *toyData, req ApplyRequest[toyModel], 
 	return req.Planned, req.Private
 }
 
-func (toy) Refreshes(*toyData) bool { return false }
+func (t toy) Refreshes(*toyData) bool { return t.refreshes }
 
 func (toy) Read(context.Context, *toyData, ReadRequest[toyModel], *Diagnostics) (*toyModel, PrivateState, bool) {
 	return nil, nil, false
 }
+
+// The toy's identity is its name, which its plan lets change in place:
+// the seam must refuse that, as the framework does.
+func (toy) IdentitySchema(context.Context) identityschema.Schema {
+	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"name": identityschema.StringAttribute{RequiredForImport: true},
+	}}
+}
+
+func (toy) IdentityOf(m toyModel) Identity { return Identity{"name": m.Name} }
+
+func (t toy) ImportID(id Identity, _ *Diagnostics) string {
+	*t.calls = append(*t.calls, "import "+id.Str("name"))
+	return "toy-" + id.Str("name")
+}
+
+func (toy) MutableIdentity() bool { return false }
 
 type toyObserver struct{ calls *[]string }
 
@@ -108,7 +130,7 @@ func serveToy(observed bool, data *toyData) (*Router[*toyData], Resource[*toyDat
 	if observed {
 		obs = toyObserver{calls}
 	}
-	r := Serve[toyModel, *toyData]("demo", toy{calls}, obs)
+	r := Serve[toyModel, *toyData]("demo", toy{calls: calls}, obs)
 	return NewRouter[*toyData](nil, func() *toyData { return data }, []Resource[*toyData]{r}), r, calls
 }
 

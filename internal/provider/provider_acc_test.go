@@ -446,6 +446,10 @@ var notAtPlanTime = map[string]string{
 	"decodeValue: Cannot decode the":                             "a codec that does not fit its schema: a bug (TestCodecsRoundTrip)",
 	"AsInt64: is not a 64-bit integer":                           "a number in state the provider did not write: a bug",
 	"marshal: Cannot encode the resource's state":                "a bug",
+	"identityData: Cannot encode the resource's identity":        "a bug (TestProtocolSchemasUseNothingIgnored holds identities to strings and lists)",
+	"heldIdentity: Cannot decode the resource's identity":        "an identity Terraform kept or checked against the identity schema: a bug",
+	"importResource: Cannot decode the import identity":          "Terraform checks an import block's identity against the identity schema first: a bug",
+	"checkIdentityKept: Unexpected Identity Change":              "a bug in a resource's IdentityOf, caught as the framework catches it (TestIdentityAsTheFrameworkDoes)",
 	"ReadPrivateState: Cannot read the resource's private state": "private state Terraform kept, not configuration",
 	"PrivateState.Get: Cannot read the resource's private state": "private state Terraform kept, not configuration",
 	"PrivateState.Bytes: Cannot record what the resource holds":  "apply time, and a bug",
@@ -557,6 +561,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, managementCases()...)
 	cases = append(cases, managementValidationCases()...)
 	cases = append(cases, groupPermissionValidationCases()...)
+	cases = append(cases, identityValidationCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.want {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
@@ -36,6 +38,18 @@ func TestProtocolSchemasUseNothingIgnored(t *testing.T) {
 			for _, problem := range schemaProblems(resp.Schema) {
 				t.Error(problem)
 			}
+			// Every resource has an identity, which the seam encodes
+			// from strings and lists of strings only (protocol/identity.go).
+			withIdentity, ok := shim.(resource.ResourceWithIdentity)
+			if !ok {
+				t.Error("the shim has no identity schema: the resource must implement protocol.IdentityDef")
+			} else {
+				var id resource.IdentitySchemaResponse
+				withIdentity.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &id)
+				for _, problem := range identityProblems(id.IdentitySchema) {
+					t.Error(problem)
+				}
+			}
 			// A schema version needs its upgrade steps (state_upgrade.go).
 			for _, problem := range r.UpgradeProblems() {
 				t.Error(problem)
@@ -57,7 +71,6 @@ func shimProblems(shim resource.Resource) []string {
 		{"ConfigValidators", implements[resource.ResourceWithConfigValidators](shim)},
 		{"UpgradeState", implements[resource.ResourceWithUpgradeState](shim)},
 		{"MoveState", implements[resource.ResourceWithMoveState](shim)},
-		{"IdentitySchema", implements[resource.ResourceWithIdentity](shim)},
 		{"UpgradeIdentity", implements[resource.ResourceWithUpgradeIdentity](shim)},
 		{"Configure", implements[resource.ResourceWithConfigure](shim)},
 	}
@@ -65,6 +78,30 @@ func shimProblems(shim resource.Resource) []string {
 	for _, h := range hooks {
 		if h.implemented {
 			problems = append(problems, fmt.Sprintf("the shim implements %s, which the protocol path never calls", h.name))
+		}
+	}
+	return problems
+}
+
+// identityProblems lists what the seam's identity codec cannot carry:
+// anything but strings and lists of strings, or a custom type.
+func identityProblems(s identityschema.Schema) []string {
+	var problems []string
+	if len(s.Attributes) == 0 {
+		problems = append(problems, "the identity schema has no attribute")
+	}
+	for name, a := range s.Attributes {
+		switch a := a.(type) {
+		case identityschema.StringAttribute:
+			if a.CustomType != nil {
+				problems = append(problems, fmt.Sprintf("identity attribute %s has a custom type", name))
+			}
+		case identityschema.ListAttribute:
+			if a.CustomType != nil || !a.ElementType.Equal(types.StringType) {
+				problems = append(problems, fmt.Sprintf("identity attribute %s is a list of %s, want a list of strings", name, a.ElementType))
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("identity attribute %s is a %T: the seam encodes strings and lists of strings", name, a))
 		}
 	}
 	return problems

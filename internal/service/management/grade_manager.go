@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -534,6 +535,7 @@ func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRe
 		if found := r.findCreated(ctx, system, spec); found > 0 {
 			plan.ID = types.StringValue(strconv.FormatInt(found, 10))
 			resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+			resp.Diagnostics.Append(setGradeManagerIdentity(ctx, resp.Identity, plan)...)
 			resp.Diagnostics.AddError("Grade manager created without its sync group",
 				managementError(fmt.Sprintf("IAM created grade manager %d (%q in %s), then failed to build its sync group", found, spec.Name, system), err)+
 					" The grade manager is recorded in state, tainted, so that the next apply replaces it with one that has its "+
@@ -557,6 +559,7 @@ func (r *gradeManagerResource) Create(ctx context.Context, req resource.CreateRe
 	}
 	plan.ID = types.StringValue(strconv.FormatInt(id, 10))
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(setGradeManagerIdentity(ctx, resp.Identity, plan)...)
 }
 
 // findCreated looks for the grade manager a create whose answer was lost
@@ -586,6 +589,10 @@ func sameSet(a, b []string) bool {
 func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state gradeManagerModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	// The identity of what Terraform holds, even if the read finds it gone
+	// (the framework wants one after every read, and state written before
+	// identities has none).
+	resp.Diagnostics.Append(setGradeManagerIdentity(ctx, resp.Identity, state)...)
 	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
 		return
 	}
@@ -637,6 +644,7 @@ func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadReques
 		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	resp.Diagnostics.Append(setGradeManagerIdentity(ctx, resp.Identity, state)...)
 }
 
 // syncGroupMissing reports whether the grade manager certainly has no sync group. IAM cannot read
@@ -674,6 +682,7 @@ func (r *gradeManagerResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(setGradeManagerIdentity(ctx, resp.Identity, plan)...)
 }
 
 func (r *gradeManagerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -722,16 +731,46 @@ func (r *gradeManagerResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 }
 
-// ImportState takes SYSTEM/ID. What IAM cannot read back (the scopes, the
-// sync group's name) comes from the configuration at the next apply.
+// ImportState takes SYSTEM/ID, or the identity { system, id }. What IAM
+// cannot read back (the scopes, the sync group's name) comes from the
+// configuration at the next apply.
 func (r *gradeManagerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	system, id, ok := strings.Cut(req.ID, "/")
+	importID := req.ID
+	if req.Identity != nil && !req.Identity.Raw.IsNull() {
+		var identity gradeManagerIdentity
+		if resp.Diagnostics.Append(req.Identity.Get(ctx, &identity)...); resp.Diagnostics.HasError() {
+			return
+		}
+		importID = identity.System.ValueString() + "/" + identity.ID.ValueString()
+	}
+	system, id, ok := strings.Cut(importID, "/")
 	if n, err := strconv.ParseInt(id, 10, 64); !ok || strings.TrimSpace(system) == "" || err != nil || n <= 0 {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GRADE_MANAGER_ID, e.g. bk_cmdb/12; got %q.", req.ID))
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GRADE_MANAGER_ID, e.g. bk_cmdb/12; got %q.", importID))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("system"), system)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+}
+
+// gradeManagerIdentity is the grade manager's identity: the system that
+// created it and its id, neither of which changes.
+type gradeManagerIdentity struct {
+	System types.String `tfsdk:"system"`
+	ID     types.String `tfsdk:"id"`
+}
+
+func (r *gradeManagerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"system": requiredString("The system that created the grade manager."),
+		"id":     requiredString("The grade manager's numeric id."),
+	}}
+}
+
+func setGradeManagerIdentity(ctx context.Context, to *tfsdk.ResourceIdentity, m gradeManagerModel) diag.Diagnostics {
+	if to == nil {
+		return nil
+	}
+	return to.Set(ctx, gradeManagerIdentity{System: m.System, ID: m.ID})
 }
 
 func (r *gradeManagerResource) configured(diags *diag.Diagnostics) bool {

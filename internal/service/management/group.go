@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
@@ -20,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -189,11 +191,16 @@ func (r *groupResource) Create(ctx context.Context, req resource.CreateRequest, 
 	}
 	plan.ID = types.StringValue(strconv.FormatInt(ids[0], 10))
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(setGroupIdentity(ctx, resp.Identity, plan)...)
 }
 
 func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state groupModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	// The identity of what Terraform holds, even if the read finds it gone
+	// (the framework wants one after every read, and state written before
+	// identities has none).
+	resp.Diagnostics.Append(setGroupIdentity(ctx, resp.Identity, state)...)
 	if resp.Diagnostics.HasError() || !r.configured(&resp.Diagnostics) {
 		return
 	}
@@ -254,6 +261,7 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	state.Description = types.StringValue(found.Description)
 	state.Readonly = types.BoolValue(found.Readonly)
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	resp.Diagnostics.Append(setGroupIdentity(ctx, resp.Identity, state)...)
 }
 
 func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -273,6 +281,7 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(setGroupIdentity(ctx, resp.Identity, plan)...)
 }
 
 func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -297,7 +306,15 @@ func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 // rest. A system manager's group cannot be read back, so it cannot be
 // imported.
 func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	parts := strings.Split(req.ID, "/")
+	importID := req.ID
+	if req.Identity != nil && !req.Identity.Raw.IsNull() {
+		var identity groupIdentity
+		if resp.Diagnostics.Append(req.Identity.Get(ctx, &identity)...); resp.Diagnostics.HasError() {
+			return
+		}
+		importID = identity.System.ValueString() + "/" + identity.GradeManagerID.ValueString() + "/" + identity.ID.ValueString()
+	}
+	parts := strings.Split(importID, "/")
 	if len(parts) == 3 && parts[1] == systemManager {
 		resp.Diagnostics.AddError("Cannot import a system manager's group",
 			"IAM's management API lists the groups of grade managers only, so a group under the system manager (\"-\") "+
@@ -305,12 +322,35 @@ func (r *groupResource) ImportState(ctx context.Context, req resource.ImportStat
 		return
 	}
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || !positiveID(parts[1]) || !positiveID(parts[2]) {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GRADE_MANAGER_ID/GROUP_ID, e.g. bk_cmdb/12/345; got %q.", req.ID))
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected SYSTEM/GRADE_MANAGER_ID/GROUP_ID, e.g. bk_cmdb/12/345; got %q.", importID))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("system"), parts[0])...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("grade_manager_id"), parts[1])...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), parts[2])...)
+}
+
+// groupIdentity is the group's identity: its system, grade manager and
+// id, none of which changes.
+type groupIdentity struct {
+	System         types.String `tfsdk:"system"`
+	GradeManagerID types.String `tfsdk:"grade_manager_id"`
+	ID             types.String `tfsdk:"id"`
+}
+
+func (r *groupResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"system":           requiredString("The system whose management API manages the group."),
+		"grade_manager_id": requiredString("The group's grade manager, or `-` for the system manager."),
+		"id":               requiredString("The group's numeric id."),
+	}}
+}
+
+func setGroupIdentity(ctx context.Context, to *tfsdk.ResourceIdentity, m groupModel) diag.Diagnostics {
+	if to == nil {
+		return nil
+	}
+	return to.Set(ctx, groupIdentity{System: m.System, GradeManagerID: m.GradeManagerID, ID: m.ID})
 }
 
 func positiveID(s string) bool {
