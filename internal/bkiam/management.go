@@ -250,16 +250,28 @@ func (c *Client) CreateGroups(ctx context.Context, system, gradeManager string, 
 	return ids, err
 }
 
-// GroupFilter narrows ListGroups: ID exactly; Name as IAM filters it, a case-insensitive
-// substring (callers that want one name match it again).
+// GroupFilter narrows ListGroups: ID exactly; Name and Description as IAM filters them, a
+// case-insensitive substring (callers that want one name match it again).
 type GroupFilter struct {
-	ID   int64
-	Name string
+	ID          int64
+	Name        string
+	Description string
 }
 
 // ListGroups reads every group of a grade manager matching f, its own only (not its subset
 // managers'), newest first, in pages.
 func (c *Client) ListGroups(ctx context.Context, system string, gradeManager int64, f GroupFilter) ([]Group, error) {
+	var all []Group
+	err := c.EachGroup(ctx, system, gradeManager, f, func(g Group) bool {
+		all = append(all, g)
+		return true
+	})
+	return all, err
+}
+
+// EachGroup hands each group of a grade manager matching f to yield, page by page, until
+// yield returns false: what a listing of thousands of groups streams without holding them.
+func (c *Client) EachGroup(ctx context.Context, system string, gradeManager int64, f GroupFilter, yield func(Group) bool) error {
 	q := url.Values{}
 	q.Set("inherit", "false")
 	if f.ID != 0 {
@@ -268,17 +280,23 @@ func (c *Client) ListGroups(ctx context.Context, system string, gradeManager int
 	if f.Name != "" {
 		q.Set("name", f.Name)
 	}
-	var all []Group
-	err := c.pages(ctx, "group list", managementPath(system, "grade_managers", idString(gradeManager), "groups"), q, func(d json.RawMessage) error {
+	if f.Description != "" {
+		q.Set("description", f.Description)
+	}
+	return c.pages(ctx, "group list", managementPath(system, "grade_managers", idString(gradeManager), "groups"), q, func(d json.RawMessage) error {
 		var g Group
 		if err := json.Unmarshal(d, &g); err != nil || g.ID <= 0 {
 			return fmt.Errorf("a group list row that is not a group: %s", d)
 		}
-		all = append(all, g)
+		if !yield(g) {
+			return errStopPaging
+		}
 		return nil
 	})
-	return all, err
 }
+
+// errStopPaging ends a paged read early, without an error: the caller has what it wants.
+var errStopPaging = errors.New("bkiam: stop paging")
 
 // UpdateGroup renames a group or changes its description. IAM keeps a field sent empty: a
 // description cannot be cleared.
@@ -374,6 +392,7 @@ func (c *Client) pages(ctx context.Context, op, path string, q url.Values, row f
 	for page := 1; ; page++ {
 		q.Set("page", strconv.Itoa(page))
 		var count, got int
+		stopped := false
 		err := c.manage(ctx, fmt.Sprintf("%s, page %d", op, page), http.MethodGet, path, q, nil, func(d []byte) error {
 			var w struct {
 				Count   *int              `json:"count"`
@@ -384,12 +403,18 @@ func (c *Client) pages(ctx context.Context, op, path string, q url.Values, row f
 			}
 			count, got = *w.Count, len(w.Results)
 			for _, r := range w.Results {
-				if err := row(r); err != nil {
+				if err := row(r); errors.Is(err, errStopPaging) {
+					stopped = true
+					return nil
+				} else if err != nil {
 					return err
 				}
 			}
 			return nil
 		})
+		if stopped {
+			return nil
+		}
 		if err != nil {
 			if page > 1 && errors.Is(err, ErrNotFound) {
 				// The list shrank under the read: the group and v1 grade-manager lists answer a
@@ -434,21 +459,33 @@ func (c *Client) GradeManagers(ctx context.Context, system string) ([]GradeManag
 }
 
 func (c *Client) listGradeManagers(ctx context.Context, system, name string) ([]GradeManagerInfo, error) {
+	var out []GradeManagerInfo
+	err := c.EachGradeManager(ctx, system, name, func(gm GradeManagerInfo) bool {
+		out = append(out, gm)
+		return true
+	})
+	return out, err
+}
+
+// EachGradeManager hands each grade manager the system created through the management API
+// whose name contains name (case-insensitively; "" for all) to yield, page by page, until
+// yield returns false.
+func (c *Client) EachGradeManager(ctx context.Context, system, name string, yield func(GradeManagerInfo) bool) error {
 	q := url.Values{}
 	q.Set("system", system)
 	if name != "" {
 		q.Set("name", name)
 	}
-	var out []GradeManagerInfo
-	err := c.pages(ctx, "grade manager list", "/api/v1/open/management/grade_managers/", q, func(d json.RawMessage) error {
+	return c.pages(ctx, "grade manager list", "/api/v1/open/management/grade_managers/", q, func(d json.RawMessage) error {
 		var gm GradeManagerInfo
 		if err := json.Unmarshal(d, &gm); err != nil || gm.ID <= 0 {
 			return fmt.Errorf("a grade manager list row that is not a grade manager: %s", d)
 		}
-		out = append(out, gm)
+		if !yield(gm) {
+			return errStopPaging
+		}
 		return nil
 	})
-	return out, err
 }
 
 // GroupByName finds the grade manager's group named exactly name: IAM's name filter is a

@@ -70,8 +70,12 @@ type IdentityDef[M any] interface {
 const PrivateImportedKey = "protocol_imported"
 
 func (s served[M, D]) encodeIdentity(m M) tftypes.Value {
-	typ := s.identityType()
-	id := s.def.IdentityOf(m)
+	return EncodeIdentity(s.identityType(), s.def.IdentityOf(m))
+}
+
+// EncodeIdentity encodes id with typ, its identity schema's type: what a
+// list resource returns for a resource served here.
+func EncodeIdentity(typ tftypes.Object, id Identity) tftypes.Value {
 	vals := make(map[string]tftypes.Value, len(typ.AttributeTypes))
 	for name, t := range typ.AttributeTypes {
 		switch x := id[name].(type) {

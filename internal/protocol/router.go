@@ -77,3 +77,34 @@ func (s *Router[D]) ImportResourceState(ctx context.Context, req *tfprotov6.Impo
 func sameValue(a, b *tfprotov6.DynamicValue) bool {
 	return a != nil && b != nil && len(a.MsgPack) > 0 && len(a.JSON) == 0 && len(b.JSON) == 0 && bytes.Equal(a.MsgPack, b.MsgPack)
 }
+
+// The list resources (terraform query) are the framework's: their RPCs
+// are not in tfprotov6.ProviderServer yet (ListResourceServer,
+// terraform-plugin-go v0.31), so the router forwards them by name, or the
+// embedded interface would hide them. Their results of resources served
+// here are encoded by those resources' codecs (internal/listing).
+
+func (s *Router[D]) ValidateListResourceConfig(ctx context.Context, req *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error) {
+	lists, ok := s.ProviderServer.(tfprotov6.ListResourceServer)
+	if !ok {
+		return &tfprotov6.ValidateListResourceConfigResponse{Diagnostics: noLists(req.TypeName)}, nil
+	}
+	return lists.ValidateListResourceConfig(ctx, req)
+}
+
+func (s *Router[D]) ListResource(ctx context.Context, req *tfprotov6.ListResourceRequest) (*tfprotov6.ListResourceServerStream, error) {
+	lists, ok := s.ProviderServer.(tfprotov6.ListResourceServer)
+	if !ok {
+		return &tfprotov6.ListResourceServerStream{Results: func(push func(tfprotov6.ListResourceResult) bool) {
+			push(tfprotov6.ListResourceResult{Diagnostics: noLists(req.TypeName)})
+		}}, nil
+	}
+	return lists.ListResource(ctx, req)
+}
+
+func noLists(typeName string) []*tfprotov6.Diagnostic {
+	return []*tfprotov6.Diagnostic{{Severity: tfprotov6.DiagnosticSeverityError, Summary: "List resources not served",
+		Detail: "The server behind the router serves no list resources, so " + typeName + " cannot be listed. This is a bug in the provider."}}
+}
+
+var _ tfprotov6.ListResourceServer = (*Router[int])(nil)

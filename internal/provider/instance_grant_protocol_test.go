@@ -684,3 +684,29 @@ func TestProtocolInstanceGrantValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestProtocolImportedGrantRenamed: an imported grant (no policy ids, as
+// IAM's list does not show them) whose configuration names its instances
+// otherwise plans an update that sends nothing, and so plans no policy id
+// it cannot return: Terraform refuses an apply whose policies lose an
+// element the plan showed (found by TestAccQuery with the generated
+// names changed).
+func TestProtocolImportedGrantRenamed(t *testing.T) {
+	env := newProtoEnv(t, nil)
+	imported := hostsOf([]string{"view_host"}, "1")
+	imported.ID, imported.Policies = protocol.Known("bk_cmdb/user/alice"), authz.PoliciesValue(nil, nil)
+	renamed := hostsOf([]string{"view_host"}, "1")
+	renamed.Resources = authz.ResourcesValue([]grantplan.Resource{{System: "bk_cmdb", Type: "host", Instances: map[string]string{"1": "web 1"}}})
+	plan := instanceProto.plan(t, env.server, instanceProto.value(t, imported), nil, renamed)
+	expectDiags(t, plan.Diagnostics)
+	planned := instanceProto.model(t, plan.PlannedState)
+	if ids, ok := planned.Policies.Get(); !ok || len(ids) != 0 {
+		t.Fatalf("the rename of an imported grant planned policies %+v, want none (known)", planned.Policies)
+	}
+	apply := instanceProto.apply(t, env.server, instanceProto.value(t, imported), plan, renamed)
+	expectDiags(t, apply.Diagnostics)
+	if got := instanceProto.model(t, apply.NewState).Policies; !reflect.DeepEqual(got, planned.Policies) {
+		t.Errorf("the apply returned policies %v, planned %v", got, planned.Policies)
+	}
+	env.expectCalls(t, nil)
+}

@@ -18,6 +18,7 @@ var layers = []string{
 	"internal/conns",
 	"internal/applyrun",
 	"internal/verify",
+	"internal/listing",
 	"internal/service/authz",
 	"internal/service/management",
 	"internal/provider",

@@ -57,17 +57,30 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 	if want := []string{"bkiam_creator_grant", "bkiam_grade_manager", "bkiam_grade_manager", "bkiam_group", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant", "bkiam_system"}; !slices.Equal(names, want) {
 		t.Errorf("GetMetadata names %v, want %v", names, want)
 	}
-	if len(meta.Functions)+len(meta.EphemeralResources)+len(meta.ListResources)+len(meta.Actions)+len(meta.StateStores) != 0 {
-		t.Errorf("GetMetadata declares functions %v, ephemeral resources %v, list resources %v, actions %v or state stores %v",
-			meta.Functions, meta.EphemeralResources, meta.ListResources, meta.Actions, meta.StateStores)
+	if len(meta.Functions)+len(meta.EphemeralResources)+len(meta.Actions)+len(meta.StateStores) != 0 {
+		t.Errorf("GetMetadata declares functions %v, ephemeral resources %v, actions %v or state stores %v",
+			meta.Functions, meta.EphemeralResources, meta.Actions, meta.StateStores)
+	}
+	// A list resource for every kind IAM can enumerate: all but the
+	// creator grant.
+	listable := []string{"bkiam_grade_manager", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant"}
+	var lists []string
+	for _, l := range meta.ListResources {
+		lists = append(lists, l.TypeName)
+	}
+	if slices.Sort(lists); !slices.Equal(lists, listable) {
+		t.Errorf("GetMetadata declares the list resources %v, want %v", lists, listable)
 	}
 	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil || hasError(schema.Diagnostics) {
 		t.Fatalf("GetProviderSchema: %v %s", err, renderDiags(schema.Diagnostics))
 	}
-	if len(schema.Functions)+len(schema.EphemeralResourceSchemas)+len(schema.ListResourceSchemas)+len(schema.ActionSchemas)+len(schema.StateStoreSchemas) != 0 {
-		t.Errorf("GetProviderSchema declares functions, ephemeral resources, list resources, actions or state stores: %d %d %d %d %d",
-			len(schema.Functions), len(schema.EphemeralResourceSchemas), len(schema.ListResourceSchemas), len(schema.ActionSchemas), len(schema.StateStoreSchemas))
+	if len(schema.Functions)+len(schema.EphemeralResourceSchemas)+len(schema.ActionSchemas)+len(schema.StateStoreSchemas) != 0 {
+		t.Errorf("GetProviderSchema declares functions, ephemeral resources, actions or state stores: %d %d %d %d",
+			len(schema.Functions), len(schema.EphemeralResourceSchemas), len(schema.ActionSchemas), len(schema.StateStoreSchemas))
+	}
+	if got := slices.Sorted(maps.Keys(schema.ListResourceSchemas)); !slices.Equal(got, listable) {
+		t.Errorf("GetProviderSchema has list resource schemas %v, want %v", got, listable)
 	}
 
 	// Every resource has an identity, served by the framework from the

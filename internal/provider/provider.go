@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -29,7 +30,10 @@ import (
 // typeName is the provider's type name: the prefix of every resource type.
 const typeName = "bkiam"
 
-var _ provider.Provider = (*bkiamProvider)(nil)
+var (
+	_ provider.Provider                  = (*bkiamProvider)(nil)
+	_ provider.ProviderWithListResources = (*bkiamProvider)(nil)
+)
 
 // bkiamProvider is the provider. version is the release version set at build
 // time ("dev" for local builds, "test" in acceptance tests).
@@ -43,6 +47,8 @@ type bkiamProvider struct {
 	// itself, beside protocolResources.
 	frameworkResources []func() resource.Resource
 	dataSources        []func() datasource.DataSource
+	// listResources are the list resources (registry.go).
+	listResources []func() list.ListResource
 	// book is the ledger of shared grants (internal/sharedgrants) of the command
 	// walk under way: Configure, which starts every walk, starts a new one.
 	book atomic.Pointer[sharedgrants.Book]
@@ -128,6 +134,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	p.data.Store(data)
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ListResourceData = data
 }
 
 // Resources declares the protocol-level resources to the framework (for
@@ -142,6 +149,12 @@ func (p *bkiamProvider) Resources(context.Context) []func() resource.Resource {
 
 func (p *bkiamProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return p.dataSources
+}
+
+// ListResources are the list resources (terraform query), each named
+// after the resource whose objects it lists.
+func (p *bkiamProvider) ListResources(context.Context) []func() list.ListResource {
+	return p.listResources
 }
 
 // userAgent names the provider and, when known, the Terraform version that

@@ -449,6 +449,7 @@ var notAtPlanTime = map[string]string{
 	"identityData: Cannot encode the resource's identity":        "a bug (TestProtocolSchemasUseNothingIgnored holds identities to strings and lists)",
 	"heldIdentity: Cannot decode the resource's identity":        "an identity Terraform kept or checked against the identity schema: a bug",
 	"importResource: Cannot decode the import identity":          "Terraform checks an import block's identity against the identity schema first: a bug",
+	"Base.Client: Provider not configured":                       "terraform query configures the provider before listing: a bug",
 	"checkIdentityKept: Unexpected Identity Change":              "a bug in a resource's IdentityOf, caught as the framework catches it (TestIdentityAsTheFrameworkDoes)",
 	"ReadPrivateState: Cannot read the resource's private state": "private state Terraform kept, not configuration",
 	"PrivateState.Get: Cannot read the resource's private state": "private state Terraform kept, not configuration",

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
@@ -31,6 +32,19 @@ var (
 	frameworkResources   = []func() resource.Resource{management.NewGradeManagerResource, management.NewGroupResource}
 	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
 )
+
+// listResources are the list resources (terraform query, Terraform
+// 1.14+), served by the framework for every kind of resource whose
+// objects IAM can enumerate; results of the protocol-level resources are
+// encoded by their codecs (internal/listing). IAM cannot enumerate
+// creator grants: bkiam_creator_grant has none.
+var listResources = []func() list.ListResource{
+	authz.NewInstanceGrantListResource,
+	management.NewGradeManagerListResource,
+	management.NewGroupListResource,
+	management.NewGroupMembersListResource,
+	management.NewGroupPermissionListResource,
+}
 
 // serveResource serves def as a resource of this provider, with the
 // shared grants' accounting (shared_account.go) hearing its plans and

@@ -17,8 +17,9 @@ import (
 // service package but never added to registry.go, which every other guard
 // (codecs, schemas, nothing ignored) would then never see: every type of
 // internal/service/* with a codec (an Encode(tftypes.Object, M) method) has
-// its model M among protocolResources, and every New…() resource.Resource
-// or datasource.DataSource is in frameworkResources or frameworkDataSources.
+// its model M among protocolResources, and every New…() resource.Resource,
+// datasource.DataSource or list.ListResource is in frameworkResources,
+// frameworkDataSources or listResources.
 func TestEveryServiceResourceIsRegistered(t *testing.T) {
 	registered := map[string]bool{}
 	for _, r := range protocolResources {
@@ -36,6 +37,9 @@ func TestEveryServiceResourceIsRegistered(t *testing.T) {
 		registered["func "+funcName(f)] = true
 	}
 	for _, f := range frameworkDataSources {
+		registered["func "+funcName(f)] = true
+	}
+	for _, f := range listResources {
 		registered["func "+funcName(f)] = true
 	}
 
@@ -71,7 +75,7 @@ func TestEveryServiceResourceIsRegistered(t *testing.T) {
 					}
 				case fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "New") && fn.Type.Results != nil && len(fn.Type.Results.List) == 1:
 					if sel, ok := fn.Type.Results.List[0].Type.(*ast.SelectorExpr); ok &&
-						(sel.Sel.Name == "Resource" || sel.Sel.Name == "DataSource") {
+						(sel.Sel.Name == "Resource" || sel.Sel.Name == "DataSource" || sel.Sel.Name == "ListResource") {
 						want = "func " + name + "." + fn.Name.Name
 					}
 				}
@@ -85,8 +89,7 @@ func TestEveryServiceResourceIsRegistered(t *testing.T) {
 			}
 		}
 	}
-	if found != len(protocolResources)+len(frameworkResources)+len(frameworkDataSources) {
-		t.Errorf("found %d resources and data sources in internal/service, registry.go lists %d",
-			found, len(protocolResources)+len(frameworkResources)+len(frameworkDataSources))
+	if listed := len(protocolResources) + len(frameworkResources) + len(frameworkDataSources) + len(listResources); found != listed {
+		t.Errorf("found %d resources, data sources and list resources in internal/service, registry.go lists %d", found, listed)
 	}
 }

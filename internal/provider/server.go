@@ -16,7 +16,8 @@ import (
 // the protocol-level resources (protocolResources) answered by them.
 func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		return newServer(&bkiamProvider{version: version, frameworkResources: frameworkResources, dataSources: frameworkDataSources}, protocolResources)
+		return newServer(&bkiamProvider{version: version, frameworkResources: frameworkResources, dataSources: frameworkDataSources,
+			listResources: listResources}, protocolResources)
 	}
 }
 

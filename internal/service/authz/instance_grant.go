@@ -588,21 +588,30 @@ func (InstanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g G
 		diags.AddError("Cannot import the grant", err.Error()+".")
 		return &g.Model, private, false
 	}
-	if g.Subject.Type == SubjectGroup {
+	m, view := importedGrant(g.Model, g.System, g.Subject, held, resource)
+	RecordHoldings(private, held, view, diags)
+	return &m, private, true
+}
+
+// importedGrant is m holding what IAM holds (held, of one resource
+// type): what an import records, and what a listing of the grants
+// returns, so that importing a listed grant plans nothing.
+func importedGrant(m InstanceGrantModel, system string, subject bkiam.Subject, held grantplan.Holdings, resource grantplan.Resource) (InstanceGrantModel, grantplan.Grant) {
+	if subject.Type == SubjectGroup {
 		for action, h := range held {
 			h.ExpiresAt = bkiam.PermanentExpiry // group policies never expire
 			held[action] = h
 		}
 	}
 	view := held.View(nil, []grantplan.Resource{resource})
-	RecordHoldings(private, held, view, diags)
-	m := g.Model
-	m.ID = protocol.Known(grantID(g.System, g.Subject))
+	m.ID = protocol.Known(grantID(system, subject))
+	m.System = protocol.Known(system)
+	m.Subject = protocol.Known(SubjectModel{Type: protocol.Known(subject.Type), ID: protocol.Known(subject.ID)})
 	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = ResourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, protocol.StringValue{})
 	m.Policies = PoliciesValue(nil, nil)
-	return &m, private, true
+	return m, view
 }
 
 // expired reports a user grant whose expiry has passed, with a warning.

@@ -17,13 +17,18 @@ func PoliciesValue(actions []string, ids map[string]int64) protocol.Int64MapValu
 }
 
 // plannedPolicies shows the policy ids an update keeps (kept(action)),
-// and "known after apply" for the rest.
+// and "known after apply" for the rest. A kept action whose id state does
+// not know (an imported grant: IAM's policy list does not show the ids a
+// grant answers) stays without one, as the apply, which sends it nothing,
+// leaves it.
 func plannedPolicies(actions []string, ids map[string]int64, kept func(string) bool) protocol.Int64MapValue {
 	out := make(map[string]protocol.Value[int64], len(actions))
 	for _, a := range actions {
-		if id, ok := ids[a]; ok && kept(a) {
+		id, ok := ids[a]
+		switch {
+		case ok && kept(a):
 			out[a] = protocol.Known(id)
-		} else {
+		case !kept(a):
 			out[a] = protocol.Unknown[int64]()
 		}
 	}

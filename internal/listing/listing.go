@@ -1,0 +1,100 @@
+// Package listing holds what the list resources share (Terraform 1.14+,
+// `terraform query`): the provider's data from Configure, the stream's
+// limit, error results, and the results of resources served at the
+// protocol level, whose identity and state their own codecs encode.
+//
+// Every list resource streams: it reads IAM page by page inside the
+// results iterator and stops reading when Terraform has enough (the list
+// block's limit) or stops asking, so a listing of thousands of objects
+// holds one page at a time (make bench measures it).
+package listing
+
+import (
+	"context"
+	"iter"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+)
+
+// Base is embedded by every list resource: Configure keeps the
+// provider's data.
+type Base struct {
+	Data *conns.Data
+}
+
+func (b *Base) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if d := conns.FromProviderData(req.ProviderData, "list resource", &resp.Diagnostics); d != nil {
+		b.Data = d
+	}
+}
+
+// Client is the configured client, or the error to stream.
+func (b *Base) Client() (*bkiam.Client, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if b.Data == nil || b.Data.Client == nil {
+		diags.AddError("Provider not configured", "The bkiam provider was not configured before the list ran; this is a bug in the provider or in Terraform.")
+		return nil, diags
+	}
+	return b.Data.Client, diags
+}
+
+// Errors is a stream of one result reporting diags.
+func Errors(diags diag.Diagnostics) iter.Seq[list.ListResult] {
+	return list.ListResultsStreamDiagnostics(diags)
+}
+
+// Error is a result that only reports an error.
+func Error(summary, detail string) list.ListResult {
+	var r list.ListResult
+	r.Diagnostics.AddError(summary, detail)
+	return r
+}
+
+// Warning is a result that only reports a warning: an object left out.
+func Warning(summary, detail string) list.ListResult {
+	var r list.ListResult
+	r.Diagnostics.AddWarning(summary, detail)
+	return r
+}
+
+// Limited stops a stream after limit results (Terraform's list block
+// `limit`, 100 unless set; none when 0), so that no page past it is read:
+// the push it returns answers false once the limit is reached. Results
+// that only report diagnostics do not count.
+func Limited(limit int64, push func(list.ListResult) bool) func(list.ListResult) bool {
+	n := int64(0)
+	return func(r list.ListResult) bool {
+		if limit > 0 && n >= limit {
+			return false
+		}
+		if r.Identity != nil {
+			n++
+		}
+		return push(r) && (limit <= 0 || n < limit)
+	}
+}
+
+// ProtocolResult is a result of a resource served at the protocol level:
+// its identity, and with include_resource its state, encoded by the
+// resource's own codec with the types of the schemas Terraform holds.
+func ProtocolResult(ctx context.Context, req list.ListRequest, name string, identity protocol.Identity,
+	encode func(tftypes.Object) tftypes.Value) list.ListResult {
+	result := req.NewListResult(ctx)
+	result.DisplayName = name
+	result.Identity.Raw = protocol.EncodeIdentity(objectType(ctx, req.ResourceIdentitySchema.Type().TerraformType(ctx)), identity)
+	if req.IncludeResource {
+		result.Resource.Raw = encode(objectType(ctx, req.ResourceSchema.Type().TerraformType(ctx)))
+	}
+	return result
+}
+
+func objectType(_ context.Context, t tftypes.Type) tftypes.Object {
+	return t.(tftypes.Object) //nolint:forcetypeassert // a schema's type is an object
+}
