@@ -71,6 +71,12 @@ func TestExamples(t *testing.T) {
 				}
 			}
 			run("fmt", "-check", "-diff", "-no-color")
+			// import-by-identity.tf is the docs' import example (Terraform
+			// 1.12+), of objects this configuration does not create:
+			// formatted like the rest, then left out of validate and apply.
+			if err := os.Remove(filepath.Join(dir, "import-by-identity.tf")); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
 			if !declaresProvider(t, dir) {
 				if err := os.WriteFile(filepath.Join(dir, "zz_versions_test.tf"), []byte(versionsTF), 0o600); err != nil {
 					t.Fatal(err)

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/demo"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
 
@@ -36,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on; port 0 picks a free port")
 	modelPath := fs.String("model", "", "JSON permission model (default: the embedded model)")
 	statePath := fs.String("state", "", "file where policies persist across restarts (default: memory only)")
+	exampleSite := fs.Bool("example-site", false, "fill the sandbox, through its own APIs, with the existing site of the adoption guide "+
+		"(docs/guides/adopt-a-site.md): a grade manager, groups, members, permissions and users' grants")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -73,6 +77,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	if *exampleSite {
+		if err := fillExampleSite(ctx, "http://"+ln.Addr().String(), stdout); err != nil {
+			fmt.Fprintf(stderr, "bkiam-sandbox: -example-site: %v\n", err)
+			_ = hs.Close()
+			return 1
+		}
+	}
 	fmt.Fprintf(stdout, "bkiam-sandbox listening on http://%s\n", ln.Addr())
 
 	select {
@@ -97,4 +108,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return code
+}
+
+// fillExampleSite fills the sandbox at url as a team's scripts would, with
+// the app every sandbox knows, and says what it made.
+func fillExampleSite(ctx context.Context, url string, stdout io.Writer) error {
+	c, err := bkiam.New(bkiam.Config{APIGatewayURL: url, AppCode: "bkiam-sandbox", AppSecret: "sandbox-secret"})
+	if err != nil {
+		return err
+	}
+	site, err := demo.FillExampleSite(ctx, c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "bkiam-sandbox: example site: grade manager %d of bk_cmdb, groups dev (%d) and ops (%d), their members, "+
+		"dev's edit_host permission, and view_host granted to alice, dave and ops\n", site.GradeManager, site.Dev, site.Ops)
+	return nil
 }

@@ -295,15 +295,15 @@ func newAttachedWorkspace(t *testing.T, server tfprotov6.ProviderServer) *cliWor
 	case <-time.After(30 * time.Second):
 		t.Fatal("the provider server did not start")
 	}
-	host := "registry.terraform.io"
-	if cli.IsTofu() {
-		host = "registry.opentofu.org"
-	}
+	// Under both CLIs' registry hosts, so that either CLI can attach in
+	// the same directory (TestAccQuery generates with Terraform and
+	// applies with OpenTofu).
 	type addr struct{ Network, String string }
-	raw, err := json.Marshal(map[string]any{host + "/bkiam/bkiam": map[string]any{
+	attach := map[string]any{
 		"Protocol": string(config.Protocol), "ProtocolVersion": config.ProtocolVersion, "Pid": config.Pid, "Test": true,
 		"Addr": addr{config.Addr.Network(), config.Addr.String()},
-	}})
+	}
+	raw, err := json.Marshal(map[string]any{"registry.terraform.io/bkiam/bkiam": attach, "registry.opentofu.org/bkiam/bkiam": attach})
 	if err != nil {
 		t.Fatal(err)
 	}

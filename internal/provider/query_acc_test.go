@@ -9,88 +9,28 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/demo"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+	"github.com/bkiam/terraform-provider-bkiam/internal/tfcli"
 )
 
-// existingSite is what a team's IAM holds before it picks up the
-// provider, made through IAM's APIs, not through Terraform.
-type existingSite struct {
-	gradeManager, dev, ops int64
-}
-
-// fillSite makes, as the IAM web UI and scripts would: a grade manager
-// of bk_cmdb with two groups; dev's members (a user for good, another
-// until a date, a department) and its permissions (edit_host on a host
-// by id and on every host of business 2); ops's member; and users' and a
-// group's custom grants of view_host on hosts.
-func fillSite(t *testing.T, sb *sandboxtest.Sandbox) existingSite {
+// fillSite fills the sandbox as the adoption guide's sandbox is filled
+// (demo.FillExampleSite), through IAM's APIs.
+func fillSite(t *testing.T, sb *sandboxtest.Sandbox) demo.ExampleSite {
 	t.Helper()
-	ctx := context.Background()
-	c := outsideClient(t, sb)
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "platform", Description: "the platform team",
-		Members: []string{"alice"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}, {ID: "edit_host"}},
-			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{
-				{{System: "bk_cmdb", Type: "biz", ID: "2"}, {System: "bk_cmdb", Type: "host", ID: "*"}},
-				{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}}},
-		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	site, err := demo.FillExampleSite(context.Background(), outsideClient(t, sb))
 	if err != nil {
 		t.Fatal(err)
-	}
-	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "dev", Description: "developers"}, {Name: "ops"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	site := existingSite{gradeManager: gm, dev: groups[0], ops: groups[1]}
-	until := time.Date(2031, 6, 30, 0, 0, 0, 0, time.UTC).Unix()
-	for _, add := range []struct {
-		group   int64
-		members []bkiam.MemberRef
-		expiry  int64
-	}{
-		{site.dev, []bkiam.MemberRef{{Type: "user", ID: "alice"}, {Type: "department", ID: "2"}}, bkiam.PermanentExpiry},
-		{site.dev, []bkiam.MemberRef{{Type: "user", ID: "bob"}}, until},
-		{site.ops, []bkiam.MemberRef{{Type: "user", ID: "carol"}}, bkiam.PermanentExpiry},
-	} {
-		if err := c.AddMembers(ctx, "bk_cmdb", add.group, add.members, add.expiry); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", site.dev, bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "edit_host"}},
-		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{
-			{{System: "bk_cmdb", Type: "host", ID: "7", Name: "host7"}},
-			{{System: "bk_cmdb", Type: "biz", ID: "2", Name: "biz2"}, {System: "bk_cmdb", Type: "host", ID: "*"}}}}}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range []struct {
-		subject bkiam.Subject
-		ids     []string
-		expiry  int64
-	}{
-		{bkiam.Subject{Type: "user", ID: "alice"}, []string{"1", "2"}, bkiam.PermanentExpiry},
-		{bkiam.Subject{Type: "user", ID: "dave"}, []string{"3"}, until},
-		{bkiam.Subject{Type: "group", ID: fmt.Sprint(site.ops)}, []string{"4", "5"}, bkiam.PermanentExpiry},
-	} {
-		var instances []bkiam.Instance
-		for _, id := range g.ids {
-			instances = append(instances, bkiam.Instance{ID: id, Name: "host " + id})
-		}
-		if _, err := c.BatchInstance(ctx, bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant, Subject: g.subject,
-			Actions: []bkiam.Action{{ID: "view_host"}}, Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: instances}},
-			ExpiredAt: g.expiry}); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return site
 }
 
-// siteQuery lists everything fillSite made but the grade manager, whose
+// siteQuery lists everything FillExampleSite made but the grade manager, whose
 // scopes IAM cannot read back (TestAccQuery lists it on its own).
-func siteQuery(site existingSite) string {
+func siteQuery(site demo.ExampleSite) string {
 	return fmt.Sprintf(`list "bkiam_group" "platform" {
   provider = bkiam
   config {
@@ -122,7 +62,7 @@ list "bkiam_instance_grant" "view_host" {
     action = "view_host"
   }
 }
-`, site.gradeManager, site.dev)
+`, site.GradeManager, site.Dev)
 }
 
 // iamSnapshot is everything the sandbox holds that Terraform could change.
@@ -146,18 +86,38 @@ func iamWrites(sb *sandboxtest.Sandbox) int {
 	return n
 }
 
+// queryCLI is the CLI that runs terraform query: the one under test from
+// Terraform 1.14, and on OpenTofu 1.12 (which has no query but imports by
+// identity) the repository's Terraform 1.16, as the adoption guide has
+// OpenTofu users do.
+func queryCLI(t *testing.T) string {
+	t.Helper()
+	switch {
+	case cli.Terraform(1, 14):
+		return testutil.Terraform(t)
+	case cli.Tofu(1, 12):
+		path := filepath.Join(testutil.RepoRoot(t), "bin", "terraform-1.16")
+		q, err := tfcli.Identify(context.Background(), path)
+		if err != nil || !q.Terraform(1, 14) {
+			t.Skipf("OpenTofu applies what Terraform 1.14+ generates, and %s is not one (%v): make tools builds it", path, err)
+		}
+		return path
+	}
+	t.Skipf("%s has neither terraform query (Terraform 1.14) nor import by identity (OpenTofu 1.12)", cli)
+	return ""
+}
+
 // TestAccQuery: a site filled through IAM's APIs is brought under
 // Terraform as a newcomer would (docs/guides/adopt-a-site.md): terraform
 // query lists it, -generate-config-out writes the resource and import
 // blocks, and applying them imports everything without a call that
 // changes IAM, records in state what IAM holds, and plans empty after.
 // The grade manager, whose scopes IAM cannot read back, is listed with
-// its identity and what IAM can read. Terraform 1.14 and later.
+// its identity and what IAM can read. Terraform 1.14 and later; on
+// OpenTofu 1.12, Terraform 1.16 lists and generates and OpenTofu applies.
 func TestAccQuery(t *testing.T) {
 	needsSandbox(t)
-	if !cli.Terraform(1, 14) {
-		t.Skipf("%s has no terraform query (Terraform 1.14)", cli)
-	}
+	querier := queryCLI(t)
 	sb := sandboxtest.Start(t)
 	site := fillSite(t, sb)
 	server, err := NewServer("test")()
@@ -166,6 +126,8 @@ func TestAccQuery(t *testing.T) {
 	}
 	w := newAttachedWorkspace(t, server)
 	w.configure(driftProvider(sb, ""), "")
+	applier := w.terraform
+	w.terraform = querier
 	write := func(name, text string) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(text), 0o600); err != nil {
@@ -183,7 +145,7 @@ func TestAccQuery(t *testing.T) {
 }
 `)
 	out := w.mustRun("query")
-	if !strings.Contains(out, fmt.Sprintf("list.bkiam_grade_manager.all   id=%d,system=bk_cmdb   platform", site.gradeManager)) {
+	if !strings.Contains(out, fmt.Sprintf("list.bkiam_grade_manager.all   id=%d,system=bk_cmdb   platform", site.GradeManager)) {
 		t.Fatalf("terraform query did not list the grade manager:\n%s", out)
 	}
 	if err := os.Remove(filepath.Join(w.dir, "gm.tfquery.hcl")); err != nil {
@@ -216,6 +178,7 @@ func TestAccQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	w.terraform = applier
 	writesBefore := iamWrites(sb)
 	out = w.mustRun("apply", "-auto-approve")
 	if !strings.Contains(out, "8 imported, 0 added, 0 changed, 0 destroyed") {
@@ -231,7 +194,76 @@ func TestAccQuery(t *testing.T) {
 		t.Fatal("the plan after importing the site is not empty")
 	}
 	// State is what IAM holds: each grant as the sandbox stores it.
-	if err := checkStateMatchesStore(w, sb, false, "user/alice", "user/dave", fmt.Sprintf("group/%d", site.ops)); err != nil {
+	if err := checkStateMatchesStore(w, sb, false, "user/alice", "user/dave", fmt.Sprintf("group/%d", site.Ops)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestAccGenerateFromImportIDs: the adoption guide's path on every CLI,
+// Terraform 1.5.7 included (no query, no identity): import blocks with
+// the import IDs the resources document, and plan -generate-config-out
+// writing the resource blocks from what the imports read. Applying them
+// imports without a call that changes IAM, and the next plan is empty.
+func TestAccGenerateFromImportIDs(t *testing.T) {
+	needsSandbox(t)
+	sb := sandboxtest.Start(t)
+	site := fillSite(t, sb)
+	server, err := NewServer("test")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newAttachedWorkspace(t, server)
+	w.configure(driftProvider(sb, ""), fmt.Sprintf(`
+import {
+  to = bkiam_group.dev
+  id = "bk_cmdb/%[1]d/%[2]d"
+}
+
+import {
+  to = bkiam_group_members.dev
+  id = "bk_cmdb/%[2]d"
+}
+
+import {
+  to = bkiam_group_permission.dev_edit
+  id = "bk_cmdb/%[2]d/edit_host"
+}
+
+import {
+  to = bkiam_instance_grant.alice_view
+  id = "bk_cmdb/user/alice/view_host/bk_cmdb/host"
+}
+
+import {
+  to = bkiam_instance_grant.ops_view
+  id = "bk_cmdb/group/%[3]d/view_host/bk_cmdb/host"
+}
+`, site.GradeManager, site.Dev, site.Ops))
+	before := snapshotIAM(sb)
+	writesBefore := iamWrites(sb)
+	out, _ := w.run("plan", "-generate-config-out=generated.tf")
+	generated, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+	if err != nil {
+		t.Fatalf("%s wrote no configuration: %v\n%s", cli, err, out)
+	}
+	flat := strings.Join(strings.Fields(string(generated)), " ")
+	for _, want := range []string{`resource "bkiam_group" "dev"`, `description = "developers"`, `bob = "2031-06-30T00:00:00Z"`,
+		`"/bk_cmdb,biz,2/bk_cmdb,host,*/" = "*"`, `resource "bkiam_instance_grant" "ops_view"`} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the generated configuration has no %s:\n%s", want, generated)
+		}
+	}
+	out = w.mustRun("apply", "-auto-approve")
+	if !strings.Contains(out, "5 imported, 0 added, 0 changed, 0 destroyed") {
+		t.Errorf("the apply of the generated configuration did not import exactly the 5 objects:\n%s", out)
+	}
+	if n := iamWrites(sb) - writesBefore; n != 0 {
+		t.Errorf("importing the site sent %d calls that change IAM", n)
+	}
+	if after := snapshotIAM(sb); !reflect.DeepEqual(before, after) {
+		t.Errorf("importing the site changed IAM:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if !w.planIsEmpty() {
+		t.Fatal("the plan after importing the site is not empty")
 	}
 }

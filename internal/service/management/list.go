@@ -142,7 +142,7 @@ type groupListConfig struct {
 func groupListAttributes(what string) map[string]listschema.Attribute {
 	return map[string]listschema.Attribute{
 		"system":           systemAttribute("The system that created the grade manager."),
-		"grade_manager_id": positiveIDAttribute("The grade manager whose groups' " + what + " to list (its own groups, not its subset managers')."),
+		"grade_manager_id": positiveIDAttribute("The grade manager whose " + what + " to list (its own groups, not its subset managers')."),
 		"name": listschema.StringAttribute{Optional: true,
 			Description: "Only groups whose name contains this, case-insensitively (IAM's filter)."},
 		"description": listschema.StringAttribute{Optional: true,
@@ -221,7 +221,7 @@ func (l *groupMembersList) ListResourceConfigSchema(_ context.Context, _ list.Li
 		MarkdownDescription: "The members of each group of a grade manager the system created: one result per group, " +
 			"with its users and departments and their expiries. One call per page of 500 groups, and one per group with " +
 			"`include_resource`.",
-		Attributes: groupListAttributes("members"),
+		Attributes: groupListAttributes("groups' members"),
 	}
 }
 
