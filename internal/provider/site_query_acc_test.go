@@ -1,0 +1,162 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+)
+
+// siteHolding is what the site query test reads of IAM through its own
+// APIs, before and after the import: the group's members and
+// permissions, and every subject's policies of the granted action.
+type siteHolding struct {
+	members  []bkiam.Member
+	policies []bkiam.GroupPolicy
+	grants   []bkiam.Policy
+}
+
+// TestAccSite_Query: the adoption guide on whatever IAM the tests point
+// at, a real one included (make testacc-site TF_CLI=terraform-1.16): a
+// grade manager, its group, a member, a group permission and a user's
+// grant made through IAM's APIs are listed by terraform query, generated
+// and imported; IAM's reads are the same after, and the next plan is
+// empty. Terraform 1.14 and later.
+func TestAccSite_Query(t *testing.T) {
+	if !cli.Terraform(1, 14) {
+		t.Skipf("%s has no terraform query (Terraform 1.14)", cli)
+	}
+	e := newSiteEnv(t)
+	p, ctx := e.p, context.Background()
+	gm, err := e.client.CreateGradeManager(ctx, p.System, bkiam.GradeManagerSpec{Name: "tf-acc-q-" + e.suffix, Members: []string{p.Users[0]},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: p.System, Actions: []bkiam.Action{{ID: p.Actions[0]}},
+			Resources: []bkiam.PathResource{{System: p.System, Type: p.Type, Paths: [][]bkiam.PathNode{{{System: p.System, Type: p.Type, ID: p.Instances[0]}}}}}}},
+		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.client.DeleteGradeManager(context.Background(), p.System, gm); err != nil {
+			t.Errorf("cleaning up grade manager %d: %v", gm, err)
+		}
+	})
+	groups, err := e.client.CreateGroups(ctx, p.System, fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "tf-acc-q-dev-" + e.suffix, Description: "adopted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := groups[0]
+	t.Cleanup(func() { _ = e.client.DeleteGroup(context.Background(), p.System, group) })
+	if err := e.client.AddMembers(ctx, p.System, group, []bkiam.MemberRef{{Type: "user", ID: p.Users[1]}}, bkiam.PermanentExpiry); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.GrantGroupPolicies(ctx, p.System, group, bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: p.Actions[0]}},
+		Resources: []bkiam.PathResource{{System: p.System, Type: p.Type, Paths: [][]bkiam.PathNode{{{System: p.System, Type: p.Type, ID: p.Instances[0]}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	grant := bkiam.BatchInstanceRequest{System: p.System, Operate: bkiam.OperationGrant, Subject: bkiam.Subject{Type: "user", ID: p.Users[1]},
+		Actions: []bkiam.Action{{ID: p.Actions[1]}}, ExpiredAt: bkiam.PermanentExpiry,
+		Resources: []bkiam.InstanceResource{{System: p.System, Type: p.Type, Instances: []bkiam.Instance{{ID: p.Instances[1], Name: p.Instances[1]}, {ID: p.Instances[2], Name: p.Instances[2]}}}}}
+	if _, err := e.client.BatchInstance(ctx, grant); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		revoke := grant
+		revoke.Operate = bkiam.OperationRevoke
+		if _, err := e.client.BatchInstance(context.Background(), revoke); err != nil {
+			t.Errorf("cleaning up the grant: %v", err)
+		}
+	})
+	read := func() siteHolding {
+		t.Helper()
+		var h siteHolding
+		var err error
+		if h.members, err = e.client.GroupMembers(ctx, p.System, group); err != nil {
+			t.Fatal(err)
+		}
+		if h.policies, err = e.client.GroupPolicies(ctx, p.System, group); err != nil {
+			t.Fatal(err)
+		}
+		if h.grants, err = e.client.ScanPolicies(ctx, bkiam.PolicyKindABAC, p.System, p.Actions[1]); err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(h.grants, func(a, b bkiam.Policy) int { return strings.Compare(a.Subject.Type+a.Subject.ID, b.Subject.Type+b.Subject.ID) })
+		return h
+	}
+
+	server, err := NewServer("test")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newAttachedWorkspace(t, server)
+	w.configure(strings.Replace(e.provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1), "")
+	query := fmt.Sprintf(`list "bkiam_group" "site" {
+  provider = bkiam
+  config {
+    system           = %[1]q
+    grade_manager_id = "%[2]d"
+  }
+}
+
+list "bkiam_group_members" "site" {
+  provider = bkiam
+  config {
+    system           = %[1]q
+    grade_manager_id = "%[2]d"
+  }
+}
+
+list "bkiam_group_permission" "site" {
+  provider = bkiam
+  config {
+    system   = %[1]q
+    group_id = "%[3]d"
+  }
+}
+
+list "bkiam_instance_grant" "site" {
+  provider = bkiam
+  config {
+    system       = %[1]q
+    action       = %[4]q
+    subject_type = "user"
+  }
+}
+`, p.System, gm, group, p.Actions[1])
+	if err := os.WriteFile(filepath.Join(w.dir, "site.tfquery.hcl"), []byte(query), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := w.mustRun("query", "-generate-config-out=generated.tf")
+	generated, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	flat := strings.Join(strings.Fields(string(generated)), " ")
+	// Terraform quotes a map key only where HCL needs it.
+	flat = strings.ReplaceAll(flat, `"`+p.Instances[2]+`" =`, p.Instances[2]+" =")
+	for _, want := range []string{fmt.Sprintf(`name = "tf-acc-q-dev-%s"`, e.suffix), fmt.Sprintf(`%s = "permanent"`, p.Users[1]),
+		fmt.Sprintf(`id = %q type = "user"`, p.Users[1]), fmt.Sprintf(`%s = %q`, p.Instances[2], p.Instances[2])} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the generated configuration has no %s:\n%s", want, generated)
+		}
+	}
+	if err := os.Remove(filepath.Join(w.dir, "site.tfquery.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	before := read()
+	out = w.mustRun("apply", "-auto-approve")
+	if !strings.Contains(out, " imported, 0 added, 0 changed, 0 destroyed") {
+		t.Errorf("the apply of the generated configuration did more than import:\n%s", out)
+	}
+	if after := read(); !reflect.DeepEqual(before, after) {
+		t.Errorf("importing changed what IAM holds:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if !w.planIsEmpty() {
+		t.Fatal("the plan after importing is not empty")
+	}
+}
