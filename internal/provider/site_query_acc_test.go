@@ -27,11 +27,10 @@ type siteHolding struct {
 // grade manager, its group, a member, a group permission and a user's
 // grant made through IAM's APIs are listed by terraform query, generated
 // and imported; IAM's reads are the same after, and the next plan is
-// empty. Terraform 1.14 and later.
+// empty. Terraform 1.14 and later; on OpenTofu 1.12, Terraform 1.16
+// lists and generates and OpenTofu applies, as the guide says.
 func TestAccSite_Query(t *testing.T) {
-	if !cli.Terraform(1, 14) {
-		t.Skipf("%s has no terraform query (Terraform 1.14)", cli)
-	}
+	querier := queryCLI(t)
 	e := newSiteEnv(t)
 	p, ctx := e.p, context.Background()
 	gm, err := e.client.CreateGradeManager(ctx, p.System, bkiam.GradeManagerSpec{Name: "tf-acc-q-" + e.suffix, Members: []string{p.Users[0]},
@@ -95,6 +94,8 @@ func TestAccSite_Query(t *testing.T) {
 	}
 	w := newAttachedWorkspace(t, server)
 	w.configure(strings.Replace(e.provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1), "")
+	applier := w.terraform
+	w.terraform = querier
 	query := fmt.Sprintf(`list "bkiam_group" "site" {
   provider = bkiam
   config {
@@ -148,6 +149,7 @@ list "bkiam_instance_grant" "site" {
 	if err := os.Remove(filepath.Join(w.dir, "site.tfquery.hcl")); err != nil {
 		t.Fatal(err)
 	}
+	w.terraform = applier
 	before := read()
 	out = w.mustRun("apply", "-auto-approve")
 	if !strings.Contains(out, " imported, 0 added, 0 changed, 0 destroyed") {
