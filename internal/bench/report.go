@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -108,8 +109,26 @@ var goBenchCaptions = []struct{ suffix, caption string }{
 	{"/internal/grantplan", "The planner alone (`go test -bench . ./internal/grantplan`), two actions over n hosts:"},
 }
 
+// listBenchResources name the list resource each listing benchmark lists (BenchmarkList…, in
+// internal/provider/list_bench_test.go); a listing benchmark not named here is shown by its name.
+var listBenchResources = map[string]string{
+	"BenchmarkListGroups": "bkiam_group",
+	"BenchmarkListGrants": "bkiam_instance_grant",
+}
+
+// listingCaption introduces the listing benchmarks' table.
+const listingCaption = "### Listing (terraform query)\n\n" +
+	"A list block of `terraform query` through the provider's protocol server (`go test -bench List ./internal/provider`):\n" +
+	"every object listed with its resource (`include_resource`, as `-generate-config-out` asks), the stream drained. After a\n" +
+	"first listing, counted by the sandbox, IAM's answers are replayed from memory, so that the time and memory are the\n" +
+	"provider's alone. Linear means that ten times the objects cost ten times the IAM calls — one per page of 500,\n" +
+	"ceil(n / 500), none per object — and ten times the bytes and allocations, and about ten times the time (timings vary\n" +
+	"from run to run): the cost of an object does not grow with the list. B/op counts every byte allocated over a listing,\n" +
+	"not the most held at once: the stream holds one page at a time.\n"
+
 // PrintGoBenchmarks writes the Benchmark lines of a `go test -bench` output, one code block per
-// package, each under its caption. goTest is nil when the Go benchmarks were not part of the run.
+// package, each under its caption, then the listing benchmarks (BenchmarkList…) as a table of
+// their own. goTest is nil when the Go benchmarks were not part of the run.
 func PrintGoBenchmarks(out io.Writer, goTest io.Reader) error {
 	fmt.Fprint(out, "\n## Go benchmarks\n\n")
 	if goTest == nil {
@@ -121,12 +140,17 @@ func PrintGoBenchmarks(out io.Writer, goTest io.Reader) error {
 		lines []string
 	}
 	var blocks []*block
+	var listings []string
 	s := bufio.NewScanner(goTest)
 	s.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for s.Scan() {
 		line := s.Text()
 		if pkg, ok := strings.CutPrefix(line, "pkg: "); ok {
 			blocks = append(blocks, &block{pkg: strings.TrimSpace(pkg)})
+			continue
+		}
+		if strings.HasPrefix(line, "BenchmarkList") {
+			listings = append(listings, line)
 			continue
 		}
 		if strings.HasPrefix(line, "Benchmark") {
@@ -157,8 +181,49 @@ func PrintGoBenchmarks(out io.Writer, goTest io.Reader) error {
 		}
 		fmt.Fprintf(out, "%s\n\n```\n%s\n```\n", caption, strings.Join(b.lines, "\n"))
 	}
+	if len(listings) > 0 {
+		if !first {
+			fmt.Fprintln(out)
+		}
+		first = false
+		printListings(out, listings)
+	}
 	if first {
 		fmt.Fprintln(out, "The Go benchmarks' output held no benchmark results.")
 	}
 	return nil
+}
+
+// printListings writes the listing benchmarks' lines as a table: one row per list resource and
+// size, with the IAM calls each listing made (the benchmarks' calls/op) beside -benchmem's figures.
+func printListings(out io.Writer, lines []string) {
+	fmt.Fprintf(out, "%s\n| List resource | Objects | IAM calls/op | ns/op | B/op | allocs/op |\n|---|--:|--:|--:|--:|--:|\n", listingCaption)
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		name := fields[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
+			name = name[:i] // the GOMAXPROCS suffix
+		}
+		bench, size, _ := strings.Cut(name, "/")
+		resource := bench
+		if r, ok := listBenchResources[bench]; ok {
+			resource = "`" + r + "`"
+		}
+		metrics := map[string]string{}
+		for i := 2; i+1 < len(fields); i += 2 {
+			metrics[fields[i+1]] = fields[i]
+		}
+		if v, err := strconv.ParseFloat(metrics["calls/op"], 64); err == nil {
+			metrics["calls/op"] = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		row := []string{resource, size}
+		for _, unit := range []string{"calls/op", "ns/op", "B/op", "allocs/op"} {
+			v := metrics[unit]
+			if v == "" {
+				v = "–"
+			}
+			row = append(row, v)
+		}
+		fmt.Fprintf(out, "| %s |\n", strings.Join(row, " | "))
+	}
 }

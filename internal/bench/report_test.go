@@ -25,6 +25,9 @@ goarch: amd64
 pkg: github.com/bkiam/terraform-provider-bkiam/internal/provider
 cpu: AMD EPYC
 BenchmarkPlanCreate/5000/validate-2         	       3	  11694024 ns/op	 2868480 B/op	   75209 allocs/op
+BenchmarkListGroups/1000-2                  	       3	 183525235 ns/op	         2.000 calls/op	56616736 B/op	 1027854 allocs/op
+BenchmarkListGroups/10000-2                 	       3	2632894474 ns/op	        20.00 calls/op	565967008 B/op	10276168 allocs/op
+BenchmarkListOther/1000                     	       3	    100 ns/op
 PASS
 ok  	github.com/bkiam/terraform-provider-bkiam/internal/provider	12.3s
 goos: linux
@@ -45,7 +48,12 @@ PASS
 		"validation, the plan of a create, and a no-op (read and plan), at 5 000 and 10 000 instances:\n\n" +
 		"```\nBenchmarkPlanCreate/5000/validate-2         \t       3\t  11694024 ns/op\t 2868480 B/op\t   75209 allocs/op\n```\n\n" +
 		"The planner alone (`go test -bench . ./internal/grantplan`), two actions over n hosts:\n\n" +
-		"```\nBenchmarkPlan10k/no-op-2             \t       3\t   2086791 ns/op\t     618 B/op\t      19 allocs/op\n```\n"
+		"```\nBenchmarkPlan10k/no-op-2             \t       3\t   2086791 ns/op\t     618 B/op\t      19 allocs/op\n```\n\n" +
+		listingCaption + "\n" +
+		"| List resource | Objects | IAM calls/op | ns/op | B/op | allocs/op |\n|---|--:|--:|--:|--:|--:|\n" +
+		"| `bkiam_group` | 1000 | 2 | 183525235 | 56616736 | 1027854 |\n" +
+		"| `bkiam_group` | 10000 | 20 | 2632894474 | 565967008 | 10276168 |\n" +
+		"| BenchmarkListOther | 1000 | – | 100 | – | – |\n"
 	if w.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", w.String(), want)
 	}

@@ -84,7 +84,9 @@ func TestAccSite_Query(t *testing.T) {
 		if h.grants, err = e.client.ScanPolicies(ctx, bkiam.PolicyKindABAC, p.System, p.Actions[1]); err != nil {
 			t.Fatal(err)
 		}
-		slices.SortFunc(h.grants, func(a, b bkiam.Policy) int { return strings.Compare(a.Subject.Type+a.Subject.ID, b.Subject.Type+b.Subject.ID) })
+		slices.SortFunc(h.grants, func(a, b bkiam.Policy) int {
+			return strings.Compare(a.Subject.Type+a.Subject.ID, b.Subject.Type+b.Subject.ID)
+		})
 		return h
 	}
 

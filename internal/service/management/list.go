@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -98,23 +97,18 @@ func (l *gradeManagerList) List(ctx context.Context, req list.ListRequest, strea
 		var failed list.ListResult
 		more := true
 		err := c.EachGradeManager(ctx, system, config.Name.ValueString(), func(info bkiam.GradeManagerInfo) bool {
-			result := req.NewListResult(ctx)
-			result.DisplayName = info.Name
 			id := strconv.FormatInt(info.ID, 10)
-			result.Diagnostics.Append(result.Identity.Set(ctx, gradeManagerIdentity{System: types.StringValue(system), ID: types.StringValue(id)})...)
+			attrs := map[string]any{}
 			if req.IncludeResource {
 				gm, err := c.GradeManager(ctx, system, info.ID)
 				if err != nil {
 					failed = listing.Error("Cannot read the grade manager", managementError(fmt.Sprintf("Reading grade manager %d in %s", info.ID, system), err))
 					return false
 				}
-				members, d := types.SetValueFrom(ctx, types.StringType, gm.Members)
-				result.Diagnostics.Append(d...)
-				for name, v := range map[string]any{"id": id, "system": system, "name": gm.Name, "description": gm.Description,
-					"members": members, "sync_perm": gm.SyncPerm} {
-					result.Diagnostics.Append(result.Resource.SetAttribute(ctx, path.Root(name), v)...)
-				}
+				attrs = map[string]any{"id": id, "system": system, "name": gm.Name, "description": gm.Description,
+					"members": gm.Members, "sync_perm": gm.SyncPerm}
 			}
+			result := listing.ValueResult(ctx, req, info.Name, map[string]string{"system": system, "id": id}, attrs)
 			more = push(result)
 			return more
 		})
@@ -191,17 +185,10 @@ func (l *groupList) List(ctx context.Context, req list.ListRequest, stream *list
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
 		eachGroup(ctx, c, config, listing.Limited(req.Limit, push), func(g bkiam.Group) (list.ListResult, bool) {
-			result := req.NewListResult(ctx)
-			result.DisplayName = g.Name
-			m := groupModel{ID: types.StringValue(strconv.FormatInt(g.ID, 10)), System: config.System, GradeManagerID: config.GradeManagerID}
-			result.Diagnostics.Append(setGroupIdentity(ctx, result.Identity, m)...)
-			if req.IncludeResource {
-				for name, v := range map[string]any{"id": m.ID, "system": m.System, "grade_manager_id": m.GradeManagerID,
-					"name": g.Name, "description": g.Description, "readonly": g.Readonly} {
-					result.Diagnostics.Append(result.Resource.SetAttribute(ctx, path.Root(name), v)...)
-				}
-			}
-			return result, true
+			system, gm, id := config.System.ValueString(), config.GradeManagerID.ValueString(), strconv.FormatInt(g.ID, 10)
+			return listing.ValueResult(ctx, req, g.Name, map[string]string{"system": system, "grade_manager_id": gm, "id": id},
+				map[string]any{"id": id, "system": system, "grade_manager_id": gm, "name": g.Name, "description": g.Description,
+					"readonly": g.Readonly}), true
 		})
 	}
 }
