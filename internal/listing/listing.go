@@ -23,10 +23,34 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
-// Base is embedded by every list resource: Configure keeps the
-// provider's data.
+// Base is embedded by every list resource: its type name (after the
+// provider's prefix, the resource's own), and the provider's data, which
+// Configure keeps.
 type Base struct {
+	Name string
 	Data *conns.Data
+}
+
+func (b *Base) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + b.Name
+}
+
+// Begin reads the list block's configuration into a C, and the client.
+// It is false once it has put the error in stream.
+func Begin[C any](ctx context.Context, b *Base, req list.ListRequest, stream *list.ListResultsStream) (C, *bkiam.Client, bool) {
+	var config C
+	diags := req.Config.Get(ctx, &config)
+	var c *bkiam.Client
+	if !diags.HasError() {
+		var more diag.Diagnostics
+		c, more = b.Client()
+		diags.Append(more...)
+	}
+	if diags.HasError() {
+		stream.Results = Errors(diags)
+		return config, nil, false
+	}
+	return config, c, true
 }
 
 func (b *Base) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

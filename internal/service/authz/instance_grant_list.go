@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -30,16 +29,14 @@ import (
 // nothing in IAM.
 type instanceGrantList struct{ listing.Base }
 
-func NewInstanceGrantListResource() list.ListResource { return &instanceGrantList{} }
+func NewInstanceGrantListResource() list.ListResource {
+	return &instanceGrantList{listing.Base{Name: "instance_grant"}}
+}
 
 type instanceGrantListConfig struct {
 	System      types.String `tfsdk:"system"`
 	Action      types.String `tfsdk:"action"`
 	SubjectType types.String `tfsdk:"subject_type"`
-}
-
-func (l *instanceGrantList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_instance_grant"
 }
 
 func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -63,14 +60,8 @@ func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.L
 }
 
 func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var config instanceGrantListConfig
-	if diags := req.Config.Get(ctx, &config); diags.HasError() {
-		stream.Results = listing.Errors(diags)
-		return
-	}
-	c, diags := l.Client()
-	if diags.HasError() {
-		stream.Results = listing.Errors(diags)
+	config, c, ok := listing.Begin[instanceGrantListConfig](ctx, &l.Base, req, stream)
+	if !ok {
 		return
 	}
 	system, action, only := config.System.ValueString(), config.Action.ValueString(), config.SubjectType.ValueString()

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -54,15 +53,13 @@ func parseID(s string) int64 {
 
 type gradeManagerList struct{ listing.Base }
 
-func NewGradeManagerListResource() list.ListResource { return &gradeManagerList{} }
+func NewGradeManagerListResource() list.ListResource {
+	return &gradeManagerList{listing.Base{Name: "grade_manager"}}
+}
 
 type gradeManagerListConfig struct {
 	System types.String `tfsdk:"system"`
 	Name   types.String `tfsdk:"name"`
-}
-
-func (l *gradeManagerList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_grade_manager"
 }
 
 func (l *gradeManagerList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -81,14 +78,8 @@ func (l *gradeManagerList) ListResourceConfigSchema(_ context.Context, _ list.Li
 }
 
 func (l *gradeManagerList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var config gradeManagerListConfig
-	if diags := req.Config.Get(ctx, &config); diags.HasError() {
-		stream.Results = listing.Errors(diags)
-		return
-	}
-	c, diags := l.Client()
-	if diags.HasError() {
-		stream.Results = listing.Errors(diags)
+	config, c, ok := listing.Begin[gradeManagerListConfig](ctx, &l.Base, req, stream)
+	if !ok {
 		return
 	}
 	system := config.System.ValueString()
@@ -124,7 +115,7 @@ func (l *gradeManagerList) List(ctx context.Context, req list.ListRequest, strea
 
 type groupList struct{ listing.Base }
 
-func NewGroupListResource() list.ListResource { return &groupList{} }
+func NewGroupListResource() list.ListResource { return &groupList{listing.Base{Name: "group"}} }
 
 type groupListConfig struct {
 	System         types.String `tfsdk:"system"`
@@ -142,10 +133,6 @@ func groupListAttributes(what string) map[string]listschema.Attribute {
 		"description": listschema.StringAttribute{Optional: true,
 			Description: "Only groups whose description contains this, case-insensitively (IAM's filter)."},
 	}
-}
-
-func (l *groupList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_group"
 }
 
 func (l *groupList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -173,14 +160,8 @@ func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, pus
 }
 
 func (l *groupList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var config groupListConfig
-	if diags := req.Config.Get(ctx, &config); diags.HasError() {
-		stream.Results = listing.Errors(diags)
-		return
-	}
-	c, diags := l.Client()
-	if diags.HasError() {
-		stream.Results = listing.Errors(diags)
+	config, c, ok := listing.Begin[groupListConfig](ctx, &l.Base, req, stream)
+	if !ok {
 		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
@@ -197,10 +178,8 @@ func (l *groupList) List(ctx context.Context, req list.ListRequest, stream *list
 
 type groupMembersList struct{ listing.Base }
 
-func NewGroupMembersListResource() list.ListResource { return &groupMembersList{} }
-
-func (l *groupMembersList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_group_members"
+func NewGroupMembersListResource() list.ListResource {
+	return &groupMembersList{listing.Base{Name: "group_members"}}
 }
 
 func (l *groupMembersList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -213,14 +192,8 @@ func (l *groupMembersList) ListResourceConfigSchema(_ context.Context, _ list.Li
 }
 
 func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var config groupListConfig
-	if diags := req.Config.Get(ctx, &config); diags.HasError() {
-		stream.Results = listing.Errors(diags)
-		return
-	}
-	c, diags := l.Client()
-	if diags.HasError() {
-		stream.Results = listing.Errors(diags)
+	config, c, ok := listing.Begin[groupListConfig](ctx, &l.Base, req, stream)
+	if !ok {
 		return
 	}
 	system := config.System.ValueString()
@@ -254,15 +227,13 @@ func listedMembers(m GroupMembersModel, held memberplan.Members) GroupMembersMod
 
 type groupPermissionList struct{ listing.Base }
 
-func NewGroupPermissionListResource() list.ListResource { return &groupPermissionList{} }
+func NewGroupPermissionListResource() list.ListResource {
+	return &groupPermissionList{listing.Base{Name: "group_permission"}}
+}
 
 type groupPermissionListConfig struct {
 	System  types.String `tfsdk:"system"`
 	GroupID types.String `tfsdk:"group_id"`
-}
-
-func (l *groupPermissionList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_group_permission"
 }
 
 func (l *groupPermissionList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -280,14 +251,8 @@ func (l *groupPermissionList) ListResourceConfigSchema(_ context.Context, _ list
 }
 
 func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var config groupPermissionListConfig
-	if diags := req.Config.Get(ctx, &config); diags.HasError() {
-		stream.Results = listing.Errors(diags)
-		return
-	}
-	c, diags := l.Client()
-	if diags.HasError() {
-		stream.Results = listing.Errors(diags)
+	config, c, ok := listing.Begin[groupPermissionListConfig](ctx, &l.Base, req, stream)
+	if !ok {
 		return
 	}
 	system, group := config.System.ValueString(), config.GroupID.ValueString()
