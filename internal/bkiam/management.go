@@ -251,11 +251,14 @@ func (c *Client) CreateGroups(ctx context.Context, system, gradeManager string, 
 }
 
 // GroupFilter narrows ListGroups: ID exactly; Name and Description as IAM filters them, a
-// case-insensitive substring (callers that want one name match it again).
+// case-insensitive substring (callers that want one name match it again); Action to the groups
+// holding a policy of that action in the path's system (IAM's action_id, custom and template
+// policies alike).
 type GroupFilter struct {
 	ID          int64
 	Name        string
 	Description string
+	Action      string
 }
 
 // ListGroups reads every group of a grade manager matching f, its own only (not its subset
@@ -282,6 +285,9 @@ func (c *Client) EachGroup(ctx context.Context, system string, gradeManager int6
 	}
 	if f.Description != "" {
 		q.Set("description", f.Description)
+	}
+	if f.Action != "" {
+		q.Set("action_id", f.Action)
 	}
 	return c.pages(ctx, "group list", managementPath(system, "grade_managers", idString(gradeManager), "groups"), q, func(d json.RawMessage) error {
 		var g Group

@@ -136,17 +136,30 @@ func TestAccQuery(t *testing.T) {
 	}
 	before := snapshotIAM(sb)
 
-	// The grade managers, listed on their own.
-	write("gm.tfquery.hcl", `list "bkiam_grade_manager" "all" {
+	// The grade managers, listed on their own, and the groups holding
+	// edit_host (IAM's action_id filter: dev, not ops).
+	write("gm.tfquery.hcl", fmt.Sprintf(`list "bkiam_grade_manager" "all" {
   provider = bkiam
   config {
     system = "bk_cmdb"
   }
 }
-`)
+
+list "bkiam_group" "editors" {
+  provider = bkiam
+  config {
+    system           = "bk_cmdb"
+    grade_manager_id = "%d"
+    action           = "edit_host"
+  }
+}
+`, site.GradeManager))
 	out := w.mustRun("query")
 	if !strings.Contains(out, fmt.Sprintf("list.bkiam_grade_manager.all   id=%d,system=bk_cmdb   platform", site.GradeManager)) {
 		t.Fatalf("terraform query did not list the grade manager:\n%s", out)
+	}
+	if !strings.Contains(out, fmt.Sprintf("id=%d,system=bk_cmdb   dev", site.Dev)) || strings.Contains(out, "   ops") {
+		t.Fatalf("terraform query did not list exactly the group holding edit_host:\n%s", out)
 	}
 	if err := os.Remove(filepath.Join(w.dir, "gm.tfquery.hcl")); err != nil {
 		t.Fatal(err)

@@ -98,6 +98,35 @@ func TestAccSite_Query(t *testing.T) {
 	w.configure(strings.Replace(e.provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1), "")
 	applier := w.terraform
 	w.terraform = querier
+	// IAM's action_id filter: the group holds the first action, not the second.
+	filtered := fmt.Sprintf(`list "bkiam_group" "holds" {
+  provider = bkiam
+  config {
+    system           = %[1]q
+    grade_manager_id = "%[2]d"
+    action           = %[3]q
+  }
+}
+
+list "bkiam_group" "lacks" {
+  provider = bkiam
+  config {
+    system           = %[1]q
+    grade_manager_id = "%[2]d"
+    action           = %[4]q
+  }
+}
+`, p.System, gm, p.Actions[0], p.Actions[1])
+	if err := os.WriteFile(filepath.Join(w.dir, "filtered.tfquery.hcl"), []byte(filtered), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := w.mustRun("query")
+	if !strings.Contains(out, fmt.Sprintf("list.bkiam_group.holds   grade_manager_id=%d,id=%d,", gm, group)) || strings.Contains(out, "list.bkiam_group.lacks   ") {
+		t.Errorf("the action filter did not list exactly the group holding %s:\n%s", p.Actions[0], out)
+	}
+	if err := os.Remove(filepath.Join(w.dir, "filtered.tfquery.hcl")); err != nil {
+		t.Fatal(err)
+	}
 	query := fmt.Sprintf(`list "bkiam_group" "site" {
   provider = bkiam
   config {
@@ -134,7 +163,7 @@ list "bkiam_instance_grant" "site" {
 	if err := os.WriteFile(filepath.Join(w.dir, "site.tfquery.hcl"), []byte(query), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := w.mustRun("query", "-generate-config-out=generated.tf")
+	out = w.mustRun("query", "-generate-config-out=generated.tf")
 	generated, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -315,7 +315,8 @@
 //     model's highest group id. Names are unique per owner, compared case-insensitively (409
 //     "存在同名用户组"); at most 10000 groups per grade manager. The list (page/page_size, or
 //     limit/offset; default 10, no maximum; inherit accepted; id exact; name and description
-//     case-insensitive substrings) is newest first, rows {id, name, user_count, department_count,
+//     case-insensitive substrings; action_id keeps the groups holding a policy of that action in
+//     the path's system, custom or template; the resource filters are not served) is newest first, rows {id, name, user_count, department_count,
 //     subject_template_count, description, creator, created_time, readonly}; a page number past the
 //     end (of this list and the v1 grade-manager list) is 404 1902404 "数据不存在 (NOT_FOUND_ERROR)", DRF's paginator's
 //     NotFound, where the first page of an empty list is not. PUT takes {name 2..128,

@@ -582,9 +582,23 @@ func (mc *mgmtCall) listGroups(gm *gradeManager) (any, bool, *saasError) {
 		id = n
 	}
 	name, desc := strings.ToLower(mc.q.Get("name")), strings.ToLower(mc.q.Get("description"))
+	// action_id alone keeps the groups holding a policy of that action in the path's system
+	// (the SaaS's _filter_by_action, over its policy table: custom and template rows alike). The
+	// resource filters (resource_type_system_id, resource_type_id, resource_id, bk_iam_path),
+	// which ask the backend for RBAC groups, are not served.
+	action := mc.q.Get("action_id")
+	holds := func(g *mgmtGroup) bool {
+		for k := range mc.s.store.policies {
+			if k.System == mc.system && k.SubjectType == "group" && k.SubjectID == itoa64(g.ID) && k.Action == action {
+				return true
+			}
+		}
+		return false
+	}
 	rows := []map[string]any{}
 	for _, g := range mc.ms.groupsOf(mc.system, gm.ID) {
-		if hasID && g.ID != id || !strings.Contains(strings.ToLower(g.Name), name) || !strings.Contains(strings.ToLower(g.Description), desc) {
+		if hasID && g.ID != id || !strings.Contains(strings.ToLower(g.Name), name) || !strings.Contains(strings.ToLower(g.Description), desc) ||
+			action != "" && !holds(g) {
 			continue
 		}
 		users, depts := g.counts()

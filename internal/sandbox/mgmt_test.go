@@ -112,6 +112,9 @@ func TestManagementGroupsAndMembers(t *testing.T) {
 		{"list: name is a case-insensitive substring", "GET", "bk_cmdb/grade_managers/1/groups/?name=DE", "", 200, 0, `"count":1,"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"developers","id":5,"name":"dev"`},
 		{"list: by id", "GET", "bk_cmdb/grade_managers/1/groups/?id=6&inherit=false", "", 200, 0, `"count":1,"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"","id":6,"name":"qa"`},
 		{"list: description", "GET", "bk_cmdb/grade_managers/1/groups/?description=DEVEL", "", 200, 0, `"count":1`},
+		{"list: action_id keeps the groups holding the action (the sync group, granted the scope)", "GET",
+			"bk_cmdb/grade_managers/1/groups/?action_id=view_host", "", 200, 0, `"count":1,"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"d","id":4,`},
+		{"list: action_id no group holds", "GET", "bk_cmdb/grade_managers/1/groups/?action_id=edit_host", "", 200, 0, `"count":0`},
 		{"list: bad page", "GET", "bk_cmdb/grade_managers/1/groups/?page=0", "", 400, 1902412, `greater than or equal to 1`},
 		// DRF's page-number paginator (internal/bkiam's package doc, "The management API").
 		{"list: a page past the end (and an error's data is null)", "GET", "bk_cmdb/grade_managers/1/groups/?page=2&page_size=10", "", 404, 1902404,

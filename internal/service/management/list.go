@@ -122,6 +122,7 @@ type groupListConfig struct {
 	GradeManagerID types.String `tfsdk:"grade_manager_id"`
 	Name           types.String `tfsdk:"name"`
 	Description    types.String `tfsdk:"description"`
+	Action         types.String `tfsdk:"action"`
 }
 
 func groupListAttributes(what string) map[string]listschema.Attribute {
@@ -132,6 +133,9 @@ func groupListAttributes(what string) map[string]listschema.Attribute {
 			Description: "Only groups whose name contains this, case-insensitively (IAM's filter)."},
 		"description": listschema.StringAttribute{Optional: true,
 			Description: "Only groups whose description contains this, case-insensitively (IAM's filter)."},
+		"action": listschema.StringAttribute{Optional: true, Validators: []validator.String{verify.IAMIDValidator{}},
+			Description: "Only groups holding a permission of this action of `system`, e.g. `view_host` (IAM's `action_id` " +
+				"filter; IAM's filters by resource instance are not offered)."},
 	}
 }
 
@@ -148,7 +152,8 @@ func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, pus
 	result func(bkiam.Group) (list.ListResult, bool)) {
 	system, gm := config.System.ValueString(), parseID(config.GradeManagerID.ValueString())
 	more := true
-	err := c.EachGroup(ctx, system, gm, bkiam.GroupFilter{Name: config.Name.ValueString(), Description: config.Description.ValueString()},
+	err := c.EachGroup(ctx, system, gm, bkiam.GroupFilter{Name: config.Name.ValueString(), Description: config.Description.ValueString(),
+		Action: config.Action.ValueString()},
 		func(g bkiam.Group) bool {
 			r, ok := result(g)
 			more = push(r) && ok
