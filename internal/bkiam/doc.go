@@ -245,7 +245,7 @@
 //	PUT    grade_managers/{id}/             the create body, a full replace: sync_perm left out deletes the sync group
 //	DELETE grade_managers/{id}/             {} at once; IAM deletes the grade manager, its groups and their members later
 //	POST   grade_managers/{id|-}/groups/    {groups: [{name, description, readonly}] (≤ 10)} → [group ids]; "-" is the system manager
-//	GET    grade_managers/{id}/groups/      ?page&page_size&inherit&id&name (name: case-insensitive substring) → {count, results}
+//	GET    grade_managers/{id}/groups/      ?page&page_size&inherit&id&name&description&action_id (name, description: case-insensitive substrings; action_id: groups holding a policy of that action in the path system) → {count, results}
 //	PUT    groups/{id}/                     {name, description}: an empty field is kept as it was
 //	DELETE groups/{id}/                     {} (members and policies go with it)
 //	GET    groups/{id}/members/             ?page&page_size → {count, results: [{type, id, name, expired_at, created_at}]}, expired members included
