@@ -68,7 +68,22 @@ func newCLIWorkspace(t *testing.T, providerDir string) *cliWorkspace {
 func (w *cliWorkspace) configure(provider, resources string) {
 	w.t.Helper()
 	config := "terraform {\n  required_providers {\n    bkiam = { source = \"bkiam/bkiam\" }\n  }\n}\n" + provider + resources
-	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(config), 0o600); err != nil {
+	w.write("main.tf", config)
+}
+
+// write writes a file of the working directory (a query file, an import
+// block beside main.tf).
+func (w *cliWorkspace) write(name, text string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.dir, name), []byte(text), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// remove removes a file of the working directory.
+func (w *cliWorkspace) remove(name string) {
+	w.t.Helper()
+	if err := os.Remove(filepath.Join(w.dir, name)); err != nil {
 		w.t.Fatal(err)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -173,9 +171,7 @@ func TestAccNewerCLIRefusals(t *testing.T) {
 			w := newAttachedWorkspace(t, server)
 			w.configure(transports[gatewayTransport].block(sb.URL), "")
 			for name, text := range tc.files {
-				if err := os.WriteFile(filepath.Join(w.dir, name), []byte(text+"\n"), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				w.write(name, text+"\n")
 			}
 			out, code := w.run(tc.command...)
 			if code == 0 || !planErrorPattern(tc.want...).MatchString(out) {

@@ -28,6 +28,22 @@ func fillSite(t *testing.T, sb *sandboxtest.Sandbox) demo.ExampleSite {
 	return site
 }
 
+// adoptionWorkspace is where the adoption guide starts: a sandbox filled
+// as a team's site is (fillSite), and a workspace whose CLI attaches to a
+// provider served here, configured through the gateway with detect_drift.
+func adoptionWorkspace(t *testing.T) (*sandboxtest.Sandbox, demo.ExampleSite, *cliWorkspace) {
+	t.Helper()
+	sb := sandboxtest.Start(t)
+	site := fillSite(t, sb)
+	server, err := NewServer("test")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newAttachedWorkspace(t, server)
+	w.configure(driftProvider(sb, ""), "")
+	return sb, site, w
+}
+
 // siteQuery lists everything FillExampleSite made but the grade manager, whose
 // scopes IAM cannot read back (TestAccQuery lists it on its own).
 func siteQuery(site demo.ExampleSite) string {
@@ -118,27 +134,14 @@ func queryCLI(t *testing.T) string {
 func TestAccQuery(t *testing.T) {
 	needsSandbox(t)
 	querier := queryCLI(t)
-	sb := sandboxtest.Start(t)
-	site := fillSite(t, sb)
-	server, err := NewServer("test")()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newAttachedWorkspace(t, server)
-	w.configure(driftProvider(sb, ""), "")
+	sb, site, w := adoptionWorkspace(t)
 	applier := w.terraform
 	w.terraform = querier
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	before := snapshotIAM(sb)
 
 	// The grade managers, listed on their own, and the groups holding
 	// edit_host (IAM's action_id filter: dev, not ops).
-	write("gm.tfquery.hcl", fmt.Sprintf(`list "bkiam_grade_manager" "all" {
+	w.write("gm.tfquery.hcl", fmt.Sprintf(`list "bkiam_grade_manager" "all" {
   provider = bkiam
   config {
     system = "bk_cmdb"
@@ -161,11 +164,9 @@ list "bkiam_group" "editors" {
 	if !strings.Contains(out, fmt.Sprintf("id=%d,system=bk_cmdb   dev", site.Dev)) || strings.Contains(out, "   ops") {
 		t.Fatalf("terraform query did not list exactly the group holding edit_host:\n%s", out)
 	}
-	if err := os.Remove(filepath.Join(w.dir, "gm.tfquery.hcl")); err != nil {
-		t.Fatal(err)
-	}
+	w.remove("gm.tfquery.hcl")
 
-	write("site.tfquery.hcl", siteQuery(site))
+	w.write("site.tfquery.hcl", siteQuery(site))
 	out = w.mustRun("query", "-generate-config-out=generated.tf")
 	generated, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
 	if err != nil {
@@ -187,9 +188,7 @@ list "bkiam_group" "editors" {
 	if t.Failed() {
 		t.FailNow()
 	}
-	if err := os.Remove(filepath.Join(w.dir, "site.tfquery.hcl")); err != nil {
-		t.Fatal(err)
-	}
+	w.remove("site.tfquery.hcl")
 
 	w.terraform = applier
 	applyImportsOnly(t, w, sb, before, 8)
@@ -206,14 +205,8 @@ list "bkiam_group" "editors" {
 // imports without a call that changes IAM, and the next plan is empty.
 func TestAccGenerateFromImportIDs(t *testing.T) {
 	needsSandbox(t)
-	sb := sandboxtest.Start(t)
-	site := fillSite(t, sb)
-	server, err := NewServer("test")()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newAttachedWorkspace(t, server)
-	w.configure(driftProvider(sb, ""), fmt.Sprintf(`
+	sb, site, w := adoptionWorkspace(t)
+	w.write("imports.tf", fmt.Sprintf(`
 import {
   to = bkiam_group.dev
   id = "bk_cmdb/%[1]d/%[2]d"

@@ -117,16 +117,12 @@ list "bkiam_group" "lacks" {
   }
 }
 `, p.System, gm, p.Actions[0], p.Actions[1])
-	if err := os.WriteFile(filepath.Join(w.dir, "filtered.tfquery.hcl"), []byte(filtered), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	w.write("filtered.tfquery.hcl", filtered)
 	out := w.mustRun("query")
 	if !strings.Contains(out, fmt.Sprintf("list.bkiam_group.holds   grade_manager_id=%d,id=%d,", gm, group)) || strings.Contains(out, "list.bkiam_group.lacks   ") {
 		t.Errorf("the action filter did not list exactly the group holding %s:\n%s", p.Actions[0], out)
 	}
-	if err := os.Remove(filepath.Join(w.dir, "filtered.tfquery.hcl")); err != nil {
-		t.Fatal(err)
-	}
+	w.remove("filtered.tfquery.hcl")
 	query := fmt.Sprintf(`list "bkiam_group" "site" {
   provider = bkiam
   config {
@@ -160,9 +156,7 @@ list "bkiam_instance_grant" "site" {
   }
 }
 `, p.System, gm, group, p.Actions[1])
-	if err := os.WriteFile(filepath.Join(w.dir, "site.tfquery.hcl"), []byte(query), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	w.write("site.tfquery.hcl", query)
 	out = w.mustRun("query", "-generate-config-out=generated.tf")
 	generated, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
 	if err != nil {
@@ -177,9 +171,7 @@ list "bkiam_instance_grant" "site" {
 			t.Errorf("the generated configuration has no %s:\n%s", want, generated)
 		}
 	}
-	if err := os.Remove(filepath.Join(w.dir, "site.tfquery.hcl")); err != nil {
-		t.Fatal(err)
-	}
+	w.remove("site.tfquery.hcl")
 	w.terraform = applier
 	before := read()
 	out = w.mustRun("apply", "-auto-approve")
