@@ -5,10 +5,12 @@ package main
 import (
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/parentwatch"
 	"github.com/bkiam/terraform-provider-bkiam/internal/provider"
 )
 
@@ -23,6 +25,20 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve (prints TF_REATTACH_PROVIDERS)")
 	flag.Parse()
+	if !debug {
+		// The CLI that started us asks us to stop when it is done; a CLI
+		// that is killed (a go test -timeout, kill -9) asks nothing, and we
+		// would serve on, orphaned, for good. tf6server.Serve has no way to
+		// stop outside -debug, so end the process: whoever would read what
+		// we serve is gone. A -debug provider is started by a person, and
+		// outlives the shell that started it on purpose.
+		parentwatch.Start(parentwatch.DefaultInterval, func(parent int) {
+			// If stderr is a pipe to the dead CLI the write raises
+			// SIGPIPE, which ends the process just the same.
+			log.Printf("[ERROR] the process that started this provider (pid %d) has exited; exiting", parent)
+			os.Exit(1)
+		})
+	}
 	provider.QuietUnrequestedLogs()
 
 	// The server is the framework's, with the resources' hot calls served
