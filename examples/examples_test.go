@@ -30,7 +30,7 @@ const versionsTF = `terraform {
 }
 `
 
-func TestExamples(t *testing.T) {
+func TestAccExamples(t *testing.T) {
 	terraform := testutil.Terraform(t)
 	providerDir := testutil.BuildProvider(t)
 	root := filepath.Join(testutil.RepoRoot(t), "examples")
@@ -63,6 +63,7 @@ func TestExamples(t *testing.T) {
 			run := func(args ...string) {
 				t.Helper()
 				cmd := exec.Command(terraform, args...)
+				testutil.EndWithTest(cmd)
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 				cmd.Env = append(cmd.Env, env...)

@@ -10,12 +10,12 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// TestListResourceExamples: every list resource's example (the docs'
+// TestAccListResourceExamples: every list resource's example (the docs'
 // Example Usage) is formatted and valid against a fresh build of the
 // provider, through a CLI with terraform query (Terraform 1.14+:
 // `terraform validate -query`). The list resources themselves are tested
 // against the sandbox by TestAccQuery.
-func TestListResourceExamples(t *testing.T) {
+func TestAccListResourceExamples(t *testing.T) {
 	if cli := testutil.CLI(t); !cli.Terraform(1, 14) {
 		t.Skipf("%s has no terraform query (Terraform 1.14)", cli)
 	}
@@ -50,6 +50,7 @@ func TestListResourceExamples(t *testing.T) {
 			}
 			for _, args := range [][]string{{"fmt", "-check", "-diff", "-no-color", "list-resource.tfquery.hcl"}, {"validate", "-query", "-no-color"}} {
 				cmd := exec.Command(terraform, args...)
+				testutil.EndWithTest(cmd)
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+cliConfig, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 				if out, err := cmd.CombinedOutput(); err != nil {

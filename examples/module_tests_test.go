@@ -12,13 +12,13 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// TestModuleTests runs the team_access module's own tests with `tofu
+// TestAccModuleTests runs the team_access module's own tests with `tofu
 // test` or `terraform test`, as a module author would: the mocked ones
 // with no IAM at all, then the integration ones against the IAM sandbox
 // with the real provider. Mocked providers need Terraform 1.7 or OpenTofu
 // 1.8; Terraform 1.5.7 has no test command, so this runs in make test's
 // Terraform 1.16 and OpenTofu passes.
-func TestModuleTests(t *testing.T) {
+func TestAccModuleTests(t *testing.T) {
 	c := testutil.CLI(t)
 	if !c.Terraform(1, 7) && !c.Tofu(1, 8) {
 		t.Skipf("needs Terraform 1.7 or OpenTofu 1.8 (mock_provider): %s", c)
@@ -36,6 +36,7 @@ func TestModuleTests(t *testing.T) {
 	tofuTest := func(env []string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(cli, append([]string{"test", "-no-color"}, args...)...)
+		testutil.EndWithTest(cmd)
 		cmd.Dir = dir
 		// Only what the CLI needs: no BlueKing settings from the developer's
 		// environment reach the mocked run.

@@ -8,13 +8,13 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// TestScenarioCallCounts pins, through the harness itself, the IAM calls
+// TestAccScenarioCallCounts pins, through the harness itself, the IAM calls
 // of each benchmark scenario at a small size: the lower bound of
 // ceil(instances / limit) per changed group, none on a no-op plan. Each
 // provider process that plans a change reads the system's model once
 // (check_model): terraform plan runs one, terraform apply two (its plan
 // and apply walks; an apply of a saved plan one).
-func TestScenarioCallCounts(t *testing.T) {
+func TestAccScenarioCallCounts(t *testing.T) {
 	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10}
 	none := map[string]int{}
 	model := map[string]int{"model_query": 1}

@@ -11,9 +11,9 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// TestDemo runs the whole demo, as make demo does, and checks that it
+// TestAccDemo runs the whole demo, as make demo does, and checks that it
 // shows every step a newcomer is promised.
-func TestDemo(t *testing.T) {
+func TestAccDemo(t *testing.T) {
 	opts := Options{
 		Terraform:   testutil.Terraform(t),
 		ProviderDir: testutil.BuildProvider(t),
@@ -58,9 +58,9 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestDemoPortInUse: a sandbox port that cannot be had is a clear error
+// TestAccDemoPortInUse: a sandbox port that cannot be had is a clear error
 // before anything runs.
-func TestDemoPortInUse(t *testing.T) {
+func TestAccDemoPortInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,10 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// TestDemoInterruptedLeavesNoProcess stops the demo with SIGTERM in the
+// TestAccDemoInterruptedLeavesNoProcess stops the demo with SIGTERM in the
 // middle of terraform apply and checks that it exits non-zero and that no
 // process it started (Terraform, the provider) is left running.
-func TestDemoInterruptedLeavesNoProcess(t *testing.T) {
+func TestAccDemoInterruptedLeavesNoProcess(t *testing.T) {
 	cli := testutil.CLI(t)
 	terraform := cli.Path
 	providerDir := testutil.BuildProvider(t)

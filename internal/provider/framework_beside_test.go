@@ -15,6 +15,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
 // TestFrameworkResourcesBesideProtocolOnes: a plain framework data source
@@ -33,8 +34,8 @@ func TestFrameworkResourcesBesideProtocolOnes(t *testing.T) {
 	}
 
 	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil || hasError(schemas.Diagnostics) {
-		t.Fatalf("GetProviderSchema: %v %s", err, renderDiags(schemas.Diagnostics))
+	if err != nil || testutil.HasError(schemas.Diagnostics) {
+		t.Fatalf("GetProviderSchema: %v %s", err, testutil.RenderDiags(schemas.Diagnostics))
 	}
 	for _, name := range []string{"bkiam_instance_grant", "bkiam_creator_grant", "bkiam_test_transport"} {
 		if schemas.ResourceSchemas[name] == nil {
@@ -48,8 +49,8 @@ func TestFrameworkResourcesBesideProtocolOnes(t *testing.T) {
 	configured, err := server.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{
 		Config: providerConfig(t, map[string]any{"apigw_url": "https://gw.example.com/api/bk-iam/prod", "app_code": "app", "app_secret": "s3cret"}),
 	})
-	if err != nil || hasError(configured.Diagnostics) {
-		t.Fatalf("ConfigureProvider: %v %s", err, renderDiags(configured.Diagnostics))
+	if err != nil || testutil.HasError(configured.Diagnostics) {
+		t.Fatalf("ConfigureProvider: %v %s", err, testutil.RenderDiags(configured.Diagnostics))
 	}
 
 	objType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"transport": tftypes.String}}
@@ -59,8 +60,8 @@ func TestFrameworkResourcesBesideProtocolOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	read, err := server.ReadDataSource(ctx, &tfprotov6.ReadDataSourceRequest{TypeName: "bkiam_test_transport", Config: &config})
-	if err != nil || hasError(read.Diagnostics) {
-		t.Fatalf("ReadDataSource: %v %s", err, renderDiags(read.Diagnostics))
+	if err != nil || testutil.HasError(read.Diagnostics) {
+		t.Fatalf("ReadDataSource: %v %s", err, testutil.RenderDiags(read.Diagnostics))
 	}
 	assertTransport(t, "data source", read.State, objType)
 
@@ -76,8 +77,8 @@ func TestFrameworkResourcesBesideProtocolOnes(t *testing.T) {
 	applied, err := server.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
 		TypeName: "bkiam_test_transport", PriorState: &prior, PlannedState: &plannedDV, Config: &config,
 	})
-	if err != nil || hasError(applied.Diagnostics) {
-		t.Fatalf("ApplyResourceChange: %v %s", err, renderDiags(applied.Diagnostics))
+	if err != nil || testutil.HasError(applied.Diagnostics) {
+		t.Fatalf("ApplyResourceChange: %v %s", err, testutil.RenderDiags(applied.Diagnostics))
 	}
 	assertTransport(t, "resource", applied.NewState, objType)
 }

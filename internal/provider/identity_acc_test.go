@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
@@ -16,13 +17,13 @@ import (
 // user's instance grant with actions, and a creator grant. Instance names
 // are the ids, as an import reads them (IAM keeps no names).
 func identityConfig(provider, grantActions, members string) string {
-	return provider + permissionBase + `
+	return provider + acctest.PermissionBase + `
 resource "bkiam_group_members" "dev" {
   system   = "bk_cmdb"
   group_id = bkiam_group.dev.id
   users    = { ` + members + ` }
 }
-` + permissionHCL("editors", []string{"edit_host"}, map[string]string{"7": "7"}) + `
+` + acctest.PermissionHCL("editors", []string{"edit_host"}, map[string]string{"7": "7"}) + `
 resource "bkiam_instance_grant" "bob" {
   system    = "bk_cmdb"
   subject   = { type = "user", id = "bob" }
@@ -87,12 +88,13 @@ func identityChecks(actions ...string) []statecheck.StateCheck {
 // grade manager's scopes, a creator grant's instances). Terraform and
 // OpenTofu 1.12 and later.
 func TestAccIdentity(t *testing.T) {
-	needsSandbox(t)
-	if !cli.AtLeast(1, 12) {
-		t.Skipf("%s has no resource identity (Terraform and OpenTofu 1.12)", cli)
+	t.Parallel()
+	acctest.NeedsSandbox(t)
+	if !acctest.CLI.AtLeast(1, 12) {
+		t.Skipf("%s has no resource identity (Terraform and OpenTofu 1.12)", acctest.CLI)
 	}
 	sb := sandboxtest.Start(t)
-	provider := driftProvider(sb, "")
+	provider := acctest.DriftProvider(sb, "")
 	step1 := identityConfig(provider, `"view_host"`, `alice = "permanent"`)
 	// The grant's actions and the group's members change in place.
 	step2 := identityConfig(provider, `"view_host", "edit_host"`, `alice = "permanent", bob = "permanent"`)
@@ -101,7 +103,7 @@ func TestAccIdentity(t *testing.T) {
 			ImportStateKind: resource.ImportBlockWithResourceIdentity, ExpectNonEmptyPlan: changes}
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{Config: step1, ConfigStateChecks: identityChecks("view_host")},
 			{Config: step2, ConfigStateChecks: identityChecks("edit_host", "view_host")},
@@ -116,36 +118,18 @@ func TestAccIdentity(t *testing.T) {
 	})
 }
 
-// identityValidationCases are the import identities refused at plan.
-func identityValidationCases() []planTimeCase {
-	grant := `resource "bkiam_instance_grant" "test" {
-  system    = "bk_cmdb"
-  subject   = { type = "user", id = "bob" }
-  actions   = ["view_host"]
-  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "1" } }]
-}
-`
-	return []planTimeCase{
-		{name: "instance grant identity without its resource type", config: grant + `import {
-  to       = bkiam_instance_grant.test
-  identity = { system = "bk_cmdb", subject_type = "user", subject_id = "bob", actions = ["view_host"] }
-}
-`, want: []string{"Invalid import identity", "An instance grant's import identity names its actions and exactly one resource type, e.g. " +
-			`actions = ["view_host"], resource_types = ["bk_cmdb/host"], or neither (the grant is then adopted holding nothing known).`}},
-	}
-}
-
 // TestAccIdentity_planTimeValidation: a wrong import identity is refused
 // at plan, before any call.
 func TestAccIdentity_planTimeValidation(t *testing.T) {
-	needsSandbox(t)
-	if !cli.AtLeast(1, 12) {
-		t.Skipf("%s has no resource identity (Terraform and OpenTofu 1.12)", cli)
+	t.Parallel()
+	acctest.NeedsSandbox(t)
+	if !acctest.CLI.AtLeast(1, 12) {
+		t.Skipf("%s has no resource identity (Terraform and OpenTofu 1.12)", acctest.CLI)
 	}
-	sb, provider := target(t)
-	test := planTimeTest(t, provider, identityValidationCases())
+	sb, provider := acctest.Target(t)
+	test := acctest.PlanTimeTest(t, provider, acctest.IdentityValidationCases())
 	resource.Test(t, test)
-	if n := iamCalls(sb); n != 0 {
+	if n := acctest.IAMCalls(sb); n != 0 {
 		t.Errorf("refused import identities sent %d requests", n)
 	}
 }

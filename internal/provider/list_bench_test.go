@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -13,9 +13,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/provider"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
 // The list resources' benchmarks (`terraform query`, Terraform 1.14+):
@@ -50,7 +53,7 @@ func BenchmarkListGroups(b *testing.B) {
 func BenchmarkListGrants(b *testing.B) {
 	for _, n := range listBenchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			sb := sandboxtest.Start(b, sandbox.WithModel(modelWithUsers(b, n, 0)))
+			sb := sandboxtest.Start(b, sandbox.WithModel(acctest.ModelWithUsers(b, n, 0)))
 			fillGrants(b, sb, n)
 			benchListing(b, sb, "bkiam_instance_grant", map[string]any{"system": "bk_cmdb", "action": "view_host"}, n, "policy_list")
 		})
@@ -70,12 +73,12 @@ func BenchmarkListGrants(b *testing.B) {
 // listing, counted by the sandbox, reads every page from the sandbox,
 // and the measured listings read the same pages from memory.
 func benchListing(b *testing.B, sb *sandboxtest.Sandbox, typeName string, config map[string]any, n int, kind string) {
-	QuietUnrequestedLogs()
+	provider.QuietUnrequestedLogs()
 	ctx := context.Background()
 	front := newReplayFront(b, sb)
 	server := listServer(b, front.URL)
 	schema, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil || hasError(schema.Diagnostics) {
+	if err != nil || testutil.HasError(schema.Diagnostics) {
 		b.Fatal(err, schema.Diagnostics)
 	}
 	listSchema, ok := schema.ListResourceSchemas[typeName]
@@ -137,7 +140,7 @@ func drainListing(b *testing.B, lists tfprotov6.ListResourceServer, req *tfproto
 	got := 0
 	for r := range stream.Results {
 		if len(r.Diagnostics) > 0 {
-			b.Fatalf("result %d: %s", got, renderDiags(r.Diagnostics))
+			b.Fatalf("result %d: %s", got, testutil.RenderDiags(r.Diagnostics))
 		}
 		if r.Identity == nil || r.Resource == nil {
 			b.Fatalf("result %d (%s) without its identity or resource", got, r.DisplayName)
@@ -154,8 +157,8 @@ func drainListing(b *testing.B, lists tfprotov6.ListResourceServer, req *tfproto
 // rather than adding calls).
 func listServer(b *testing.B, url string) tfprotov6.ProviderServer {
 	b.Helper()
-	server := protoServerB(b)
-	typ, _ := providerSchema().Type().TerraformType(context.Background()).(tftypes.Object)
+	server := provider.ProtoServerB(b)
+	typ, _ := provider.ProviderSchema().Type().TerraformType(context.Background()).(tftypes.Object)
 	config, err := tfprotov6.NewDynamicValue(typ, objectWith(typ, map[string]any{
 		"apigw_url": url, "app_code": sandboxtest.AppCode, "app_secret": sandboxtest.AppSecret, "max_retries": int64(0),
 	}))
@@ -163,8 +166,8 @@ func listServer(b *testing.B, url string) tfprotov6.ProviderServer {
 		b.Fatal(err)
 	}
 	resp, err := server.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{Config: &config})
-	if err != nil || hasError(resp.Diagnostics) {
-		b.Fatalf("ConfigureProvider: %v %s", err, renderDiags(resp.Diagnostics))
+	if err != nil || testutil.HasError(resp.Diagnostics) {
+		b.Fatalf("ConfigureProvider: %v %s", err, testutil.RenderDiags(resp.Diagnostics))
 	}
 	return server
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/provider"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
@@ -38,11 +39,11 @@ import (
 // TestProtocolNewerCLICalls checks the protocol answers of the list above.
 func TestProtocolNewerCLICalls(t *testing.T) {
 	ctx := context.Background()
-	s := protoServer(t)
+	s := acctest.ProtoServer(t)
 
 	meta, err := s.GetMetadata(ctx, &tfprotov6.GetMetadataRequest{})
-	if err != nil || hasError(meta.Diagnostics) {
-		t.Fatalf("GetMetadata: %v %s", err, renderDiags(meta.Diagnostics))
+	if err != nil || testutil.HasError(meta.Diagnostics) {
+		t.Fatalf("GetMetadata: %v %s", err, testutil.RenderDiags(meta.Diagnostics))
 	}
 	var names []string
 	for _, r := range meta.Resources {
@@ -70,8 +71,8 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 		t.Errorf("GetMetadata declares the list resources %v, want %v", lists, listable)
 	}
 	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil || hasError(schema.Diagnostics) {
-		t.Fatalf("GetProviderSchema: %v %s", err, renderDiags(schema.Diagnostics))
+	if err != nil || testutil.HasError(schema.Diagnostics) {
+		t.Fatalf("GetProviderSchema: %v %s", err, testutil.RenderDiags(schema.Diagnostics))
 	}
 	if len(schema.Functions)+len(schema.EphemeralResourceSchemas)+len(schema.ActionSchemas)+len(schema.StateStoreSchemas) != 0 {
 		t.Errorf("GetProviderSchema declares functions, ephemeral resources, actions or state stores: %d %d %d %d",
@@ -84,15 +85,15 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 	// Every resource has an identity, served by the framework from the
 	// resource (or its shim).
 	ids, err := s.GetResourceIdentitySchemas(ctx, &tfprotov6.GetResourceIdentitySchemasRequest{})
-	if err != nil || hasError(ids.Diagnostics) {
-		t.Fatalf("GetResourceIdentitySchemas: %v %s", err, renderDiags(ids.Diagnostics))
+	if err != nil || testutil.HasError(ids.Diagnostics) {
+		t.Fatalf("GetResourceIdentitySchemas: %v %s", err, testutil.RenderDiags(ids.Diagnostics))
 	}
 	if got, want := slices.Sorted(maps.Keys(ids.IdentitySchemas)), []string{"bkiam_creator_grant", "bkiam_grade_manager", "bkiam_group",
 		"bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant"}; !slices.Equal(got, want) {
 		t.Errorf("GetResourceIdentitySchemas has identities for %v, want %v", got, want)
 	}
 	fns, err := s.GetFunctions(ctx, &tfprotov6.GetFunctionsRequest{})
-	if err != nil || hasError(fns.Diagnostics) || len(fns.Functions) != 0 {
+	if err != nil || testutil.HasError(fns.Diagnostics) || len(fns.Functions) != 0 {
 		t.Errorf("GetFunctions: %v %v", err, fns.Functions)
 	}
 	call, err := s.CallFunction(ctx, &tfprotov6.CallFunctionRequest{Name: "anything"})
@@ -102,23 +103,23 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 
 	// A plan with every client capability on is the plan without them:
 	// nothing deferred, no diagnostic.
-	env := newProtoEnv(t, nil)
-	grant := hostsOf([]string{"view_host"}, "1")
-	plain := instanceProto.plan(t, env.server, nil, nil, grant)
-	config := instanceProto.value(t, grant)
-	proposed := instanceProto.proposed(*grant, nil)
-	newCommand(env.server)
-	withCaps, err := env.server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
-		TypeName: instanceProto.typeName(), PriorState: instanceProto.value(t, nil), ProposedNewState: instanceProto.value(t, &proposed),
+	env := acctest.NewProtoEnv(t, nil)
+	grant := acctest.HostsOf([]string{"view_host"}, "1")
+	plain := acctest.InstanceProto.Plan(t, env.Server, nil, nil, grant)
+	config := acctest.InstanceProto.Value(t, grant)
+	proposed := acctest.InstanceProto.Proposed(*grant, nil)
+	acctest.NewCommand(env.Server)
+	withCaps, err := env.Server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
+		TypeName: acctest.InstanceProto.TypeName(), PriorState: acctest.InstanceProto.Value(t, nil), ProposedNewState: acctest.InstanceProto.Value(t, &proposed),
 		Config: config, ClientCapabilities: &tfprotov6.PlanResourceChangeClientCapabilities{DeferralAllowed: true},
 	})
 	if err != nil || len(withCaps.Diagnostics) != len(plain.Diagnostics) || withCaps.Deferred != nil {
-		t.Fatalf("PlanResourceChange with DeferralAllowed: %v deferred=%v %s", err, withCaps.Deferred, renderDiags(withCaps.Diagnostics))
+		t.Fatalf("PlanResourceChange with DeferralAllowed: %v deferred=%v %s", err, withCaps.Deferred, testutil.RenderDiags(withCaps.Diagnostics))
 	}
-	v, err := env.server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: instanceProto.typeName(), Config: config,
+	v, err := env.Server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: acctest.InstanceProto.TypeName(), Config: config,
 		ClientCapabilities: &tfprotov6.ValidateResourceConfigClientCapabilities{WriteOnlyAttributesAllowed: true}})
 	if err != nil || len(v.Diagnostics) != 0 {
-		t.Fatalf("ValidateResourceConfig with WriteOnlyAttributesAllowed: %v %s", err, renderDiags(v.Diagnostics))
+		t.Fatalf("ValidateResourceConfig with WriteOnlyAttributesAllowed: %v %s", err, testutil.RenderDiags(v.Diagnostics))
 	}
 }
 
@@ -131,7 +132,8 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 // 1.14), actions (Terraform 1.14). Import by identity is served
 // (TestAccIdentity).
 func TestAccNewerCLIRefusals(t *testing.T) {
-	needsSandbox(t)
+	t.Parallel()
+	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	cases := []struct {
 		name    string
@@ -140,49 +142,45 @@ func TestAccNewerCLIRefusals(t *testing.T) {
 		command []string
 		want    []string // the CLI's error, planErrorPattern's fragments
 	}{
-		{"provider function", cli.Terraform(1, 8) || cli.Tofu(1, 7),
-			map[string]string{"fn.tf": `output "x" { value = provider::bkiam::grant_id("alice") }`}, []string{"plan"},
+		{"provider function", acctest.CLI.Terraform(1, 8) || acctest.CLI.Tofu(1, 7), map[string]string{"fn.tf": `output "x" { value = provider::bkiam::grant_id("alice") }`}, []string{"plan"},
 			map[bool][]string{false: {"Unknown provider function", `There is no function named "provider::bkiam::grant_id"`},
-				true: {"Function not found in provider", `Function "provider::bkiam::grant_id" was not registered`}}[cli.IsTofu()]},
-		{"ephemeral resource", cli.Terraform(1, 10) || cli.Tofu(1, 11),
-			map[string]string{"eph.tf": `ephemeral "bkiam_instance_grant" "x" {}`}, []string{"plan"},
+				true: {"Function not found in provider", `Function "provider::bkiam::grant_id" was not registered`}}[acctest.CLI.IsTofu()]},
+		{"ephemeral resource", acctest.CLI.Terraform(1, 10) || acctest.CLI.Tofu(1, 11), map[string]string{"eph.tf": `ephemeral "bkiam_instance_grant" "x" {}`}, []string{"plan"},
 			[]string{"Invalid ephemeral resource", `does not support ephemeral resource "bkiam_instance_grant"`}},
-		{"list resource", cli.Terraform(1, 14),
-			map[string]string{"all.tfquery.hcl": `list "bkiam_creator_grant" "all" {
+		{"list resource", acctest.CLI.Terraform(1, 14), map[string]string{"all.tfquery.hcl": `list "bkiam_creator_grant" "all" {
   provider = bkiam
 }`}, []string{"query"},
 			[]string{"Invalid list resource", `does not support list resource "bkiam_creator_grant"`}},
-		{"action", cli.Terraform(1, 14),
-			map[string]string{"action.tf": `action "bkiam_instance_grant" "a" {}`}, []string{"plan"},
+		{"action", acctest.CLI.Terraform(1, 14), map[string]string{"action.tf": `action "bkiam_instance_grant" "a" {}`}, []string{"plan"},
 			[]string{"does not have an action schema for bkiam_instance_grant"}},
 	}
 	ran := 0
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if !tc.has {
-				t.Skipf("%s has no %s", cli, tc.name)
+				t.Skipf("%s has no %s", acctest.CLI, tc.name)
 			}
 			ran++
 			sb := sandboxtest.Start(t)
-			server, err := NewServer("test")()
+			server, err := provider.NewServer("test")()
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := newAttachedWorkspace(t, server)
-			w.configure(transports[gatewayTransport].block(sb.URL), "")
+			w := acctest.NewAttachedWorkspace(t, server)
+			w.Configure(acctest.Transports[acctest.GatewayTransport].Block(sb.URL), "")
 			for name, text := range tc.files {
-				w.write(name, text+"\n")
+				w.Write(name, text+"\n")
 			}
-			out, code := w.run(tc.command...)
-			if code == 0 || !planErrorPattern(tc.want...).MatchString(out) {
-				t.Fatalf("%s %s exited %d, want an error with %q:\n%s", cli, tc.command[0], code, tc.want, out)
+			out, code := w.Run(tc.command...)
+			if code == 0 || !acctest.PlanErrorPattern(tc.want...).MatchString(out) {
+				t.Fatalf("%s %s exited %d, want an error with %q:\n%s", acctest.CLI, tc.command[0], code, tc.want, out)
 			}
 			if n := sb.Stats().Total; n != 0 {
 				t.Fatalf("the refused configuration sent %d requests to IAM", n)
 			}
 		})
 	}
-	t.Logf("%s: %d of %d cases apply", cli, ran, len(cases))
+	t.Logf("%s: %d of %d cases apply", acctest.CLI, ran, len(cases))
 }
 
 // TestPlannedPrivateNotSurfaced is a tripwire. Terraform 1.16 stores the
@@ -221,18 +219,19 @@ func TestPlannedPrivateNotSurfaced(t *testing.T) {
 // Terraform 1.16 destroys, and so revokes. Terraform 1.5.7 has neither
 // (terraform state rm is its way).
 func TestAccStopManagingWithoutRevoking(t *testing.T) {
-	needsSandbox(t)
+	t.Parallel()
+	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
-	if !cli.Terraform(1, 7) && !cli.Tofu(1, 7) {
-		t.Skipf("%s has no removed blocks", cli)
+	if !acctest.CLI.Terraform(1, 7) && !acctest.CLI.Tofu(1, 7) {
+		t.Skipf("%s has no removed blocks", acctest.CLI)
 	}
 	sb := sandboxtest.Start(t)
-	server, err := NewServer("test")()
+	server, err := provider.NewServer("test")()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newAttachedWorkspace(t, server)
-	provider := transports[gatewayTransport].block(sb.URL)
+	w := acctest.NewAttachedWorkspace(t, server)
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
 	grants := func(lifecycle string, keys ...string) string {
 		return fmt.Sprintf(`
 resource "bkiam_instance_grant" "g" {
@@ -242,23 +241,23 @@ resource "bkiam_instance_grant" "g" {
   actions   = ["view_host"]
   resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
 %s}
-`, hclList(keys), lifecycle)
+`, acctest.HCLList(keys), lifecycle)
 	}
 	// step applies, and checks who holds view_host on host 1, what state
 	// manages, and that the next plan is empty.
 	step := func(what, config string, holders, managed []string) {
 		t.Helper()
-		w.configure(provider, config)
-		out := w.mustRun("apply", "-auto-approve")
+		w.Configure(provider, config)
+		out := w.MustRun("apply", "-auto-approve")
 		for _, u := range []string{"alice", "bob"} {
 			if held := len(sandboxtest.HeldPaths(sb, "bk_cmdb", "user", u)) > 0; held != slices.Contains(holders, u) {
 				t.Fatalf("%s: %s holds view_host: %v, want %v\n%s", what, u, held, !held, out)
 			}
 		}
-		if got := strings.Fields(w.mustRun("state", "list")); !slices.Equal(got, managed) {
+		if got := strings.Fields(w.MustRun("state", "list")); !slices.Equal(got, managed) {
 			t.Fatalf("%s: state manages %v, want %v", what, got, managed)
 		}
-		if !w.planIsEmpty() {
+		if !w.PlanIsEmpty() {
 			t.Fatalf("%s: the next plan is not empty", what)
 		}
 	}
@@ -272,7 +271,7 @@ removed {
   }
 }
 `, []string{"alice"}, nil)
-	if !cli.Terraform(1, 16) && !cli.Tofu(1, 12) {
+	if !acctest.CLI.Terraform(1, 16) && !acctest.CLI.Tofu(1, 12) {
 		return
 	}
 	keep := "  lifecycle {\n    destroy = false\n  }\n"
@@ -280,17 +279,8 @@ removed {
 		[]string{`bkiam_instance_grant.g["alice"]`, `bkiam_instance_grant.g["bob"]`})
 	step("a key goes", grants(keep, "bob"), []string{"alice", "bob"}, []string{`bkiam_instance_grant.g["bob"]`})
 	holders := []string{"alice"} // Terraform 1.16 destroys bob's grant with the block
-	if cli.IsTofu() {
+	if acctest.CLI.IsTofu() {
 		holders = []string{"alice", "bob"}
 	}
 	step("the block goes", "", holders, nil)
-}
-
-// hclList is an HCL list of strings.
-func hclList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = strconv.Quote(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }

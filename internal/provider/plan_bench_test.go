@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
 // benchSizes are the instance counts of the plan benchmarks: the second
@@ -75,7 +77,7 @@ func benchPlanCreate(b *testing.B, server tfprotov6.ProviderServer, typeName str
 	b.Run("validate", func(b *testing.B) {
 		for b.Loop() {
 			resp, err := server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: typeName, Config: &config})
-			if err != nil || hasError(resp.Diagnostics) {
+			if err != nil || testutil.HasError(resp.Diagnostics) {
 				b.Fatal(err, resp.Diagnostics)
 			}
 		}
@@ -88,7 +90,7 @@ func benchPlanCreate(b *testing.B, server tfprotov6.ProviderServer, typeName str
 			resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
 				TypeName: typeName, Config: &config, ProposedNewState: &proposed, PriorState: &prior,
 			})
-			if err != nil || hasError(resp.Diagnostics) {
+			if err != nil || testutil.HasError(resp.Diagnostics) {
 				b.Fatal(err, resp.Diagnostics)
 			}
 		}
@@ -103,13 +105,13 @@ func benchPlanCreate(b *testing.B, server tfprotov6.ProviderServer, typeName str
 		for b.Loop() {
 			newCommand(server)
 			read, err := server.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: typeName, CurrentState: &state})
-			if err != nil || hasError(read.Diagnostics) {
+			if err != nil || testutil.HasError(read.Diagnostics) {
 				b.Fatal(err, read.Diagnostics)
 			}
 			resp, err := server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
 				TypeName: typeName, Config: &config, ProposedNewState: read.NewState, PriorState: read.NewState,
 			})
-			if err != nil || hasError(resp.Diagnostics) {
+			if err != nil || testutil.HasError(resp.Diagnostics) {
 				b.Fatal(err, resp.Diagnostics)
 			}
 		}
@@ -118,7 +120,7 @@ func benchPlanCreate(b *testing.B, server tfprotov6.ProviderServer, typeName str
 
 func protoServerB(b *testing.B) tfprotov6.ProviderServer {
 	b.Helper()
-	s, err := protoV6ProviderFactories["bkiam"]()
+	s, err := NewServer("test")()
 	if err != nil {
 		b.Fatal(err)
 	}

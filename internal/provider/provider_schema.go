@@ -274,3 +274,15 @@ func providerSchema() schema.Schema {
 		},
 	}
 }
+
+// EnvironmentVariables are the names of every environment variable the
+// provider reads, for tools and tests that must run it with none of a
+// user's own settings.
+func EnvironmentVariables() []string {
+	var names []string
+	for _, s := range []stringSetting{settingAPIGatewayURL, settingESBURL, settingAppCode, settingAppSecret,
+		settingUsername, settingBKToken, settingTenantID} {
+		names = append(names, s.env...)
+	}
+	return append(names, envDetectDrift)
+}

@@ -13,97 +13,20 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
-)
 
-// allEnv lists every environment variable the provider reads, so that each
-// test starts from an environment in which none is set.
-func allEnv() []string {
-	var names []string
-	for _, s := range []stringSetting{settingAPIGatewayURL, settingESBURL, settingAppCode, settingAppSecret,
-		settingUsername, settingBKToken, settingTenantID} {
-		names = append(names, s.env...)
-	}
-	return append(names, envDetectDrift)
-}
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
 
 // isolateEnv blanks every variable the provider reads (an empty variable
 // counts as unset) and then sets env.
 func isolateEnv(t *testing.T, env map[string]string) {
 	t.Helper()
-	for _, name := range allEnv() {
+	for _, name := range EnvironmentVariables() {
 		t.Setenv(name, "")
 	}
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
-}
-
-// protoServer is the provider behind the same protocol 6 server Terraform
-// talks to, so tests see exactly the diagnostics a user would.
-func protoServer(t *testing.T) tfprotov6.ProviderServer {
-	t.Helper()
-	server, err := NewServer("test")()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The framework wants the schema fetched before configuration calls.
-	if resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{}); err != nil || hasError(resp.Diagnostics) {
-		t.Fatalf("GetProviderSchema: %v %v", err, resp.Diagnostics)
-	}
-	return server
-}
-
-// providerConfig builds the provider block as Terraform would send it:
-// attributes not given are null; a value of unknown marks an unknown one.
-func providerConfig(t *testing.T, attrs map[string]any) *tfprotov6.DynamicValue {
-	t.Helper()
-	ctx := context.Background()
-	objType, ok := providerSchema().Type().TerraformType(ctx).(tftypes.Object)
-	if !ok {
-		t.Fatal("provider schema is not an object")
-	}
-	values := map[string]tftypes.Value{}
-	for name, typ := range objType.AttributeTypes {
-		v, given := attrs[name]
-		switch {
-		case !given:
-			values[name] = tftypes.NewValue(typ, nil)
-		case v == unknown:
-			values[name] = tftypes.NewValue(typ, tftypes.UnknownValue)
-		default:
-			if i, isInt := v.(int); isInt {
-				v = int64(i)
-			}
-			if i, isInt := v.(int64); isInt {
-				values[name] = tftypes.NewValue(typ, i)
-				continue
-			}
-			values[name] = tftypes.NewValue(typ, v)
-		}
-	}
-	for name := range attrs {
-		if _, known := objType.AttributeTypes[name]; !known {
-			t.Fatalf("no provider attribute %q", name)
-		}
-	}
-	dv, err := tfprotov6.NewDynamicValue(objType, tftypes.NewValue(objType, values))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &dv
-}
-
-type unknownMarker struct{}
-
-var unknown = unknownMarker{}
-
-func hasError(diags []*tfprotov6.Diagnostic) bool {
-	for _, d := range diags {
-		if d.Severity == tfprotov6.DiagnosticSeverityError {
-			return true
-		}
-	}
-	return false
 }
 
 func validateProvider(t *testing.T, attrs map[string]any) []*tfprotov6.Diagnostic {
@@ -140,16 +63,16 @@ type wantDiag struct {
 func checkDiags(t *testing.T, got []*tfprotov6.Diagnostic, want []wantDiag) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("got %d diagnostics, want %d:\n%s", len(got), len(want), renderDiags(got))
+		t.Fatalf("got %d diagnostics, want %d:\n%s", len(got), len(want), testutil.RenderDiags(got))
 	}
 	for i, w := range want {
 		d := got[i]
 		if d.Severity != w.severity {
-			t.Errorf("diagnostic %d: severity %v, want %v\n%s", i, d.Severity, w.severity, renderDiags(got))
+			t.Errorf("diagnostic %d: severity %v, want %v\n%s", i, d.Severity, w.severity, testutil.RenderDiags(got))
 		}
 		wantPath := tftypes.NewAttributePath().WithAttributeName(w.attr)
 		if d.Attribute == nil || !d.Attribute.Equal(wantPath) {
-			t.Errorf("diagnostic %d: on attribute %v, want %s\n%s", i, d.Attribute, w.attr, renderDiags(got))
+			t.Errorf("diagnostic %d: on attribute %v, want %s\n%s", i, d.Attribute, w.attr, testutil.RenderDiags(got))
 		}
 		text := d.Summary + ": " + d.Detail
 		for _, c := range w.contains {
@@ -158,18 +81,6 @@ func checkDiags(t *testing.T, got []*tfprotov6.Diagnostic, want []wantDiag) {
 			}
 		}
 	}
-}
-
-func renderDiags(diags []*tfprotov6.Diagnostic) string {
-	var b strings.Builder
-	for _, d := range diags {
-		b.WriteString("  " + d.Severity.String() + " " + d.Summary + ": " + d.Detail)
-		if d.Attribute != nil {
-			b.WriteString(" @ " + d.Attribute.String())
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
 }
 
 func errorOn(attr string, contains ...string) wantDiag {
@@ -200,7 +111,7 @@ func TestValidateProviderConfig(t *testing.T) {
 		{"valid gateway", gateway(nil), nil},
 		{"valid esb", map[string]any{"esb_url": "https://paas.example.com", "username": "alice"}, nil},
 		{"nothing set is left to the environment", map[string]any{}, nil},
-		{"unknown values are left to configure", map[string]any{"apigw_url": unknown, "request_timeout": unknown}, nil},
+		{"unknown values are left to configure", map[string]any{"apigw_url": testutil.Unknown, "request_timeout": testutil.Unknown}, nil},
 		{"both urls", gateway(map[string]any{"esb_url": "https://paas.example.com"}),
 			[]wantDiag{errorOn("apigw_url", "esb_url")}},
 		{"url without scheme", gateway(map[string]any{"apigw_url": "bkapi.example.com/api/bk-iam/prod"}),
@@ -330,11 +241,11 @@ func TestConfigureProvider(t *testing.T) {
 		// block, which the schema refuses first in Terraform.
 		{"blank app_secret in the block", gateway(map[string]any{"app_secret": " "}), nil,
 			[]wantDiag{errorOn("app_secret", "Blank app_secret", "as set by the provider block")}},
-		{"unknown url", gateway(map[string]any{"apigw_url": unknown}), nil,
+		{"unknown url", gateway(map[string]any{"apigw_url": testutil.Unknown}), nil,
 			[]wantDiag{errorOn("apigw_url", "not known until apply", "BKIAM_APIGW_URL")}},
-		{"unknown secret", gateway(map[string]any{"app_secret": unknown}), nil,
+		{"unknown secret", gateway(map[string]any{"app_secret": testutil.Unknown}), nil,
 			[]wantDiag{errorOn("app_secret", "not known until apply")}},
-		{"unknown batch size", gateway(map[string]any{"grant_batch_size": unknown}), nil,
+		{"unknown batch size", gateway(map[string]any{"grant_batch_size": testutil.Unknown}), nil,
 			[]wantDiag{errorOn("grant_batch_size", "not known until apply")}},
 		{"missing ca file", gateway(map[string]any{"ca_cert_file": filepath.Join(dir, "missing.pem")}), nil,
 			[]wantDiag{errorOn("ca_cert_file", "missing.pem")}},
@@ -422,7 +333,7 @@ func TestEnvironmentFallbackOrder(t *testing.T) {
 			}
 			for i, name := range s.setting.env {
 				if got := resolve(base(), env); got != value(i) {
-					t.Fatalf("with %v set: got %q, want %q from %s", keys(env), got, value(i), name)
+					t.Fatalf("with %v set: got %q, want %q from %s", testutil.Keys(env), got, value(i), name)
 				}
 				delete(env, name)
 			}
@@ -437,14 +348,6 @@ func TestEnvironmentFallbackOrder(t *testing.T) {
 			}
 		})
 	}
-}
-
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func TestResolveConfigDefaults(t *testing.T) {
@@ -489,4 +392,29 @@ func TestUserAgent(t *testing.T) {
 	if got := userAgent("1.2.3", "1.5.7"); !strings.HasPrefix(got, "terraform-provider-bkiam/1.2.3 ") || !strings.HasSuffix(got, "Terraform/1.5.7") {
 		t.Errorf("got %q", got)
 	}
+}
+
+// protoServer is the provider behind the same protocol 6 server Terraform
+// talks to, so tests see exactly the diagnostics a user would.
+func protoServer(t *testing.T) tfprotov6.ProviderServer {
+	t.Helper()
+	server, err := NewServer("test")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The framework wants the schema fetched before configuration calls.
+	if resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{}); err != nil || testutil.HasError(resp.Diagnostics) {
+		t.Fatalf("GetProviderSchema: %v %v", err, resp.Diagnostics)
+	}
+	return server
+}
+
+// providerConfig builds the provider block as Terraform would send it.
+func providerConfig(t *testing.T, attrs map[string]any) *tfprotov6.DynamicValue {
+	t.Helper()
+	objType, ok := providerSchema().Type().TerraformType(context.Background()).(tftypes.Object)
+	if !ok {
+		t.Fatal("provider schema is not an object")
+	}
+	return testutil.ObjectValue(t, objType, attrs)
 }

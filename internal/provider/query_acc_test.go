@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/demo"
+	"github.com/bkiam/terraform-provider-bkiam/internal/provider"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -21,7 +23,7 @@ import (
 // (demo.FillExampleSite), through IAM's APIs.
 func fillSite(t *testing.T, sb *sandboxtest.Sandbox) demo.ExampleSite {
 	t.Helper()
-	site, err := demo.FillExampleSite(context.Background(), outsideClient(t, sb))
+	site, err := demo.FillExampleSite(context.Background(), acctest.OutsideClient(t, sb))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,16 +33,16 @@ func fillSite(t *testing.T, sb *sandboxtest.Sandbox) demo.ExampleSite {
 // adoptionWorkspace is where the adoption guide starts: a sandbox filled
 // as a team's site is (fillSite), and a workspace whose CLI attaches to a
 // provider served here, configured through the gateway with detect_drift.
-func adoptionWorkspace(t *testing.T) (*sandboxtest.Sandbox, demo.ExampleSite, *cliWorkspace) {
+func adoptionWorkspace(t *testing.T) (*sandboxtest.Sandbox, demo.ExampleSite, *acctest.CLIWorkspace) {
 	t.Helper()
 	sb := sandboxtest.Start(t)
 	site := fillSite(t, sb)
-	server, err := NewServer("test")()
+	server, err := provider.NewServer("test")()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newAttachedWorkspace(t, server)
-	w.configure(driftProvider(sb, ""), "")
+	w := acctest.NewAttachedWorkspace(t, server)
+	w.Configure(acctest.DriftProvider(sb, ""), "")
 	return sb, site, w
 }
 
@@ -109,9 +111,9 @@ func iamWrites(sb *sandboxtest.Sandbox) int {
 func queryCLI(t *testing.T) string {
 	t.Helper()
 	switch {
-	case cli.Terraform(1, 14):
+	case acctest.CLI.Terraform(1, 14):
 		return testutil.Terraform(t)
-	case cli.Tofu(1, 12):
+	case acctest.CLI.Tofu(1, 12):
 		path := filepath.Join(testutil.RepoRoot(t), "bin", "terraform-1.16")
 		q, err := tfcli.Identify(context.Background(), path)
 		if err != nil || !q.Terraform(1, 14) {
@@ -119,7 +121,7 @@ func queryCLI(t *testing.T) string {
 		}
 		return path
 	}
-	t.Skipf("%s has neither terraform query (Terraform 1.14) nor import by identity (OpenTofu 1.12)", cli)
+	t.Skipf("%s has neither terraform query (Terraform 1.14) nor import by identity (OpenTofu 1.12)", acctest.CLI)
 	return ""
 }
 
@@ -132,16 +134,17 @@ func queryCLI(t *testing.T) string {
 // its identity and what IAM can read. Terraform 1.14 and later; on
 // OpenTofu 1.12, Terraform 1.16 lists and generates and OpenTofu applies.
 func TestAccQuery(t *testing.T) {
-	needsSandbox(t)
+	t.Parallel()
+	acctest.NeedsSandbox(t)
 	querier := queryCLI(t)
 	sb, site, w := adoptionWorkspace(t)
-	applier := w.terraform
-	w.terraform = querier
+	applier := w.Terraform
+	w.Terraform = querier
 	before := snapshotIAM(sb)
 
 	// The grade managers, listed on their own, and the groups holding
 	// edit_host (IAM's action_id filter: dev, not ops).
-	w.write("gm.tfquery.hcl", fmt.Sprintf(`list "bkiam_grade_manager" "all" {
+	w.Write("gm.tfquery.hcl", fmt.Sprintf(`list "bkiam_grade_manager" "all" {
   provider = bkiam
   config {
     system = "bk_cmdb"
@@ -157,18 +160,18 @@ list "bkiam_group" "editors" {
   }
 }
 `, site.GradeManager))
-	out := w.mustRun("query")
+	out := w.MustRun("query")
 	if !strings.Contains(out, fmt.Sprintf("list.bkiam_grade_manager.all   id=%d,system=bk_cmdb   platform", site.GradeManager)) {
 		t.Fatalf("terraform query did not list the grade manager:\n%s", out)
 	}
 	if !strings.Contains(out, fmt.Sprintf("id=%d,system=bk_cmdb   dev", site.Dev)) || strings.Contains(out, "   ops") {
 		t.Fatalf("terraform query did not list exactly the group holding edit_host:\n%s", out)
 	}
-	w.remove("gm.tfquery.hcl")
+	w.Remove("gm.tfquery.hcl")
 
-	w.write("site.tfquery.hcl", siteQuery(site))
-	out = w.mustRun("query", "-generate-config-out=generated.tf")
-	generated, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+	w.Write("site.tfquery.hcl", siteQuery(site))
+	out = w.MustRun("query", "-generate-config-out=generated.tf")
+	generated, err := os.ReadFile(filepath.Join(w.Dir, "generated.tf"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -188,12 +191,12 @@ list "bkiam_group" "editors" {
 	if t.Failed() {
 		t.FailNow()
 	}
-	w.remove("site.tfquery.hcl")
+	w.Remove("site.tfquery.hcl")
 
-	w.terraform = applier
+	w.Terraform = applier
 	applyImportsOnly(t, w, sb, before, 8)
 	// State is what IAM holds: each grant as the sandbox stores it.
-	if err := checkStateMatchesStore(w, sb, false, "user/alice", "user/dave", fmt.Sprintf("group/%d", site.Ops)); err != nil {
+	if err := acctest.CheckStateMatchesStore(w, sb, false, "user/alice", "user/dave", fmt.Sprintf("group/%d", site.Ops)); err != nil {
 		t.Error(err)
 	}
 }
@@ -204,9 +207,10 @@ list "bkiam_group" "editors" {
 // writing the resource blocks from what the imports read. Applying them
 // imports without a call that changes IAM, and the next plan is empty.
 func TestAccGenerateFromImportIDs(t *testing.T) {
-	needsSandbox(t)
+	t.Parallel()
+	acctest.NeedsSandbox(t)
 	sb, site, w := adoptionWorkspace(t)
-	w.write("imports.tf", fmt.Sprintf(`
+	w.Write("imports.tf", fmt.Sprintf(`
 import {
   to = bkiam_group.dev
   id = "bk_cmdb/%[1]d/%[2]d"
@@ -233,10 +237,10 @@ import {
 }
 `, site.GradeManager, site.Dev, site.Ops))
 	before := snapshotIAM(sb)
-	out, _ := w.run("plan", "-generate-config-out=generated.tf")
-	generated, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+	out, _ := w.Run("plan", "-generate-config-out=generated.tf")
+	generated, err := os.ReadFile(filepath.Join(w.Dir, "generated.tf"))
 	if err != nil {
-		t.Fatalf("%s wrote no configuration: %v\n%s", cli, err, out)
+		t.Fatalf("%s wrote no configuration: %v\n%s", acctest.CLI, err, out)
 	}
 	flat := strings.Join(strings.Fields(string(generated)), " ")
 	for _, want := range []string{`resource "bkiam_group" "dev"`, `description = "developers"`, `bob = "2031-06-30T00:00:00Z"`,
@@ -252,10 +256,10 @@ import {
 // what the adoption guide promises: exactly n objects imported and nothing
 // else, no call that changes IAM, IAM's state as it was (before), and an
 // empty plan after.
-func applyImportsOnly(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, before iamSnapshot, n int) {
+func applyImportsOnly(t *testing.T, w *acctest.CLIWorkspace, sb *sandboxtest.Sandbox, before iamSnapshot, n int) {
 	t.Helper()
 	writesBefore := iamWrites(sb)
-	out := w.mustRun("apply", "-auto-approve")
+	out := w.MustRun("apply", "-auto-approve")
 	if want := fmt.Sprintf("%d imported, 0 added, 0 changed, 0 destroyed", n); !strings.Contains(out, want) {
 		t.Errorf("the apply of the generated configuration did not import exactly the %d objects:\n%s", n, out)
 	}
@@ -265,7 +269,7 @@ func applyImportsOnly(t *testing.T, w *cliWorkspace, sb *sandboxtest.Sandbox, be
 	if after := snapshotIAM(sb); !reflect.DeepEqual(before, after) {
 		t.Errorf("importing the site changed IAM:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if !w.planIsEmpty() {
+	if !w.PlanIsEmpty() {
 		t.Fatal("the plan after importing the site is not empty")
 	}
 }

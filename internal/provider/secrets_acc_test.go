@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
@@ -31,7 +31,7 @@ import (
 // the docs recommend, so that any copy of them in a plan, a state, a log
 // or an error is the provider's doing.
 func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
-	needsSandbox(t)
+	acctest.NeedsSandbox(t)
 	const token = "token-alice" // the sandbox's ESB token of alice
 	// wrongSecret is an app secret IAM refuses: recognisable, and sharing
 	// no part with the real one that a search for either could confuse.
@@ -49,12 +49,10 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 	}{
 		{"gateway", func(url string) string {
 			return fmt.Sprintf("provider \"bkiam\" {\n  apigw_url = %q\n  app_code = %q\n  max_retries = 0\n}\n", url, sandboxtest.AppCode)
-		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret}, []string{sandboxtest.AppSecret, wrongSecret},
-			planErrorPattern("bk_app_code or bk_app_secret is incorrect"), true},
+		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret}, []string{sandboxtest.AppSecret, wrongSecret}, acctest.PlanErrorPattern("bk_app_code or bk_app_secret is incorrect"), true},
 		{"esb with bk_token", func(url string) string {
 			return fmt.Sprintf("provider \"bkiam\" {\n  esb_url = %q\n  app_code = %q\n  max_retries = 0\n}\n", url, sandboxtest.AppCode)
-		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret, "BKIAM_BK_TOKEN": token}, []string{sandboxtest.AppSecret, token, wrongSecret},
-			planErrorPattern("APP Secret verification failed, please check bk_app_code and bk_app_secret"), false},
+		}, map[string]string{"BKIAM_APP_SECRET": sandboxtest.AppSecret, "BKIAM_BK_TOKEN": token}, []string{sandboxtest.AppSecret, token, wrongSecret}, acctest.PlanErrorPattern("APP Secret verification failed, please check bk_app_code and bk_app_secret"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logFile := filepath.Join(t.TempDir(), "trace.log")
@@ -74,11 +72,11 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 			noSecretInPlan := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{secretFreePlan(tc.secrets)}}
 			noSecretInState := []statecheck.StateCheck{secretFreeState{dir: workDirs, secrets: tc.secrets}}
 			grant := func(ids ...string) string {
-				return hostGrant{actions: []string{"view_host"}, ids: ids}.config(provider)
+				return acctest.HostGrant{Actions: []string{"view_host"}, Ids: ids}.Config(provider)
 			}
-			errs := newErrorWatch(t, tc.secrets...)
+			errs := acctest.NewErrorWatch(t, tc.secrets...)
 			// After a failed step too, the state must hold no secret.
-			errs.afterError = func() error { return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil) }
+			errs.AfterError = func() error { return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil) }
 			var managementSteps []resource.TestStep
 			if tc.management {
 				// A grade manager, its group and the group's members: created,
@@ -88,14 +86,13 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 					for _, u := range users {
 						m[u] = ""
 					}
-					return grant("3", "4") + gradeManagerHCL("platform", "", users, true) + groupsHCL([3]string{"dev", "dev", ""}) +
-						strings.Replace(groupMembersConfig("", 0, m, nil), `group_id = "0"`, "group_id = bkiam_group.dev.id", 1) +
-						permissionHCL("hosts", []string{"view_host"}, map[string]string{"/bk_cmdb,biz,2/bk_cmdb,host," + fmt.Sprint(len(users)) + "/": "h"})
+					return grant("3", "4") + acctest.GradeManagerHCL("platform", "", users, true) + acctest.GroupsHCL([3]string{"dev", "dev", ""}) +
+						strings.Replace(acctest.GroupMembersConfig("", 0, m, nil), `group_id = "0"`, "group_id = bkiam_group.dev.id", 1) + acctest.PermissionHCL("hosts", []string{"view_host"}, map[string]string{"/bk_cmdb,biz,2/bk_cmdb,host," + fmt.Sprint(len(users)) + "/": "h"})
 				}
 				managementSteps = []resource.TestStep{
-					errs.pass(resource.TestStep{Config: members("alice", "bob"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
-					errs.pass(resource.TestStep{Config: members("bob", "carol"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
-					errs.expect(resource.TestStep{
+					errs.Pass(resource.TestStep{Config: members("alice", "bob"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.Pass(resource.TestStep{Config: members("bob", "carol"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.Expect(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{Count: 1, Status: 500, Code: 1902500}}); err != nil {
 								t.Fatal(err)
@@ -103,7 +100,7 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 						},
 						Config: members("bob", "carol", "dave"),
 					}, regexp.MustCompile(`(?s)Cannot read the (grade manager|group|group's members|group's permissions)`)),
-					errs.pass(resource.TestStep{
+					errs.Pass(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{}); err != nil {
 								t.Fatal(err)
@@ -114,15 +111,15 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 				}
 			}
 			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				ErrorCheck:               errs.check,
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+				ErrorCheck:               errs.Check,
 				CheckDestroy: func(*terraform.State) error {
 					return secretFreeState{dir: workDirs, secrets: tc.secrets}.check(nil)
 				},
 				Steps: append([]resource.TestStep{
-					errs.pass(resource.TestStep{Config: grant("1", "2"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
-					errs.pass(resource.TestStep{Config: grant("2", "3"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
-					errs.expect(resource.TestStep{
+					errs.Pass(resource.TestStep{Config: grant("1", "2"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.Pass(resource.TestStep{Config: grant("2", "3"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
+					errs.Expect(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{Count: 1, Status: 500, Code: 1902500}}); err != nil {
 								t.Fatal(err)
@@ -132,7 +129,7 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 					}, regexp.MustCompile(`(?s)Call 1 of \d+ failed`)),
 					// IAM refuses the credentials: the apply fails, and
 					// says so without repeating either secret.
-					errs.expect(resource.TestStep{
+					errs.Expect(resource.TestStep{
 						PreConfig: func() {
 							if err := sb.SetFaults(sandbox.Faults{}); err != nil {
 								t.Fatal(err)
@@ -141,7 +138,7 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 						},
 						Config: grant("3", "4"),
 					}, tc.refused),
-					errs.pass(resource.TestStep{
+					errs.Pass(resource.TestStep{
 						PreConfig: func() { t.Setenv("BKIAM_APP_SECRET", sandboxtest.AppSecret) },
 						Config:    grant("3", "4"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState,
 					}),
@@ -172,91 +169,6 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 		})
 	}
 }
-
-// errorWatch is the ErrorCheck of a TestCase whose failing steps must not
-// repeat a secret. ExpectError only matches a pattern, and Go's regexp
-// cannot say "does not contain", so the failing steps leave ExpectError
-// unset and the watch, knowing which step runs (expect and pass set it in
-// PreConfig), takes its place: it accepts the step's error when it
-// matches the step's pattern and holds no secret, and fails the test when
-// an expected error never came.
-type errorWatch struct {
-	t *testing.T
-	// secrets are never in any error of the test.
-	secrets []string
-	// afterError, unless nil, checks more once a step failed as expected:
-	// the state the failed step left, say.
-	afterError func() error
-
-	// The running step's expectation: pending while its error has not
-	// come, want its pattern, absent what it must not repeat beside the
-	// secrets.
-	pending bool
-	want    *regexp.Regexp
-	absent  []string
-}
-
-func newErrorWatch(t *testing.T, secrets ...string) *errorWatch {
-	w := &errorWatch{t: t, secrets: secrets}
-	t.Cleanup(func() {
-		if w.pending && !t.Failed() {
-			t.Errorf("the last step succeeded, but an error matching %s was expected", w.want)
-		}
-	})
-	return w
-}
-
-// expect makes step one that must fail with an error matching want that
-// repeats neither the watch's secrets nor absent.
-func (w *errorWatch) expect(step resource.TestStep, want *regexp.Regexp, absent ...string) resource.TestStep {
-	return w.wrap(step, func() { w.pending, w.want, w.absent = true, want, absent })
-}
-
-// pass makes step one that must succeed.
-func (w *errorWatch) pass(step resource.TestStep) resource.TestStep {
-	return w.wrap(step, func() { w.pending, w.want, w.absent = false, nil, nil })
-}
-
-func (w *errorWatch) wrap(step resource.TestStep, start func()) resource.TestStep {
-	pre := step.PreConfig
-	step.PreConfig = func() {
-		w.t.Helper()
-		if w.pending {
-			w.t.Fatalf("the step before succeeded, but an error matching %s was expected", w.want)
-		}
-		start()
-		if pre != nil {
-			pre()
-		}
-	}
-	return step
-}
-
-// check is the TestCase's ErrorCheck: nil for the error the running step
-// expects, when it repeats no secret.
-func (w *errorWatch) check(err error) error {
-	text := err.Error()
-	// The lines of the configuration Terraform quotes are the user's own
-	// text: what they hold is not repeated by the provider.
-	said := configLine.ReplaceAllString(text, "")
-	for _, secret := range append(slices.Clone(w.secrets), w.absent...) {
-		if strings.Contains(said, secret) {
-			return fmt.Errorf("the error Terraform prints repeats %q:\n%w", secret, err)
-		}
-	}
-	if !w.pending || !w.want.MatchString(text) {
-		return err
-	}
-	w.pending = false
-	if w.afterError != nil {
-		return w.afterError()
-	}
-	return nil
-}
-
-// configLine matches a line of the configuration as Terraform quotes it
-// under an error: "  17:   apigw_url = …".
-var configLine = regexp.MustCompile(`(?m)^[\s│]*\d+:.*$`)
 
 // secretFreeState is a state check that fails when the state holds one of
 // its secrets: the state as Terraform shows it (terraform show -json), and

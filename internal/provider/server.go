@@ -51,3 +51,15 @@ func (s *bkiamServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResou
 	}
 	return s.Router.ReadResource(ctx, req)
 }
+
+// StartCommand begins a new command's ledger of shared grants without
+// configuring the provider anew. Configure starts one at the beginning of
+// every Terraform command; this is for callers that drive one configured
+// server through several commands in one process and want the rest of the
+// configuration (its caches) kept: the protocol tests and the benchmarks.
+func (s *bkiamServer) StartCommand() {
+	s.provider.book.Store(sharedgrants.NewBook())
+	if data := s.provider.data.Load(); data != nil {
+		data.Book = s.provider.book.Load()
+	}
+}

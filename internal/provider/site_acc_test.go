@@ -1,14 +1,10 @@
-package provider
+package provider_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,9 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
-	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
 // The site lifecycle tests (TestAccSite_*) take every resource and data
@@ -32,154 +28,6 @@ import (
 // APIs (the policy list, the model, the management API's reads), never
 // through the sandbox's inspection routes, so that they mean the same on
 // both. Each leaves IAM as it found it.
-
-// siteProfile names what of a site the lifecycle tests use.
-type siteProfile struct {
-	// System is the system granted in; the app must be its client, with
-	// the actions and creator type on IAM's allow-list and the management
-	// API allowed.
-	System string `json:"system"`
-	// Users are two users IAM knows (or its user directory): the first is
-	// the grade manager's member, the second is granted and made a member.
-	Users []string `json:"users"`
-	// Type is a resource type of System; Instances three of its ids, and
-	// Actions two actions related to Type alone.
-	Type      string   `json:"type"`
-	Instances []string `json:"instances"`
-	Actions   []string `json:"actions"`
-	// Creator is a type with a creator configuration in System, with the
-	// ancestor every instance is created under (none when ParentType is
-	// empty) and two new instance ids.
-	Creator struct {
-		Type       string   `json:"type"`
-		ParentType string   `json:"parent_type"`
-		ParentID   string   `json:"parent_id"`
-		Instances  []string `json:"instances"`
-	} `json:"creator"`
-}
-
-// sandboxProfile is the profile of the sandbox's default model.
-func sandboxProfile() *siteProfile {
-	p := &siteProfile{System: "bk_cmdb", Users: []string{"alice", "bob"}, Type: "host",
-		Instances: []string{"1", "2", "3"}, Actions: []string{"view_host", "edit_host"}}
-	p.Creator.Type, p.Creator.Instances = "biz", []string{"c1", "c2"}
-	return p
-}
-
-// loadSiteProfile reads BKIAM_ACC_SITE; without it, a real site must have
-// the sandbox's names.
-func loadSiteProfile() (*siteProfile, error) {
-	path := os.Getenv("BKIAM_ACC_SITE")
-	if path == "" {
-		return sandboxProfile(), nil
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("BKIAM_ACC_SITE: %w", err)
-	}
-	p := &siteProfile{}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: %w", path, err)
-	}
-	switch {
-	case p.System == "" || p.Type == "" || p.Creator.Type == "":
-		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: system, type and creator.type are required", path)
-	case len(p.Users) < 2 || len(p.Instances) < 3 || len(p.Actions) < 2 || len(p.Creator.Instances) < 2:
-		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: give two users, three instances, two actions and two creator instances", path)
-	case (p.Creator.ParentType == "") != (p.Creator.ParentID == ""):
-		return nil, fmt.Errorf("BKIAM_ACC_SITE %s: give both creator.parent_type and creator.parent_id, or neither", path)
-	}
-	return p, nil
-}
-
-// siteEnv is where a site lifecycle test runs.
-type siteEnv struct {
-	t        *testing.T
-	p        *siteProfile
-	provider string
-	client   *bkiam.Client
-	// suffix makes the names of grade managers and groups unique, across
-	// runs too (grade manager names are unique across IAM).
-	suffix string
-}
-
-func newSiteEnv(t *testing.T) *siteEnv {
-	t.Helper()
-	e := &siteEnv{t: t, p: profile}
-	if site != nil && site.client.APIGatewayURL == "" {
-		t.Skip("the site lifecycle tests read IAM through the API gateway: set BKIAM_ACC_APIGW_URL")
-	}
-	var sb *sandboxtest.Sandbox
-	sb, e.provider = siteTarget(t)
-	e.client = outsideClient(t, sb)
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	e.suffix = hex.EncodeToString(b)
-	return e
-}
-
-// holds is what subject holds of action through IAM's policy list: the
-// union of its rows' expressions (nil when none).
-func (e *siteEnv) holds(subjectType, subjectID, action string) []*policyexpr.Expr {
-	e.t.Helper()
-	policies, err := e.client.ScanPolicies(context.Background(), bkiam.PolicyKindABAC, e.p.System, action)
-	if err != nil {
-		e.t.Fatalf("reading the policies of %s: %v", action, err)
-	}
-	var out []*policyexpr.Expr
-	for _, p := range policies {
-		if p.Subject.Type != subjectType || p.Subject.ID != subjectID {
-			continue
-		}
-		expr, err := policyexpr.Parse(p.Expression)
-		if err != nil {
-			e.t.Fatalf("%s's policy of %s: %v", subjectID, action, err)
-		}
-		out = append(out, expr)
-	}
-	return out
-}
-
-// heldInstances is, for each action, which of ids user holds (a plain
-// instance of typ, or under ancestors).
-func (e *siteEnv) heldInstances(user string, actions []string, typ string, ancestors []policyexpr.Node, ids []string) map[string][]string {
-	e.t.Helper()
-	out := map[string][]string{}
-	for _, a := range actions {
-		for _, expr := range e.holds("user", user, a) {
-			for _, id := range ids {
-				held := expr.HoldsInstance(typ, id)
-				if ancestors != nil {
-					held = expr.HoldsPath(typ, id, ancestors)
-				}
-				if held && !slices.Contains(out[a], id) {
-					out[a] = append(out[a], id)
-				}
-			}
-		}
-		slices.Sort(out[a])
-	}
-	return out
-}
-
-// expectHeld checks, through IAM's reads, that user holds exactly want
-// of ids.
-func (e *siteEnv) expectHeld(user string, actions []string, typ string, ancestors []policyexpr.Node, ids []string, want map[string][]string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		got := e.heldInstances(user, actions, typ, ancestors, ids)
-		for a := range got {
-			if len(got[a]) == 0 {
-				delete(got, a)
-			}
-		}
-		if !maps.EqualFunc(got, want, slices.Equal) {
-			return fmt.Errorf("IAM says %s holds %v of %s %v, want %v", user, got, typ, ids, want)
-		}
-		return nil
-	}
-}
 
 // hclMap renders ids as an HCL map of id = id (names equal to ids, so that
 // an import, which names instances by id, reads back the configuration).
@@ -195,11 +43,12 @@ func hclMap(ids ...string) string {
 // (revoked outside, refreshed with detect_drift, granted again), imported
 // and destroyed; IAM read through its policy list after every step.
 func TestAccSite_InstanceGrant(t *testing.T) {
-	e := newSiteEnv(t)
-	p := e.p
+	t.Parallel()
+	e := acctest.NewSiteEnv(t)
+	p := e.P
 	user, ids := p.Users[1], p.Instances
-	before := e.heldInstances(user, p.Actions, p.Type, nil, ids)
-	provider := strings.Replace(e.provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
+	before := e.HeldInstances(user, p.Actions, p.Type, nil, ids)
+	provider := strings.Replace(e.Provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
 	grant := func(actions []string, instances ...string) string {
 		return provider + fmt.Sprintf(`
 resource "bkiam_instance_grant" "site" {
@@ -208,7 +57,7 @@ resource "bkiam_instance_grant" "site" {
   actions   = %s
   resources = [{ system = %q, type = %q, instances = %s }]
 }
-`, p.System, user, hclList(actions), p.System, p.Type, hclMap(instances...))
+`, p.System, user, acctest.HCLList(actions), p.System, p.Type, hclMap(instances...))
 	}
 	addr := "bkiam_instance_grant.site"
 	// The policy id is the one a grant answers (the SaaS's); a refresh that
@@ -221,48 +70,48 @@ resource "bkiam_instance_grant" "site" {
 		return nil
 	})
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config:           grant(p.Actions[:1], ids[0], ids[1]),
-				ConfigPlanChecks: emptyPlanAfterApply,
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 				Check: resource.ComposeAggregateTestCheckFunc(
-					e.expectHeld(user, p.Actions, p.Type, nil, ids, withBefore(before, map[string][]string{p.Actions[0]: {ids[0], ids[1]}})),
+					e.ExpectHeld(user, p.Actions, p.Type, nil, ids, withBefore(before, map[string][]string{p.Actions[0]: {ids[0], ids[1]}})),
 					resource.TestCheckResourceAttrWith(addr, "policies."+p.Actions[0], func(v string) error { policyID = v; return positive(v) }),
 				),
 			},
 			{
 				Config:           grant(p.Actions[:2], ids[1], ids[2]),
-				ConfigPlanChecks: emptyPlanAfterApply,
-				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.ExpectHeld(user, p.Actions, p.Type, nil, ids,
 					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
 			{
 				// Revoked outside Terraform: the refresh sees it, the plan grants it again.
-				PreConfig: func() { e.instanceCall(bkiam.OperationRevoke, user, p.Actions[0], ids[1]) },
+				PreConfig: func() { e.InstanceCall(bkiam.OperationRevoke, user, p.Actions[0], ids[1]) },
 				Config:    grant(p.Actions[:2], ids[1], ids[2]),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
+				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.ExpectHeld(user, p.Actions, p.Type, nil, ids,
 					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
 			{
 				// Revoked outside again, seen by a refresh alone (apply -refresh-only): state drops
 				// the instance and keeps the policy id the grant answered.
-				PreConfig:          func() { e.instanceCall(bkiam.OperationRevoke, user, p.Actions[0], ids[2]) },
+				PreConfig:          func() { e.InstanceCall(bkiam.OperationRevoke, user, p.Actions[0], ids[2]) },
 				RefreshState:       true,
 				ExpectNonEmptyPlan: true, // the plan grants it again: the next step
 				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID,
 					resource.TestCheckNoResourceAttr(addr, "resources.0.instances."+ids[2]),
-					e.expectHeld(user, p.Actions, p.Type, nil, ids,
+					e.ExpectHeld(user, p.Actions, p.Type, nil, ids,
 						withBefore(before, map[string][]string{p.Actions[0]: {ids[1]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
 			{
 				Config:           grant(p.Actions[:2], ids[1], ids[2]),
-				ConfigPlanChecks: emptyPlanAfterApply,
-				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.expectHeld(user, p.Actions, p.Type, nil, ids,
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				Check: resource.ComposeAggregateTestCheckFunc(samePolicyID, e.ExpectHeld(user, p.Actions, p.Type, nil, ids,
 					withBefore(before, map[string][]string{p.Actions[0]: {ids[1], ids[2]}, p.Actions[1]: {ids[1], ids[2]}}))),
 			},
 			{
@@ -274,7 +123,7 @@ resource "bkiam_instance_grant" "site" {
 				ImportStateVerifyIgnore: []string{"policies"},
 			},
 		},
-		CheckDestroy: e.expectHeld(user, p.Actions, p.Type, nil, ids, before),
+		CheckDestroy: e.ExpectHeld(user, p.Actions, p.Type, nil, ids, before),
 	})
 }
 
@@ -294,29 +143,16 @@ func positive(v string) error {
 	return nil
 }
 
-// instanceCall grants or revokes action on one instance for user, outside
-// Terraform.
-func (e *siteEnv) instanceCall(op bkiam.Operation, user, action, id string) {
-	e.t.Helper()
-	_, err := e.client.BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
-		System: e.p.System, Operate: op, ExpiredAt: bkiam.PermanentExpiry,
-		Subject: bkiam.Subject{Type: "user", ID: user}, Actions: []bkiam.Action{{ID: action}},
-		Resources: []bkiam.InstanceResource{{System: e.p.System, Type: e.p.Type, Instances: []bkiam.Instance{{ID: id, Name: id}}}},
-	})
-	if err != nil {
-		e.t.Fatalf("%s outside Terraform: %v", op, err)
-	}
-}
-
 // TestAccSite_CreatorGrant: a creator grant without actions (the model's
 // creator configuration bounds what it records), changed, imported and
 // destroyed; what the creator holds on each created path read through the
 // policy list.
 func TestAccSite_CreatorGrant(t *testing.T) {
-	e := newSiteEnv(t)
-	p := e.p
+	t.Parallel()
+	e := acctest.NewSiteEnv(t)
+	p := e.P
 	user, c := p.Users[1], p.Creator
-	model, err := e.client.SystemModel(context.Background(), p.System)
+	model, err := e.Client.SystemModel(context.Background(), p.System)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,8 +171,8 @@ func TestAccSite_CreatorGrant(t *testing.T) {
 		ancestors = []policyexpr.Node{{Type: c.ParentType, ID: c.ParentID}}
 		ancestorsHCL = fmt.Sprintf(`, ancestors = [{ system = %q, type = %q, id = %q }]`, p.System, c.ParentType, c.ParentID)
 	}
-	before := e.heldInstances(user, configured, c.Type, ancestors, c.Instances)
-	provider := strings.Replace(e.provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
+	before := e.HeldInstances(user, configured, c.Type, ancestors, c.Instances)
+	provider := strings.Replace(e.Provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
 	grant := func(ids ...string) string {
 		var b strings.Builder
 		for _, id := range ids {
@@ -373,17 +209,17 @@ resource "bkiam_creator_grant" "site" {
 		return nil
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config:           grant(c.Instances[0]),
-				ConfigPlanChecks: emptyPlanAfterApply,
-				Check:            resource.ComposeAggregateTestCheckFunc(grantedActions, e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0]))),
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				Check:            resource.ComposeAggregateTestCheckFunc(grantedActions, e.ExpectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0]))),
 			},
 			{
 				Config:           grant(c.Instances[0], c.Instances[1]),
-				ConfigPlanChecks: emptyPlanAfterApply,
-				Check:            e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				Check:            e.ExpectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
 			},
 			{
 				// One created path revoked outside Terraform: the refresh sees it, the plan
@@ -397,7 +233,7 @@ resource "bkiam_creator_grant" "site" {
 					for i, a := range configured {
 						actions[i] = bkiam.Action{ID: a}
 					}
-					if _, err := e.client.BatchPath(context.Background(), bkiam.BatchPathRequest{System: p.System, Operate: bkiam.OperationRevoke,
+					if _, err := e.Client.BatchPath(context.Background(), bkiam.BatchPathRequest{System: p.System, Operate: bkiam.OperationRevoke,
 						Subject: bkiam.Subject{Type: "user", ID: user}, Actions: actions,
 						Resources: []bkiam.PathResource{{System: p.System, Type: c.Type, Paths: [][]bkiam.PathNode{path}}}}); err != nil {
 						t.Fatal(err)
@@ -408,12 +244,12 @@ resource "bkiam_creator_grant" "site" {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
+				Check: e.ExpectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[0], c.Instances[1])),
 			},
 			{
 				Config:           grant(c.Instances[1]),
-				ConfigPlanChecks: emptyPlanAfterApply,
-				Check:            e.expectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[1])),
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				Check:            e.ExpectHeld(user, configured, c.Type, ancestors, c.Instances, each(c.Instances[1])),
 			},
 			{
 				// Import records system, type and creator; the next apply registers the rest.
@@ -428,7 +264,7 @@ resource "bkiam_creator_grant" "site" {
 				},
 			},
 		},
-		CheckDestroy: e.expectHeld(user, configured, c.Type, ancestors, c.Instances, before),
+		CheckDestroy: e.ExpectHeld(user, configured, c.Type, ancestors, c.Instances, before),
 	})
 }
 
@@ -438,10 +274,11 @@ resource "bkiam_creator_grant" "site" {
 // outside Terraform), imported and destroyed; what IAM holds read through
 // the management API.
 func TestAccSite_GroupsAsCode(t *testing.T) {
-	e := newSiteEnv(t)
-	p := e.p
+	t.Parallel()
+	e := acctest.NewSiteEnv(t)
+	p := e.P
 	ctx := context.Background()
-	gmName, groupName := "tf-acc-"+e.suffix, "tf-acc-dev-"+e.suffix
+	gmName, groupName := "tf-acc-"+e.Suffix, "tf-acc-dev-"+e.Suffix
 	scope := make([]string, len(p.Instances))
 	for i, id := range p.Instances {
 		scope[i] = fmt.Sprintf("{ id = %q }", id)
@@ -451,7 +288,7 @@ func TestAccSite_GroupsAsCode(t *testing.T) {
 		for _, u := range slices.Sorted(maps.Keys(members)) {
 			m = append(m, fmt.Sprintf("%s = %q", u, members[u]))
 		}
-		return e.provider + fmt.Sprintf(`
+		return e.Provider + fmt.Sprintf(`
 resource "bkiam_grade_manager" "site" {
   system  = %[1]q
   name    = %[2]q
@@ -494,7 +331,7 @@ data "bkiam_group" "site" {
   grade_manager_id = data.bkiam_grade_manager.site.id
   name             = bkiam_group.site.name
 }
-`, p.System, gmName, p.Users[0], hclList(p.Actions), p.Type, strings.Join(scope, ", "), groupName, description,
+`, p.System, gmName, p.Users[0], acctest.HCLList(p.Actions), p.Type, strings.Join(scope, ", "), groupName, description,
 			strings.Join(m, ", "), p.Actions[0], hclMap(permitted...))
 	}
 	var gmID, groupID int64
@@ -512,18 +349,18 @@ data "bkiam_group" "site" {
 			if err := ids(s); err != nil {
 				return err
 			}
-			gm, err := e.client.GradeManager(ctx, p.System, gmID)
+			gm, err := e.Client.GradeManager(ctx, p.System, gmID)
 			if err != nil {
 				return fmt.Errorf("the grade manager: %w", err)
 			}
 			if gm.Name != gmName || !slices.Equal(gm.Members, []string{p.Users[0]}) {
 				return fmt.Errorf("IAM's grade manager %+v", gm)
 			}
-			group, err := e.client.GroupByName(ctx, p.System, gmID, groupName)
+			group, err := e.Client.GroupByName(ctx, p.System, gmID, groupName)
 			if err != nil || group == nil || group.ID != groupID || group.Description != description {
 				return fmt.Errorf("IAM's group %+v (%w), want id %d, description %q", group, err, groupID, description)
 			}
-			listed, err := e.client.GroupMembers(ctx, p.System, groupID)
+			listed, err := e.Client.GroupMembers(ctx, p.System, groupID)
 			if err != nil {
 				return err
 			}
@@ -539,7 +376,7 @@ data "bkiam_group" "site" {
 			if slices.Sort(want); !slices.Equal(got, want) {
 				return fmt.Errorf("IAM's members %v, want %v", got, want)
 			}
-			policies, err := e.client.GroupPolicies(ctx, p.System, groupID)
+			policies, err := e.Client.GroupPolicies(ctx, p.System, groupID)
 			if err != nil {
 				return err
 			}
@@ -572,20 +409,20 @@ data "bkiam_group" "site" {
 			ImportStateIdFunc: func(s *terraform.State) (string, error) { return id(s), ids(s) }}
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config:           config("first", map[string]string{p.Users[1]: "2030-01-01T00:00:00Z"}, p.Instances[0]),
-				ConfigPlanChecks: emptyPlanAfterApply,
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 				Check:            resource.ComposeAggregateTestCheckFunc(inIAM("first", []string{p.Users[1]}, p.Instances[0]), dataSources),
 			},
 			{
 				// A member renewed (its expiry raised through IAM's expiry route) and one added.
 				Config:           config("second", both, p.Instances[0], p.Instances[1]),
-				ConfigPlanChecks: emptyPlanAfterApply,
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 				Check: resource.ComposeAggregateTestCheckFunc(inIAM("second", p.Users, p.Instances[0], p.Instances[1]),
 					func(*terraform.State) error {
-						listed, err := e.client.GroupMembers(ctx, p.System, groupID)
+						listed, err := e.Client.GroupMembers(ctx, p.System, groupID)
 						if err != nil {
 							return err
 						}
@@ -601,13 +438,13 @@ data "bkiam_group" "site" {
 				// A member removed, the group's description changed and a permission revoked
 				// outside Terraform: the refresh sees all three, the plan restores them.
 				PreConfig: func() {
-					if err := e.client.DeleteMembers(ctx, p.System, groupID, "user", []string{p.Users[1]}); err != nil {
+					if err := e.Client.DeleteMembers(ctx, p.System, groupID, "user", []string{p.Users[1]}); err != nil {
 						t.Fatal(err)
 					}
-					if err := e.client.UpdateGroup(ctx, p.System, groupID, groupName, "changed outside"); err != nil {
+					if err := e.Client.UpdateGroup(ctx, p.System, groupID, groupName, "changed outside"); err != nil {
 						t.Fatal(err)
 					}
-					if err := e.client.RevokeGroupPolicies(ctx, p.System, groupID, bkiam.GroupPolicyRequest{System: p.System,
+					if err := e.Client.RevokeGroupPolicies(ctx, p.System, groupID, bkiam.GroupPolicyRequest{System: p.System,
 						Actions: []bkiam.Action{{ID: p.Actions[0]}}, Resources: []bkiam.PathResource{{System: p.System, Type: p.Type,
 							Paths: [][]bkiam.PathNode{{{System: p.System, Type: p.Type, ID: p.Instances[1], Name: p.Instances[1]}}}}}}); err != nil {
 						t.Fatal(err)
@@ -655,7 +492,7 @@ data "bkiam_group" "site" {
 			},
 		},
 		CheckDestroy: func(*terraform.State) error {
-			if _, err := e.client.GradeManager(ctx, p.System, gmID); !errors.Is(err, bkiam.ErrNotOwned) {
+			if _, err := e.Client.GradeManager(ctx, p.System, gmID); !errors.Is(err, bkiam.ErrNotOwned) {
 				return fmt.Errorf("after destroy, reading the grade manager: %w, want it gone", err)
 			}
 			return nil
@@ -667,8 +504,9 @@ data "bkiam_group" "site" {
 // the profile's actions on its type and the creator configuration of the
 // creator type.
 func TestAccSite_SystemDataSource(t *testing.T) {
-	e := newSiteEnv(t)
-	p := e.p
+	t.Parallel()
+	e := acctest.NewSiteEnv(t)
+	p := e.P
 	checks := []resource.TestCheckFunc{
 		resource.TestCheckResourceAttr("data.bkiam_system.site", "system", p.System),
 		resource.TestCheckResourceAttrSet("data.bkiam_system.site", "creator_actions."+p.Creator.Type+".actions.#"),
@@ -677,9 +515,9 @@ func TestAccSite_SystemDataSource(t *testing.T) {
 		checks = append(checks, resource.TestCheckResourceAttr("data.bkiam_system.site", "actions."+a+".related_resource_types.0.id", p.Type))
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: e.provider + fmt.Sprintf("data \"bkiam_system\" \"site\" {\n  system = %q\n}\n", p.System),
+			Config: e.Provider + fmt.Sprintf("data \"bkiam_system\" \"site\" {\n  system = %q\n}\n", p.System),
 			Check:  resource.ComposeAggregateTestCheckFunc(checks...),
 		}},
 	})

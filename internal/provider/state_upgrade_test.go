@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -12,13 +10,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
-	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
 
@@ -83,62 +77,6 @@ func (s schemaVersionServer) GetProviderSchema(ctx context.Context, req *tfproto
 		resp.ResourceSchemas[s.typeName].Version = s.version
 	}
 	return resp, err
-}
-
-// TestAccStateUpgrade: a state written by today's provider (schema
-// version 0) is upgraded by a provider whose schema is at version 1, as
-// the first schema change will need: its step runs, the plan is empty and
-// IAM is untouched. The state it writes back is at version 1, which
-// today's provider then refuses with an error naming the fix instead of
-// misreading it (the CLIs refuse it first).
-func TestAccStateUpgrade(t *testing.T) {
-	sb, provider := target(t)
-	sandboxNames(t)
-	var upgrades atomic.Int64
-	config := provider + sharedHostGrant("a", "view_host", "", "1", "2")
-	want := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}
-	today := protoV6ProviderFactories
-	later := map[string]func() (tfprotov6.ProviderServer, error){"bkiam": versionedServer(&upgrades)}
-	calls := newCallCounter(sb)
-	resource.Test(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				ProtoV6ProviderFactories: today,
-				Config:                   config,
-				Check:                    checkHeld(sb, "bk_cmdb", "user", "alice", want),
-			},
-			{
-				// The later provider reads today's state through its step.
-				ProtoV6ProviderFactories: later,
-				Config:                   config,
-				ConfigPlanChecks:         resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check: func(*terraform.State) error {
-					if upgrades.Load() == 0 {
-						return errors.New("the upgrade step from schema version 0 never ran")
-					}
-					return nil
-				},
-			},
-			{
-				// Today's provider refuses the state the later one wrote. The
-				// CLIs refuse it before asking the provider, whose own
-				// refusal (TestUpgradeState) stands behind theirs.
-				ProtoV6ProviderFactories: today,
-				Config:                   config,
-				ExpectError:              regexp.MustCompile(`created by a newer provider\s+version|newer version of the provider`),
-			},
-			{
-				ProtoV6ProviderFactories: later,
-				Config:                   config,
-				ConfigPlanChecks:         emptyPlanAfterApply,
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkHeld(sb, "bk_cmdb", "user", "alice", want),
-					calls.expect(map[string]int{"batch_instance:grant": 1}),
-				),
-			},
-		},
-		CheckDestroy: checkHeld(sb, "bk_cmdb", "user", "alice", nil),
-	})
 }
 
 // upgradeTestGrant is a resource at schema version 2 whose steps rename

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"encoding/pem"
@@ -13,8 +13,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
 // TestAccTLSVerification: against IAM behind a certificate no system CA
@@ -24,7 +26,9 @@ import (
 // insecure_skip_verify it goes through too (the warning itself is pinned
 // by TestConfigureProvider).
 func TestAccTLSVerification(t *testing.T) {
-	needsSandbox(t)
+	testutil.SameOnEveryCLI(t, "the provider's HTTP client")
+	t.Parallel()
+	acctest.NeedsSandbox(t)
 	srv, err := sandbox.New()
 	if err != nil {
 		t.Fatal(err)
@@ -40,19 +44,19 @@ func TestAccTLSVerification(t *testing.T) {
 			ts.URL, sandboxtest.AppCode, sandboxtest.AppSecret, extra)
 	}
 	grant := func(extra string, ids ...string) string {
-		return hostGrant{actions: []string{"view_host"}, ids: ids}.config(provider(extra))
+		return acctest.HostGrant{Actions: []string{"view_host"}, Ids: ids}.Config(provider(extra))
 	}
 	held := func(ids ...string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
 			got := sandboxtest.HeldPaths(&sandboxtest.Sandbox{Server: srv}, "bk_cmdb", "user", "alice")["view_host"]
-			if want := sandboxtest.HostPaths(ids...); !equalStrings(got, want) {
+			if want := sandboxtest.HostPaths(ids...); !acctest.EqualStrings(got, want) {
 				return fmt.Errorf("IAM holds %v, want %v", got, want)
 			}
 			return nil
 		}
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			// The plan's model read meets the certificate first; without
 			// it, the apply's first call.

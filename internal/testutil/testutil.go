@@ -105,3 +105,21 @@ func CLI(t testing.TB) tfcli.CLI {
 	}
 	return cli
 }
+
+// CLISubsetEnv names the variable make test sets on its passes of
+// Terraform 1.5.7 and OpenTofu: there, only the tests whose outcome can
+// differ between CLIs run (docs/development.md), and the pass of
+// Terraform 1.16 runs the rest.
+const CLISubsetEnv = "BKIAM_TEST_CLI_SUBSET"
+
+// SameOnEveryCLI marks a test whose outcome cannot differ between CLIs:
+// what it checks is the provider's own doing, which every CLI reaches
+// through the same protocol calls, and why says so. It skips the test on
+// the passes that run only what can differ (CLISubsetEnv); everywhere
+// else, make testacc and make testacc-site included, the test runs.
+func SameOnEveryCLI(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(CLISubsetEnv) != "" {
+		t.Skipf("the same on every CLI, run on the Terraform 1.16 pass (%s=1 here): %s", CLISubsetEnv, why)
+	}
+}

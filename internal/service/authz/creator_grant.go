@@ -126,7 +126,7 @@ func viewCreator(m CreatorGrantModel) creatorView {
 	c.target.System, _ = m.System.Get()
 	c.target.Type, _ = m.Type.Get()
 	c.creator, _ = m.Creator.Get()
-	c.instances = CreatorInstancesOf(m.Instances)
+	c.instances = creatorInstancesOf(m.Instances)
 	if actions, ok := protocol.StringsOf(m.Actions); ok {
 		slices.Sort(actions)
 		c.actions = actions
@@ -136,8 +136,8 @@ func viewCreator(m CreatorGrantModel) creatorView {
 	return c
 }
 
-// CreatorInstancesOf converts a fully known instances attribute.
-func CreatorInstancesOf(x protocol.Value[map[string]protocol.Value[CreatorInstanceModel]]) map[string]grantplan.CreatorInstance {
+// creatorInstancesOf converts a fully known instances attribute.
+func creatorInstancesOf(x protocol.Value[map[string]protocol.Value[CreatorInstanceModel]]) map[string]grantplan.CreatorInstance {
 	elems, ok := x.Get()
 	if !ok {
 		return nil
@@ -267,7 +267,7 @@ func (CreatorGrant) Plan(_ context.Context, req protocol.PlanRequest[CreatorGran
 	// after apply.
 	plan, state := viewCreator(req.Proposed), viewCreator(prior)
 	if plan.actions != nil && protocol.SameStrings(req.Proposed.Actions, prior.Actions) && !prior.Policies.IsNull() &&
-		ReadCreatorHoldings(req.Private, state.target, diags) == nil {
+		readCreatorHoldings(req.Private, state.target, diags) == nil {
 		planned.GrantedActions = req.Proposed.Actions
 		registers := false
 		if plan.instances != nil && state.instances != nil {
@@ -381,9 +381,9 @@ func (r CreatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.R
 	view, exact := now.View(c.target, c.instances)
 	private = maps.Clone(private)
 	if exact {
-		WriteCreatorHoldings(private, nil, diags)
+		writeCreatorHoldings(private, nil, diags)
 	} else {
-		WriteCreatorHoldings(private, now, diags)
+		writeCreatorHoldings(private, now, diags)
 	}
 	m := state
 	m.Instances = creatorInstancesValue(view)
@@ -396,7 +396,7 @@ func (CreatorGrant) holdings(private protocol.PrivateState, state *creatorView, 
 	if state == nil {
 		return grantplan.CreatorHoldings{}
 	}
-	if held := ReadCreatorHoldings(private, state.target, diags); held != nil {
+	if held := readCreatorHoldings(private, state.target, diags); held != nil {
 		return held
 	}
 	if state.instances == nil {

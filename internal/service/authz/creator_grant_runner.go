@@ -134,9 +134,9 @@ func (r *creatorGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*Crea
 	m := r.result.model
 	m.ID = protocol.Known(r.result.target.System + "/" + r.result.target.Type + "/" + r.creator)
 	m.GrantedActions = protocol.KnownStrings(granted)
-	m.Policies = PoliciesValue(granted, r.policies)
+	m.Policies = policiesValue(granted, r.policies)
 	if ok {
-		WriteCreatorHoldings(r.private, nil, diags)
+		writeCreatorHoldings(r.private, nil, diags)
 		return &m, r.private
 	}
 	view, exact := r.held.View(r.target, r.want)
@@ -148,9 +148,9 @@ func (r *creatorGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*Crea
 	}
 	m.Instances = creatorInstancesValue(view)
 	if exact {
-		WriteCreatorHoldings(r.private, nil, diags)
+		writeCreatorHoldings(r.private, nil, diags)
 	} else {
-		WriteCreatorHoldings(r.private, r.held, diags)
+		writeCreatorHoldings(r.private, r.held, diags)
 	}
 	return &m, r.private
 }

@@ -11,23 +11,23 @@ import (
 // What the grants keep in private state (private_state.go): a pending
 // import, and the exact holdings after a run that stopped midway.
 
-// PrivateImportKey is the private-state key of an import by actions and
+// privateImportKey is the private-state key of an import by actions and
 // resource type: import records what to read, and the read that follows
 // the import completes it and removes the key.
-const PrivateImportKey = "import"
+const privateImportKey = "import"
 
-// ImportRequest is what an import asked to read.
-type ImportRequest struct {
+// importRequest is what an import asked to read.
+type importRequest struct {
 	Actions []string `json:"actions"`
 	System  string   `json:"system"`
 	Type    string   `json:"type"`
 }
 
-// ReadImportRequest returns the pending import kept in private state, or
+// readImportRequest returns the pending import kept in private state, or
 // nil when there is none.
-func ReadImportRequest(private protocol.PrivateState, diags *protocol.Diagnostics) *ImportRequest {
-	var req ImportRequest
-	if !private.Get(PrivateImportKey, &req, diags) {
+func readImportRequest(private protocol.PrivateState, diags *protocol.Diagnostics) *importRequest {
+	var req importRequest
+	if !private.Get(privateImportKey, &req, diags) {
 		return nil
 	}
 	return &req
@@ -72,8 +72,8 @@ func ReadHoldings(private protocol.PrivateState, diags *protocol.Diagnostics) gr
 	return h
 }
 
-// WriteHoldings keeps h in private state, or removes the key when h is nil.
-func WriteHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *protocol.Diagnostics) {
+// writeHoldings keeps h in private state, or removes the key when h is nil.
+func writeHoldings(private protocol.PrivateState, h grantplan.Holdings, diags *protocol.Diagnostics) {
 	if h == nil {
 		private.Set(privateHoldingsKey, nil, diags)
 		return
@@ -95,7 +95,7 @@ func RecordHoldings(private protocol.PrivateState, held grantplan.Holdings, view
 	if grantplan.Held(&view).Equal(held) {
 		held = nil
 	}
-	WriteHoldings(private, held, diags)
+	writeHoldings(private, held, diags)
 }
 
 // privateCreatorKey is the private-state key of a creator grant's exact
@@ -115,7 +115,7 @@ type heldPath struct {
 	Doubt     bool       `json:"doubt,omitempty"`
 }
 
-func ReadCreatorHoldings(private protocol.PrivateState, t grantplan.CreatorTarget, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
+func readCreatorHoldings(private protocol.PrivateState, t grantplan.CreatorTarget, diags *protocol.Diagnostics) grantplan.CreatorHoldings {
 	var stored []heldPath
 	if !private.Get(privateCreatorKey, &stored, diags) {
 		return nil
@@ -131,7 +131,7 @@ func ReadCreatorHoldings(private protocol.PrivateState, t grantplan.CreatorTarge
 	return h
 }
 
-func WriteCreatorHoldings(private protocol.PrivateState, h grantplan.CreatorHoldings, diags *protocol.Diagnostics) {
+func writeCreatorHoldings(private protocol.PrivateState, h grantplan.CreatorHoldings, diags *protocol.Diagnostics) {
 	if h == nil {
 		private.Set(privateCreatorKey, nil, diags)
 		return

@@ -229,7 +229,7 @@ func (InstanceGrant) ImportState(_ context.Context, id string, diags *protocol.D
 			fmt.Sprintf("The actions of import ID %q are a comma-separated list without blanks, e.g. view_host,edit_host.", id))
 		return m, private
 	}
-	private.Set(PrivateImportKey, ImportRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
+	private.Set(privateImportKey, importRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
 	return m, private
 }
 
@@ -477,7 +477,7 @@ func (r InstanceGrant) partial(g *GrantView, next *grantplan.Grant, runner *inst
 	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = ResourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, next, g.Model.ExpiresAt)
-	m.Policies = PoliciesValue(view.Actions, runner.policies)
+	m.Policies = policiesValue(view.Actions, runner.policies)
 	return m
 }
 
@@ -518,9 +518,9 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 	}
 	g := ViewGrant(state)
 	driftOn := data != nil && data.Scans != nil
-	if pending := ReadImportRequest(private, diags); pending != nil {
+	if pending := readImportRequest(private, diags); pending != nil {
 		private = maps.Clone(private)
-		delete(private, PrivateImportKey)
+		delete(private, privateImportKey)
 		if !driftOn {
 			// Without detect_drift, import adopts the subject's grants and
 			// holds nothing known, as the short import ID does.
@@ -556,7 +556,7 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 		// public state keeps the configuration, so that the plan stays
 		// empty instead of granting again with an expiry that has passed.
 		private = maps.Clone(private)
-		WriteHoldings(private, now, diags)
+		writeHoldings(private, now, diags)
 		return &state, private, true
 	}
 	if loss := DescribeLoss(held, now); loss != "" {
@@ -574,13 +574,13 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = ResourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, &g.Grant, state.ExpiresAt)
-	m.Policies = PoliciesValue(view.Actions, g.Policies)
+	m.Policies = policiesValue(view.Actions, g.Policies)
 	return &m, private, true
 }
 
 // readImport completes an import: what the subject holds of the actions,
 // read from IAM, with ids as names.
-func (InstanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g GrantView, pending ImportRequest, private protocol.PrivateState, diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
+func (InstanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g GrantView, pending importRequest, private protocol.PrivateState, diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
 	actions := slices.Sorted(slices.Values(pending.Actions))
 	resource := grantplan.Resource{System: pending.System, Type: pending.Type}
 	held, err := importedHoldings(ctx, scans, g.System, g.Subject, actions, resource)
@@ -610,7 +610,7 @@ func importedGrant(m InstanceGrantModel, system string, subject bkiam.Subject, h
 	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = ResourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, protocol.StringValue{})
-	m.Policies = PoliciesValue(nil, nil)
+	m.Policies = policiesValue(nil, nil)
 	return m, view
 }
 
@@ -698,12 +698,12 @@ func grantPaths(resources []grantplan.Resource) []string {
 		}
 		return paths
 	}
-	return []string{CombinationPath(resources)}
+	return []string{combinationPath(resources)}
 }
 
-// CombinationPath names a combined resource's group: its types and
+// combinationPath names a combined resource's group: its types and
 // instance ids, in order.
-func CombinationPath(resources []grantplan.Resource) string {
+func combinationPath(resources []grantplan.Resource) string {
 	parts := make([]string, len(resources))
 	for i, r := range resources {
 		ids := slices.Sorted(maps.Keys(r.Instances))

@@ -133,10 +133,10 @@ func (r *instanceGrantRunner) Reclaim(ok bool) (ledger.Claims, bool) {
 
 func (r *instanceGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState) {
 	if ok {
-		WriteHoldings(r.private, nil, diags)
+		writeHoldings(r.private, nil, diags)
 		m := r.next.Model
 		m.ID = protocol.Known(grantID(r.next.System, r.next.Subject))
-		m.Policies = PoliciesValue(r.next.Grant.Actions, r.policies)
+		m.Policies = policiesValue(r.next.Grant.Actions, r.policies)
 		return &m, r.private
 	}
 	// The run stopped midway: record what is held, so that it is not lost.
@@ -224,7 +224,7 @@ func (r *instanceGrantRunner) sendCall(wait, callCtx context.Context, call grant
 		// A combination is one group to IAM: each action's is the group
 		// the resource holds.
 		for _, a := range call.Actions {
-			send, done, err := r.shared.Revoke(wait, scope, []string{a}, []string{CombinationPath(r.held[a].Resources)})
+			send, done, err := r.shared.Revoke(wait, scope, []string{a}, []string{combinationPath(r.held[a].Resources)})
 			defer done()
 			if err != nil {
 				return nil, err

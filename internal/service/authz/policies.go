@@ -4,9 +4,9 @@ import "github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 
 // The policies attribute of the grants: the IAM policy id of each action.
 
-// PoliciesValue is the policies attribute: the policy id of each of
+// policiesValue is the policies attribute: the policy id of each of
 // actions that has one.
-func PoliciesValue(actions []string, ids map[string]int64) protocol.Int64MapValue {
+func policiesValue(actions []string, ids map[string]int64) protocol.Int64MapValue {
 	out := make(map[string]protocol.Value[int64], len(actions))
 	for _, a := range actions {
 		if id, ok := ids[a]; ok {

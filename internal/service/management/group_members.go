@@ -43,8 +43,8 @@ const (
 
 func (GroupMembers) Name() string { return "group_members" }
 
-// PermanentMember is the expiry of a permanent membership.
-const PermanentMember = "permanent"
+// permanentMember is the expiry of a permanent membership.
+const permanentMember = "permanent"
 
 func membersAttribute(what, key, example string) schema.Attribute {
 	return schema.MapAttribute{
@@ -127,7 +127,7 @@ func memberExpiry(x protocol.StringValue) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if s == PermanentMember {
+	if s == permanentMember {
 		return bkiam.PermanentExpiry, true
 	}
 	t, err := time.Parse(time.RFC3339, s)
@@ -188,7 +188,7 @@ func (GroupMembers) Validate(_ context.Context, config GroupMembersModel, diags 
 
 func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags *protocol.Diagnostics) {
 	s, ok := e.Get()
-	if !ok || s == PermanentMember {
+	if !ok || s == permanentMember {
 		return
 	}
 	t, err := time.Parse(time.RFC3339, s)
@@ -326,7 +326,7 @@ func membersValue(held memberplan.Members, typ string, like, alt protocol.String
 		case sameExpiry(altElems[k.ID], exp):
 			out[k.ID] = altElems[k.ID]
 		case exp == bkiam.PermanentExpiry:
-			out[k.ID] = protocol.Known(PermanentMember)
+			out[k.ID] = protocol.Known(permanentMember)
 		default:
 			out[k.ID] = protocol.Known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
 		}

@@ -415,8 +415,8 @@ func heldByList(held grantplan.Holdings, policies []bkiam.GroupPolicy) grantplan
 	return now
 }
 
-// PathKeyOf renders nodes as IAM writes a path: /system,type,id/…/.
-func PathKeyOf(nodes []bkiam.PathNode) (string, error) {
+// pathKeyOf renders nodes as IAM writes a path: /system,type,id/…/.
+func pathKeyOf(nodes []bkiam.PathNode) (string, error) {
 	var b strings.Builder
 	b.WriteByte('/')
 	for _, n := range nodes {
@@ -496,7 +496,7 @@ func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
 				id, name := leaf.ID, leaf.Name
 				if len(path) > 1 || strings.HasPrefix(id, "/") {
 					var err error
-					if id, err = PathKeyOf(path); err != nil {
+					if id, err = pathKeyOf(path); err != nil {
 						return nil, err
 					}
 				}

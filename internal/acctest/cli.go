@@ -1,0 +1,383 @@
+package acctest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// CLIWorkspace drives the real Terraform CLI over the built provider
+// binary, outside terraform-plugin-testing, for the tests that need what
+// it cannot do: read the state a failed apply leaves (including the
+// provider's private record of what is held), interrupt a running apply
+// as Ctrl-C does, and run long sequences of applies.
+type CLIWorkspace struct {
+	t         *testing.T
+	Terraform string
+	Dir       string
+	env       []string
+}
+
+// Indexes into transports.
+const (
+	GatewayTransport = 0
+	ESBTransport     = 1
+)
+
+// NewCLIWorkspace makes an empty working directory whose Terraform uses
+// the provider built into providerDir (testutil.BuildProvider).
+func NewCLIWorkspace(t *testing.T, providerDir string) *CLIWorkspace {
+	t.Helper()
+	dir := t.TempDir()
+	rc := filepath.Join(dir, "terraform.tfrc")
+	if err := os.WriteFile(rc, fmt.Appendf(nil, "provider_installation {\n  dev_overrides {\n    \"bkiam/bkiam\" = %q\n  }\n  direct {}\n}\n", providerDir), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := &CLIWorkspace{t: t, Terraform: testutil.Terraform(t), Dir: dir}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "BKIAM_") || strings.HasPrefix(name, "BK_") || strings.HasPrefix(name, "BKPAAS_") || strings.HasPrefix(name, "TF_") {
+			continue // the test's configuration says everything
+		}
+		w.env = append(w.env, kv)
+	}
+	w.env = append(w.env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	return w
+}
+
+// Configure writes main.tf: the provider block and the resources.
+func (w *CLIWorkspace) Configure(provider, resources string) {
+	w.t.Helper()
+	config := "terraform {\n  required_providers {\n    bkiam = { source = \"bkiam/bkiam\" }\n  }\n}\n" + provider + resources
+	w.Write("main.tf", config)
+}
+
+// Write writes a file of the working directory (a query file, an import
+// block beside main.tf).
+func (w *CLIWorkspace) Write(name, text string) {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.Dir, name), []byte(text), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// Remove removes a file of the working directory.
+func (w *CLIWorkspace) Remove(name string) {
+	w.t.Helper()
+	if err := os.Remove(filepath.Join(w.Dir, name)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// Command prepares a Terraform command with -no-color, and -input=false
+// where the command takes it (not query); state subcommands, taint and
+// untaint as they are.
+func (w *CLIWorkspace) Command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	full := []string{args[0]}
+	switch args[0] {
+	case "state", "taint", "untaint":
+	case "query":
+		full = append(full, "-no-color")
+	default:
+		full = append(full, "-no-color", "-input=false")
+	}
+	full = append(full, args[1:]...)
+	cmd := exec.CommandContext(ctx, w.Terraform, full...)
+	cmd.Dir, cmd.Env = w.Dir, w.env
+	testutil.EndWithTest(cmd)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+// Run runs a command to its end and returns its output and exit code.
+func (w *CLIWorkspace) Run(args ...string) (string, int) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd, out := w.Command(ctx, args...)
+	err := cmd.Run()
+	if err != nil && cmd.ProcessState == nil {
+		w.t.Fatalf("terraform %s: %v", args[0], err)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// MustRun runs a command that has to succeed.
+func (w *CLIWorkspace) MustRun(args ...string) string {
+	w.t.Helper()
+	out, code := w.Run(args...)
+	if code != 0 {
+		w.t.Fatalf("terraform %s exited %d:\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// PlanIsEmpty runs terraform plan -detailed-exitcode.
+func (w *CLIWorkspace) PlanIsEmpty() bool {
+	w.t.Helper()
+	out, code := w.Run("plan", "-detailed-exitcode")
+	switch code {
+	case 0:
+		return true
+	case 2:
+		return false
+	}
+	w.t.Fatalf("terraform plan exited %d:\n%s", code, out)
+	return false
+}
+
+// Recorded is what the state file says the bkiam_instance_grant resources
+// hold: for each, its private record of holdings when it has one, else its
+// actions over its instances. It is keyed by subject ("user/alice"), then
+// action, with paths rendered like heldPaths; partial lists the subject's
+// actions recorded as an upper bound only (a call whose outcome is
+// unknown).
+type Recorded struct {
+	Held    map[string]map[string][]string
+	Partial map[string]map[string]bool
+}
+
+func (w *CLIWorkspace) Recorded() Recorded {
+	w.t.Helper()
+	rec := Recorded{Held: map[string]map[string][]string{}, Partial: map[string]map[string]bool{}}
+	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
+	if os.IsNotExist(err) {
+		return rec
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Type      string `json:"type"`
+			Instances []struct {
+				Attributes struct {
+					Subject struct {
+						Type string `json:"type"`
+						ID   string `json:"id"`
+					} `json:"subject"`
+					Actions   []string `json:"actions"`
+					Resources []struct {
+						System    string            `json:"system"`
+						Type      string            `json:"type"`
+						Instances map[string]string `json:"instances"`
+					} `json:"resources"`
+				} `json:"attributes"`
+				Private []byte `json:"private"` // base64 in the file
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		w.t.Fatalf("the state file does not parse: %v", err)
+	}
+	paths := map[string]map[string]map[string]bool{}
+	add := func(subject, action string, resources []grantplan.Resource) {
+		if paths[subject] == nil {
+			paths[subject], rec.Partial[subject] = map[string]map[string]bool{}, map[string]bool{}
+		}
+		if paths[subject][action] == nil {
+			paths[subject][action] = map[string]bool{}
+		}
+		for _, r := range resources {
+			for id := range r.Instances {
+				paths[subject][action][fmt.Sprintf("/%s,%s,%s/", r.System, r.Type, id)] = true
+			}
+		}
+	}
+	for _, r := range state.Resources {
+		if r.Type != "bkiam_instance_grant" {
+			continue
+		}
+		for _, in := range r.Instances {
+			subject := in.Attributes.Subject.Type + "/" + in.Attributes.Subject.ID
+			var diags protocol.Diagnostics
+			if held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
+				for action, h := range held {
+					add(subject, action, h.Resources)
+					rec.Partial[subject][action] = rec.Partial[subject][action] || h.Partial
+				}
+				continue
+			}
+			if diags.HasError() {
+				w.t.Fatalf("the private state does not parse: %v", diags)
+			}
+			var resources []grantplan.Resource
+			for _, res := range in.Attributes.Resources {
+				resources = append(resources, grantplan.Resource{System: res.System, Type: res.Type, Instances: res.Instances})
+			}
+			for _, a := range in.Attributes.Actions {
+				add(subject, a, resources)
+			}
+		}
+	}
+	for subject, actions := range paths {
+		rec.Held[subject] = map[string][]string{}
+		for action, set := range actions {
+			rec.Held[subject][action] = slices.Sorted(maps.Keys(set))
+		}
+	}
+	return rec
+}
+
+// CheckStateMatchesStore compares what the state records for each of the
+// subjects with what the sandbox holds for them in bk_cmdb: exactly,
+// except for actions recorded as an upper bound (or all of them, with
+// upperBound, after a call whose outcome is unknown), where the sandbox
+// may hold less but never more. More would be a grant Terraform has lost
+// track of. It first lets the calls Terraform gave up on land (a slow
+// fault's, or any call slower than request_timeout on a loaded machine):
+// IAM carries them out all the same.
+func CheckStateMatchesStore(w *CLIWorkspace, sb *sandboxtest.Sandbox, upperBound bool, subjects ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := sb.WaitIdle(ctx); err != nil {
+		return err
+	}
+	rec := w.Recorded()
+	for _, subject := range subjects {
+		typ, id, _ := strings.Cut(subject, "/")
+		store, state := sandboxtest.HeldPaths(sb, "bk_cmdb", typ, id), rec.Held[subject]
+		for _, action := range slices.Sorted(maps.Keys(store)) {
+			if _, ok := state[action]; !ok {
+				return fmt.Errorf("the sandbox holds %s %s that the state does not record:\n%s", subject, action,
+					RenderHeld(map[string][]string{action: store[action]}))
+			}
+		}
+		for _, action := range slices.Sorted(maps.Keys(state)) {
+			want, got := state[action], store[action]
+			if rec.Partial[subject][action] || upperBound {
+				for _, p := range got {
+					if !slices.Contains(want, p) {
+						return fmt.Errorf("the sandbox holds %s %s on %s, beyond what the state records as possibly held", subject, action, p)
+					}
+				}
+				continue
+			}
+			if !EqualStrings(want, got) {
+				return fmt.Errorf("state and sandbox differ on %s %s:\nstate:\n%s\nsandbox:\n%s", subject, action,
+					RenderHeld(map[string][]string{action: want}), RenderHeld(map[string][]string{action: got}))
+			}
+		}
+	}
+	return nil
+}
+
+// NewAttachedWorkspace is a CLI workspace whose CLI attaches to server,
+// served in this process as `terraform-provider-bkiam -debug` serves the
+// provider (TF_REATTACH_PROVIDERS, under the CLI's registry host): every
+// command and walk talks to the same server, which a test can wrap to see
+// what the CLI sends.
+func NewAttachedWorkspace(t *testing.T, server tfprotov6.ProviderServer) *CLIWorkspace {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	configCh, closeCh := make(chan *plugin.ReattachConfig, 1), make(chan struct{})
+	errCh := make(chan error, 1)
+	go func() {
+		errCh <- tf6server.Serve("registry.terraform.io/bkiam/bkiam", func() tfprotov6.ProviderServer { return server },
+			tf6server.WithDebug(ctx, configCh, closeCh), tf6server.WithLoggingSink(t))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-closeCh:
+		case <-time.After(10 * time.Second):
+			t.Error("the provider server did not stop")
+		}
+	})
+	var config *plugin.ReattachConfig
+	select {
+	case config = <-configCh:
+	case err := <-errCh:
+		t.Fatalf("serving the provider: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the provider server did not start")
+	}
+	// Under both CLIs' registry hosts, so that either CLI can attach in
+	// the same directory (TestAccQuery generates with Terraform and
+	// applies with OpenTofu).
+	type addr struct{ Network, String string }
+	attach := map[string]any{
+		"Protocol": string(config.Protocol), "ProtocolVersion": config.ProtocolVersion, "Pid": config.Pid, "Test": true,
+		"Addr": addr{config.Addr.Network(), config.Addr.String()},
+	}
+	raw, err := json.Marshal(map[string]any{"registry.terraform.io/bkiam/bkiam": attach, "registry.opentofu.org/bkiam/bkiam": attach})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewCLIWorkspace(t, t.TempDir()) // attached, not installed: the dev_overrides directory is empty
+	w.env = append(w.env, "TF_REATTACH_PROVIDERS="+string(raw))
+	return w
+}
+
+// StateInstances is the set of instance paths the state's resources of typeName record, from
+// their private record of holdings when they have one, else their public resources.
+func (w *CLIWorkspace) StateInstances(t *testing.T, typeName string) map[string]bool {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Type      string `json:"type"`
+			Instances []struct {
+				Attributes struct {
+					Resources []struct {
+						System    string            `json:"system"`
+						Type      string            `json:"type"`
+						Instances map[string]string `json:"instances"`
+					} `json:"resources"`
+				} `json:"attributes"`
+				Private []byte `json:"private"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, r := range state.Resources {
+		if r.Type != typeName {
+			continue
+		}
+		for _, in := range r.Instances {
+			var diags protocol.Diagnostics
+			if held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
+				for _, h := range held {
+					for _, res := range h.Resources {
+						for id := range res.Instances {
+							out[sharedgrants.InstancePath(res.System, res.Type, id)] = true
+						}
+					}
+				}
+				continue
+			}
+			for _, res := range in.Attributes.Resources {
+				for id := range res.Instances {
+					out[sharedgrants.InstancePath(res.System, res.Type, id)] = true
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package acctest
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+)
+
+const MembersAddr = "bkiam_group_members.test"
+
+// MembersHCL renders a users or departments map: id → expiry ("" for
+// permanent).
+func MembersHCL(m map[string]string) string {
+	var b strings.Builder
+	b.WriteString("{\n")
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		exp := m[id]
+		if exp == "" {
+			exp = "permanent"
+		}
+		fmt.Fprintf(&b, "    %q = %q\n", id, exp)
+	}
+	b.WriteString("  }")
+	return b.String()
+}
+
+// GroupMembersConfig renders a bkiam_group_members of group in bk_cmdb.
+func GroupMembersConfig(provider string, group int64, users, departments map[string]string) string {
+	var b strings.Builder
+	b.WriteString(provider)
+	fmt.Fprintf(&b, "resource \"bkiam_group_members\" \"test\" {\n  system   = \"bk_cmdb\"\n  group_id = \"%d\"\n", group)
+	if users != nil {
+		fmt.Fprintf(&b, "  users = %s\n", MembersHCL(users))
+	}
+	if departments != nil {
+		fmt.Fprintf(&b, "  departments = %s\n", MembersHCL(departments))
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// ModelWithUsers is the default model with users u00000… added and the
+// group member limit set.
+func ModelWithUsers(t testing.TB, users, memberLimit int) *sandbox.Model {
+	t.Helper()
+	return EditedModel(t, func(m *sandbox.Model) {
+		for i := range users {
+			m.Users = append(m.Users, fmt.Sprintf("u%05d", i))
+		}
+		m.Limits.GroupMemberLimit = memberLimit
+	})
+}
+
+// EditedModel is the default model changed by edit, then loaded as the
+// sandbox loads a model file (which derives what the model implies).
+func EditedModel(t testing.TB, edit func(m *sandbox.Model)) *sandbox.Model {
+	t.Helper()
+	m := sandbox.DefaultModel()
+	edit(m)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// GroupMembersValidationCases are the configuration mistakes of a
+// bkiam_group_members, each refused at plan time with the attribute and
+// the fix.
+func GroupMembersValidationCases() []PlanTimeCase {
+	config := func(group, users, departments, extra, importID string) string {
+		imp := ""
+		if importID != "" {
+			imp = fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n", MembersAddr, importID)
+		}
+		return imp + fmt.Sprintf("resource \"bkiam_group_members\" \"test\" {\n  system   = \"bk_cmdb\"\n  group_id = %q\n  users = %s\n  departments = %s\n%s}\n",
+			group, users, departments, extra)
+	}
+	alice := `{ alice = "permanent" }`
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	return []PlanTimeCase{
+		{Name: "group id not a number", Config: config("dev", alice, "{}", "", ""),
+			Want: []string{"Invalid group id", `group_id must be a user group's numeric id, such as bkiam_group.dev.id or "42"; got "dev".`}},
+		{Name: "username with white space", Config: config("42", `{ " alice" = "permanent" }`, "{}", "", ""),
+			Want: []string{"Invalid username", `users[" alice"]: " alice" is not a username IAM knows: it is blank, or has white space around it or control characters.`}},
+		{Name: "username with a comma", Config: config("42", `{ "alice,bob" = "permanent" }`, "{}", "", ""),
+			Want: []string{"Invalid username", `users["alice,bob"]: "alice,bob" holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.`}},
+		{Name: "admin", Config: config("42", `{ admin = "permanent" }`, "{}", "", ""),
+			Want: []string{"IAM does not add admin to groups", "admin is IAM's super user: IAM drops it from a member add without an error, so it would never be a member. Remove it."}},
+		{Name: "department id not a number", Config: config("42", alice, `{ "ops" = "permanent" }`, "", ""),
+			Want: []string{"Invalid department id", `departments["ops"]: department ids are the numeric ids of IAM's organisation, such as "12"; got "ops".`}},
+		{Name: "expiry neither permanent nor RFC 3339", Config: config("42", `{ alice = "tomorrow" }`, "{}", "", ""),
+			Want: []string{"Invalid member expiry", `users["alice"] must be "permanent" or an RFC 3339 time such as "2027-06-30T00:00:00Z", got "tomorrow".`}},
+		{Name: "expiry after 2100", Config: config("42", alice, `{ "1" = "2101-01-01T00:00:00Z" }`, "", ""),
+			Want: []string{"Expiry too late", `departments["1"] must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got 2101-01-01T00:00:00Z. Write "permanent" for a permanent membership.`}},
+		{Name: "expiry in the past", Config: config("42", fmt.Sprintf(`{ alice = %q }`, past), "{}", "", ""),
+			Want: []string{"Expiry in the past", fmt.Sprintf(`users["alice"] is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, or "permanent".`, past)}},
+		{Name: "members timeout not a duration", Config: config("42", alice, "{}", "  timeouts = { create = \"soon\" }\n", ""),
+			Want: []string{"Invalid duration", `timeouts.create must be a positive duration such as "30m" or "1h", got "soon".`}},
+		{Name: "members import ID of the wrong shape", Config: config("42", alice, "{}", "", "bk_cmdb/dev"),
+			Want: []string{"Invalid import ID", `Expected SYSTEM/GROUP_ID, e.g. bk_cmdb/42; got "bk_cmdb/dev".`}},
+	}
+}
+
+// ManagementCases are the messages the management resources share
+// (management.go), as the acceptance tests provoke them.
+func ManagementCases() []PlanTimeCase {
+	return []PlanTimeCase{
+		{Name: "management through ESB", Want: []string{"The management API needs the API gateway",
+			"is managed through IAM's management API v2, which the API gateway serves and ESB does not. The provider is configured with esb_url: " +
+				"set apigw_url (and remove esb_url) in the provider configuration, or use a provider alias configured for the gateway for this resource."}},
+	}
+}
