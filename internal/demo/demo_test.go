@@ -61,6 +61,7 @@ func TestAccDemo(t *testing.T) {
 // TestAccDemoPortInUse: a sandbox port that cannot be had is a clear error
 // before anything runs.
 func TestAccDemoPortInUse(t *testing.T) {
+	testutil.SameOnEveryCLI(t, "the demo refuses the port before it runs any CLI")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

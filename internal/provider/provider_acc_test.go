@@ -26,6 +26,8 @@ import (
 // username or bk_token with apigw_url) fail nothing, so ExpectError cannot
 // see them: TestConfigureProvider covers them.
 func TestAccProviderConfigErrors(t *testing.T) {
+	// Not parallel: each case sets the provider's environment variables
+	// (acctest.IsolateEnv), which Go allows only in a test that runs alone.
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "not.pem"), []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)

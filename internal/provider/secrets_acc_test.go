@@ -31,6 +31,8 @@ import (
 // the docs recommend, so that any copy of them in a plan, a state, a log
 // or an error is the provider's doing.
 func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
+	// Not parallel: it sets TF_LOG and the secrets in the environment
+	// (t.Setenv), which Go allows only in a test that runs alone.
 	acctest.NeedsSandbox(t)
 	const token = "token-alice" // the sandbox's ESB token of alice
 	// wrongSecret is an app secret IAM refuses: recognisable, and sharing
