@@ -151,8 +151,12 @@ func (w *CLIWorkspace) PlanIsEmpty() bool {
 // hold: for each, its private record of holdings when it has one, else its
 // actions over its instances. It is keyed by subject ("user/alice"), then
 // action, with paths rendered like heldPaths; partial lists the subject's
-// actions recorded as an upper bound only (a call whose outcome is
-// unknown).
+// actions recorded as an upper bound only: a call whose outcome is
+// unknown, or a tainted object. A create that stopped midway shows the
+// upper bound of what it may have granted, and Terraform taints it and
+// keeps that view, without the private record, until a destroy of it
+// succeeds: a destroy that IAM refused definitively leaves it as it was,
+// still an upper bound.
 type Recorded struct {
 	Held    map[string]map[string][]string
 	Partial map[string]map[string]bool
@@ -184,6 +188,7 @@ func (w *CLIWorkspace) Recorded() Recorded {
 					} `json:"resources"`
 				} `json:"attributes"`
 				Private []byte `json:"private"` // base64 in the file
+				Status  string `json:"status"`  // "tainted", or empty
 			} `json:"instances"`
 		} `json:"resources"`
 	}
@@ -214,7 +219,7 @@ func (w *CLIWorkspace) Recorded() Recorded {
 			if held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
 				for action, h := range held {
 					add(subject, action, h.Resources)
-					rec.Partial[subject][action] = rec.Partial[subject][action] || h.Partial
+					rec.Partial[subject][action] = rec.Partial[subject][action] || h.Partial || in.Status == "tainted"
 				}
 				continue
 			}
@@ -227,6 +232,9 @@ func (w *CLIWorkspace) Recorded() Recorded {
 			}
 			for _, a := range in.Attributes.Actions {
 				add(subject, a, resources)
+				if in.Status == "tainted" {
+					rec.Partial[subject][a] = true
+				}
 			}
 		}
 	}
