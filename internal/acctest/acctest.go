@@ -47,7 +47,7 @@ func Main(m *testing.M) {
 			_ = os.Setenv("BKIAM_BK_TOKEN", Site.Client.BKToken)
 		}
 	}
-	os.Exit(m.Run())
+	testutil.Main(m)
 }
 
 // RealSite is a BlueKing site the acceptance tests run against instead of

@@ -4,10 +4,12 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/tfcli"
@@ -38,17 +40,47 @@ func RepoRoot(t testing.TB) string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// BuildProvider builds terraform-provider-bkiam into a fresh directory and
-// returns the directory, for a dev_overrides CLI configuration.
+// BuildProvider builds terraform-provider-bkiam, once per test process,
+// and returns the directory that holds it, for a dev_overrides CLI
+// configuration. The tests that use it only run it, so they share one
+// build: each build links the whole provider, a second of CPU, and a
+// package's tests asked for one each. Main removes the directory when
+// the tests end.
 func BuildProvider(t testing.TB) string {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-bkiam"), ".")
-	cmd.Dir = RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the provider: %v\n%s", err, out)
+	providerBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "terraform-provider-bkiam-")
+		if err != nil {
+			providerBuild.err = err
+			return
+		}
+		providerBuild.dir = dir
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-bkiam"), ".")
+		cmd.Dir = RepoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			providerBuild.err = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if providerBuild.err != nil {
+		t.Fatalf("building the provider: %v", providerBuild.err)
 	}
-	return dir
+	return providerBuild.dir
+}
+
+var providerBuild struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Main runs the tests of a package that drives a CLI (its TestMain), then
+// removes what BuildProvider built.
+func Main(m *testing.M) {
+	code := m.Run()
+	if providerBuild.dir != "" {
+		_ = os.RemoveAll(providerBuild.dir)
+	}
+	os.Exit(code)
 }
 
 // CLIEnv prepares the process environment for driving the CLI named by
