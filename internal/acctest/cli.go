@@ -165,77 +165,22 @@ type Recorded struct {
 func (w *CLIWorkspace) Recorded() Recorded {
 	w.t.Helper()
 	rec := Recorded{Held: map[string]map[string][]string{}, Partial: map[string]map[string]bool{}}
-	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
-	if os.IsNotExist(err) {
-		return rec
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Type      string `json:"type"`
-			Instances []struct {
-				Attributes struct {
-					Subject struct {
-						Type string `json:"type"`
-						ID   string `json:"id"`
-					} `json:"subject"`
-					Actions   []string `json:"actions"`
-					Resources []struct {
-						System    string            `json:"system"`
-						Type      string            `json:"type"`
-						Instances map[string]string `json:"instances"`
-					} `json:"resources"`
-				} `json:"attributes"`
-				Private []byte `json:"private"` // base64 in the file
-				Status  string `json:"status"`  // "tainted", or empty
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(raw, &state); err != nil {
-		w.t.Fatalf("the state file does not parse: %v", err)
-	}
 	paths := map[string]map[string]map[string]bool{}
-	add := func(subject, action string, resources []grantplan.Resource) {
+	for _, in := range w.stateInstances("bkiam_instance_grant") {
+		subject := in.Attributes.Subject.Type + "/" + in.Attributes.Subject.ID
 		if paths[subject] == nil {
 			paths[subject], rec.Partial[subject] = map[string]map[string]bool{}, map[string]bool{}
 		}
-		if paths[subject][action] == nil {
-			paths[subject][action] = map[string]bool{}
-		}
-		for _, r := range resources {
-			for id := range r.Instances {
-				paths[subject][action][fmt.Sprintf("/%s,%s,%s/", r.System, r.Type, id)] = true
+		for action, h := range in.holdings(w.t) {
+			if paths[subject][action] == nil {
+				paths[subject][action] = map[string]bool{}
 			}
-		}
-	}
-	for _, r := range state.Resources {
-		if r.Type != "bkiam_instance_grant" {
-			continue
-		}
-		for _, in := range r.Instances {
-			subject := in.Attributes.Subject.Type + "/" + in.Attributes.Subject.ID
-			var diags protocol.Diagnostics
-			if held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
-				for action, h := range held {
-					add(subject, action, h.Resources)
-					rec.Partial[subject][action] = rec.Partial[subject][action] || h.Partial || in.Status == "tainted"
-				}
-				continue
-			}
-			if diags.HasError() {
-				w.t.Fatalf("the private state does not parse: %v", diags)
-			}
-			var resources []grantplan.Resource
-			for _, res := range in.Attributes.Resources {
-				resources = append(resources, grantplan.Resource{System: res.System, Type: res.Type, Instances: res.Instances})
-			}
-			for _, a := range in.Attributes.Actions {
-				add(subject, a, resources)
-				if in.Status == "tainted" {
-					rec.Partial[subject][a] = true
+			for _, r := range h.Resources {
+				for id := range r.Instances {
+					paths[subject][action][fmt.Sprintf("/%s,%s,%s/", r.System, r.Type, id)] = true
 				}
 			}
+			rec.Partial[subject][action] = rec.Partial[subject][action] || h.Partial
 		}
 	}
 	for subject, actions := range paths {
@@ -245,6 +190,79 @@ func (w *CLIWorkspace) Recorded() Recorded {
 		}
 	}
 	return rec
+}
+
+// stateInstance is a resource instance of the state file, as far as the
+// harness reads what a grant holds from it.
+type stateInstance struct {
+	Attributes struct {
+		Subject struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+		} `json:"subject"`
+		Actions   []string `json:"actions"`
+		Resources []struct {
+			System    string            `json:"system"`
+			Type      string            `json:"type"`
+			Instances map[string]string `json:"instances"`
+		} `json:"resources"`
+	} `json:"attributes"`
+	Private []byte `json:"private"` // base64 in the file
+	Status  string `json:"status"`  // "tainted", or empty
+}
+
+// stateInstances are the instances of the state's resources of typeName:
+// none before the first apply.
+func (w *CLIWorkspace) stateInstances(typeName string) []stateInstance {
+	w.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
+	if os.IsNotExist(err) {
+		return nil
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Type      string          `json:"type"`
+			Instances []stateInstance `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		w.t.Fatalf("the state file does not parse: %v", err)
+	}
+	var out []stateInstance
+	for _, r := range state.Resources {
+		if r.Type == typeName {
+			out = append(out, r.Instances...)
+		}
+	}
+	return out
+}
+
+// holdings is what the instance records as held: its private record of
+// holdings when it has one, else its actions over its resources. Every
+// action of a tainted object is partial (Recorded says why).
+func (in stateInstance) holdings(t *testing.T) grantplan.Holdings {
+	t.Helper()
+	var diags protocol.Diagnostics
+	held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags)
+	if diags.HasError() {
+		t.Fatalf("the private state does not parse: %v", diags)
+	}
+	if held == nil {
+		g := grantplan.Grant{Actions: in.Attributes.Actions}
+		for _, res := range in.Attributes.Resources {
+			g.Resources = append(g.Resources, grantplan.Resource{System: res.System, Type: res.Type, Instances: res.Instances})
+		}
+		held = grantplan.Held(&g)
+	}
+	if in.Status == "tainted" {
+		for action, h := range held {
+			h.Partial = true
+			held[action] = h
+		}
+	}
+	return held
 }
 
 // CheckStateMatchesStore compares what the state records for each of the
@@ -337,50 +355,15 @@ func NewAttachedWorkspace(t *testing.T, server tfprotov6.ProviderServer) *CLIWor
 	return w
 }
 
-// StateInstances is the set of instance paths the state's resources of typeName record, from
-// their private record of holdings when they have one, else their public resources.
+// StateInstances is the set of instance paths the state's resources of
+// typeName record, from their private record of holdings when they have
+// one, else their public resources.
 func (w *CLIWorkspace) StateInstances(t *testing.T, typeName string) map[string]bool {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Type      string `json:"type"`
-			Instances []struct {
-				Attributes struct {
-					Resources []struct {
-						System    string            `json:"system"`
-						Type      string            `json:"type"`
-						Instances map[string]string `json:"instances"`
-					} `json:"resources"`
-				} `json:"attributes"`
-				Private []byte `json:"private"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(raw, &state); err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]bool{}
-	for _, r := range state.Resources {
-		if r.Type != typeName {
-			continue
-		}
-		for _, in := range r.Instances {
-			var diags protocol.Diagnostics
-			if held := authz.ReadHoldings(protocol.ReadPrivateState(in.Private, &diags), &diags); held != nil {
-				for _, h := range held {
-					for _, res := range h.Resources {
-						for id := range res.Instances {
-							out[sharedgrants.InstancePath(res.System, res.Type, id)] = true
-						}
-					}
-				}
-				continue
-			}
-			for _, res := range in.Attributes.Resources {
+	for _, in := range w.stateInstances(typeName) {
+		for _, h := range in.holdings(t) {
+			for _, res := range h.Resources {
 				for id := range res.Instances {
 					out[sharedgrants.InstancePath(res.System, res.Type, id)] = true
 				}

@@ -17,16 +17,29 @@ import (
 // tests build and read values through it as Terraform does, without
 // reaching into the provider.
 var schemas = sync.OnceValue(func() *tfprotov6.GetProviderSchemaResponse {
-	server, err := provider.NewServer("test")()
+	_, resp, err := servedSchema()
 	if err != nil {
-		panic(fmt.Sprintf("serving the provider: %v", err))
-	}
-	resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil || testutil.HasError(resp.Diagnostics) {
-		panic(fmt.Sprintf("GetProviderSchema: %v %s", err, testutil.RenderDiags(resp.Diagnostics)))
+		panic(err)
 	}
 	return resp
 })
+
+// servedSchema serves the provider and reads its schema, as Terraform does
+// first, before any other call (the framework wants it so).
+func servedSchema() (tfprotov6.ProviderServer, *tfprotov6.GetProviderSchemaResponse, error) {
+	server, err := provider.NewServer("test")()
+	if err != nil {
+		return nil, nil, fmt.Errorf("serving the provider: %w", err)
+	}
+	resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("GetProviderSchema: %w", err)
+	}
+	if testutil.HasError(resp.Diagnostics) {
+		return nil, nil, fmt.Errorf("GetProviderSchema:\n%s", testutil.RenderDiags(resp.Diagnostics))
+	}
+	return server, resp, nil
+}
 
 // ObjectTypeOf is the value type of a resource, by its full type name.
 func ObjectTypeOf(typeName string) tftypes.Object {

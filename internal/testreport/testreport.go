@@ -12,6 +12,7 @@ package testreport
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -500,15 +501,7 @@ func (r *Reporter) Slowest(n int) []TestTime {
 	for _, p := range r.order {
 		all = append(all, p.times...)
 	}
-	slices.SortStableFunc(all, func(a, b TestTime) int {
-		switch {
-		case a.Elapsed > b.Elapsed:
-			return -1
-		case a.Elapsed < b.Elapsed:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(all, func(a, b TestTime) int { return cmp.Compare(b.Elapsed, a.Elapsed) }) // slowest first
 	return all[:min(n, len(all))]
 }
 
@@ -549,15 +542,7 @@ func (r *Reporter) Packages() (pkgs []PackageTime, noTests int) {
 		}
 		pkgs = append(pkgs, pt)
 	}
-	slices.SortStableFunc(pkgs, func(a, b PackageTime) int {
-		switch {
-		case a.Elapsed > b.Elapsed:
-			return -1
-		case a.Elapsed < b.Elapsed:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(pkgs, func(a, b PackageTime) int { return cmp.Compare(b.Elapsed, a.Elapsed) }) // slowest first
 	return pkgs, noTests
 }
 
