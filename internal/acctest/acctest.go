@@ -347,3 +347,15 @@ func OutsiderProvider(provider string) string {
 	return strings.NewReplacer(sandboxtest.AppCode, "outsider", sandboxtest.AppSecret, "outsider-secret",
 		`username    = "admin"`, `bk_token    = "token-alice"`).Replace(provider)
 }
+
+// Parallel runs t in parallel with the other tests that call it when the
+// tests run against the sandbox, where each test has one of its own. On a
+// real site (Site) the tests share one IAM, its users and its instances,
+// and one test's grants would show in another's checks: there they run
+// one at a time.
+func Parallel(t *testing.T) {
+	t.Helper()
+	if Site == nil {
+		t.Parallel()
+	}
+}

@@ -88,7 +88,7 @@ func identityChecks(actions ...string) []statecheck.StateCheck {
 // grade manager's scopes, a creator grant's instances). Terraform and
 // OpenTofu 1.12 and later.
 func TestAccIdentity(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	if !acctest.CLI.AtLeast(1, 12) {
 		t.Skipf("%s has no resource identity (Terraform and OpenTofu 1.12)", acctest.CLI)
@@ -121,7 +121,7 @@ func TestAccIdentity(t *testing.T) {
 // TestAccIdentity_planTimeValidation: a wrong import identity is refused
 // at plan, before any call.
 func TestAccIdentity_planTimeValidation(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	if !acctest.CLI.AtLeast(1, 12) {
 		t.Skipf("%s has no resource identity (Terraform and OpenTofu 1.12)", acctest.CLI)

@@ -132,7 +132,7 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 // 1.14), actions (Terraform 1.14). Import by identity is served
 // (TestAccIdentity).
 func TestAccNewerCLIRefusals(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	cases := []struct {
@@ -219,7 +219,7 @@ func TestPlannedPrivateNotSurfaced(t *testing.T) {
 // Terraform 1.16 destroys, and so revokes. Terraform 1.5.7 has neither
 // (terraform state rm is its way).
 func TestAccStopManagingWithoutRevoking(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	if !acctest.CLI.Terraform(1, 7) && !acctest.CLI.Tofu(1, 7) {

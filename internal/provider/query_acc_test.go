@@ -134,7 +134,7 @@ func queryCLI(t *testing.T) string {
 // its identity and what IAM can read. Terraform 1.14 and later; on
 // OpenTofu 1.12, Terraform 1.16 lists and generates and OpenTofu applies.
 func TestAccQuery(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	querier := queryCLI(t)
 	sb, site, w := adoptionWorkspace(t)
@@ -207,7 +207,7 @@ list "bkiam_group" "editors" {
 // writing the resource blocks from what the imports read. Applying them
 // imports without a call that changes IAM, and the next plan is empty.
 func TestAccGenerateFromImportIDs(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, site, w := adoptionWorkspace(t)
 	w.Write("imports.tf", fmt.Sprintf(`

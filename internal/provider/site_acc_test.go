@@ -43,7 +43,7 @@ func hclMap(ids ...string) string {
 // (revoked outside, refreshed with detect_drift, granted again), imported
 // and destroyed; IAM read through its policy list after every step.
 func TestAccSite_InstanceGrant(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	user, ids := p.Users[1], p.Instances
@@ -148,7 +148,7 @@ func positive(v string) error {
 // destroyed; what the creator holds on each created path read through the
 // policy list.
 func TestAccSite_CreatorGrant(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	user, c := p.Users[1], p.Creator
@@ -274,7 +274,7 @@ resource "bkiam_creator_grant" "site" {
 // outside Terraform), imported and destroyed; what IAM holds read through
 // the management API.
 func TestAccSite_GroupsAsCode(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	ctx := context.Background()
@@ -504,7 +504,7 @@ data "bkiam_group" "site" {
 // the profile's actions on its type and the creator configuration of the
 // creator type.
 func TestAccSite_SystemDataSource(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	checks := []resource.TestCheckFunc{

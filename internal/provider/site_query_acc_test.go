@@ -32,7 +32,7 @@ type siteHolding struct {
 // empty. Terraform 1.14 and later; on OpenTofu 1.12, Terraform 1.16
 // lists and generates and OpenTofu applies, as the guide says.
 func TestAccSite_Query(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	querier := queryCLI(t)
 	e := acctest.NewSiteEnv(t)
 	p, ctx := e.P, context.Background()

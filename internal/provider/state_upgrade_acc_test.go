@@ -23,7 +23,7 @@ import (
 // today's provider then refuses with an error naming the fix instead of
 // misreading it (the CLIs refuse it first).
 func TestAccStateUpgrade(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, block := acctest.Target(t)
 	acctest.SandboxNames(t)
 	var upgrades atomic.Int64

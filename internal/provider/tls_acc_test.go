@@ -27,7 +27,7 @@ import (
 // by TestConfigureProvider).
 func TestAccTLSVerification(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's HTTP client")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	srv, err := sandbox.New()
 	if err != nil {

@@ -36,7 +36,7 @@ func TestAccChaos(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "it checks what the provider records under random faults; how each CLI keeps the state of a failed or interrupted apply is TestAccFaultMatrix's classes that run on every CLI")
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
-	t.Parallel() // its own sandbox and working directory
+	acctest.Parallel(t) // its own sandbox and working directory
 	seed := uint64(20261122)
 	if s := os.Getenv("BKIAM_CHAOS_SEED"); s != "" {
 		var err error

@@ -22,7 +22,7 @@ import (
 // Runs without load merge about 5x; make bench reports the figure at 1000.
 func TestAccInstanceGrant_coalescing(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider merges are its own doing")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	const resources = 50
 	for _, tc := range []struct {

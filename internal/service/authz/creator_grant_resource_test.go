@@ -90,7 +90,7 @@ func allFour(paths []string) map[string][]string {
 // ancestors (three bk_job jobs), then additions, removals and a destroy.
 func TestAccCreatorGrant_jobs(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := acctest.NewCallCounter(sb)
 		three := creatorConfig{system: "bk_job", typ: "job", instances: jobs("job1", "job2", "job3"), actions: unlessModel(provider, jobActions)}
@@ -131,7 +131,7 @@ func TestAccCreatorGrant_jobs(t *testing.T) {
 // destroy in 1 path revoke.
 func TestAccCreatorGrant_scale(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	calls := acctest.NewCallCounter(sb)
 	ids := make([]string, 450)
@@ -159,7 +159,7 @@ func sopsPath(project, app string) string {
 // before revoking the old one.
 func TestAccCreatorGrant_miniApps(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := acctest.NewCallCounter(sb)
 		actions := []string{"mini_app_view", "mini_app_edit"}
@@ -227,7 +227,7 @@ func checkCreatorPolicies(sb *sandboxtest.Sandbox, system string) func(*terrafor
 // actions set, exactly those. Either way the other grant survives.
 func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM holds and the provider leaves alone")
-	t.Parallel()
+	acctest.Parallel(t)
 	for _, tc := range []struct {
 		name     string
 		actions  []string
@@ -265,7 +265,7 @@ func TestAccCreatorGrant_unrelatedPolicies(t *testing.T) {
 // and request id, and leave nothing behind.
 func TestAccCreatorGrant_errors(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM refuses at apply and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		// IAM's own refusals: the plan-time model checks are off, or they
 		// would refuse these first (TestAccModelChecks).
@@ -302,7 +302,7 @@ func TestAccCreatorGrant_errors(t *testing.T) {
 // the documentation warns.
 func TestAccCreatorGrant_missingExpectedAction(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM answers and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t) // relies on the sandbox model's creator config for bk_job
 	sb, provider := acctest.Target(t)
 	resource.Test(t, resource.TestCase{
@@ -323,7 +323,7 @@ func TestAccCreatorGrant_missingExpectedAction(t *testing.T) {
 // equal to what IAM holds, the next apply sends only the rest; and an
 // import adopts existing creator grants.
 func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := acctest.NewCallCounter(sb)
@@ -390,7 +390,7 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 // actions, and sends IAM nothing.
 func TestAccCreatorGrant_actionsNeedTheModel(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's check against the model")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		resource.Test(t, acctest.PlanTimeTest(t, acctest.NoModelChecks(provider), acctest.CreatorActionsNeedModelCases()))
 		if sb != nil && sb.Stats().Total != 0 {
@@ -400,7 +400,7 @@ func TestAccCreatorGrant_actionsNeedTheModel(t *testing.T) {
 }
 
 func TestAccCreatorGrant_planTimeValidation(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	resource.Test(t, acctest.PlanTimeTest(t, provider, acctest.CreatorGrantValidationCases()))
 	if sb == nil {

@@ -51,7 +51,7 @@ func changeOutside(t *testing.T, sb *sandboxtest.Sandbox, op bkiam.Operation, su
 // instance the configuration never had changes nothing; a grant that
 // expired in IAM shows as gone.
 func TestAccInstanceGrant_driftDetection(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	provider := acctest.DriftProvider(sb, "")
@@ -141,7 +141,7 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 // plan of a matching configuration (ids as names: IAM keeps none) is
 // empty.
 func TestAccInstanceGrant_driftImport(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	provider := acctest.DriftProvider(sb, "")
@@ -174,7 +174,7 @@ import {
 // IAM, is still seen as held; a path revoked outside shows as registered
 // again.
 func TestAccCreatorGrant_drift(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	provider := acctest.DriftProvider(sb, "")
@@ -221,7 +221,7 @@ resource "bkiam_creator_grant" "test" {
 // TestAccDriftNeedsTheGateway: detect_drift with esb_url is refused, with
 // the reason.
 func TestAccDriftNeedsTheGateway(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb := sandboxtest.Start(t)
 	provider := strings.Replace(acctest.Transports[acctest.ESBTransport].Block(sb.URL), "  max_retries = 2\n", "  max_retries = 2\n  detect_drift = true\n", 1)
 	resource.Test(t, resource.TestCase{
@@ -240,7 +240,7 @@ func TestAccDriftNeedsTheGateway(t *testing.T) {
 // resource.
 func TestAccDriftCallCounts(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider's drift detection sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "internal", "sandbox", "default_model.json"))
@@ -323,7 +323,7 @@ resource "bkiam_instance_grant" "u" {
 // and drops nothing from state.
 func TestAccDriftReadErrors(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what a failed read makes the provider keep")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	ids := sandboxtest.IDRange(1, 4)
@@ -385,7 +385,7 @@ func (c refreshedGrant) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 // Terraform counts as gone whole, and the plan grants it again.
 func TestAccDriftShapes(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's reading of IAM's expressions")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	cfg := acctest.DriftProvider(sb, "") + `
@@ -459,7 +459,7 @@ resource "bkiam_instance_grant" "no_type" {
 // instances to both and left the plan after it non-empty.
 func TestAccInstanceGrantIDsWithCommas(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's encoding of ids")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	ids := []string{"a", "a,b", "b"}

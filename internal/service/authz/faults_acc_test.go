@@ -122,14 +122,14 @@ var faultClasses = []faultClass{
 func TestAccFaultMatrix(t *testing.T) {
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
-	t.Parallel() // each class has its own sandbox and working directory
+	acctest.Parallel(t) // each class has its own sandbox and working directory
 	providerDir := testutil.BuildProvider(t)
 	for _, fc := range faultClasses {
 		t.Run(strings.ReplaceAll(fc.name, " ", "_"), func(t *testing.T) {
 			if !fc.everyCLI {
 				testutil.SameOnEveryCLI(t, "the provider's handling of IAM's answer; the classes that run on every CLI cover what the CLI does with a failed step")
 			}
-			t.Parallel()
+			acctest.Parallel(t)
 			sb := sandboxtest.Start(t)
 			provider := strings.Replace(acctest.Transports[fc.transport].Block(sb.URL), "  max_retries = 2\n",
 				"  max_retries = 2\n  revoke_batch_size = 200\n  request_timeout = \"1500ms\"\n", 1)
@@ -273,7 +273,7 @@ func grantBobOutside(t *testing.T, sb *sandboxtest.Sandbox) {
 func TestAccFailedDestroyOfATaintedCreate(t *testing.T) {
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
-	t.Parallel()
+	acctest.Parallel(t)
 	sb := sandboxtest.Start(t)
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
 	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))

@@ -64,7 +64,7 @@ func checkPolicyIDs(sb *sandboxtest.Sandbox) func(*terraform.State) error {
 }
 
 func TestAccInstanceGrant_lifecycle(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := acctest.NewCallCounter(sb)
 		ids450 := sandboxtest.IDRange(0, 450)
@@ -180,7 +180,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 // adopted: the import holds nothing known, and the next apply grants what
 // the configuration declares, which IAM already holds.
 func TestAccInstanceGrant_import(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := acctest.NewCallCounter(sb)
 		ids := sandboxtest.IDRange(0, 5)
@@ -275,7 +275,7 @@ func errorResponse(code int, text string) *regexp.Regexp {
 // related to no resource type.
 func TestAccInstanceGrant_subjectsAndShapes(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends for each subject and resource shape")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := acctest.NewCallCounter(sb)
 		config := func(hosts string) string {
@@ -363,7 +363,7 @@ func firstByString(ids []string, n int) []string {
 // records exactly the calls that succeeded, and the next apply sends only
 // the rest.
 func TestAccInstanceGrant_partialFailure(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		calls := acctest.NewCallCounter(sb)
@@ -448,7 +448,7 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 // naming the code and the request id, and leaves nothing behind.
 func TestAccInstanceGrant_errors(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM refuses at apply and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
 		grant := func(system, subject, action, typ string) string {
 			return fmt.Sprintf(`
@@ -486,7 +486,7 @@ resource "bkiam_instance_grant" "test" {
 // grants, or IAM refuses the grant.
 func TestAccInstanceGrant_policyLimit(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "IAM's limit on a policy, checked by the provider")
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	calls := acctest.NewCallCounter(sb)
 	full := sandboxtest.IDRange(0, conns.MaxPolicyInstances)

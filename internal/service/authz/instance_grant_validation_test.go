@@ -25,7 +25,7 @@ import (
 // The one warning, for a grant to admin, fails nothing, so ExpectError
 // cannot see it: TestInstanceGrantWarnsAboutAdmin covers it.
 func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	test := acctest.PlanTimeTest(t, provider, acctest.InstanceGrantValidationCases())
 	test.CheckDestroy = func(*terraform.State) error {
@@ -48,7 +48,7 @@ func TestAccInstanceGrant_planTimeValidation(t *testing.T) {
 // again, in place.
 func TestAccInstanceGrant_expiredGrantStays(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's reading of an expired policy and its warning")
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	calls := acctest.NewCallCounter(sb)
 	expiry := time.Now().Add(8 * time.Second).Truncate(time.Second)

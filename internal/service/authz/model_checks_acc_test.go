@@ -19,7 +19,7 @@ import (
 // naming the attribute and the fix, and no refused plan sends IAM anything
 // but model reads.
 func TestAccModelChecks(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	test := acctest.PlanTimeTest(t, acctest.Transports[acctest.GatewayTransport].Block(sb.URL), acctest.ModelCheckCases())
@@ -39,7 +39,7 @@ func TestAccModelChecks(t *testing.T) {
 // and IAM's own answer refuses the apply.
 func TestAccModelChecksOff(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's setting")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	resource.Test(t, resource.TestCase{
@@ -62,7 +62,7 @@ func TestAccModelChecksOff(t *testing.T) {
 // turn the checks off; the plan sends nothing else.
 func TestAccModelReadFails(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what a failed model read makes the provider do")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	resource.Test(t, resource.TestCase{
@@ -90,7 +90,7 @@ func TestAccModelReadFails(t *testing.T) {
 // systems reads each system's model once, and a plan of an unchanged
 // configuration reads no model and calls nothing.
 func TestAccModelReadsPerCommand(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))

@@ -26,7 +26,7 @@ import (
 // it showed the old id and Terraform aborted with "Provider produced
 // inconsistent result after apply".
 func TestAccPathOutsideRevokeThenUpdate(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	revokeAll := func() {
 		if _, err := acctest.OutsideClient(t, sb).BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
@@ -62,7 +62,7 @@ func TestAccPathOutsideRevokeThenUpdate(t *testing.T) {
 // answers the registration with new policy ids; the provider registers
 // the other paths again in the same apply.
 func TestAccPathOutsideRevokeThenUpdateCreator(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	revokeAll := func() {
 		actions := make([]bkiam.Action, len(jobActions))
@@ -101,7 +101,7 @@ func TestAccPathOutsideRevokeThenUpdateCreator(t *testing.T) {
 // its past expires_at), and deleting a's block revokes host 1 and leaves
 // b's host 2. With and without detect_drift.
 func TestAccPathExpiringBesidePermanent(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	for _, drift := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "detect_drift"}[drift], func(t *testing.T) {
 			sb, provider := acctest.Target(t)
@@ -192,7 +192,7 @@ var pathCases = []pathCase{
 //   - -target of one of the two applies only its half, and the next plan
 //     applies the rest.
 func TestAccPathMatrix(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	held := func(ids ...string) map[string][]string {
 		return map[string][]string{"view_host": sandboxtest.HostPaths(ids...)}
 	}
@@ -211,7 +211,7 @@ func TestAccPathMatrix(t *testing.T) {
 			if p.only != nil && !p.only() {
 				t.Skipf("%s does not offer this path", acctest.CLI)
 			}
-			t.Parallel()
+			acctest.Parallel(t)
 			t.Run("lasting overlap refused", func(t *testing.T) {
 				w, sb, provider := start(t)
 				// b gains host 2, a keeps it; a also loses host 1, which no
@@ -250,7 +250,7 @@ func TestAccPathMatrix(t *testing.T) {
 		})
 	}
 	t.Run("failed create", func(t *testing.T) {
-		t.Parallel()
+		acctest.Parallel(t)
 		w, sb, provider := start(t)
 		// Host 2 moves from a to a new grant c, whose create fails: IAM
 		// refuses the first calls (after the provider's retries). The
@@ -275,7 +275,7 @@ func TestAccPathMatrix(t *testing.T) {
 		}
 	})
 	t.Run("target", func(t *testing.T) {
-		t.Parallel()
+		acctest.Parallel(t)
 		w, sb, provider := start(t)
 		// Host 2 moves from a to b; -target applies a's half only.
 		w.Configure(provider, grants([]string{"1"}, []string{"2", "3"}))

@@ -64,7 +64,7 @@ var restoresGroupGrant = resource.ConfigPlanChecks{
 // remains.
 func TestAccReadBackTemplateRows(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's reading of IAM's rows")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	cfg := groupHostGrant(acctest.DriftProvider(sb, ""), "edit_host")
@@ -99,7 +99,7 @@ func TestAccReadBackTemplateRows(t *testing.T) {
 // outside shows as lost.
 func TestAccReadBackRBACGroupGrant(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's reading of IAM's rows")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	cfg := groupHostGrant(acctest.DriftProvider(sb, ""), "manage_host")
@@ -131,7 +131,7 @@ func TestAccReadBackRBACGroupGrant(t *testing.T) {
 // instance, so the grant is planned afresh).
 func TestAccReadBackAncestorStarPrefix(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's reading of IAM's rows")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	cfg := acctest.DriftProvider(sb, "") + `
@@ -200,7 +200,7 @@ func checkHeldAction(sb *sandboxtest.Sandbox, system, subjectType, subjectID, ac
 // deletion, so the destroy is what meets it.
 func TestAccDestroyAfterGroupDeleted(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM answers for a deleted group")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)

@@ -45,7 +45,7 @@ func applyAndCheck(t *testing.T, w *acctest.CLIWorkspace, sb *sandboxtest.Sandbo
 // destroys the old one in the same apply, in parallel, and the subject
 // must hold the grant after every one.
 func TestAccShared_forEachRename(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	w, sb, provider := sharedWorkspace(t)
 	want := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")}
 	for i := range 6 {
@@ -70,7 +70,7 @@ resource "bkiam_instance_grant" "g" {
 // instances, whichever is planned first; removing both revokes
 // everything.
 func TestAccShared_overlap(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	w, sb, provider := sharedWorkspace(t)
 	both := acctest.SharedHostGrant("a", "view_host", "", "1", "2") + acctest.SharedHostGrant("b", "view_host", "", "2", "3")
 	w.Configure(provider, both)
@@ -109,7 +109,7 @@ func TestAccShared_overlap(t *testing.T) {
 // TestAccShared_move moves instances from one grant to another in one
 // apply, back and forth: the subject holds every instance throughout.
 func TestAccShared_move(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	w, sb, provider := sharedWorkspace(t)
 	all := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3", "4")}
 	for _, split := range [][2][]string{
@@ -130,7 +130,7 @@ func TestAccShared_move(t *testing.T) {
 // grant leaves the instance grant's action, and destroying everything
 // revokes everything.
 func TestAccShared_creatorAndInstance(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	w, sb, provider := sharedWorkspace(t)
 	provider = acctest.AllowShared(provider)
 	instance := `
@@ -176,7 +176,7 @@ resource "bkiam_creator_grant" "jobs" {
 // TestAccShared_expiry: two grants of one subject and action with
 // different expiries plan with a warning that IAM keeps the later.
 func TestAccShared_expiry(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	w, sb, provider := sharedWorkspace(t)
 	w.Configure(provider, acctest.SharedHostGrant("a", "view_host", `  expires_at = "2027-06-30T00:00:00Z"`+"\n", "1")+acctest.SharedHostGrant("b", "view_host", "", "2"))
 	out := w.MustRun("plan")
@@ -196,7 +196,7 @@ func TestAccShared_expiry(t *testing.T) {
 // plans to grant the path again. Either way alice keeps host 2. A plan
 // without refresh cannot tell itself from an apply and only warns.
 func TestAccShared_updateBesideUnchanged(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	for _, tc := range []struct {
 		name, first, second string
 		// wantWarning is what the plan says; noRefresh what it says
@@ -207,7 +207,7 @@ func TestAccShared_updateBesideUnchanged(t *testing.T) {
 		{"unchanged planned second", "b", "a", "Grants again what another resource revokes", "Grants again what another resource revokes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			acctest.Parallel(t)
 			w, sb, provider := sharedWorkspace(t)
 			provider = acctest.AllowShared(provider)
 			// a keeps hosts 1 and 2; b drops host 2. depends_on orders the plans.
@@ -237,7 +237,7 @@ func TestAccShared_updateBesideUnchanged(t *testing.T) {
 // instance that an unchanged instance grant, planned first, also grants:
 // the update becomes a replacement, and alice keeps view on that instance.
 func TestAccShared_creatorUpdateBesideInstance(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	w, sb, provider := sharedWorkspace(t)
 	provider = acctest.AllowShared(provider)
 	instance := `

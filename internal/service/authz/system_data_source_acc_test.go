@@ -19,7 +19,7 @@ import (
 // against it; each system's model is read once per command.
 func TestAccSystemDataSource(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "a data source read, the same call on every CLI")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t)
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)

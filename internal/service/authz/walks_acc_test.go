@@ -181,7 +181,7 @@ func (r walkRecorder) ApplyResourceChange(ctx context.Context, req *tfprotov6.Ap
 // under test, for a create, an update (a saved plan applied by a second
 // command) and a destroy.
 func TestAccCLIWalks(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	sb := sandboxtest.Start(t)

@@ -87,7 +87,7 @@ func checkGradeManager(sb *sandboxtest.Sandbox, name, description string, member
 // Terraform; the data source's exact name; import; destroy, which waits
 // until IAM has carried out the grade manager's delete.
 func TestAccGradeManagerAndGroups(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	client := acctest.OutsideClient(t, sb)
@@ -227,7 +227,7 @@ data "bkiam_grade_manager" "platform" {
 // leaves state, and so do its groups: the plan creates them all again.
 func TestAccGradeManagerGone(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM answers for a deleted grade manager")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
@@ -268,7 +268,7 @@ func TestAccGradeManagerGone(t *testing.T) {
 // exact name.
 func TestAccGradeManagerRefusals(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM refuses and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	client := acctest.OutsideClient(t, sb)
@@ -393,7 +393,7 @@ data "bkiam_group" "missing" {
 // TestAccGroupImport: a group is imported by SYSTEM/GRADE_MANAGER_ID/ID,
 // and reads back whole.
 func TestAccGroupImport(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	config := provider + acctest.GradeManagerHCL("platform", "", []string{"alice"}, false) + `
@@ -427,7 +427,7 @@ resource "bkiam_group" "dev" {
 // each apply, and a destroy that leaves IAM empty.
 func TestAccGroupsForEach(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends for each group")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
@@ -465,7 +465,7 @@ func TestAccGroupsForEach(t *testing.T) {
 // TestAccManagement_planTimeValidation: every mistake is refused at plan
 // time, before any call.
 func TestAccManagement_planTimeValidation(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	test := acctest.PlanTimeTest(t, provider, acctest.ManagementValidationCases())
 	test.CheckDestroy = func(*terraform.State) error {
@@ -483,7 +483,7 @@ func TestAccManagement_planTimeValidation(t *testing.T) {
 // grade manager or a group, or reads either data source, fails before any
 // call, naming the fix.
 func TestAccManagementNeedsTheGateway(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb := sandboxtest.Start(t)
 	provider := acctest.Transports[acctest.ESBTransport].Block(sb.URL)
 	want := acctest.PlanErrorPattern(acctest.ManagementCases()[0].Want...)
@@ -514,7 +514,7 @@ func TestAccManagementNeedsTheGateway(t *testing.T) {
 // manager, and the next destroy, once IAM is done, succeeds.
 func TestAccGradeManagerDeleteWaits(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the provider's wait for IAM's background delete")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	var mu sync.Mutex
@@ -547,7 +547,7 @@ func TestAccGradeManagerDeleteWaits(t *testing.T) {
 // empty plan.
 func TestAccManagementLostCreates(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "how the provider finds what a lost create made")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
@@ -593,7 +593,7 @@ func TestAccManagementLostCreates(t *testing.T) {
 // Terraform later is seen by the refresh and built again.
 func TestAccGradeManagerSyncGroupRefused(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM refuses and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
@@ -645,7 +645,7 @@ func TestAccGradeManagerSyncGroupRefused(t *testing.T) {
 // the other.
 func TestAccGradeManagerUnlimitedScope(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM makes of the scope")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	scope := func(resources string) string {
@@ -693,7 +693,7 @@ resource "bkiam_group" "dev" {
 // once; all_instances and a scope without sync_perm plan without it.
 func TestAccGradeManagerLoneStarWithSyncPerm(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM makes of the scope")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	sb := sandboxtest.Start(t)
@@ -721,7 +721,7 @@ func TestAccGradeManagerLoneStarWithSyncPerm(t *testing.T) {
 // message and the fix (internal/bkiam's package doc, "The management API").
 func TestAccGradeManagerQuota(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "IAM's quota")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	m := sandbox.DefaultModel()
 	m.Limits.GradeManagersPerSystem = 1

@@ -65,7 +65,7 @@ func checkMembers(sb *sandboxtest.Sandbox, group int64, want map[string]int64) f
 // re-add, said in the plan), members changed outside Terraform (drift),
 // import, and destroy, with the calls each step sends.
 func TestAccGroupMembers(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	client := acctest.OutsideClient(t, sb)
@@ -152,7 +152,7 @@ func TestAccGroupMembers(t *testing.T) {
 // and the corrected configuration converges.
 func TestAccGroupMembersDropped(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM drops and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	group := newGroup(t, acctest.OutsideClient(t, sb), "dev")
@@ -184,7 +184,7 @@ func TestAccGroupMembersDropped(t *testing.T) {
 // is in department 2 and bob in department 3, both under department 1.
 func TestAccGroupMembersOutsideSubjectScope(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM refuses and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	config := func(department string) string {
@@ -257,7 +257,7 @@ resource "bkiam_group_members" "dev" {
 // is sent once, not retried as a failed backend call.
 func TestAccGroupMembersGroupsQuota(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "IAM's quota")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t, sandbox.WithModel(acctest.EditedModel(t, func(m *sandbox.Model) { m.Limits.SubjectMaxGroups = 1 })))
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
@@ -297,7 +297,7 @@ func TestAccGroupMembersGroupsQuota(t *testing.T) {
 // plan shows a create, and a destroy has nothing left to do.
 func TestAccGroupMembersGroupGone(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM answers for a deleted group")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	client := acctest.OutsideClient(t, sb)
@@ -404,14 +404,14 @@ func userRange(from, to int) []string {
 func TestAccGroupMembersFaultMatrix(t *testing.T) {
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
-	t.Parallel()
+	acctest.Parallel(t)
 	providerDir := testutil.BuildProvider(t)
 	for _, fc := range memberFaultClasses {
 		t.Run(strings.ReplaceAll(fc.name, " ", "_"), func(t *testing.T) {
 			if !fc.everyCLI {
 				testutil.SameOnEveryCLI(t, "the provider's handling of IAM's answer; the classes that run on every CLI cover what the CLI does with a failed step")
 			}
-			t.Parallel()
+			acctest.Parallel(t)
 			sb := sandboxtest.Start(t, sandbox.WithModel(acctest.ModelWithUsers(t, 3500, 5000)))
 			provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
 			group := newGroup(t, acctest.OutsideClient(t, sb), "big")
@@ -529,7 +529,7 @@ func checkMembersState(w *acctest.CLIWorkspace, sb *sandboxtest.Sandbox, group i
 // TestAccGroupMembers_planTimeValidation: every mistake is refused at plan
 // time, before any call.
 func TestAccGroupMembers_planTimeValidation(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	test := acctest.PlanTimeTest(t, provider, acctest.GroupMembersValidationCases())
 	test.CheckDestroy = func(*terraform.State) error {
@@ -546,7 +546,7 @@ func TestAccGroupMembers_planTimeValidation(t *testing.T) {
 // TestAccGroupMembersNeedTheGateway: with esb_url, the plan fails on the
 // provider's transport before any call, naming the fix.
 func TestAccGroupMembersNeedTheGateway(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb := sandboxtest.Start(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -571,7 +571,7 @@ func TestAccGroupMembersNeedTheGateway(t *testing.T) {
 // expiry call, the swap a delete then an add, and each plan after is empty.
 func TestAccGroupMembersRenewal(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb := sandboxtest.Start(t, sandbox.WithModel(acctest.ModelWithUsers(t, 1001, 1000)))
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)

@@ -67,7 +67,7 @@ const (
 // granted; moved between two resources' actions in one apply; revoked outside Terraform (drift
 // shows, and the next apply grants it again); imported from what IAM lists; destroyed.
 func TestAccGroupPermission(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	client := acctest.OutsideClient(t, sb)
@@ -190,7 +190,7 @@ func groupJobsHeld(sb *sandboxtest.Sandbox, want ...string) func(*terraform.Stat
 // instead, where refresh cannot list bk_job's permissions and trusts state without a call.
 func TestAccGroupPermissionOfAnotherSystem(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	client := acctest.OutsideClient(t, sb)
@@ -241,7 +241,7 @@ func TestAccGroupPermissionOfAnotherSystem(t *testing.T) {
 // destroy work.
 func TestAccGroupPermissionNotClientOfActionsSystem(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM refuses and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	m := sandbox.DefaultModel()
 	for i := range m.Apps {
@@ -271,7 +271,7 @@ func TestAccGroupPermissionNotClientOfActionsSystem(t *testing.T) {
 // refused with an error that says so and names the fix.
 func TestAccGroupPermissionOutsideScope(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "what IAM refuses and how the provider words it")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	_, provider := acctest.Target(t)
 	resource.Test(t, resource.TestCase{
@@ -293,7 +293,7 @@ func TestAccGroupPermissionOutsideScope(t *testing.T) {
 // plan and IAM's answer at apply names the fix:
 // TestAccGroupPermissionOutsideScope.)
 func TestAccGroupPermissionPlannedScope(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	grants := func() int { return sb.Stats().Requests["group_policy:grant"] }
@@ -342,7 +342,7 @@ func TestAccGroupPermissionPlannedScope(t *testing.T) {
 // TestAccGroupPermissionPartialFailure: a change whose revoke fails after its grant went out
 // leaves state equal to what IAM holds; the next apply sends only the revoke.
 func TestAccGroupPermissionPartialFailure(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
@@ -387,7 +387,7 @@ func TestAccGroupPermissionPartialFailure(t *testing.T) {
 // warns once and trusts state; grants and revokes still work.
 func TestAccGroupPermissionWithoutList(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	m := sandbox.DefaultModel()
@@ -416,7 +416,7 @@ func TestAccGroupPermissionWithoutList(t *testing.T) {
 // TestAccGroupPermission_planTimeValidation: every mistake is refused at plan time, before any
 // call.
 func TestAccGroupPermission_planTimeValidation(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	sb, provider := acctest.Target(t)
 	test := acctest.PlanTimeTest(t, provider, acctest.GroupPermissionValidationCases())
 	test.CheckDestroy = func(*terraform.State) error {
@@ -437,14 +437,14 @@ func TestAccGroupPermission_planTimeValidation(t *testing.T) {
 func TestAccGroupPermissionFaultMatrix(t *testing.T) {
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
-	t.Parallel()
+	acctest.Parallel(t)
 	providerDir := testutil.BuildProvider(t)
 	for _, fc := range memberFaultClasses {
 		t.Run(strings.ReplaceAll(fc.name, " ", "_"), func(t *testing.T) {
 			if !fc.everyCLI {
 				testutil.SameOnEveryCLI(t, "the provider's handling of IAM's answer; the classes that run on every CLI cover what the CLI does with a failed step")
 			}
-			t.Parallel()
+			acctest.Parallel(t)
 			sb := sandboxtest.Start(t, sandbox.WithGradeManagerDeleteDelay(0))
 			provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
 			w := acctest.NewCLIWorkspace(t, providerDir)
@@ -500,7 +500,7 @@ func TestAccGroupPermissionFaultMatrix(t *testing.T) {
 // the same group write one IAM policy; removing the permission leaves what the grant still grants
 // (the ledger of shared grants covers both).
 func TestAccGroupPermissionSharedWithInstanceGrant(t *testing.T) {
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	provider = acctest.AllowShared(provider) // both grant host 7, by design
@@ -536,7 +536,7 @@ resource "bkiam_instance_grant" "dev_hosts" {
 // create nor the destroy went through.
 func TestAccGroupPermissionNoResourceType(t *testing.T) {
 	testutil.SameOnEveryCLI(t, "the calls the provider sends")
-	t.Parallel()
+	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	sb, provider := acctest.Target(t)
 	config := provider + `
