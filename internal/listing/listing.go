@@ -11,11 +11,14 @@ package listing
 
 import (
 	"context"
+	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -159,4 +162,27 @@ func objectOf(typ tftypes.Object, attrs map[string]any) tftypes.Value {
 		}
 	}
 	return tftypes.NewValue(typ, vals)
+}
+
+// Refused runs what the resource checks at plan (validate) on the object a
+// list would generate, and when it finds an error, is the warning that
+// leaves the object (what) out instead, quoting why (what is in the
+// summary too: Terraform folds warnings of one summary into one): no list generates a
+// block that the provider refuses at plan (an instance id "*", which IAM
+// matches literally, such as a grade manager's sync group holds; an id IAM
+// would trim).
+func Refused(what string, validate func(*protocol.Diagnostics)) (list.ListResult, bool) {
+	var diags protocol.Diagnostics
+	validate(&diags)
+	if !diags.HasError() {
+		return list.ListResult{}, false
+	}
+	var why []string
+	for _, d := range diags {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			why = append(why, d.Summary+": "+d.Detail)
+		}
+	}
+	return Warning("Left out, refused at plan: "+what, fmt.Sprintf("%s is left out: the block generated from what IAM holds "+
+		"would fail to plan.\n\n%s", what, strings.Join(why, "\n\n"))), true
 }

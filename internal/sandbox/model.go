@@ -415,7 +415,7 @@ func (m *Model) validate() error {
 	for i := range m.Systems {
 		s := &m.Systems[i]
 		for j, tp := range s.TemplatePolicies {
-			if _, err := m.templatePolicy(s.ID, tp); err != nil {
+			if _, err := m.templatePolicy(s.ID, tp, nil); err != nil {
 				return fmt.Errorf("systems[%d].template_policies[%d]: %w", i, j, err)
 			}
 		}
@@ -423,8 +423,9 @@ func (m *Model) validate() error {
 	return nil
 }
 
-// templatePolicy checks a template policy of system and builds it (without ids).
-func (m *Model) templatePolicy(system string, tp TemplatePolicy) (*policy, error) {
+// templatePolicy checks a template policy of system and builds it (without ids). The group is
+// a model group, or one groupExists knows (nil: model groups only).
+func (m *Model) templatePolicy(system string, tp TemplatePolicy, groupExists func(string) bool) (*policy, error) {
 	sys := m.systems[system]
 	if sys == nil {
 		return nil, fmt.Errorf("system: unknown system %q", system)
@@ -432,7 +433,7 @@ func (m *Model) templatePolicy(system string, tp TemplatePolicy) (*policy, error
 	if tp.TemplateID <= 0 {
 		return nil, fmt.Errorf("template_id: must be a positive template id, got %d", tp.TemplateID)
 	}
-	if !m.groups[tp.Group] {
+	if !m.groups[tp.Group] && (groupExists == nil || !groupExists(tp.Group)) {
 		return nil, fmt.Errorf("group: unknown group %q", tp.Group)
 	}
 	a := sys.actions[tp.Action]

@@ -135,10 +135,12 @@ func (s *Server) SetFaults(f Faults) error {
 }
 
 // AddTemplatePolicy gives a group a policy row held through a permission template (see
-// System.TemplatePolicies): a test's way to put a template row beside a custom policy. A row for the
-// same group, action and template is replaced.
+// System.TemplatePolicies): a test's way to put a template row beside a custom policy, on a model
+// group or on a group of the management API (as the web UI binds a template to a grade manager's
+// group; the management API's own bind route is not emulated). A row for the same group, action
+// and template is replaced; the group's delete takes it away.
 func (s *Server) AddTemplatePolicy(system string, tp TemplatePolicy) error {
-	p, err := s.model.templatePolicy(system, tp)
+	p, err := s.model.templatePolicy(system, tp, s.groupExists)
 	if err != nil {
 		return fmt.Errorf("template policy: %w", err)
 	}

@@ -449,7 +449,7 @@ func (st *store) seedTemplatesLocked(m *Model) bool {
 	added := false
 	for _, sys := range m.Systems {
 		for _, tp := range sys.TemplatePolicies {
-			p, err := m.templatePolicy(sys.ID, tp)
+			p, err := m.templatePolicy(sys.ID, tp, nil)
 			if err != nil || st.policies[p.Key] != nil {
 				continue // checked on model load; a stored row (from the state file) wins
 			}

@@ -16,17 +16,24 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/listing"
 	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // instanceGrantList is the list resource bkiam_instance_grant: the custom
-// grants of one action, every subject's, read from IAM's policy list of
-// the action page by page (the read detect_drift uses; API gateway only).
-// Each result is one subject's grant of the action on its resource type,
-// with the instances its policy grants by id, named by their ids, and its
-// expiry: the state an import by the result's identity reads (with
+// grants of one action to users, read from IAM's policy list of the
+// action page by page (the read detect_drift uses; API gateway only).
+// Each result is one user's grant of the action on its resource type,
+// with the instances their policy grants by id, named by their ids, and
+// its expiry: the state an import by the result's identity reads (with
 // detect_drift), so that applying what -generate-config-out writes plans
 // nothing in IAM.
+//
+// Groups are left out, with a warning: a group's custom policy is
+// bkiam_group_permission's to adopt (one owner per policy, whatever lists
+// a query holds), and IAM's policy list cannot tell a group's custom
+// policy from the rows it holds through permission templates, which no
+// revoke through the authorization API takes away.
 type instanceGrantList struct{ listing.Base }
 
 func NewInstanceGrantListResource() list.ListResource {
@@ -41,19 +48,23 @@ type instanceGrantListConfig struct {
 
 func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
-		MarkdownDescription: "The custom grants of one action: each subject's (user or group) policy for it, from IAM's " +
-			"policy list (API gateway only), one result per subject. IAM keeps the instances' ids, not their names: the " +
-			"generated blocks name each instance by its id. Import them with `detect_drift = true` in the provider, which " +
-			"reads what each subject holds. Left out with a warning: a policy over every instance (a resource never grants " +
-			"that) and an action related to no resource type or to several (a combined resource cannot be imported). " +
-			"ceil(policies / 500) calls, one page held at a time.",
+		MarkdownDescription: "The custom grants of one action to users: each user's policy for it, from IAM's policy list " +
+			"(API gateway only), one result per user. IAM keeps the instances' ids, not their names: the generated blocks " +
+			"name each instance by its id. Import them with `detect_drift = true` in the provider, which reads what each " +
+			"user holds. Left out with a warning: **groups** (a group's custom policy is adopted by `bkiam_group_permission`, " +
+			"which reads it apart from the rows the group holds through permission templates; IAM's policy list cannot tell " +
+			"them apart), a policy over every instance or given by paths or attribute conditions only (a resource never " +
+			"grants those), an action related to no resource type or to several (a combined resource cannot be imported), " +
+			"and any block the provider would refuse at plan (an instance id `*`, which IAM matches literally). " +
+			"ceil(policies / 500) calls, one page held at a time; IAM pages by offset, so a policy granted or revoked while " +
+			"the list runs can be missed or listed twice: run the query again on a quiet site.",
 		Attributes: map[string]listschema.Attribute{
 			"system": listschema.StringAttribute{Required: true, Description: "The system of the action, e.g. `bk_cmdb`.",
 				Validators: []validator.String{verify.IAMIDValidator{}}},
 			"action": listschema.StringAttribute{Required: true, Description: "The action whose grants to list, e.g. `view_host`.",
 				Validators: []validator.String{verify.IAMIDValidator{}}},
 			"subject_type": listschema.StringAttribute{Optional: true,
-				Description: "Only grants to `user`s or only to `group`s (filtered by the provider: IAM's list has no such filter).",
+				Description: "`user` (the default result), or `group`, which lists nothing and warns where groups' policies are listed: by `bkiam_group_permission`.",
 				Validators:  []validator.String{stringvalidator.OneOf(subjectUser, SubjectGroup)}},
 		},
 	}
@@ -92,62 +103,84 @@ func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stre
 	if rt.System == "" {
 		rt.System = system
 	}
-	kinds := []bkiam.PolicyKind{bkiam.PolicyKindABAC}
-	if a.RBAC() && only != subjectUser {
-		kinds = append(kinds, bkiam.PolicyKindRBAC) // a group's grants of such an action are RBAC relations
+	if only == SubjectGroup {
+		stream.Results = func(push func(list.ListResult) bool) {
+			push(listing.Warning("Groups are listed by bkiam_group_permission", groupsOwnedBy(system)))
+		}
+		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
 		push = listing.Limited(req.Limit, push)
 		seen := map[bkiam.Subject]bool{}
 		now := time.Now().Unix()
-		for _, kind := range kinds {
-			for page := 1; ; page++ {
-				p, err := c.ListPolicies(ctx, kind, system, action, page, bkiam.ScanPageSize, now)
-				if err != nil {
-					push(listing.Error("Cannot list the grants", fmt.Sprintf("Listing the grants of %s in %s: %v.", action, system, err)))
+		// Groups' grants of an RBAC action are in a list of their own; as
+		// groups are left out, only the default (ABAC) list is read.
+		for page := 1; ; page++ {
+			p, err := c.ListPolicies(ctx, bkiam.PolicyKindABAC, system, action, page, bkiam.ScanPageSize, now)
+			if err != nil {
+				push(listing.Error("Cannot list the grants", fmt.Sprintf("Listing the grants of %s in %s: %v.", action, system, err)))
+				return
+			}
+			for _, row := range p.Results {
+				// An expiry of 0 or one passed is gone, as an import reads it
+				// (IAM's list leaves such rows out itself).
+				if row.ExpiredAt <= now {
+					continue
+				}
+				if r, ok := l.result(ctx, req, system, action, rt, row, seen); ok && !push(r) {
 					return
 				}
-				for _, row := range p.Results {
-					if (only != "" && row.Subject.Type != only) || (row.ExpiredAt != 0 && row.ExpiredAt <= now) {
-						continue
-					}
-					if !push(l.result(ctx, req, system, action, rt, row, seen)) {
-						return
-					}
-				}
-				if len(p.Results) == 0 || page*bkiam.ScanPageSize >= p.Count {
-					break
-				}
+			}
+			if len(p.Results) == 0 || page*bkiam.ScanPageSize >= p.Count {
+				break
 			}
 		}
 	}
 }
 
+// groupsOwnedBy says why a list of grants leaves groups out, and what
+// lists them.
+func groupsOwnedBy(system string) string {
+	return "bkiam_instance_grant lists users' grants. A group's custom policy is adopted by bkiam_group_permission " +
+		"(a list \"bkiam_group_permission\" with system = \"" + system + "\" and the group's grade_manager_id or group_id), " +
+		"which reads it through the management API apart from the rows the group holds through permission templates. " +
+		"IAM's authorization API lists those rows alike, and an import here could claim instances that no revoke of the " +
+		"group's policy takes away. A group of a grade manager made in the IAM web UI is adopted by neither: see the " +
+		"adoption guide."
+}
+
 // result is the listed grant of one policy row, or a warning on why it
-// is left out.
+// is left out; false for a group already warned about.
 func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, system, action string, rt grantplan.Resource,
-	row bkiam.Policy, seen map[bkiam.Subject]bool) list.ListResult {
+	row bkiam.Policy, seen map[bkiam.Subject]bool) (list.ListResult, bool) {
 	who := subjectName(row.Subject)
-	if seen[row.Subject] {
-		// A second row of the subject (a permission template's, or a
-		// group's RBAC relations): its first result stands, and the import
-		// reads every row.
-		return listing.Warning("Grant listed once", fmt.Sprintf("%s holds %s through several policies; it is listed once, with the "+
-			"instances of the first. Its import reads them all: review the plan for instances the generated block leaves out.", who, action))
-	}
+	first := !seen[row.Subject]
 	seen[row.Subject] = true
+	switch {
+	case row.Subject.Type != subjectUser && !first:
+		return list.ListResult{}, false
+	case row.Subject.Type != subjectUser:
+		return listing.Warning(fmt.Sprintf("Grant of %s left out: adopted by bkiam_group_permission", who),
+			fmt.Sprintf("%s's grant of %s is left out. %s", who, action, groupsOwnedBy(system))), true
+	case !first:
+		// A user has one custom policy per action; a second row is
+		// unexpected, and its first result stands: the import reads them
+		// all.
+		return listing.Warning("Grant listed once", fmt.Sprintf("%s holds %s through several policies; it is listed once, with the "+
+			"instances of the first. Its import reads them all: review the plan for instances the generated block leaves out.", who, action)), true
+	}
 	expr, err := policyexpr.Parse(row.Expression)
 	if err != nil {
-		return listing.Warning("Grant left out", fmt.Sprintf("The expression of %s's policy %d for %s cannot be read: %v.", who, row.ID, action, err))
+		return listing.Warning("Grant left out", fmt.Sprintf("The expression of %s's policy %d for %s cannot be read: %v.", who, row.ID, action, err)), true
 	}
 	ids, anyInstance := expr.Instances(rt.Type)
 	switch {
 	case anyInstance:
 		return listing.Warning("Grant left out", fmt.Sprintf("%s holds %s on every %s/%s instance, which bkiam_instance_grant never grants.",
-			who, action, rt.System, rt.Type))
+			who, action, rt.System, rt.Type)), true
 	case len(ids) == 0:
-		return listing.Warning("Grant left out", fmt.Sprintf("%s holds %s on no %s/%s instance by id (paths only), which an import cannot read.",
-			who, action, rt.System, rt.Type))
+		return listing.Warning("Grant left out", fmt.Sprintf("%s holds %s on no %s/%s instance by id (paths or attribute conditions "+
+			"only), which bkiam_instance_grant never grants.", who, action, rt.System, rt.Type)), true
 	}
 	instances := make(map[string]string, len(ids))
 	for _, id := range ids {
@@ -156,8 +189,14 @@ func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, sy
 	resource := grantplan.Resource{System: rt.System, Type: rt.Type, Instances: instances}
 	held := grantplan.Holdings{action: {ExpiresAt: row.ExpiredAt, Resources: []grantplan.Resource{resource}}}
 	m, _ := importedGrant(InstanceGrantModel{}, system, row.Subject, held, grantplan.Resource{System: rt.System, Type: rt.Type})
+	if refused, ok := listing.Refused(fmt.Sprintf("%s's grant of %s", who, action), func(diags *protocol.Diagnostics) {
+		InstanceGrant{}.Validate(ctx, m, diags)
+		InstanceGrant{}.CheckModel(ctx, l.Data, m, diags)
+	}); ok {
+		return refused, true
+	}
 	return listing.ProtocolResult(ctx, req, row.Subject.Type+" "+row.Subject.ID, InstanceGrant{}.IdentityOf(m),
-		func(typ tftypes.Object) tftypes.Value { return InstanceGrant{}.Encode(typ, m) })
+		func(typ tftypes.Object) tftypes.Value { return InstanceGrant{}.Encode(typ, m) }), true
 }
 
 var _ list.ListResourceWithConfigure = &instanceGrantList{}

@@ -2,14 +2,17 @@ package management
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"strconv"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listresourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -147,15 +150,32 @@ func (l *groupList) ListResourceConfigSchema(_ context.Context, _ list.ListResou
 	}
 }
 
-// eachGroup streams the groups config names, for the group and members lists.
-func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, push func(list.ListResult) bool,
+// eachGroup streams the groups config names, for the group, members and
+// permission lists, but the grade manager's sync group, which it leaves
+// out with a warning (what names the kind being listed).
+// result gives each other group's result and whether to go on, or push
+// pushes them itself (result answers the zero result then).
+func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, what string, push func(list.ListResult) bool,
 	result func(bkiam.Group) (list.ListResult, bool)) {
 	system, gm := config.System.ValueString(), parseID(config.GradeManagerID.ValueString())
+	sync, err := syncGroupOf(ctx, c, system, gm)
+	if err != nil {
+		push(listing.Error("Cannot read the grade manager", managementError(fmt.Sprintf("Reading grade manager %d in %s", gm, system), err)))
+		return
+	}
 	more := true
-	err := c.EachGroup(ctx, system, gm, bkiam.GroupFilter{Name: config.Name.ValueString(), Description: config.Description.ValueString(),
+	err = c.EachGroup(ctx, system, gm, bkiam.GroupFilter{Name: config.Name.ValueString(), Description: config.Description.ValueString(),
 		Action: config.Action.ValueString()},
 		func(g bkiam.Group) bool {
+			if sync.is(g) {
+				more = push(sync.leftOut(g, what))
+				return more
+			}
 			r, ok := result(g)
+			if r.Identity == nil && len(r.Diagnostics) == 0 {
+				more = ok // pushed by result
+				return more
+			}
 			more = push(r) && ok
 			return more
 		})
@@ -164,13 +184,53 @@ func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, pus
 	}
 }
 
+// A grade manager's sync group (sync_perm) is IAM's: every update of the
+// grade manager rewrites its members and permissions from the grade
+// manager's, and a change of its members is mirrored back onto the grade
+// manager. It is managed through bkiam_grade_manager, so no list adopts it
+// as a group, its members or its permissions. IAM does not mark it in any
+// list an app can read: it is told by its name, IAM's default
+// NAME-管理员组 (a group_name given at creation cannot be read back).
+type syncGroup struct {
+	gradeManager     bkiam.GradeManager
+	name             string // empty when the grade manager has no sync group
+	hasSyncGroupName bool
+}
+
+// syncGroupOf reads grade manager gm (one call) for its sync group.
+func syncGroupOf(ctx context.Context, c *bkiam.Client, system string, gm int64) (syncGroup, error) {
+	info, err := c.GradeManager(ctx, system, gm)
+	if err != nil {
+		return syncGroup{}, err
+	}
+	s := syncGroup{gradeManager: *info}
+	if info.SyncPerm {
+		s.name, s.hasSyncGroupName = syncGroupName(info.Name), true
+	}
+	return s, nil
+}
+
+// syncGroupName is IAM's default name of a grade manager's sync group.
+func syncGroupName(gradeManager string) string { return gradeManager + "-管理员组" }
+
+func (s syncGroup) is(g bkiam.Group) bool { return s.hasSyncGroupName && g.Name == s.name }
+
+// leftOut is the warning that leaves the sync group g out of a list of what.
+func (s syncGroup) leftOut(g bkiam.Group, what string) list.ListResult {
+	return listing.Warning(fmt.Sprintf("Sync group %q left out of the %s", g.Name, what), fmt.Sprintf("Group %q (id %d), the sync group of grade manager %q (id %d), is left out "+
+		"of this list of %s. IAM rewrites the sync group's members and permissions from the grade manager's on every update of it, "+
+		"and mirrors a change of its members back onto the grade manager: manage them through bkiam_grade_manager (members, "+
+		"authorization_scopes, sync_perm), never as a bkiam_group, bkiam_group_members or bkiam_group_permission.",
+		g.Name, g.ID, s.gradeManager.Name, s.gradeManager.ID, what))
+}
+
 func (l *groupList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
 	config, c, ok := listing.Begin[groupListConfig](ctx, &l.Base, req, stream)
 	if !ok {
 		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
-		eachGroup(ctx, c, config, listing.Limited(req.Limit, push), func(g bkiam.Group) (list.ListResult, bool) {
+		eachGroup(ctx, c, config, "groups", listing.Limited(req.Limit, push), func(g bkiam.Group) (list.ListResult, bool) {
 			system, gm, id := config.System.ValueString(), config.GradeManagerID.ValueString(), strconv.FormatInt(g.ID, 10)
 			return listing.ValueResult(ctx, req, g.Name, map[string]string{"system": system, "grade_manager_id": gm, "id": id},
 				map[string]any{"id": id, "system": system, "grade_manager_id": gm, "name": g.Name, "description": g.Description,
@@ -203,7 +263,7 @@ func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, strea
 	}
 	system := config.System.ValueString()
 	stream.Results = func(push func(list.ListResult) bool) {
-		eachGroup(ctx, c, config, listing.Limited(req.Limit, push), func(g bkiam.Group) (list.ListResult, bool) {
+		eachGroup(ctx, c, config, "members", listing.Limited(req.Limit, push), func(g bkiam.Group) (list.ListResult, bool) {
 			m := GroupMembersModel{System: protocol.Known(system), GroupID: protocol.Known(strconv.FormatInt(g.ID, 10))}
 			m.ID = protocol.Known(system + "/" + strconv.FormatInt(g.ID, 10))
 			if req.IncludeResource {
@@ -213,6 +273,11 @@ func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, strea
 						managementError(fmt.Sprintf("Reading the members of group %d in %s", g.ID, system), err)), false
 				}
 				m = listedMembers(m, held)
+				if refused, ok := listing.Refused(fmt.Sprintf("The members of group %q (id %d)", g.Name, g.ID), func(diags *protocol.Diagnostics) {
+					GroupMembers{}.Validate(ctx, m, diags)
+				}); ok {
+					return refused, true
+				}
 			}
 			return listing.ProtocolResult(ctx, req, g.Name, GroupMembers{}.IdentityOf(m),
 				func(typ tftypes.Object) tftypes.Value { return GroupMembers{}.Encode(typ, m) }), true
@@ -237,22 +302,39 @@ func NewGroupPermissionListResource() list.ListResource {
 }
 
 type groupPermissionListConfig struct {
-	System  types.String `tfsdk:"system"`
-	GroupID types.String `tfsdk:"group_id"`
+	System         types.String `tfsdk:"system"`
+	GroupID        types.String `tfsdk:"group_id"`
+	GradeManagerID types.String `tfsdk:"grade_manager_id"`
 }
 
 func (l *groupPermissionList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
-		MarkdownDescription: "What a group holds of the actions of `system`, one result per action (IAM keeps a policy " +
-			"per group and action; group them into one resource by hand where they hold the same instances). IAM lists a " +
-			"group's permissions by the system that manages the group, so the app must be a client of it. A policy over " +
-			"every instance of a type, or over several combinations of types, is left out with a warning: a resource " +
-			"never grants those. One call, as IAM's list is not paged.",
+		MarkdownDescription: "What groups hold of the actions of `system`: every group of a grade manager (`grade_manager_id`) " +
+			"or one group (`group_id`), one result per group and action (IAM keeps a policy per group and action; group " +
+			"them into one resource by hand where they hold the same instances). This is the kind that adopts a group's " +
+			"custom policy: `bkiam_instance_grant`'s list leaves groups out. IAM's management API lists the group's own " +
+			"policy apart from the rows it holds through permission templates, which are left alone (no revoke of the " +
+			"group's policy takes them away). IAM lists a group's permissions by the system that manages the group, so the " +
+			"app must be a client of it. Left out with a warning: the grade manager's sync group (IAM rewrites it from the " +
+			"grade manager: manage it through `bkiam_grade_manager`), a policy over every instance of a type, over several " +
+			"combinations of types or with conditions on attributes (a resource never grants those), and any block the " +
+			"provider would refuse at plan (an instance id `*`, which IAM matches literally). Calls: by grade manager, one " +
+			"to read it, one per page of 500 groups and one per group; by group, one, and one per grade manager the system " +
+			"created (plus one) to tell whether the group is a sync group.",
 		Attributes: map[string]listschema.Attribute{
-			"system":   systemAttribute("The system of the actions, which manages the group, e.g. `bk_cmdb`."),
-			"group_id": positiveIDAttribute("The group's numeric id."),
+			"system": systemAttribute("The system of the actions, which manages the groups, e.g. `bk_cmdb`."),
+			"group_id": listschema.StringAttribute{Optional: true, Description: "One group's numeric id. Exactly one of `group_id` and `grade_manager_id`.",
+				Validators: []validator.String{stringvalidator.RegexMatches(positiveIDPattern, "must be a numeric id IAM gave, e.g. \"42\"")}},
+			"grade_manager_id": listschema.StringAttribute{Optional: true,
+				Description: "A grade manager the system created, whose groups' permissions to list (its own groups, not its subset " +
+					"managers'). Exactly one of `group_id` and `grade_manager_id`.",
+				Validators: []validator.String{stringvalidator.RegexMatches(positiveIDPattern, "must be a numeric id IAM gave, e.g. \"42\"")}},
 		},
 	}
+}
+
+func (l *groupPermissionList) ListResourceConfigValidators(context.Context) []list.ConfigValidator {
+	return []list.ConfigValidator{listresourcevalidator.ExactlyOneOf(path.MatchRoot("group_id"), path.MatchRoot("grade_manager_id"))}
 }
 
 func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
@@ -260,37 +342,117 @@ func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, st
 	if !ok {
 		return
 	}
-	system, group := config.System.ValueString(), config.GroupID.ValueString()
-	policies, err := c.GroupPolicies(ctx, system, parseID(group))
+	system := config.System.ValueString()
+	if gm := config.GradeManagerID.ValueString(); gm != "" {
+		stream.Results = func(push func(list.ListResult) bool) {
+			push = listing.Limited(req.Limit, push)
+			more := true
+			eachGroup(ctx, c, groupListConfig{System: config.System, GradeManagerID: config.GradeManagerID}, "permissions",
+				func(r list.ListResult) bool { more = push(r); return more },
+				func(g bkiam.Group) (list.ListResult, bool) {
+					policies, err := c.GroupPolicies(ctx, system, g.ID)
+					if err != nil {
+						return listing.Error("Cannot list the group's permissions",
+							managementError(fmt.Sprintf("Listing the permissions of group %d in %s", g.ID, system), err)), false
+					}
+					for _, p := range policies {
+						if !push(l.result(ctx, req, system, g, p)) {
+							return list.ListResult{}, false
+						}
+					}
+					return list.ListResult{}, true
+				})
+		}
+		return
+	}
+	group := parseID(config.GroupID.ValueString())
+	policies, err := c.GroupPolicies(ctx, system, group)
 	if err != nil {
-		stream.Results = listError(fmt.Sprintf("Listing the permissions of group %s in %s", group, system), err)
+		stream.Results = listError(fmt.Sprintf("Listing the permissions of group %d in %s", group, system), err)
 		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
 		push = listing.Limited(req.Limit, push)
-		for _, p := range policies {
-			resources, err := listedResources(p)
+		if len(policies) > 0 {
+			sync, g, err := syncGroupWith(ctx, c, system, group)
 			if err != nil {
-				if !push(listing.Warning("Permission left out",
-					fmt.Sprintf("Group %s's permission of %s in %s is not listed: %v.", group, p.Action, system, err))) {
-					return
-				}
-				continue
+				push(listing.Error("Cannot tell whether the group is a sync group",
+					managementError(fmt.Sprintf("Looking for group %d among the sync groups of the grade managers of %s", group, system), err)))
+				return
 			}
-			m := GroupPermissionModel{System: protocol.Known(system), GroupID: protocol.Known(group),
-				Actions: protocol.KnownStrings([]string{p.Action}), Resources: authz.ResourcesValue(resources)}
-			m.ID = permissionID(m)
-			if !push(listing.ProtocolResult(ctx, req, p.Action, GroupPermission{}.IdentityOf(m),
-				func(typ tftypes.Object) tftypes.Value { return GroupPermission{}.Encode(typ, m) })) {
+			if g != nil {
+				push(sync.leftOut(*g, "permissions"))
+				return
+			}
+		}
+		for _, p := range policies {
+			if !push(l.result(ctx, req, system, bkiam.Group{ID: group}, p)) {
 				return
 			}
 		}
 	}
 }
 
+// syncGroupWith finds whether group is the sync group of a grade manager
+// the system created: IAM has no route from a group to its grade manager,
+// so each grade manager's sync group is looked up by its name (one call
+// per grade manager, one to list them, one to read the grade manager
+// whose group it is). g is nil when it is none's.
+func syncGroupWith(ctx context.Context, c *bkiam.Client, system string, group int64) (syncGroup, *bkiam.Group, error) {
+	var found *bkiam.Group
+	var owner int64
+	var lookupErr error
+	err := c.EachGradeManager(ctx, system, "", func(gm bkiam.GradeManagerInfo) bool {
+		g, err := c.GroupByName(ctx, system, gm.ID, syncGroupName(gm.Name))
+		if err != nil {
+			lookupErr = err
+			return false
+		}
+		if g != nil && g.ID == group {
+			found, owner = g, gm.ID
+			return false
+		}
+		return true
+	})
+	if err = errors.Join(err, lookupErr); err != nil || found == nil {
+		return syncGroup{}, nil, err
+	}
+	sync, err := syncGroupOf(ctx, c, system, owner)
+	if err != nil || !sync.is(*found) {
+		return sync, nil, err
+	}
+	return sync, found, nil
+}
+
+// result is group g's permission of one action, or a warning that leaves
+// it out.
+func (l *groupPermissionList) result(ctx context.Context, req list.ListRequest, system string, g bkiam.Group, p bkiam.GroupPolicy) list.ListResult {
+	group := strconv.FormatInt(g.ID, 10)
+	resources, err := listedResources(p)
+	if err != nil {
+		return listing.Warning("Permission left out", fmt.Sprintf("Group %s's permission of %s in %s is not listed: %v.", group, p.Action, system, err))
+	}
+	m := GroupPermissionModel{System: protocol.Known(system), GroupID: protocol.Known(group),
+		Actions: protocol.KnownStrings([]string{p.Action}), Resources: authz.ResourcesValue(resources)}
+	m.ID = permissionID(m)
+	if refused, ok := listing.Refused(fmt.Sprintf("Group %s's permission of %s", group, p.Action), func(diags *protocol.Diagnostics) {
+		GroupPermission{}.Validate(ctx, m, diags)
+		GroupPermission{}.CheckModel(ctx, l.Data, m, diags)
+	}); ok {
+		return refused
+	}
+	name := p.Action
+	if g.Name != "" {
+		name = g.Name + ": " + p.Action
+	}
+	return listing.ProtocolResult(ctx, req, name, GroupPermission{}.IdentityOf(m),
+		func(typ tftypes.Object) tftypes.Value { return GroupPermission{}.Encode(typ, m) })
+}
+
 var (
-	_ list.ListResourceWithConfigure = &gradeManagerList{}
-	_ list.ListResourceWithConfigure = &groupList{}
-	_ list.ListResourceWithConfigure = &groupMembersList{}
-	_ list.ListResourceWithConfigure = &groupPermissionList{}
+	_ list.ListResourceWithConfigure        = &gradeManagerList{}
+	_ list.ListResourceWithConfigure        = &groupList{}
+	_ list.ListResourceWithConfigure        = &groupMembersList{}
+	_ list.ListResourceWithConfigure        = &groupPermissionList{}
+	_ list.ListResourceWithConfigValidators = &groupPermissionList{}
 )
