@@ -580,12 +580,14 @@ type GroupPolicy struct {
 }
 
 // TypedPaths is one resource type of a resource group and its instance paths; Any (no paths)
-// means every instance of the type.
+// means every instance of the type. Attributes is set when a condition also (or only) holds
+// instances by their attributes (the web UI's 属性 conditions), which Paths leave out.
 type TypedPaths struct {
-	System string
-	Type   string
-	Paths  [][]PathNode
-	Any    bool
+	System     string
+	Type       string
+	Paths      [][]PathNode
+	Any        bool
+	Attributes bool
 }
 
 // GroupPolicies lists the group's custom policies in the system (not paged). IAM answers them in a
@@ -602,7 +604,8 @@ func (c *Client) GroupPolicies(ctx context.Context, system string, group int64) 
 					SystemID  string `json:"system_id"`
 					Type      string `json:"type"`
 					Condition []struct {
-						Instances []struct {
+						Attributes []json.RawMessage `json:"attributes"`
+						Instances  []struct {
 							Path [][]struct {
 								SystemID string `json:"system_id"`
 								Type     string `json:"type"`
@@ -627,6 +630,7 @@ func (c *Client) GroupPolicies(ctx context.Context, system string, group int64) 
 				for _, rt := range rg.RelatedResourceTypes {
 					tp := TypedPaths{System: rt.SystemID, Type: rt.Type, Any: len(rt.Condition) == 0}
 					for _, cond := range rt.Condition {
+						tp.Attributes = tp.Attributes || len(cond.Attributes) > 0
 						for _, in := range cond.Instances {
 							for _, path := range in.Path {
 								nodes := make([]PathNode, len(path))

@@ -486,6 +486,10 @@ func listedResources(p bkiam.GroupPolicy) ([]grantplan.Resource, error) {
 			if tp.Any {
 				return nil, fmt.Errorf("IAM holds every instance of %s/%s, which a resource never grants", tp.System, tp.Type)
 			}
+			if tp.Attributes {
+				return nil, fmt.Errorf("IAM holds instances of %s/%s by a condition on their attributes (made in the IAM web UI), "+
+					"which a resource never grants: it grants instances by id or path only", tp.System, tp.Type)
+			}
 			k := tp.System + "/" + tp.Type
 			if byType[k] == nil {
 				byType[k] = &grantplan.Resource{System: tp.System, Type: tp.Type, Instances: map[string]string{}}
