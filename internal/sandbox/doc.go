@@ -392,7 +392,9 @@
 //     gateway envelope, any other the SaaS envelope).
 //   - Bodies over the size limit (10 MiB by default) answer 1902414.
 //   - Faults beyond the contract's, for the provider's fault tests: "fail" with "body":"html"
-//     answers the status with a reverse proxy's HTML page (no envelope, either transport); "drop"
+//     answers the status with a reverse proxy's HTML page (no envelope, either transport); "fail"
+//     with "message" answers that message instead of the sandbox's own (IAM's words for an answer
+//     the store would not give then, such as the ownership 403 for a group that is there); "drop"
 //     {after,count,served} resets the connection (TCP RST) instead of answering, after carrying the
 //     call out when served is true (the answer is lost, the change is not); "slow"
 //     {after,count,delay_ms} delays the call, then carries it out even if the client has given up.

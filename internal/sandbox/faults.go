@@ -21,13 +21,16 @@ type Faults struct {
 // FailFault: after After further authorization requests have succeeded, the next Count fail with
 // HTTP Status (gateway; ESB answers HTTP 200 like the real ESB) and body code Code. With Body "html"
 // they answer HTTP Status with an HTML error page instead, on both transports, as a reverse proxy in
-// front of IAM does (Code is then unused but still required, to keep one shape).
+// front of IAM does (Code is then unused but still required, to keep one shape). Message, when set,
+// is the envelope's message instead of "fault injected by the sandbox": IAM's own words for an
+// answer the store would not give then (the ownership 403 for a group that is there).
 type FailFault struct {
-	After  int    `json:"after"`
-	Count  int    `json:"count"`
-	Status int    `json:"status"`
-	Code   int    `json:"code"`
-	Body   string `json:"body,omitempty"`
+	After   int    `json:"after"`
+	Count   int    `json:"count"`
+	Status  int    `json:"status"`
+	Code    int    `json:"code"`
+	Body    string `json:"body,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // DropFault: after After successes, the next Count requests get no answer: the connection is reset

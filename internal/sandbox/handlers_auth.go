@@ -175,6 +175,9 @@ func (s *Server) writeFault(c *call, f *injected) {
 	}
 	code, status := f.fail.Code, f.fail.Status
 	msg := "fault injected by the sandbox"
+	if f.fail.Message != "" {
+		msg = f.fail.Message
+	}
 	if f.fail.Body == "html" {
 		// A reverse proxy's own page: no envelope, no IAM code.
 		c.w.Header().Set("Content-Type", "text/html")

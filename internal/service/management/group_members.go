@@ -289,7 +289,7 @@ func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 		last = current
 	}
 	runner := &memberRunner{client: data.Client, system: from.system, group: from.group,
-		resource: r, prior: req.Prior, current: current, next: next, from: from}
+		resource: r, prior: req.Prior, current: current, next: next, from: from, diags: diags}
 	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
 }
 
@@ -410,6 +410,8 @@ type memberRunner struct {
 	resource            GroupMembers
 	prior               *GroupMembersModel
 	current, next, from *membersView
+	// diags are the apply's, for Gone's warnings.
+	diags *protocol.Diagnostics
 }
 
 // The members' part of applyrun.Run. They claim no paths: a group's
@@ -446,11 +448,28 @@ func (r *memberRunner) Plan() ([]memberplan.Call, error) {
 }
 
 // Gone: a destroy of a group that is gone; its members went with it.
+// The ownership 403 alone does not say so (a web-UI group answers it
+// too): IAM's lists must confirm it (management.go).
 func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
 	if !errors.Is(r.err, bkiam.ErrNotOwned) {
 		return false
 	}
-	tflog.Warn(ctx, "the group is gone: nothing to remove", map[string]any{"system": r.system, "group": r.group})
+	label := "bkiam_group_members " + r.resource.Label(r.from.model)
+	object := fmt.Sprintf("group %d in %s", r.group, r.system)
+	gone, checkErr := goneCheck{client: r.client, system: r.system}.groupGone(ctx, r.group, 0)
+	fields := map[string]any{"system": r.system, "group": r.group}
+	if checkErr != nil || !gone {
+		fields["check_error"] = fmt.Sprint(checkErr)
+		tflog.Warn(ctx, "the group answers the ownership 403, but IAM's lists do not confirm it gone: the destroy fails", fields)
+		if r.diags != nil {
+			r.diags.AddWarning(unconfirmedOnDestroy(label, object, checkErr))
+		}
+		return false
+	}
+	tflog.Warn(ctx, "the group is gone, confirmed by IAM's lists: its members went with it", fields)
+	if r.diags != nil {
+		r.diags.AddWarning(goneOnDestroy(label, object, "its members"))
+	}
 	return true
 }
 

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
@@ -257,13 +259,27 @@ func (r GroupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 	}
 	pathSystem, _ := route.managedBy()
 	grant := r.grant
+	notOwned := &atomic.Bool{}
 	grant.Via = func(data *conns.Data) conns.InstanceCaller {
-		return managementCaller{client: data.Client, system: pathSystem}
+		return managementCaller{client: data.Client, system: pathSystem, notOwned: notOwned}
 	}
-	result, private := grant.Apply(ctx, data, greq, diags)
+	// A destroy's diagnostics wait for goneOnDestroy: the error of a
+	// group that is gone is no error.
+	runDiags := diags
+	if req.Planned == nil {
+		runDiags = &protocol.Diagnostics{}
+	}
+	result, private := grant.Apply(ctx, data, greq, runDiags)
 	if base != nil {
 		group, _ := base.GroupID.Get()
 		data.GroupPolicies.Invalidate(pathSystem, group)
+	}
+	if req.Planned == nil {
+		if runDiags.HasError() && notOwned.Load() && r.groupGoneOnDestroy(ctx, data, *base, pathSystem, diags) {
+			sharedgrants.HandleOf(ctx).Release()
+			return nil, nil
+		}
+		*diags = append(*diags, *runDiags...)
 	}
 	if result == nil {
 		return nil, private
@@ -271,6 +287,27 @@ func (r GroupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 	m := base.fromGrant(*result)
 	m.ID = permissionID(m)
 	return &m, private
+}
+
+// groupGoneOnDestroy reports whether the group of a destroy that IAM
+// answered with the ownership 403 is gone, with its permissions: IAM's
+// lists must confirm it (management.go), and diags say which it was.
+func (r GroupPermission) groupGoneOnDestroy(ctx context.Context, data *conns.Data, state GroupPermissionModel, pathSystem string, diags *protocol.Diagnostics) bool {
+	groupID, _ := state.GroupID.Get()
+	group, _ := strconv.ParseInt(groupID, 10, 64)
+	label := "bkiam_group_permission " + r.Label(state)
+	object := fmt.Sprintf("group %d in %s", group, pathSystem)
+	fields := map[string]any{"system": pathSystem, "group": group}
+	gone, checkErr := goneCheck{client: data.Client, system: pathSystem}.groupGone(ctx, group, 0)
+	if checkErr != nil || !gone {
+		fields["check_error"] = fmt.Sprint(checkErr)
+		tflog.Warn(ctx, "the group answers the ownership 403, but IAM's lists do not confirm it gone: the destroy fails", fields)
+		diags.AddWarning(unconfirmedOnDestroy(label, object, checkErr))
+		return false
+	}
+	tflog.Warn(ctx, "the group is gone, confirmed by IAM's lists: its permissions went with it", fields)
+	diags.AddWarning(goneOnDestroy(label, object, "its permissions"))
+	return true
 }
 
 // Refreshes: a group's permissions are exactly readable.
@@ -539,6 +576,8 @@ type managementCaller struct {
 	// system is the path's: the system that manages the group. The body
 	// names the actions' system.
 	system string
+	// notOwned, when set, hears that a call answered the ownership 403.
+	notOwned *atomic.Bool
 }
 
 func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error) {
@@ -574,6 +613,9 @@ func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInst
 	case isScopeRefusal(err):
 		err = fmt.Errorf("%w (outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less)", err)
 	case errors.Is(err, bkiam.ErrNotOwned):
+		if m.notOwned != nil {
+			m.notOwned.Store(true)
+		}
 		err = fmt.Errorf("%w (the group is gone, or its grade manager was made in the IAM web UI: IAM's management API "+
 			"manages only the groups of grade managers a system created through it)", err)
 	case errors.Is(err, bkiam.ErrForbidden):
