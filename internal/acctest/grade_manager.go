@@ -29,6 +29,23 @@ resource "bkiam_grade_manager" "platform" {
 `, name, description, HCLList(members), syncPerm)
 }
 
+// GradeManagerWithoutScopesHCL renders a grade manager of bk_cmdb as
+// terraform query generates it: without the scopes IAM cannot read back.
+// importID, unless empty, adds the import block that adopts it.
+func GradeManagerWithoutScopesHCL(name, importID string) string {
+	imp := ""
+	if importID != "" {
+		imp = fmt.Sprintf("\nimport {\n  to = bkiam_grade_manager.platform\n  id = %q\n}\n", importID)
+	}
+	return imp + fmt.Sprintf(`
+resource "bkiam_grade_manager" "platform" {
+  system  = "bk_cmdb"
+  name    = %q
+  members = ["alice"]
+}
+`, name)
+}
+
 // GroupsHCL renders groups of the platform grade manager: label, name,
 // description each. (terraform-plugin-testing cannot read back the state
 // of a for_each: TestAccGroupsForEach drives the CLI itself.)
@@ -89,6 +106,10 @@ func ManagementValidationCases() []PlanTimeCase {
 				`last node (the instance's id) stands for any id there: a * above it is the literal id "*", so this scope instance would ` +
 				`admit no real grant. Give the ancestor's id (one scope instance per ancestor), drop the ancestors for instances given by ` +
 				`their id alone, or set all_instances = true for every host.`}},
+		{Name: "grade manager created without its scopes", Config: GradeManagerWithoutScopesHCL("platform", ""),
+			Want: []string{"Scopes needed to create a grade manager", "authorization_scopes is not set, and IAM creates a grade " +
+				"manager only with both authorization_scopes and subject_scopes: write them. (Leaving them out is for a grade " +
+				"manager that exists, imported: IAM then keeps what it holds.)"}},
 		{Name: "import of a system manager's group", Config: group("-", "bk_cmdb/-/345"),
 			Want: []string{"Cannot import a system manager's group", `IAM's management API lists the groups of grade managers only, so a group under the system manager ("-") cannot be read back to import. Declare it in the configuration, or recreate it under a grade manager.`}},
 	}

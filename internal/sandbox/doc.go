@@ -80,19 +80,23 @@
 //     client gave up is still carried out, and tests let it land before comparing.
 //   - GET /_sandbox/grade_managers answers the management API's state (ManagementView):
 //     {"grade_managers":[{"id":1,"system":"bk_cmdb","name":"ops","description":"","members":["alice"],
-//     "sync_perm":true,"group_name":"…","delete_at":1767229200}],"groups":[{"id":4,"system":"bk_cmdb",
+//     "sync_perm":true,"group_name":"…","authorization_scopes":[{"system":"bk_cmdb","actions":["view_host"],
+//     "resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"host","id":"*"}]]}]}],
+//     "subject_scopes":[{"type":"*","id":"*"}],"delete_at":1767229200}],"groups":[{"id":4,"system":"bk_cmdb",
 //     "grade_manager":1,"name":"dev","description":"","readonly":false,"sync":true,
 //     "members":[{"type":"user","id":"alice","expired_at":4102444800,"created_at":1767225600}]}]},
 //     ordered by id, members newest relation first; grade_manager 0 is the system manager ("-");
-//     delete_at is set while a grade-manager delete waits; sync marks a grade manager's sync group.
+//     delete_at is set while a grade-manager delete waits; sync marks a grade manager's sync group;
+//     the scopes, which IAM's API never answers back, show what to write in an adopted grade
+//     manager's configuration.
 //     In Go: Server.Management, GradeManagers, Groups(gradeManager) and Members(group).
 //   - POST /_sandbox/reset clears policies, the management state, stats and faults, and keeps the
 //     model (whose template policies are seeded again).
 //   - POST /_sandbox/template_policies with {"system":"bk_cmdb","template_id":7,"group":"1",
-//     "action":"edit_host","paths":["/bk_cmdb,host,9/"],"expired_at":0} gives a group a row held
-//     through a permission template (Server.AddTemplatePolicy; no paths = any; expired_at 0 =
-//     permanent), replacing the row of the same group, action and template. 400 with
-//     {"error":…} naming the bad field.
+//     "action":"edit_host","paths":["/bk_cmdb,host,9/"],"expired_at":0} gives a group (of the
+//     model, or of the management API) a row held through a permission template
+//     (Server.AddTemplatePolicy; no paths = any; expired_at 0 = permanent), replacing the row of
+//     the same group, action and template. 400 with {"error":…} naming the bad field.
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next

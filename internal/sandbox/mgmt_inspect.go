@@ -17,7 +17,12 @@ type GradeManagerView struct {
 	Members     []string `json:"members"`
 	SyncPerm    bool     `json:"sync_perm"`
 	GroupName   string   `json:"group_name,omitempty"`
-	DeleteAt    int64    `json:"delete_at,omitempty"`
+	// AuthorizationScopes and SubjectScopes are what the grade manager was given, which IAM's API
+	// never answers back: shown here so that a sandbox user can see what to write in an adopted
+	// grade manager's configuration.
+	AuthorizationScopes []mgmtScope   `json:"authorization_scopes"`
+	SubjectScopes       []mgmtSubject `json:"subject_scopes"`
+	DeleteAt            int64         `json:"delete_at,omitempty"`
 	// WebUI is set on a grade manager without a creator record (see ForgetCreator).
 	WebUI bool `json:"web_ui,omitempty"`
 }
@@ -59,7 +64,8 @@ func (s *Server) Management() ManagementView {
 	v := ManagementView{GradeManagers: []GradeManagerView{}, Groups: []GroupView{}}
 	for _, gm := range st.mgmt.gms {
 		gv := GradeManagerView{ID: gm.ID, System: gm.System, Name: gm.Name, Description: gm.Description,
-			Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, WebUI: gm.WebUI}
+			Members: append([]string{}, gm.Members...), SyncPerm: gm.SyncPerm, GroupName: gm.GroupName, WebUI: gm.WebUI,
+			AuthorizationScopes: copyScopes(gm.Scopes), SubjectScopes: append([]mgmtSubject{}, gm.SubjectScopes...)}
 		if !gm.DeleteAt.IsZero() {
 			gv.DeleteAt = gm.DeleteAt.Unix()
 		}
@@ -120,4 +126,19 @@ func (s *Server) ForgetCreator(id int64) error {
 		return fmt.Errorf("forget creator: %s", e.message)
 	}
 	return nil
+}
+
+// copyScopes is a deep copy of scopes, so that a view never shares what the store changes.
+func copyScopes(scopes []mgmtScope) []mgmtScope {
+	out := make([]mgmtScope, len(scopes))
+	for i, sc := range scopes {
+		out[i] = mgmtScope{System: sc.System, Actions: append([]string{}, sc.Actions...), Resources: make([]mgmtScopeType, len(sc.Resources))}
+		for j, rt := range sc.Resources {
+			out[i].Resources[j] = mgmtScopeType{System: rt.System, Type: rt.Type, Paths: make([][]Node, len(rt.Paths))}
+			for k, p := range rt.Paths {
+				out[i].Resources[j].Paths[k] = append([]Node{}, p...)
+			}
+		}
+	}
+	return out
 }

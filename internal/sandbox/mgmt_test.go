@@ -282,7 +282,9 @@ func TestManagementInspection(t *testing.T) {
 	mgmtCall(s, "POST", "bk_cmdb/groups/5/members/", `{"members":[{"type":"department","id":"1"}],"expired_at":4102444800}`)
 	mgmtCall(s, "DELETE", "bk_cmdb/grade_managers/1/", "")
 	r := control(t, s, "GET", "/_sandbox/grade_managers", "")
-	want := `{"grade_managers":[{"id":1,"system":"bk_cmdb","name":"ops","description":"d","members":["alice"],"sync_perm":true,"delete_at":1767229200}],` +
+	want := `{"grade_managers":[{"id":1,"system":"bk_cmdb","name":"ops","description":"d","members":["alice"],"sync_perm":true,` +
+		`"authorization_scopes":[{"system":"bk_cmdb","actions":["view_host"],"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"host","id":"*"}]]}]}],` +
+		`"subject_scopes":[{"type":"*","id":"*"}],"delete_at":1767229200}],` +
 		`"groups":[{"id":4,"system":"bk_cmdb","grade_manager":1,"name":"ops-管理员组","description":"d","readonly":false,"sync":true,"members":[{"type":"user","id":"alice","expired_at":4102444800,"created_at":1767225600}]},` +
 		`{"id":5,"system":"bk_cmdb","grade_manager":0,"name":"sys","description":"s","readonly":true,"members":[{"type":"department","id":"1","expired_at":4102444800,"created_at":1767225600}]}]}`
 	if strings.TrimSpace(r.raw) != want {

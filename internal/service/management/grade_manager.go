@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -140,11 +142,14 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					setvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, 64))},
 			},
 			"authorization_scopes": schema.ListNestedAttribute{
-				Required: true,
+				Optional: true,
 				MarkdownDescription: "What the grade manager may grant: per system, actions and the resources they may " +
 					"be granted on. IAM checks the actions and resource types against the system's model. IAM cannot read " +
 					"the scopes back: they are kept from the configuration, and a change made outside Terraform goes " +
-					"unnoticed (the next change of the resource sends the configured scopes again).",
+					"unnoticed (the next change of the resource sends the configured scopes again). Needed to create a grade " +
+					"manager. Left out (an imported grade manager, as `terraform query` generates it), it is not managed by this " +
+					"configuration: IAM keeps what it holds. But IAM replaces the scopes whole on every update, so a plan that " +
+					"changes the grade manager fails until both scopes are written as they are in IAM (the IAM web UI shows them).",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The system of the actions.",
@@ -201,9 +206,11 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				}},
 			},
 			"subject_scopes": schema.ListNestedAttribute{
-				Required: true,
+				Optional: true,
 				MarkdownDescription: "Who the grade manager's groups may hold: users and departments, or " +
-					"`{ type = \"*\", id = \"*\" }` for everyone. IAM cannot read them back: they are kept from the configuration.",
+					"`{ type = \"*\", id = \"*\" }` for everyone. IAM cannot read them back: they are kept from the configuration. " +
+					"Needed to create a grade manager; left out, as `authorization_scopes`: IAM keeps what it holds, and a plan " +
+					"that changes the grade manager fails until both are written.",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"type": schema.StringAttribute{Required: true, MarkdownDescription: "`user`, `department` or `*`.",
@@ -361,6 +368,9 @@ func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.AddError(summary, detail)
 		return
 	}
+	if !checkScopesSet(ctx, req, &resp.Diagnostics) {
+		return
+	}
 	var warnings diag.Diagnostics
 	walkScopeResources(ctx, req.Config, true, &warnings)
 	resp.Diagnostics.Append(warnings.Warnings()...)
@@ -369,6 +379,64 @@ func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return // not yet known: the check runs when it is
 	}
 	checkScopeModels(ctx, r.data, scopes, &resp.Diagnostics)
+}
+
+// checkScopesSet refuses a create or an update of a grade manager whose
+// authorization_scopes or subject_scopes are null. Null is "not managed
+// here: IAM keeps what it holds", which an import leaves (IAM cannot read
+// them back) and a no-change plan or a destroy keeps; but IAM needs both
+// at create, and its update is a full replace that needs both.
+func checkScopesSet(ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) bool {
+	var changing []string
+	if !req.State.Raw.IsNull() {
+		changing = changedAttributes(req.Plan.Raw, req.State.Raw)
+	}
+	ok := true
+	for _, attr := range []string{"authorization_scopes", "subject_scopes"} {
+		var v types.List
+		if d := req.Plan.GetAttribute(ctx, path.Root(attr), &v); d.HasError() || !v.IsNull() {
+			continue
+		}
+		summary, detail := scopesNotSet(attr, req.State.Raw.IsNull(), changing)
+		diags.AddAttributeError(path.Root(attr), summary, detail)
+		ok = false
+	}
+	return ok
+}
+
+// scopesNotSet is the plan error of a create (creating) or an update that
+// changes changing while attr is null.
+func scopesNotSet(attr string, creating bool, changing []string) (summary, detail string) {
+	if creating {
+		return "Scopes needed to create a grade manager",
+			fmt.Sprintf("%s is not set, and IAM creates a grade manager only with both authorization_scopes and "+
+				"subject_scopes: write them. (Leaving them out is for a grade manager that exists, imported: IAM then keeps "+
+				"what it holds.)", attr)
+	}
+	what := "the grade manager"
+	if len(changing) > 0 {
+		what = strings.Join(changing, ", ")
+	}
+	return "Scopes needed to update the grade manager",
+		fmt.Sprintf("%s is not set, and this plan updates the grade manager (%s). IAM replaces a grade manager's "+
+			"scopes whole on every update and cannot read them back: write authorization_scopes and subject_scopes as they "+
+			"are in IAM (the IAM web UI shows them) before changing %s.", attr, what, what)
+}
+
+// changedAttributes names the top-level attributes whose planned value is
+// not the state's, id aside.
+func changedAttributes(plan, state tftypes.Value) []string {
+	var p, s map[string]tftypes.Value
+	if plan.As(&p) != nil || state.As(&s) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if k != "id" && !p[k].Equal(s[k]) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // recordPlannedScope records the scope this plan leaves the grade manager
@@ -390,7 +458,15 @@ func (r *gradeManagerResource) recordPlannedScope(ctx context.Context, req resou
 	if id.IsUnknown() || id.IsNull() {
 		return
 	}
+	// Null scopes are IAM's, which it cannot read back: unknown, not
+	// empty, so the group permissions' check is skipped.
+	var raw types.List
+	req.Plan.GetAttribute(ctx, path.Root("authorization_scopes"), &raw)
 	var m gradeManagerModel
+	if raw.IsNull() || raw.IsUnknown() {
+		r.data.PlannedScopes.SetGradeManager(id.ValueString(), "", nil)
+		return
+	}
 	if d := req.Plan.GetAttribute(ctx, path.Root("authorization_scopes"), &m.AuthorizationScopes); d.HasError() || !scopesKnown(m.AuthorizationScopes) {
 		r.data.PlannedScopes.SetGradeManager(id.ValueString(), "", nil)
 		return

@@ -70,8 +70,10 @@ func (l *gradeManagerList) ListResourceConfigSchema(_ context.Context, _ list.Li
 		MarkdownDescription: "The grade managers `system` created through the management API (IAM's v1 grade-manager list; " +
 			"those made in the web UI are not the system's, and IAM does not list them). IAM cannot read a grade manager's " +
 			"scopes or its sync group's name back: the generated blocks leave `authorization_scopes` and `subject_scopes` " +
-			"out, and the configuration must give them before the import can plan. One call per page of 500, and one per " +
-			"grade manager with `include_resource`.",
+			"null, which imports and plans (IAM keeps the scopes it holds); write both, as the IAM web UI shows them, before " +
+			"changing the grade manager, whose every update replaces them whole. One call per page of 500, and one per " +
+			"grade manager with `include_resource`; IAM pages by offset, so a grade manager made or deleted while the list " +
+			"runs can be missed or listed twice.",
 		Attributes: map[string]listschema.Attribute{
 			"system": systemAttribute("The system whose grade managers to list, e.g. `bk_cmdb`."),
 			"name": listschema.StringAttribute{Optional: true,
@@ -145,7 +147,9 @@ func groupListAttributes(what string) map[string]listschema.Attribute {
 func (l *groupList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
 		MarkdownDescription: "The groups of a grade manager the system created, newest first. IAM lists no system manager's " +
-			"groups. One call per page of 500 groups.",
+			"groups. The grade manager's sync group is left out with a warning: IAM rewrites it from the grade manager, so " +
+			"it is managed through `bkiam_grade_manager`. Two calls, and one more per page of 500 groups; IAM pages by " +
+			"offset, so a group made or deleted while the list runs can be missed or listed twice.",
 		Attributes: groupListAttributes("groups"),
 	}
 }
@@ -250,8 +254,9 @@ func NewGroupMembersListResource() list.ListResource {
 func (l *groupMembersList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
 		MarkdownDescription: "The members of each group of a grade manager the system created: one result per group, " +
-			"with its users and departments and their expiries. One call per page of 500 groups, and one per group with " +
-			"`include_resource`.",
+			"with its users and departments and their expiries. The grade manager's sync group is left out with a warning: " +
+			"IAM syncs its members from the grade manager's, so they are managed through `bkiam_grade_manager`'s `members`. " +
+			"Two calls, one more per page of 500 groups, and one per group with `include_resource`.",
 		Attributes: groupListAttributes("groups' members"),
 	}
 }
