@@ -176,6 +176,14 @@ var notAtPlanTime = map[string]string{
 	"importedHoldings: instance (a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import time: " +
 		"depends on what the subject holds in IAM",
 	"importedHoldings: instances directly; there is nothing to import": "import time: depends on what the subject holds in IAM",
+	"importedWithoutType: on resource instances, not as an action related to no resource type; name its resource types after the actions in the import": "import " +
+		"time: depends on what the subject holds in IAM",
+	"importedWithoutType: there is nothing to import":     "import time: depends on what the subject holds in IAM",
+	"importedCombinations: cannot read the expression of": "import time: an expression IAM sent that does not parse",
+	"importedCombinations: a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import " +
+		"time: depends on what the subject holds in IAM",
+	"importedCombinations: a bkiam_instance_grant holds one, so it cannot be imported": "import time: depends on what the subject holds in IAM",
+	"importedCombinations: instances; there is nothing to import":                      "import time: depends on what the subject holds in IAM",
 	"goneCheck.groupGone: but IAM refuses its groups": "refresh time: an answer the real IAM never gives (a grade manager it lists but " +
 		"refuses); TestProtocolOwnership403OnRefresh provokes the refresh's other refusal",
 	"UpgradePrivate: use that newer version (or a later one) with this state, since an older one could lose track of what the resource granted": "private state Terraform kept, not " +

@@ -16,11 +16,48 @@ import (
 // the import completes it and removes the key.
 const privateImportKey = "import"
 
-// importRequest is what an import asked to read.
+// importRequest is what an import asked to read: the actions, and their
+// resource types. One type is System and Type; the types of a combined
+// resource, in order, are Combined; actions related to no resource type
+// have neither.
 type importRequest struct {
-	Actions []string `json:"actions"`
-	System  string   `json:"system"`
-	Type    string   `json:"type"`
+	Actions  []string     `json:"actions"`
+	System   string       `json:"system,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Combined []importType `json:"combined,omitempty"`
+}
+
+// importType is a resource type of a combined import.
+type importType struct {
+	System string `json:"system"`
+	Type   string `json:"type"`
+}
+
+// newImportRequest is the request to read actions on types (in order).
+func newImportRequest(actions []string, types []grantplan.Resource) importRequest {
+	req := importRequest{Actions: actions}
+	switch len(types) {
+	case 0:
+	case 1:
+		req.System, req.Type = types[0].System, types[0].Type
+	default:
+		for _, t := range types {
+			req.Combined = append(req.Combined, importType{System: t.System, Type: t.Type})
+		}
+	}
+	return req
+}
+
+// types are the resource types to read, in order, without instances.
+func (r importRequest) types() []grantplan.Resource {
+	if r.System != "" || r.Type != "" {
+		return []grantplan.Resource{{System: r.System, Type: r.Type}}
+	}
+	var out []grantplan.Resource
+	for _, t := range r.Combined {
+		out = append(out, grantplan.Resource{System: t.System, Type: t.Type})
+	}
+	return out
 }
 
 // readImportRequest returns the pending import kept in private state, or

@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
@@ -34,7 +35,8 @@ func (InstanceGrant) IdentitySchema(context.Context) identityschema.Schema {
 		"actions": identityList("The actions, sorted. Leave out (with `resource_types`) to adopt the subject's grants " +
 			"holding nothing known, as the short import ID does."),
 		"resource_types": identityList("The resource types of the actions, each `SYSTEM/TYPE`, in the order of " +
-			"`resources`. An import reads one type: with `detect_drift`, what the subject holds of the actions on it."),
+			"`resources`: one, several for a combined resource, `[]` for actions related to no resource type. With " +
+			"`detect_drift`, an import reads what the subject holds of the actions on them."),
 	}}
 }
 
@@ -74,21 +76,33 @@ func resourceTypes(x protocol.Value[[]protocol.Value[ResourceModel]]) protocol.S
 	return protocol.KnownStrings(out)
 }
 
-// ImportID: with actions and one resource type, the long import ID;
-// without, the short one.
+// ImportID: without actions and resource types, the short import ID;
+// with them, the long one, which names every type of the actions: none
+// (resource_types = [], actions related to no resource type), one, or
+// several (a combined resource). Every identity IdentityOf writes of a
+// known grant is one of these (TestInstanceGrantIdentityRoundTrip). An
+// identity with actions and no resource_types at all is refused rather
+// than read as actions of no type: it is an identity with its types left
+// out, and the import would read the wrong policies.
 func (InstanceGrant) ImportID(id protocol.Identity, diags *protocol.Diagnostics) string {
 	short := id.Str("system") + "/" + id.Str("subject_type") + "/" + id.Str("subject_id")
 	actions, types := id.List("actions"), id.List("resource_types")
 	if len(actions) == 0 && len(types) == 0 {
 		return short
 	}
-	if len(actions) == 0 || len(types) != 1 || !strings.Contains(types[0], "/") {
+	typesGiven, _ := id["resource_types"].(protocol.StringsValue)
+	if len(actions) == 0 || typesGiven.IsNull() || typesGiven.IsUnknown() || slices.ContainsFunc(types, func(t string) bool {
+		system, typ, ok := strings.Cut(t, "/")
+		return !ok || system == "" || typ == "" || strings.Contains(typ, "/")
+	}) {
 		diags.AddError("Invalid import identity",
-			"An instance grant's import identity names its actions and exactly one resource type, "+
-				`e.g. actions = ["view_host"], resource_types = ["bk_cmdb/host"], or neither (the grant is then adopted holding nothing known).`)
+			"An instance grant's import identity names its actions and all their resource types, each SYSTEM/TYPE in the order "+
+				`of resources: e.g. actions = ["view_host"], resource_types = ["bk_cmdb/host"]; several types for a combined resource, `+
+				`e.g. resource_types = ["bk_cmdb/biz", "bk_cmdb/host"]; resource_types = [] for actions related to no resource type. `+
+				"Or neither actions nor resource_types: the grant is then adopted holding nothing known.")
 		return short
 	}
-	return short + "/" + strings.Join(actions, ",") + "/" + types[0]
+	return strings.Join(append([]string{short, strings.Join(actions, ",")}, types...), "/")
 }
 
 func (InstanceGrant) MutableIdentity() bool { return true }

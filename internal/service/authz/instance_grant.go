@@ -1,7 +1,9 @@
 package authz
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -200,19 +202,24 @@ func expiresUnix(v protocol.StringValue, subjectType string) (int64, bool) {
 // ImportState takes SYSTEM/SUBJECT_TYPE/SUBJECT_ID, which adopts the
 // subject's grants holding nothing known (the next apply grants what the
 // configuration declares, which IAM treats as a no-op wherever it already
-// holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE,
+// holds), or SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…] followed by
+// the actions' resource types, each RESOURCE_SYSTEM/TYPE (none for
+// actions related to no resource type, several for a combined resource),
 // which asks the read that follows to fill in what the subject holds of
 // those actions, when detect_drift is on (see read).
 func (InstanceGrant) ImportState(_ context.Context, id string, diags *protocol.Diagnostics) (InstanceGrantModel, protocol.PrivateState) {
 	var m InstanceGrantModel
 	private := protocol.PrivateState{}
 	parts := strings.Split(id, "/")
-	if (len(parts) != 3 && len(parts) != 6) || slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
+	if (len(parts) != 3 && len(parts) != 4 && (len(parts) < 6 || len(parts)%2 != 0)) ||
+		slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
 		(parts[1] != subjectUser && parts[1] != SubjectGroup) {
 		diags.AddError("Invalid import ID",
 			fmt.Sprintf("Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, "+
 				"or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, "+
-				"e.g. bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host; got %q.", id))
+				"e.g. bk_cmdb/user/alice/view_host,edit_host/bk_cmdb/host; got %q. Actions related to no resource type end "+
+				"at the actions (bk_cmdb/user/alice/create_biz); a combined resource names each of its types in order "+
+				"(bk_cmdb/user/alice/edit_biz_host/bk_cmdb/biz/bk_cmdb/host).", id))
 		return m, private
 	}
 	subject := bkiam.Subject{Type: parts[1], ID: parts[2]}
@@ -229,7 +236,11 @@ func (InstanceGrant) ImportState(_ context.Context, id string, diags *protocol.D
 			fmt.Sprintf("The actions of import ID %q are a comma-separated list without blanks, e.g. view_host,edit_host.", id))
 		return m, private
 	}
-	private.Set(privateImportKey, importRequest{Actions: actions, System: parts[4], Type: parts[5]}, diags)
+	var types []grantplan.Resource
+	for i := 4; i < len(parts); i += 2 {
+		types = append(types, grantplan.Resource{System: parts[i], Type: parts[i+1]})
+	}
+	private.Set(privateImportKey, newImportRequest(actions, types), diags)
 	return m, private
 }
 
@@ -582,34 +593,257 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 // read from IAM, with ids as names.
 func (InstanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g GrantView, pending importRequest, private protocol.PrivateState, diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
 	actions := slices.Sorted(slices.Values(pending.Actions))
-	resource := grantplan.Resource{System: pending.System, Type: pending.Type}
-	held, err := importedHoldings(ctx, scans, g.System, g.Subject, actions, resource)
+	types := pending.types()
+	var held grantplan.Holdings
+	var err error
+	switch len(types) {
+	case 0:
+		held, err = importedWithoutType(ctx, scans, g.System, g.Subject, actions)
+	case 1:
+		held, err = importedHoldings(ctx, scans, g.System, g.Subject, actions, types[0])
+	default:
+		held, err = importedCombinations(ctx, scans, g.System, g.Subject, actions, types)
+	}
 	if err != nil {
 		diags.AddError("Cannot import the grant", err.Error()+".")
 		return &g.Model, private, false
 	}
-	m, view := importedGrant(g.Model, g.System, g.Subject, held, resource)
+	m, view := importedGrantOf(g.Model, g.System, g.Subject, held, types)
 	RecordHoldings(private, held, view, diags)
 	return &m, private, true
+}
+
+// importedWithoutType reads what the subject holds of actions related to
+// no resource type: a policy over everything (an any on field ""), which
+// IAM keeps until it is revoked whole.
+func importedWithoutType(ctx context.Context, scans *bkiam.ScanCache, system string, subject bkiam.Subject, actions []string) (grantplan.Holdings, error) {
+	held := grantplan.Holdings{}
+	for _, action := range actions {
+		policy, err := heldPolicy(ctx, scans, system, action, subject)
+		if err != nil {
+			return nil, err
+		}
+		if policy == nil {
+			continue
+		}
+		if _, everything := policy.expr.Instances(""); !everything {
+			return nil, fmt.Errorf("%s holds %s on resource instances, not as an action related to no resource type; "+
+				"name its resource types after the actions in the import", subjectName(subject), action)
+		}
+		held[action] = grantplan.Holding{ExpiresAt: policy.expiredAt}
+	}
+	if len(held) == 0 {
+		return nil, fmt.Errorf("%s holds none of %s; there is nothing to import", subjectName(subject), strings.Join(actions, ", "))
+	}
+	return held, nil
+}
+
+// importedCombinations reads what the subject holds of actions on a
+// combined resource of types: for each action, the one combination its
+// policy grants (an AND of the types' instance ids, which a grant of the
+// resource writes), each instance named by its id. A policy holding
+// several combinations of an action, or every instance of a type, cannot
+// be one bkiam_instance_grant.
+func importedCombinations(ctx context.Context, scans *bkiam.ScanCache, system string, subject bkiam.Subject, actions []string, types []grantplan.Resource) (grantplan.Holdings, error) {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.System + "/" + t.Type
+	}
+	held := grantplan.Holdings{}
+	for _, action := range actions {
+		policy, err := heldPolicy(ctx, scans, system, action, subject)
+		if err != nil || policy == nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rows, err := scans.Lookup(ctx, system, action, subject)
+		if err != nil {
+			return nil, err
+		}
+		var found []map[string][]string
+		for _, row := range rows {
+			groups, everything, err := combinationsOf(row.Expression, types)
+			if err != nil {
+				return nil, fmt.Errorf("cannot read the expression of %s's policy %d for %s: %w", subjectName(subject), row.ID, action, err)
+			}
+			if everything {
+				return nil, fmt.Errorf("%s holds %s on every instance of one of %s (a grant with an empty instance list); "+
+					"bkiam_instance_grant never grants that, so it cannot be imported", subjectName(subject), action, strings.Join(names, " × "))
+			}
+			for _, g := range groups {
+				if !slices.ContainsFunc(found, func(f map[string][]string) bool { return sameCombination(f, g) }) {
+					found = append(found, g)
+				}
+			}
+		}
+		switch {
+		case len(found) == 0:
+			continue
+		case len(found) > 1:
+			return nil, fmt.Errorf("%s holds %s on %d combinations of %s; a bkiam_instance_grant holds one, so it cannot be imported",
+				subjectName(subject), action, len(found), strings.Join(names, " × "))
+		case !policy.expr.HoldsCombination(found[0]):
+			continue // not a combination that stands on its own: as a refresh would read it, not held
+		}
+		h := grantplan.Holding{ExpiresAt: policy.expiredAt}
+		for _, t := range types {
+			instances := make(map[string]string, len(found[0][t.Type]))
+			for _, id := range found[0][t.Type] {
+				instances[id] = id
+			}
+			h.Resources = append(h.Resources, grantplan.Resource{System: t.System, Type: t.Type, Instances: instances})
+		}
+		held[action] = h
+	}
+	if len(held) == 0 {
+		return nil, fmt.Errorf("%s holds none of %s on a combination of %s instances; there is nothing to import",
+			subjectName(subject), strings.Join(actions, ", "), strings.Join(names, " × "))
+	}
+	return held, nil
+}
+
+// combinationsOf finds in a policy expression the combinations of types
+// it grants: each AND, at the root or under ORs, whose members are the
+// instance ids of exactly these types (an eq or in on "TYPE.id", or an OR
+// of them, one member per type), as ids by type. everything reports such
+// an AND granting every instance of a type (an any). An AND nested in
+// another AND is narrowed by its siblings and is not one.
+func combinationsOf(raw []byte, types []grantplan.Resource) (groups []map[string][]string, everything bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		return nil, false, err
+	}
+	wanted := map[string]bool{}
+	for _, t := range types {
+		wanted[t.Type] = true
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		n, _ := v.(map[string]any)
+		switch n["op"] {
+		case "OR":
+			content, _ := n["content"].([]any)
+			for _, c := range content {
+				walk(c)
+			}
+		case "AND":
+			content, _ := n["content"].([]any)
+			g := map[string][]string{}
+			anyOf := false
+			for _, c := range content {
+				typ, ids, all, ok := typeIDs(c)
+				if _, seen := g[typ]; !ok || !wanted[typ] || seen {
+					return
+				}
+				g[typ], anyOf = ids, anyOf || all
+			}
+			if len(g) != len(wanted) {
+				return
+			}
+			if anyOf {
+				everything = true
+				return
+			}
+			groups = append(groups, g)
+		}
+	}
+	walk(root)
+	return groups, everything, nil
+}
+
+// typeIDs reads a condition on one type's instance ids: an eq or in on
+// "TYPE.id" (all: an any), or an OR of such conditions on one type.
+func typeIDs(v any) (typ string, ids []string, all, ok bool) {
+	n, _ := v.(map[string]any)
+	op, _ := n["op"].(string)
+	if op == "OR" {
+		content, _ := n["content"].([]any)
+		for _, c := range content {
+			t, cids, call, cok := typeIDs(c)
+			if !cok || (typ != "" && t != typ) {
+				return "", nil, false, false
+			}
+			typ, all = t, all || call
+			ids = append(ids, cids...)
+		}
+		slices.Sort(ids)
+		return typ, slices.Compact(ids), all, typ != ""
+	}
+	field, _ := n["field"].(string)
+	typ, ok = strings.CutSuffix(field, ".id")
+	if !ok || typ == "" || strings.Contains(typ, ".") {
+		return "", nil, false, false
+	}
+	switch op {
+	case "any":
+		return typ, nil, true, true
+	case "eq":
+		id, isID := scalarID(n["value"])
+		return typ, []string{id}, false, isID
+	case "in":
+		values, _ := n["value"].([]any)
+		for _, x := range values {
+			id, isID := scalarID(x)
+			if !isID {
+				return "", nil, false, false
+			}
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return typ, slices.Compact(ids), false, len(ids) > 0
+	}
+	return "", nil, false, false
+}
+
+// scalarID is an id of an expression: a string, or a number as written.
+func scalarID(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	}
+	return "", false
+}
+
+func sameCombination(a, b map[string][]string) bool {
+	return maps.EqualFunc(a, b, slices.Equal[[]string])
 }
 
 // importedGrant is m holding what IAM holds (held, of one resource
 // type): what an import records, and what a listing of the grants
 // returns, so that importing a listed grant plans nothing.
 func importedGrant(m InstanceGrantModel, system string, subject bkiam.Subject, held grantplan.Holdings, resource grantplan.Resource) (InstanceGrantModel, grantplan.Grant) {
+	return importedGrantOf(m, system, subject, held, []grantplan.Resource{resource})
+}
+
+// importedGrantOf is importedGrant of actions on any resource types
+// (shape, in order): none, one, or those of a combined resource.
+func importedGrantOf(m InstanceGrantModel, system string, subject bkiam.Subject, held grantplan.Holdings, shape []grantplan.Resource) (InstanceGrantModel, grantplan.Grant) {
 	if subject.Type == SubjectGroup {
 		for action, h := range held {
 			h.ExpiresAt = bkiam.PermanentExpiry // group policies never expire
 			held[action] = h
 		}
 	}
-	view := held.View(nil, []grantplan.Resource{resource})
+	view := held.View(nil, shape)
 	m.ID = protocol.Known(grantID(system, subject))
 	m.System = protocol.Known(system)
 	m.Subject = protocol.Known(SubjectModel{Type: protocol.Known(subject.Type), ID: protocol.Known(subject.ID)})
 	m.Actions = protocol.KnownStrings(view.Actions)
 	m.Resources = ResourcesValue(view.Resources)
 	m.ExpiresAt = expiresValue(view.ExpiresAt, nil, protocol.StringValue{})
+	// No policy ids: the rows an import reads carry the backend's ids
+	// (bkiam.Policy.ID), which number the policies otherwise than the
+	// SaaS ids a grant answers and policies holds (internal/bkiam's
+	// package doc). Recorded here, the next grant's answer would differ
+	// from them, and the runner would take every imported action for a
+	// policy revoked whole outside Terraform (lost) and grant all it
+	// holds again. The ids come with the first grant of each action.
 	m.Policies = policiesValue(nil, nil)
 	return m, view
 }
