@@ -358,7 +358,7 @@ func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.R
 	held, err := r.readMembers(ctx, data.Client, v.system, v.group)
 	if errors.Is(err, bkiam.ErrNotOwned) {
 		// Gone, if IAM's lists confirm it (management.go).
-		gone, checkErr := goneCheck{client: data.Client, system: v.system}.groupGone(ctx, v.group, 0)
+		gone, checkErr := goneCheck{client: data.Client, system: v.system}.groupGone(ctx, v.group)
 		summary, detail, ok := goneOrUnconfirmed("bkiam_group_members "+r.Label(state),
 			fmt.Sprintf("group %d in %s", v.group, v.system), gone, checkErr)
 		if !ok {
@@ -456,7 +456,7 @@ func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
 	}
 	label := "bkiam_group_members " + r.resource.Label(r.from.model)
 	object := fmt.Sprintf("group %d in %s", r.group, r.system)
-	gone, checkErr := goneCheck{client: r.client, system: r.system}.groupGone(ctx, r.group, 0)
+	gone, checkErr := goneCheck{client: r.client, system: r.system}.groupGone(ctx, r.group)
 	fields := map[string]any{"system": r.system, "group": r.group}
 	if checkErr != nil || !gone {
 		fields["check_error"] = fmt.Sprint(checkErr)

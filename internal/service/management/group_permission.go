@@ -298,7 +298,7 @@ func (r GroupPermission) groupGoneOnDestroy(ctx context.Context, data *conns.Dat
 	label := "bkiam_group_permission " + r.Label(state)
 	object := fmt.Sprintf("group %d in %s", group, pathSystem)
 	fields := map[string]any{"system": pathSystem, "group": group}
-	gone, checkErr := goneCheck{client: data.Client, system: pathSystem}.groupGone(ctx, group, 0)
+	gone, checkErr := goneCheck{client: data.Client, system: pathSystem}.groupGone(ctx, group)
 	if checkErr != nil || !gone {
 		fields["check_error"] = fmt.Sprint(checkErr)
 		tflog.Warn(ctx, "the group answers the ownership 403, but IAM's lists do not confirm it gone: the destroy fails", fields)
@@ -332,7 +332,7 @@ func (r GroupPermission) Read(ctx context.Context, data *conns.Data, req protoco
 	case errors.Is(err, bkiam.ErrNotOwned):
 		// The group is gone, with its permissions, if IAM's lists confirm
 		// it (management.go).
-		gone, checkErr := goneCheck{client: data.Client, system: system}.groupGone(ctx, group, 0)
+		gone, checkErr := goneCheck{client: data.Client, system: system}.groupGone(ctx, group)
 		summary, detail, ok := goneOrUnconfirmed("bkiam_group_permission "+r.Label(state),
 			fmt.Sprintf("group %d in %s", group, system), gone, checkErr)
 		if !ok {

@@ -169,20 +169,16 @@ func (g goneCheck) gradeManagerGone(ctx context.Context, id int64) (bool, error)
 	return !slices.ContainsFunc(all, func(gm bkiam.GradeManagerInfo) bool { return gm.ID == id }), nil
 }
 
-// groupGone reports whether no grade manager of the system lists group:
-// only gradeManager's when it is known (non-zero), else every one the
-// system created. A grade manager that is gone took its groups with it.
-func (g goneCheck) groupGone(ctx context.Context, group, gradeManager int64) (bool, error) {
-	managers := []int64{gradeManager}
-	if gradeManager == 0 {
-		all, err := g.client.GradeManagers(ctx, g.system)
-		if err != nil {
-			return false, err
-		}
-		managers = managers[:0]
-		for _, gm := range all {
-			managers = append(managers, gm.ID)
-		}
+// groupGone reports whether no grade manager the system created lists
+// group. A grade manager that is gone took its groups with it.
+func (g goneCheck) groupGone(ctx context.Context, group int64) (bool, error) {
+	all, err := g.client.GradeManagers(ctx, g.system)
+	if err != nil {
+		return false, err
+	}
+	managers := make([]int64, 0, len(all))
+	for _, gm := range all {
+		managers = append(managers, gm.ID)
 	}
 	for _, gm := range managers {
 		groups, err := g.client.ListGroups(ctx, g.system, gm, bkiam.GroupFilter{ID: group})
