@@ -124,7 +124,8 @@ const listingCaption = "### Listing (terraform query)\n\n" +
 	"provider's alone. Linear means that ten times the objects cost ten times the IAM calls — one per page of 500,\n" +
 	"ceil(n / 500), none per object — and ten times the bytes and allocations, and about ten times the time (timings vary\n" +
 	"from run to run): the cost of an object does not grow with the list. B/op counts every byte allocated over a listing,\n" +
-	"not the most held at once: the stream holds one page at a time.\n"
+	"not the most held at once: the stream holds one page at a time. The group list also reads its grade manager once\n" +
+	"(for its sync group, left out), whatever n: not counted in the calls.\n"
 
 // PrintGoBenchmarks writes the Benchmark lines of a `go test -bench` output, one code block per
 // package, each under its caption, then the listing benchmarks (BenchmarkList…) as a table of
