@@ -16,9 +16,10 @@ import (
 // The names FillMessySite gives, as IAM keeps them.
 const (
 	MessyGradeManager = "site ops"
-	// MessySyncGroup is the grade manager's sync group, under IAM's
-	// default name "<grade manager>-管理员组".
-	MessySyncGroup = MessyGradeManager + "-管理员组"
+	// MessySyncGroup is the grade manager's sync group, under the name
+	// IAM gives it through the management API, "<grade manager>
+	// administrator group".
+	MessySyncGroup = MessyGradeManager + " administrator group"
 	MessyOps       = "ops team"
 	MessyDB        = "db,cache"
 	MessyEmpty     = "运维值班组"
@@ -37,7 +38,7 @@ type MessySite struct {
 // would), a site as untidy as a real one:
 //
 //   - the grade manager "site ops" of bk_cmdb (members alice and bob),
-//     with sync_perm and IAM's default sync group "site ops-管理员组",
+//     with sync_perm and IAM's default sync group "site ops administrator group",
 //     whose scope for view_host, edit_host and delete_host is
 //     { id = "*" } (granted to the sync group verbatim: the literal id
 //     "*") and every host of business 1, and create_biz (no resource

@@ -140,7 +140,7 @@ list "bkiam_group_permission" "platform" {
 }
 
 // TestAccQuerySyncGroup: a grade manager with sync_perm has a sync group
-// ("platform-管理员组") holding its scope (host 8) and its members. Every
+// ("platform administrator group") holding its scope (host 8) and its members. Every
 // list that would adopt it leaves it out with a warning naming it and its
 // grade manager: bkiam_group, bkiam_group_members and
 // bkiam_group_permission by grade manager, and bkiam_group_permission by
@@ -149,7 +149,7 @@ list "bkiam_group_permission" "platform" {
 func TestAccQuerySyncGroup(t *testing.T) {
 	acctest.Parallel(t)
 	sb, c, w, gm := shapesWorkspace(t, true, "8")
-	sync, err := c.GroupByName(context.Background(), "bk_cmdb", gm, "platform-管理员组")
+	sync, err := c.GroupByName(context.Background(), "bk_cmdb", gm, "platform administrator group")
 	if err != nil || sync == nil {
 		t.Fatalf("the sandbox built no sync group: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestAccQuerySyncGroup(t *testing.T) {
 	grantHosts(t, c, bkiam.Subject{Type: "group", ID: fmt.Sprint(ops)}, "edit_host", "3")
 	before := snapshotIAM(sb)
 	leftOut := func(kind string) string {
-		return fmt.Sprintf(`Group "platform-管理员组" (id %d), the sync group of grade manager "platform" (id %d), is left out of this list of %s.`, sync.ID, gm, kind)
+		return fmt.Sprintf(`Group "platform administrator group" (id %d), the sync group of grade manager "platform" (id %d), is left out of this list of %s.`, sync.ID, gm, kind)
 	}
 
 	// By its id: IAM has no route from a group to its grade manager.
@@ -206,7 +206,7 @@ list "bkiam_group_permission" "platform" {
   }
 }
 `, gm))
-	if strings.Contains(generated, fmt.Sprintf(`"%d"`, sync.ID)) || strings.Contains(generated, "管理员组") || strings.Contains(generated, `"8"`) {
+	if strings.Contains(generated, fmt.Sprintf(`"%d"`, sync.ID)) || strings.Contains(generated, "administrator group") || strings.Contains(generated, `"8"`) {
 		t.Errorf("the generated configuration adopts the sync group:\n%s", generated)
 	}
 	for _, want := range []string{`name = "ops"`, `carol = "permanent"`, `"3" = "3"`} {

@@ -272,7 +272,8 @@
 //     action's types), non-empty subject_scopes of type user, department or *, sync_perm,
 //     group_name); an update is a full replace. Names are unique across every grade manager,
 //     compared case-insensitively (409 "名称 [X] 已存在，…"). sync_perm creates the sync group
-//     (group_name or "<name>-管理员组" — the suffix is IAM's locale's — with the grade manager's
+//     (group_name or "<name> administrator group": the SaaS's "-管理员组" in English, the language
+//     it answers the management API in — with the grade manager's
 //     description, not read-only) holding the grade manager's members that are users of the
 //     model, and grants it the scope (permanent policies, merged as a grant; synchronously,
 //     where the SaaS runs a scope of several systems as a background task); an update without

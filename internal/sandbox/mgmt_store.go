@@ -219,7 +219,7 @@ func (ms *mgmtState) syncGroup(gm int64) *mgmtGroup {
 }
 
 // syncGradeManager applies sync_perm after a create or update: without it the sync group is
-// deleted; with it the group is created (named group_name or "<name>-管理员组") or renamed when
+// deleted; with it the group is created (named group_name or "<name> administrator group") or renamed when
 // group_name is given, and its members are made exactly the grade manager's members that are
 // users the model knows (departments removed, present users' expiries kept).
 func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) bool, now time.Time) {
@@ -234,7 +234,8 @@ func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) b
 	case g == nil:
 		name := gm.GroupName
 		if name == "" {
-			name = gm.Name + "-管理员组"
+			// The SaaS's "-管理员组", translated into English as it answers the management API.
+			name = gm.Name + " administrator group"
 		}
 		// As the SaaS's create_sync_perm_group: the grade manager's description, not read-only.
 		g = ms.newGroup(gm.System, gm.ID, name, gm.Description, false, now)

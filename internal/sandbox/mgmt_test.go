@@ -88,7 +88,7 @@ func TestManagementGroupsAndMembers(t *testing.T) {
 	}{
 		{"grade manager with sync_perm", "POST", "bk_cmdb/grade_managers/", gmBody, 200, 0, `"data":{"id":1}`},
 		{"its sync group holds its known members", "GET", "bk_cmdb/grade_managers/1/groups/", "", 200, 0,
-			`"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"d","id":4,"name":"ops-管理员组","readonly":false,"subject_template_count":0,"user_count":1}]`}, // the grade manager's description, not read-only
+			`"results":[{"created_time":"2026-01-01 00:00:00","creator":"bk__anonymous_user","department_count":0,"description":"d","id":4,"name":"ops administrator group","readonly":false,"subject_template_count":0,"user_count":1}]`}, // the grade manager's description, not read-only
 		{"grade-manager name taken, any case, any system", "POST", "bk_job/grade_managers/", strings.Replace(jobGMBody, `"ops"`, `"OPS"`, 1), 409, 1902409,
 			`"message":"与已有资源冲突(重名等): 名称 [OPS] 已存在，请修改为其他名称 (CONFLICT_ERROR)"`},
 		{"another system's actions in a scope, not allowed", "POST", "bk_job/grade_managers/", strings.Replace(gmBody, `"ops"`, `"jobs"`, 1), 403, 1902403,
@@ -285,7 +285,7 @@ func TestManagementInspection(t *testing.T) {
 	want := `{"grade_managers":[{"id":1,"system":"bk_cmdb","name":"ops","description":"d","members":["alice"],"sync_perm":true,` +
 		`"authorization_scopes":[{"system":"bk_cmdb","actions":["view_host"],"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"host","id":"*"}]]}]}],` +
 		`"subject_scopes":[{"type":"*","id":"*"}],"delete_at":1767229200}],` +
-		`"groups":[{"id":4,"system":"bk_cmdb","grade_manager":1,"name":"ops-管理员组","description":"d","readonly":false,"sync":true,"members":[{"type":"user","id":"alice","expired_at":4102444800,"created_at":1767225600}]},` +
+		`"groups":[{"id":4,"system":"bk_cmdb","grade_manager":1,"name":"ops administrator group","description":"d","readonly":false,"sync":true,"members":[{"type":"user","id":"alice","expired_at":4102444800,"created_at":1767225600}]},` +
 		`{"id":5,"system":"bk_cmdb","grade_manager":0,"name":"sys","description":"s","readonly":true,"members":[{"type":"department","id":"1","expired_at":4102444800,"created_at":1767225600}]}]}`
 	if strings.TrimSpace(r.raw) != want {
 		t.Fatalf("inspection:\n got %s\nwant %s", r.raw, want)

@@ -226,7 +226,8 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			},
 			"group_name": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "The sync group's name; IAM's default is `<name>-管理员组`. IAM cannot read it back: " +
+				MarkdownDescription: "The sync group's name; IAM's default is `<name> administrator group` for a grade manager made through the " +
+					"management API (IAM answers it in English), `<name>-管理员组` when the web UI makes it. IAM cannot read it back: " +
 					"it is kept from the configuration.",
 				Validators: []validator.String{stringvalidator.LengthBetween(1, 512)},
 			},
@@ -724,15 +725,15 @@ func (r *gradeManagerResource) Read(ctx context.Context, req resource.ReadReques
 }
 
 // syncGroupMissing reports whether the grade manager certainly has no sync group. IAM cannot read
-// the sync group's name back: with group_name in state it is that; without, it is IAM's default
-// (NAME-管理员组) unless an import left group_name unknown, so then only a grade manager with no
-// group at all certainly lacks it.
+// the sync group's name back: with group_name in state it is that; without, it is one of IAM's
+// defaults (syncGroupNames), or an import left group_name unknown, so then only a grade manager
+// with no group at all certainly lacks it.
 func (r *gradeManagerResource) syncGroupMissing(ctx context.Context, system string, id int64, gmName string, groupName types.String) (bool, string, error) {
 	if name := groupName.ValueString(); name != "" {
 		group, err := r.data.Client.GroupByName(ctx, system, id, name)
 		return err == nil && group == nil, name, err
 	}
-	name := gmName + "-管理员组"
+	name := syncGroupNames(gmName)[0]
 	groups, err := r.data.Client.ListGroups(ctx, system, id, bkiam.GroupFilter{})
 	return err == nil && len(groups) == 0, name, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listresourcevalidator"
@@ -193,12 +194,11 @@ func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, wha
 // manager's, and a change of its members is mirrored back onto the grade
 // manager. It is managed through bkiam_grade_manager, so no list adopts it
 // as a group, its members or its permissions. IAM does not mark it in any
-// list an app can read: it is told by its name, IAM's default
-// NAME-管理员组 (a group_name given at creation cannot be read back).
+// list an app can read: it is told by its name, one of IAM's defaults
+// (syncGroupNames; a group_name given at creation cannot be read back).
 type syncGroup struct {
-	gradeManager     bkiam.GradeManager
-	name             string // empty when the grade manager has no sync group
-	hasSyncGroupName bool
+	gradeManager bkiam.GradeManager
+	names        []string // none when the grade manager has no sync group
 }
 
 // syncGroupOf reads grade manager gm (one call) for its sync group.
@@ -209,15 +209,23 @@ func syncGroupOf(ctx context.Context, c *bkiam.Client, system string, gm int64) 
 	}
 	s := syncGroup{gradeManager: *info}
 	if info.SyncPerm {
-		s.name, s.hasSyncGroupName = syncGroupName(info.Name), true
+		s.names = syncGroupNames(info.Name)
 	}
 	return s, nil
 }
 
-// syncGroupName is IAM's default name of a grade manager's sync group.
-func syncGroupName(gradeManager string) string { return gradeManager + "-管理员组" }
+// syncGroupNames are IAM's default names of a grade manager's sync group:
+// the SaaS suffixes the grade manager's name with "-管理员组" translated
+// into the request's language, and it answers its open APIs (the
+// management API among them) in English. So a sync group made through
+// the management API, as every grade manager a system created is, is
+// "NAME administrator group" (seen on the real IAM); one made again from
+// the web UI, "NAME-管理员组".
+func syncGroupNames(gradeManager string) []string {
+	return []string{gradeManager + " administrator group", gradeManager + "-管理员组"}
+}
 
-func (s syncGroup) is(g bkiam.Group) bool { return s.hasSyncGroupName && g.Name == s.name }
+func (s syncGroup) is(g bkiam.Group) bool { return slices.Contains(s.names, g.Name) }
 
 // leftOut is the warning that leaves the sync group g out of a list of what.
 func (s syncGroup) leftOut(g bkiam.Group, what string) list.ListResult {
@@ -400,22 +408,25 @@ func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, st
 
 // syncGroupWith finds whether group is the sync group of a grade manager
 // the system created: IAM has no route from a group to its grade manager,
-// so each grade manager's sync group is looked up by its name (one call
-// per grade manager, one to list them, one to read the grade manager
-// whose group it is). g is nil when it is none's.
+// so each grade manager's groups are searched for one named as a sync
+// group (one call per grade manager, by IAM's name filter; one to list
+// them; one to read the grade manager whose group it is). g is nil when
+// it is none's.
 func syncGroupWith(ctx context.Context, c *bkiam.Client, system string, group int64) (syncGroup, *bkiam.Group, error) {
 	var found *bkiam.Group
 	var owner int64
 	var lookupErr error
 	err := c.EachGradeManager(ctx, system, "", func(gm bkiam.GradeManagerInfo) bool {
-		g, err := c.GroupByName(ctx, system, gm.ID, syncGroupName(gm.Name))
+		groups, err := c.ListGroups(ctx, system, gm.ID, bkiam.GroupFilter{Name: gm.Name})
 		if err != nil {
 			lookupErr = err
 			return false
 		}
-		if g != nil && g.ID == group {
-			found, owner = g, gm.ID
-			return false
+		for i, g := range groups {
+			if g.ID == group && slices.Contains(syncGroupNames(gm.Name), g.Name) {
+				found, owner = &groups[i], gm.ID
+				return false
+			}
 		}
 		return true
 	})
