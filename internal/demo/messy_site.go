@@ -56,7 +56,9 @@ type MessySite struct {
 //   - users' grants through the authorization API: alice view_host on
 //     hosts 1 and 2, then 3, then 2 revoked; bob view_host on host 4
 //     until Soon; carol delete_host on hosts 5 and 6; dave view_host on
-//     the literal id "*".
+//     the id "/srv" (IAM takes any id; the provider reads a key that
+//     begins with "/" as a path, and refuses it. A user cannot be granted
+//     the lone id "*": IAM fails the grant).
 //
 // AddMessyTemplateRows adds the permission-template rows, which only the
 // sandbox's control route can make. It needs the sandbox's default model.
@@ -150,7 +152,7 @@ func FillMessySite(ctx context.Context, c *bkiam.Client) (MessySite, error) {
 		{bkiam.OperationRevoke, bkiam.Subject{Type: "user", ID: "alice"}, "view_host", []string{"2"}, 0},
 		{bkiam.OperationGrant, bkiam.Subject{Type: "user", ID: "bob"}, "view_host", []string{"4"}, site.Soon},
 		{bkiam.OperationGrant, bkiam.Subject{Type: "user", ID: "carol"}, "delete_host", []string{"5", "6"}, bkiam.PermanentExpiry},
-		{bkiam.OperationGrant, bkiam.Subject{Type: "user", ID: "dave"}, "view_host", []string{"*"}, bkiam.PermanentExpiry},
+		{bkiam.OperationGrant, bkiam.Subject{Type: "user", ID: "dave"}, "view_host", []string{"/srv"}, bkiam.PermanentExpiry},
 		{bkiam.OperationGrant, bkiam.Subject{Type: "group", ID: fmt.Sprint(site.Ops)}, "view_host", []string{"10"}, bkiam.PermanentExpiry},
 	} {
 		var instances []bkiam.Instance

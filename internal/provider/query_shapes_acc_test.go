@@ -227,8 +227,9 @@ list "bkiam_group_permission" "platform" {
 }
 
 // TestAccQueryRefusedBlocks: no list generates a block the provider
-// refuses at plan. A user granted the literal id * (through the
-// authorization API, as a script might) and a group permission of the
+// refuses at plan. A user granted the id "/srv" (through the
+// authorization API, as a script might: IAM takes any id, the provider
+// reads a key beginning with "/" as a path) and a group permission of the
 // literal id * (the management API) are left out with a warning quoting
 // the plan's error; what else they list is adopted.
 func TestAccQueryRefusedBlocks(t *testing.T) {
@@ -242,7 +243,7 @@ func TestAccQueryRefusedBlocks(t *testing.T) {
 		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	grantHosts(t, c, bkiam.Subject{Type: "user", ID: "dave"}, "view_host", "*")
+	grantHosts(t, c, bkiam.Subject{Type: "user", ID: "dave"}, "view_host", "/srv")
 	grantHosts(t, c, bkiam.Subject{Type: "user", ID: "bob"}, "view_host", "2")
 	before := snapshotIAM(sb)
 
@@ -262,14 +263,14 @@ list "bkiam_group_permission" "platform" {
   }
 }
 `, gm))
-	if strings.Contains(generated, `"*"`) || strings.Contains(generated, "dave") || strings.Contains(generated, "bkiam_group_permission") {
+	if strings.Contains(generated, `"*"`) || strings.Contains(generated, "/srv") || strings.Contains(generated, "dave") || strings.Contains(generated, "bkiam_group_permission") {
 		t.Errorf("the generated configuration holds a block the provider refuses:\n%s", generated)
 	}
 	if !strings.Contains(generated, `id = "bob"`) {
 		t.Errorf("the generated configuration has no grant of bob:\n%s", generated)
 	}
 	for _, want := range []string{
-		"user dave's grant of view_host is left out: the block generated from what IAM holds would fail to plan. The id * is literal",
+		"user dave's grant of view_host is left out: the block generated from what IAM holds would fail to plan. An id that begins with /",
 		fmt.Sprintf("Group %d's permission of edit_host is left out: the block generated from what IAM holds would fail to plan. The id * is literal", groups[0]),
 	} {
 		if !strings.Contains(out, want) {

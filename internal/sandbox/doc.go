@@ -139,7 +139,9 @@
 //     "authorization_instance api don't support the [A] of system[S]"), field validation (1902412),
 //     model checks (unknown system 1902416; unknown action 1902412 "x action not exists"; resources
 //     not matching the action 1902417 ACTION_VALIDATE_ERROR), admin no-op, subject lookup (1902412
-//     "user[x] not exists"; an unknown group: 1902500 on grant, OK with data [] on revoke), apply.
+//     "user[x] not exists"; an unknown group: 1902500 on grant, OK with data [] on revoke), a
+//     user's grant holding a path of the lone id "*" (1902500, nothing written: the SaaS asserts
+//     that such a path has a node left once its last "*" is stripped; a group's is granted), apply.
 //   - Gateway-layer failures use the gateway envelope {result,code,code_name,message,data:null} with
 //     X-Bkapi-Error-Code and X-Bkapi-Error-Message headers and real statuses: bad credentials 1640001
 //     (400), unknown route 1640401 (404), rate limit 1642902 (429 + Retry-After).

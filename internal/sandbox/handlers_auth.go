@@ -288,6 +288,12 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 	if err := s.lookupSubject(req.Subject); err != nil {
 		return nil, err
 	}
+	if req.Operate == "grant" && req.Subject.Type == "user" && loneAnyPath(req.Resources) {
+		// The SaaS prepares a user's policy by stripping each path's last "*" node (its
+		// ignore-path step), asserting that a path of one node is not "*": a user's grant of the
+		// lone id "*" fails unhandled, writing nothing (seen on the real IAM). A group's is kept.
+		return nil, newSaaSError(codeSystemError, fmt.Sprintf("unhandled error while granting to user[%s]: a path of the lone id * (AssertionError)", req.Subject.ID))
+	}
 	if req.Operate == "revoke" {
 		return s.store.revoke(sys.ID, req.Subject, specs)
 	}
@@ -522,4 +528,16 @@ func (s *Server) checkAncestor(n Node) *saasError {
 		return newSaaSError(codeInvalidArgs, fmt.Sprintf("query instance name of system[%s] resource type[%s] id[%s] by callback failed: not found", n.System, n.Type, n.ID))
 	}
 	return nil
+}
+
+// loneAnyPath reports whether a resource gives a path of one node whose id is "*".
+func loneAnyPath(resources []resourceReq) bool {
+	for _, r := range resources {
+		for _, p := range r.Paths {
+			if len(p) == 1 && p[0].ID == "*" {
+				return true
+			}
+		}
+	}
+	return false
 }

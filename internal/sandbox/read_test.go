@@ -68,8 +68,9 @@ func TestPolicyListExpressions(t *testing.T) {
 			"delete_host", `{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/"}`},
 		{"any", "batch_instance", instBody("grant", "user", "alice", []string{"view_biz"}, "biz", nil, ""), "view_biz", `{"field":"biz.id","op":"any","value":[]}`},
 		// A lone "*" is the literal id "*" to IAM's translator, not every instance (internal/bkiam's
-		// package doc, "The management API").
-		{"a lone * is the literal id", "batch_instance", instBody("grant", "user", "alice", []string{"edit_biz"}, "biz", []string{"*"}, ""), "edit_biz",
+		// package doc, "The management API"). A group can be granted it; a user cannot
+		// (TestUserGrantOfTheLoneStar).
+		{"a lone * is the literal id", "batch_instance", instBody("grant", "group", "1", []string{"edit_biz"}, "biz", []string{"*"}, ""), "edit_biz",
 			`{"field":"biz.id","op":"eq","value":"*"}`},
 		{"no resource type", "batch_instance", instBody("grant", "user", "alice", []string{"create_biz"}, "", nil, ""), "create_biz", `{"field":"","op":"any","value":[]}`},
 		{"combined", "batch_instance", combinedBody("grant", "alice", []string{"1"}, []string{"7"}), "edit_biz_host",

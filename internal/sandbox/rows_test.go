@@ -222,16 +222,17 @@ func TestAncestorStarPrefix(t *testing.T) {
 	node := func(typ, id string) string {
 		return `{"system":"bk_cmdb","type":"` + typ + `","id":"` + id + `","name":"n"}`
 	}
-	body := func(subj, action, path string) string {
-		return `{"system":"bk_cmdb","operate":"grant","subject":{"type":"user","id":"` + subj + `"},"actions":[{"id":"` + action +
+	body := func(subjType, subj, action, path string) string {
+		return `{"system":"bk_cmdb","operate":"grant","subject":{"type":"` + subjType + `","id":"` + subj + `"},"actions":[{"id":"` + action +
 			`"}],"resources":[{"system":"bk_cmdb","type":"host","paths":[` + path + `]}]}`
 	}
-	wantOK(t, send(t, s, gw, "batch_path", body("alice", "view_host", "["+node("biz", "1")+","+node("host", "*")+"]")))
-	wantOK(t, send(t, s, gw, "batch_path", body("alice", "delete_host", "["+node("biz", "*")+"]")))
+	wantOK(t, send(t, s, gw, "batch_path", body("user", "alice", "view_host", "["+node("biz", "1")+","+node("host", "*")+"]")))
+	// A path of the lone "*" is a group's only: a user's grant of it fails (TestUserGrantOfTheLoneStar).
+	wantOK(t, send(t, s, gw, "batch_path", body("group", "1", "delete_host", "["+node("biz", "*")+"]")))
 	if got := rowSummary(listRows(t, s, "bk_cmdb", "view_host", "")); got != `user/alice:{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/"}` {
 		t.Fatalf("own-type * leaf: %s", got)
 	}
-	if got := rowSummary(listRows(t, s, "bk_cmdb", "delete_host", "")); got != `user/alice:{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,*/"}` {
+	if got := rowSummary(listRows(t, s, "bk_cmdb", "delete_host", "")); got != `group/1:{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,*/"}` {
 		t.Fatalf("ancestor * leaf: %s", got)
 	}
 }
@@ -265,4 +266,25 @@ func TestDeleteGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOK(t, send(t, s, gw, "batch_instance", grant))
+}
+
+// TestUserGrantOfTheLoneStar: the SaaS strips a user's paths of their last "*" node before it
+// stores a policy, asserting that a path of one node is not "*", so a user's grant of the lone id
+// "*" (by instance or by a one-node path) fails unhandled, 1902500 in HTTP 500, and writes
+// nothing; a path that ends in "*" under a parent is granted (seen on the real IAM).
+func TestUserGrantOfTheLoneStar(t *testing.T) {
+	s := newServer(t)
+	for _, tc := range []struct{ ep, body string }{
+		{"batch_instance", instBody("grant", "user", "alice", []string{"view_host"}, "host", []string{"1", "*"}, "")},
+		{"batch_path", `{"system":"bk_cmdb","operate":"grant","subject":{"type":"user","id":"alice"},"actions":[{"id":"view_host"}],` +
+			`"resources":[{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"host","id":"*","name":"n"}]]}]}`},
+	} {
+		r := send(t, s, gw, tc.ep, tc.body)
+		if r.status != 500 || r.code() != 1902500 {
+			t.Fatalf("%s of the lone *: %d %s, want 1902500 in HTTP 500", tc.ep, r.status, r.raw)
+		}
+	}
+	if got := rowSummary(listRows(t, s, "bk_cmdb", "view_host", "")); got != "" {
+		t.Fatalf("a failed grant wrote %s", got)
+	}
 }
