@@ -94,7 +94,8 @@
 //     model (whose template policies are seeded again).
 //   - POST /_sandbox/template_policies with {"system":"bk_cmdb","template_id":7,"group":"1",
 //     "action":"edit_host","paths":["/bk_cmdb,host,9/"],"expired_at":0} gives a group (of the
-//     model, or of the management API) a row held through a permission template
+//     model, or of the management API; or, with "user" instead of "group", a user of the model, as
+//     an older IAM granted templates to users) a row held through a permission template
 //     (Server.AddTemplatePolicy; no paths = any; expired_at 0 = permanent), replacing the row of
 //     the same group, action and template. 400 with {"error":…} naming the bad field.
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},

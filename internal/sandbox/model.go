@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -107,11 +108,14 @@ func (a *Action) chainLen(typ string) int {
 // System.TemplatePolicies). Paths are inspection strings ("/bk_cmdb,host,1/"); none means any
 // instance. ExpiredAt 0 means permanent.
 type TemplatePolicy struct {
-	TemplateID int64    `json:"template_id"`
-	Group      string   `json:"group"`
-	Action     string   `json:"action"`
-	Paths      []string `json:"paths,omitempty"`
-	ExpiredAt  int64    `json:"expired_at,omitempty"`
+	TemplateID int64  `json:"template_id"`
+	Group      string `json:"group,omitempty"`
+	// User, instead of Group, is a user the template was granted to, as an older IAM granted
+	// templates to users too (the current web UI binds them to groups).
+	User      string   `json:"user,omitempty"`
+	Action    string   `json:"action"`
+	Paths     []string `json:"paths,omitempty"`
+	ExpiredAt int64    `json:"expired_at,omitempty"`
 }
 
 // rbac reports whether the action's group policies of one type are stored as RBAC relations.
@@ -433,7 +437,16 @@ func (m *Model) templatePolicy(system string, tp TemplatePolicy, groupExists fun
 	if tp.TemplateID <= 0 {
 		return nil, fmt.Errorf("template_id: must be a positive template id, got %d", tp.TemplateID)
 	}
-	if !m.groups[tp.Group] && (groupExists == nil || !groupExists(tp.Group)) {
+	subject := Subject{Type: "group", ID: tp.Group}
+	switch {
+	case (tp.Group == "") == (tp.User == ""):
+		return nil, errors.New("group, user: give exactly one")
+	case tp.User != "":
+		if !m.users[tp.User] {
+			return nil, fmt.Errorf("user: unknown user %q", tp.User)
+		}
+		subject = Subject{Type: "user", ID: tp.User}
+	case !m.groups[tp.Group] && (groupExists == nil || !groupExists(tp.Group)):
 		return nil, fmt.Errorf("group: unknown group %q", tp.Group)
 	}
 	a := sys.actions[tp.Action]
@@ -450,7 +463,7 @@ func (m *Model) templatePolicy(system string, tp TemplatePolicy, groupExists fun
 		return nil, fmt.Errorf("expired_at: %d is outside 0..%d", tp.ExpiredAt, permanentExpiredAt)
 	}
 	p := &policy{
-		Key:       policyKey{System: system, SubjectType: "group", SubjectID: tp.Group, Action: tp.Action, TemplateID: tp.TemplateID},
+		Key:       policyKey{System: system, SubjectType: subject.Type, SubjectID: subject.ID, Action: tp.Action, TemplateID: tp.TemplateID},
 		ExpiredAt: tp.ExpiredAt,
 		Any:       len(tp.Paths) == 0,
 		Paths:     map[string][]Node{},

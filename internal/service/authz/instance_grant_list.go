@@ -55,9 +55,11 @@ func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.L
 			"which reads it apart from the rows the group holds through permission templates; IAM's policy list cannot tell " +
 			"them apart), a policy over every instance or given by paths or attribute conditions only (a resource never " +
 			"grants those), an action related to no resource type or to several (a combined resource cannot be imported), " +
-			"and any block the provider would refuse at plan (an instance id `*`, which IAM matches literally). " +
-			"ceil(policies / 500) calls, one page held at a time; IAM pages by offset, so a policy granted or revoked while " +
-			"the list runs can be missed or listed twice: run the query again on a quiet site.",
+			"a user holding the action through several policies (a permission template's granted to users by an older IAM, " +
+			"which the policy list cannot tell from the user's own grant), and any block the provider would refuse at plan " +
+			"(an instance id `*`, which IAM matches literally). 2 × ceil(policies / 500) calls (a first pass counts each " +
+			"user's policies), one page held at a time; IAM pages by offset, so a policy granted or revoked while the list " +
+			"runs can be missed or listed twice: run the query again on a quiet site.",
 		Attributes: map[string]listschema.Attribute{
 			"system": listschema.StringAttribute{Required: true, Description: "The system of the action, e.g. `bk_cmdb`.",
 				Validators: []validator.String{verify.IAMIDValidator{}}},
@@ -111,29 +113,56 @@ func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stre
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
 		push = listing.Limited(req.Limit, push)
-		seen := map[bkiam.Subject]bool{}
 		now := time.Now().Unix()
-		// Groups' grants of an RBAC action are in a list of their own; as
-		// groups are left out, only the default (ABAC) list is read.
-		for page := 1; ; page++ {
-			p, err := c.ListPolicies(ctx, bkiam.PolicyKindABAC, system, action, page, bkiam.ScanPageSize, now)
-			if err != nil {
-				push(listing.Error("Cannot list the grants", fmt.Sprintf("Listing the grants of %s in %s: %v.", action, system, err)))
-				return
+		// IAM's list is ordered by policy id, not by subject, and a user
+		// can hold an action through several rows (a permission template's
+		// granted to users by an older IAM, a policy written to the backend
+		// beside the SaaS's): a first pass counts each user's rows, so that
+		// a user whose import would read more than one row is left out
+		// rather than generated from one of them (the import, reading them
+		// all, would plan a revoke of the others). Both passes read the
+		// list cut at the same time.
+		rows := map[bkiam.Subject]int{}
+		if !eachRow(ctx, c, system, action, now, push, func(row bkiam.Policy) bool {
+			if row.Subject.Type == subjectUser {
+				rows[row.Subject]++
 			}
-			for _, row := range p.Results {
-				// An expiry of 0 or one passed is gone, as an import reads it
-				// (IAM's list leaves such rows out itself).
-				if row.ExpiredAt <= now {
-					continue
-				}
-				if r, ok := l.result(ctx, req, system, action, rt, row, seen); ok && !push(r) {
-					return
-				}
+			return true
+		}) {
+			return
+		}
+		seen := map[bkiam.Subject]bool{}
+		eachRow(ctx, c, system, action, now, push, func(row bkiam.Policy) bool {
+			if r, ok := l.result(ctx, req, system, action, rt, row, rows[row.Subject], seen); ok {
+				return push(r)
 			}
-			if len(p.Results) == 0 || page*bkiam.ScanPageSize >= p.Count {
-				break
+			return true
+		})
+	}
+}
+
+// eachRow calls visit with each row of action's policy list that has not
+// expired by now, page by page, until visit answers false; false when the
+// list failed (the error pushed) or visit stopped it. Groups' grants of an
+// RBAC action are in a list of their own, which is not read: groups are
+// left out.
+func eachRow(ctx context.Context, c *bkiam.Client, system, action string, now int64, push func(list.ListResult) bool,
+	visit func(bkiam.Policy) bool) bool {
+	for page := 1; ; page++ {
+		p, err := c.ListPolicies(ctx, bkiam.PolicyKindABAC, system, action, page, bkiam.ScanPageSize, now)
+		if err != nil {
+			push(listing.Error("Cannot list the grants", fmt.Sprintf("Listing the grants of %s in %s: %v.", action, system, err)))
+			return false
+		}
+		for _, row := range p.Results {
+			// An expiry of 0 or one passed is gone, as an import reads it
+			// (IAM's list leaves such rows out itself).
+			if row.ExpiredAt > now && !visit(row) {
+				return false
 			}
+		}
+		if len(p.Results) == 0 || page*bkiam.ScanPageSize >= p.Count {
+			return true
 		}
 	}
 }
@@ -149,10 +178,11 @@ func groupsOwnedBy(system string) string {
 		"adoption guide."
 }
 
-// result is the listed grant of one policy row, or a warning on why it
-// is left out; false for a group already warned about.
+// result is the listed grant of one policy row (of rows the subject's),
+// or a warning on why it is left out; false for a subject already warned
+// about.
 func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, system, action string, rt grantplan.Resource,
-	row bkiam.Policy, seen map[bkiam.Subject]bool) (list.ListResult, bool) {
+	row bkiam.Policy, rows int, seen map[bkiam.Subject]bool) (list.ListResult, bool) {
 	who := subjectName(row.Subject)
 	first := !seen[row.Subject]
 	seen[row.Subject] = true
@@ -163,11 +193,13 @@ func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, sy
 		return listing.Warning(fmt.Sprintf("Grant of %s left out: adopted by bkiam_group_permission", who),
 			fmt.Sprintf("%s's grant of %s is left out. %s", who, action, groupsOwnedBy(system))), true
 	case !first:
-		// A user has one custom policy per action; a second row is
-		// unexpected, and its first result stands: the import reads them
-		// all.
-		return listing.Warning("Grant listed once", fmt.Sprintf("%s holds %s through several policies; it is listed once, with the "+
-			"instances of the first. Its import reads them all: review the plan for instances the generated block leaves out.", who, action)), true
+		return list.ListResult{}, false
+	case rows > 1:
+		return listing.Warning(fmt.Sprintf("Grant of %s left out: several policies", who), fmt.Sprintf("%s holds %s through %d "+
+			"policies (a permission template's granted to users by an older IAM, or a policy written beside the one the "+
+			"authorization API keeps), which IAM's policy list cannot tell apart: an import would read them all, and the "+
+			"authorization API's revoke reaches only one. It is left out; check in the IAM web UI which instances are the "+
+			"user's own grant before importing it (bkiam_instance_grant's import ID, with detect_drift).", who, action, rows)), true
 	}
 	expr, err := policyexpr.Parse(row.Expression)
 	if err != nil {
