@@ -126,7 +126,8 @@ func TestAccReadBackRBACGroupGrant(t *testing.T) {
 
 // TestAccReadBackAncestorStarPrefix: a creator's path is still held when
 // its own path is gone but a grant of every mini app under any project
-// ("/project,*/", a path ending at an ancestor "*") remains. Control:
+// (the path project "*", mini app "*": IAM's prefix "/project,*/")
+// remains. Control:
 // once that grant is revoked too, the creator path shows as lost (its only
 // instance, so the grant is planned afresh).
 func TestAccReadBackAncestorStarPrefix(t *testing.T) {
@@ -145,7 +146,10 @@ resource "bkiam_creator_grant" "test" {
   }
 }
 `
-	everyProject := []bkiam.PathNode{{System: "bk_sops", Type: "project", ID: "*", Name: ""}}
+	// Every mini app under any project: the mini app's "*" leaf is dropped
+	// from the prefix. (A path of the lone project "*" is refused for a
+	// user, as the real IAM refuses it: TestUserGrantOfTheLoneStar.)
+	everyProject := []bkiam.PathNode{{System: "bk_sops", Type: "project", ID: "*", Name: ""}, {System: "bk_sops", Type: "mini_app", ID: "*", Name: ""}}
 	creatorPath := []bkiam.PathNode{{System: "bk_sops", Type: "project", ID: "project1", Name: "Project One"}, {System: "bk_sops", Type: "mini_app", ID: "m1", Name: "mini app 1"}}
 	outside := func(op bkiam.Operation, path []bkiam.PathNode) {
 		_, err := acctest.OutsideClient(t, sb).BatchPath(context.Background(), bkiam.BatchPathRequest{
@@ -168,7 +172,7 @@ resource "bkiam_creator_grant" "test" {
 				},
 				Config:           cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check:            checkHeldAction(sb, "bk_sops", "user", "alice", "mini_app_edit", "/bk_sops,project,*/"),
+				Check:            checkHeldAction(sb, "bk_sops", "user", "alice", "mini_app_edit", "/bk_sops,project,*/bk_sops,mini_app,*/"),
 			},
 			{
 				PreConfig: func() { outside(bkiam.OperationRevoke, everyProject) },
