@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -296,4 +297,44 @@ list "bkiam_group_permission" "platform" {
 	}
 	w.Terraform = testutil.Terraform(t)
 	applyImportsOnly(t, w, sb, before, 1)
+}
+
+// TestAccQueryActionWithoutResourceType: users' grants of an action
+// related to no resource type (create_biz) are listed, with
+// `resources = []` and their expiry, and import by the identity the
+// list gives (resource_types = []) with no change to IAM and an empty
+// plan after.
+func TestAccQueryActionWithoutResourceType(t *testing.T) {
+	acctest.Parallel(t)
+	sb, c, w, _ := shapesWorkspace(t, false, "*")
+	until := time.Now().Add(30 * 24 * time.Hour).Truncate(time.Second)
+	for _, g := range []struct {
+		user   string
+		expiry int64
+	}{{"alice", bkiam.PermanentExpiry}, {"bob", until.Unix()}} {
+		if _, err := c.BatchInstance(context.Background(), bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant,
+			Subject: bkiam.Subject{Type: "user", ID: g.user}, Actions: []bkiam.Action{{ID: "create_biz"}}, ExpiredAt: g.expiry}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snapshotIAM(sb)
+	generated, out := generate(t, w, `list "bkiam_instance_grant" "create_biz" {
+  provider = bkiam
+  config {
+    system = "bk_cmdb"
+    action = "create_biz"
+  }
+}
+`)
+	for _, want := range []string{`id = "alice"`, `id = "bob"`, `resources = [ ]`, `resource_types = []`,
+		`expires_at = "` + until.UTC().Format(time.RFC3339) + `"`} {
+		if !strings.Contains(generated, want) {
+			t.Errorf("the generated configuration has no %s:\n%s\n%s", want, generated, out)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	w.Terraform = testutil.Terraform(t)
+	applyImportsOnly(t, w, sb, before, 2)
 }

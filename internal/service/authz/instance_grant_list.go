@@ -54,7 +54,8 @@ func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.L
 			"user holds. Left out with a warning: **groups** (a group's custom policy is adopted by `bkiam_group_permission`, " +
 			"which reads it apart from the rows the group holds through permission templates; IAM's policy list cannot tell " +
 			"them apart), a policy over every instance or given by paths or attribute conditions only (a resource never " +
-			"grants those), an action related to no resource type or to several (a combined resource cannot be imported), " +
+			"grants those; an action related to no resource type is listed with `resources = []`; one related to several, a " +
+			"combined resource, is not listed: import it by ID), " +
 			"a user holding the action through several policies (a permission template's granted to users by an older IAM, " +
 			"which the policy list cannot tell from the user's own grant), and any block the provider would refuse at plan " +
 			"(an instance id `*`, which IAM matches literally). 2 × ceil(policies / 500) calls (a first pass counts each " +
@@ -94,16 +95,22 @@ func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stre
 				verify.Closest(action, verify.ActionIDs(model)))))
 		}
 		return
-	case len(a.RelatedResourceTypes) != 1:
+	case len(a.RelatedResourceTypes) > 1:
 		stream.Results = func(push func(list.ListResult) bool) {
-			push(listing.Error("Action not listed", fmt.Sprintf("Action %s of %s relates to %d resource types; bkiam_instance_grant "+
-				"imports the grants of an action related to exactly one, so these are not listed.", action, system, len(a.RelatedResourceTypes))))
+			push(listing.Error("Action not listed", fmt.Sprintf("Action %s of %s relates to %d resource types (a combined resource); "+
+				"bkiam_instance_grant lists the grants of an action related to one resource type or to none, so these are not "+
+				"listed: import them by ID (every resource type after the actions).", action, system, len(a.RelatedResourceTypes))))
 		}
 		return
 	}
-	rt := grantplan.Resource{System: a.RelatedResourceTypes[0].System, Type: a.RelatedResourceTypes[0].ID}
-	if rt.System == "" {
-		rt.System = system
+	// rt is the action's resource type; nil for an action related to none,
+	// whose grant is the action alone.
+	var rt *grantplan.Resource
+	if len(a.RelatedResourceTypes) == 1 {
+		rt = &grantplan.Resource{System: a.RelatedResourceTypes[0].System, Type: a.RelatedResourceTypes[0].ID}
+		if rt.System == "" {
+			rt.System = system
+		}
 	}
 	if only == SubjectGroup {
 		stream.Results = func(push func(list.ListResult) bool) {
@@ -181,7 +188,7 @@ func groupsOwnedBy(system string) string {
 // result is the listed grant of one policy row (of rows the subject's),
 // or a warning on why it is left out; false for a subject already warned
 // about.
-func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, system, action string, rt grantplan.Resource,
+func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, system, action string, rt *grantplan.Resource,
 	row bkiam.Policy, rows int, seen map[bkiam.Subject]bool) (list.ListResult, bool) {
 	who := subjectName(row.Subject)
 	first := !seen[row.Subject]
@@ -205,22 +212,33 @@ func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, sy
 	if err != nil {
 		return listing.Warning("Grant left out", fmt.Sprintf("The expression of %s's policy %d for %s cannot be read: %v.", who, row.ID, action, err)), true
 	}
-	ids, anyInstance := expr.Instances(rt.Type)
-	switch {
-	case anyInstance:
-		return listing.Warning("Grant left out", fmt.Sprintf("%s holds %s on every %s/%s instance, which bkiam_instance_grant never grants.",
-			who, action, rt.System, rt.Type)), true
-	case len(ids) == 0:
-		return listing.Warning("Grant left out", fmt.Sprintf("%s holds %s on no %s/%s instance by id (paths or attribute conditions "+
-			"only), which bkiam_instance_grant never grants.", who, action, rt.System, rt.Type)), true
+	var m InstanceGrantModel
+	if rt == nil {
+		// An action related to no resource type: the grant is the action
+		// itself, which IAM writes as any.
+		if _, all := expr.Instances(""); !all {
+			return listing.Warning("Grant left out", fmt.Sprintf("%s's policy %d for %s, an action related to no resource type, "+
+				"holds it only under conditions, which bkiam_instance_grant never grants.", who, row.ID, action)), true
+		}
+		m, _ = importedGrantOf(InstanceGrantModel{}, system, row.Subject, grantplan.Holdings{action: {ExpiresAt: row.ExpiredAt}}, nil)
+	} else {
+		ids, anyInstance := expr.Instances(rt.Type)
+		switch {
+		case anyInstance:
+			return listing.Warning("Grant left out", fmt.Sprintf("%s holds %s on every %s/%s instance, which bkiam_instance_grant never grants.",
+				who, action, rt.System, rt.Type)), true
+		case len(ids) == 0:
+			return listing.Warning("Grant left out", fmt.Sprintf("%s holds %s on no %s/%s instance by id (paths or attribute conditions "+
+				"only), which bkiam_instance_grant never grants.", who, action, rt.System, rt.Type)), true
+		}
+		instances := make(map[string]string, len(ids))
+		for _, id := range ids {
+			instances[id] = id
+		}
+		resource := grantplan.Resource{System: rt.System, Type: rt.Type, Instances: instances}
+		held := grantplan.Holdings{action: {ExpiresAt: row.ExpiredAt, Resources: []grantplan.Resource{resource}}}
+		m, _ = importedGrant(InstanceGrantModel{}, system, row.Subject, held, grantplan.Resource{System: rt.System, Type: rt.Type})
 	}
-	instances := make(map[string]string, len(ids))
-	for _, id := range ids {
-		instances[id] = id
-	}
-	resource := grantplan.Resource{System: rt.System, Type: rt.Type, Instances: instances}
-	held := grantplan.Holdings{action: {ExpiresAt: row.ExpiredAt, Resources: []grantplan.Resource{resource}}}
-	m, _ := importedGrant(InstanceGrantModel{}, system, row.Subject, held, grantplan.Resource{System: rt.System, Type: rt.Type})
 	if refused, ok := listing.Refused(fmt.Sprintf("%s's grant of %s", who, action), func(diags *protocol.Diagnostics) {
 		InstanceGrant{}.Validate(ctx, m, diags)
 		InstanceGrant{}.CheckModel(ctx, l.Data, m, diags)
