@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
@@ -63,18 +64,22 @@ func heldPolicy(ctx context.Context, scans *bkiam.ScanCache, system, action stri
 // combined resource counts only whole (an AND over all its types), and an
 // action with no resource type as long as its policy exists. Actions of
 // which nothing is left are left out. An error leaves the caller's state
-// as it was: a read that fails must never drop a record.
-func stillHeld(ctx context.Context, scans *bkiam.ScanCache, system string, subject bkiam.Subject, held grantplan.Holdings) (grantplan.Holdings, error) {
-	now := grantplan.Holdings{}
+// as it was: a read that fails must never drop a record. iamExpiry is,
+// for each action IAM still holds, the expiry IAM keeps for the subject's
+// policy (the latest of its rows), which can differ from the recorded one:
+// IAM keeps one expiry per subject and action, and any grant raises it.
+func stillHeld(ctx context.Context, scans *bkiam.ScanCache, system string, subject bkiam.Subject, held grantplan.Holdings) (now grantplan.Holdings, iamExpiry map[string]int64, err error) {
+	now, iamExpiry = grantplan.Holdings{}, map[string]int64{}
 	for _, action := range slices.Sorted(maps.Keys(held)) {
 		h := held[action]
 		policy, err := heldPolicy(ctx, scans, system, action, subject)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if policy == nil {
 			continue
 		}
+		iamExpiry[action] = policy.expiredAt
 		expr := policy.expr
 		switch len(h.Resources) {
 		case 0:
@@ -102,7 +107,36 @@ func stillHeld(ctx context.Context, scans *bkiam.ScanCache, system string, subje
 			}
 		}
 	}
-	return now, nil
+	for action := range iamExpiry {
+		if _, ok := now[action]; !ok {
+			delete(iamExpiry, action)
+		}
+	}
+	return now, iamExpiry, nil
+}
+
+// DescribeExpiryDrift renders the actions of now whose expiry in IAM
+// (iamExpiry) is not the one recorded, for the warning a refresh gives:
+// "view_host until 2026-11-29T00:00:00Z in IAM, recorded permanent".
+func DescribeExpiryDrift(now grantplan.Holdings, iamExpiry map[string]int64) string {
+	var parts []string
+	for _, action := range slices.Sorted(maps.Keys(now)) {
+		recorded, kept := now[action].ExpiresAt, iamExpiry[action]
+		if kept == 0 || kept == recorded {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s in IAM, recorded %s", action, expiryText(kept), expiryText(recorded)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// expiryText is an expiry as the warnings say it: "permanent", or "until"
+// its RFC 3339 time.
+func expiryText(expiresAt int64) string {
+	if expiresAt >= bkiam.PermanentExpiry {
+		return "permanent"
+	}
+	return "until " + time.Unix(expiresAt, 0).UTC().Format(time.RFC3339)
 }
 
 // DescribeLoss renders what IAM no longer holds of held, for the warning

@@ -116,7 +116,9 @@ func (InstanceGrant) Schema(context.Context) schema.Schema {
 					"permanent expiry explicitly, as a user grant without one would expire after 365 days. Users only; " +
 					"group grants never expire. A later time re-grants everything with it. An earlier one, or a time " +
 					"after a permanent grant, revokes and grants again, because IAM only ever raises an expiry: access " +
-					"lapses for the moment between the two calls.",
+					"lapses for the moment between the two calls. IAM keeps one expiry per user and action, the latest " +
+					"any grant gave: another grant of the action to the user can make this one outlast its `expires_at` " +
+					"(with `detect_drift`, a refresh says so).",
 			},
 			"policies": schema.MapAttribute{
 				Computed:    true,
@@ -551,12 +553,21 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 	if diags.HasError() {
 		return &state, private, false
 	}
-	now, err := stillHeld(ctx, data.Scans, g.System, g.Subject, held)
+	now, iamExpiry, err := stillHeld(ctx, data.Scans, g.System, g.Subject, held)
 	if err != nil {
 		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
 				"detect_drift off.", subjectName(g.Subject), g.System, err))
 		return &state, private, false
+	}
+	if drift := DescribeExpiryDrift(now, iamExpiry); drift != "" && g.Subject.Type == subjectUser && !expired {
+		// Said, not corrected: recording IAM's expiry would plan a change
+		// of expires_at, whose apply lowers an expiry by revoke and grant.
+		diags.AddWarning("IAM keeps another expiry",
+			fmt.Sprintf("IAM keeps one expiry per user and action, the latest any grant gave, and only ever raises it: %s holds "+
+				"%s. Another grant of the same action to %s (outside this resource, or by another) set it, so this resource's "+
+				"expires_at does not decide when the access ends. State keeps the configured expiry.", subjectName(g.Subject),
+				drift, g.Subject.ID))
 	}
 	if now.Equal(held) {
 		return &state, private, false
