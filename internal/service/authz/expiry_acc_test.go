@@ -50,3 +50,46 @@ resource "bkiam_instance_grant" "alice" {
 		}
 	}
 }
+
+// TestAccExpiredGrantReadBack: with detect_drift, the warning on a user
+// grant whose expires_at has passed says for certain what IAM still
+// holds. carol's grant expired and nothing else keeps her policy: IAM
+// holds none of it. alice's expired too, but a grant made outside, of
+// another host and permanent, keeps her view_host policy alive (one
+// expiry per user and action): the warning says IAM still holds it, and
+// until when. Neither plans a change.
+func TestAccExpiredGrantReadBack(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	expires := time.Now().Add(6 * time.Second).UTC().Truncate(time.Second)
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	grant := func(user, host string) string {
+		return fmt.Sprintf(`
+resource "bkiam_instance_grant" %[1]q {
+  system     = "bk_cmdb"
+  subject    = { type = "user", id = %[1]q }
+  actions    = ["view_host"]
+  resources  = [{ system = "bk_cmdb", type = "host", instances = { %[2]q = "host%[2]s" } }]
+  expires_at = %[3]q
+}
+`, user, host, expires.Format(time.RFC3339))
+	}
+	w.Configure(acctest.DriftProvider(sb, ""), grant("alice", "1")+grant("carol", "3"))
+	w.MustRun("apply", "-auto-approve")
+	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"2"}, bkiam.PermanentExpiry)
+	time.Sleep(time.Until(expires) + time.Second)
+
+	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
+	for _, want := range []string{
+		"Grant expired, but IAM still holds it",
+		"The grant of view_host to user alice in bk_cmdb expired at " + expires.Format(time.RFC3339) + ". IAM still holds it",
+		"view_host (permanent)",
+		"The grant of view_host to user carol in bk_cmdb expired at " + expires.Format(time.RFC3339) + ". IAM no longer holds any of it (read back with detect_drift)",
+		"No changes",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan after the grants expired does not say %q:\n%s", want, out)
+		}
+	}
+}

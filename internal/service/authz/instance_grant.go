@@ -525,13 +525,17 @@ func (InstanceGrant) Refreshes(*conns.Data) bool { return true }
 // still holds, and completes an import by actions and resource type.
 func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
-	expired := r.expired(state, private, diags)
+	g := ViewGrant(state)
+	driftOn := data != nil && data.Scans != nil
+	pending := readImportRequest(private, diags)
+	// With detect_drift, what IAM holds of an expired grant is read below,
+	// and the warning says it for certain.
+	readsBack := driftOn && g.Known && pending == nil
+	expired := r.expired(state, private, !readsBack, diags)
 	if diags.HasError() {
 		return &state, private, false
 	}
-	g := ViewGrant(state)
-	driftOn := data != nil && data.Scans != nil
-	if pending := readImportRequest(private, diags); pending != nil {
+	if pending != nil {
 		private = maps.Clone(private)
 		delete(private, privateImportKey)
 		if !driftOn {
@@ -554,6 +558,9 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 		return &state, private, false
 	}
 	now, iamExpiry, err := stillHeld(ctx, data.Scans, g.System, g.Subject, held)
+	if err != nil && expired {
+		r.expired(state, private, true, diags) // the warning without the read
+	}
 	if err != nil {
 		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
@@ -568,6 +575,9 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 				"%s. Another grant of the same action to %s (outside this resource, or by another) set it, so this resource's "+
 				"expires_at does not decide when the access ends. State keeps the configured expiry.", subjectName(g.Subject),
 				drift, g.Subject.ID))
+	}
+	if expired {
+		warnExpired(state, now, iamExpiry, diags)
 	}
 	if now.Equal(held) {
 		return &state, private, false
@@ -866,7 +876,7 @@ func importedGrantOf(m InstanceGrantModel, system string, subject bkiam.Subject,
 // state that forgot them could never revoke them. The resource stays as
 // it is (an upper bound of what IAM holds, narrowed by detect_drift), its
 // plan stays empty, and its destroy revokes what it may still hold.
-func (InstanceGrant) expired(state InstanceGrantModel, private protocol.PrivateState, diags *protocol.Diagnostics) bool {
+func (InstanceGrant) expired(state InstanceGrantModel, private protocol.PrivateState, warn bool, diags *protocol.Diagnostics) bool {
 	expires, ok := state.ExpiresAt.Get()
 	subject, _ := state.Subject.Get()
 	if subjectType, _ := subject.Type.Get(); !ok || subjectType != subjectUser {
@@ -890,6 +900,9 @@ func (InstanceGrant) expired(state InstanceGrantModel, private protocol.PrivateS
 	if diags.HasError() {
 		return false
 	}
+	if !warn {
+		return true // warnExpired says it once IAM is read
+	}
 	g := ViewGrant(state)
 	diags.AddWarning("Grant expired",
 		fmt.Sprintf("The grant of %s to %s %s in %s expired at %s. IAM no longer holds it, unless another grant of the same "+
@@ -898,6 +911,31 @@ func (InstanceGrant) expired(state InstanceGrantModel, private protocol.PrivateS
 			"expires_at (or remove it) to grant it again.",
 			strings.Join(g.Grant.Actions, ", "), g.Subject.Type, g.Subject.ID, g.System, expires))
 	return true
+}
+
+// warnExpired is the warning of an expired user grant once detect_drift
+// has read what IAM still holds of it (now, and the expiry IAM keeps of
+// each action): for certain, either nothing, or what another grant of
+// the same subject and action keeps alive.
+func warnExpired(state InstanceGrantModel, now grantplan.Holdings, iamExpiry map[string]int64, diags *protocol.Diagnostics) {
+	g := ViewGrant(state)
+	expires, _ := state.ExpiresAt.Get()
+	what := fmt.Sprintf("The grant of %s to %s in %s expired at %s.", strings.Join(g.Grant.Actions, ", "), subjectName(g.Subject), g.System, expires)
+	if len(now) == 0 {
+		diags.AddWarning("Grant expired",
+			what+" IAM no longer holds any of it (read back with detect_drift). It stays in state as it is: remove the "+
+				"resource, or set a later expires_at (or remove it) to grant it again.")
+		return
+	}
+	var alive []string
+	for _, action := range slices.Sorted(maps.Keys(now)) {
+		alive = append(alive, fmt.Sprintf("%s (%s)", action, expiryText(iamExpiry[action])))
+	}
+	diags.AddWarning("Grant expired, but IAM still holds it",
+		what+fmt.Sprintf(" IAM still holds it, read back with detect_drift: another grant of the same subject and action keeps "+
+			"the policy alive, and IAM keeps one expiry per subject and action: %s. It stays in state as it is: remove the "+
+			"resource to revoke what IAM still holds of it, or set a later expires_at (or remove it) to manage it again.",
+			strings.Join(alive, ", ")))
 }
 
 func grantID(system string, subject bkiam.Subject) string {
