@@ -99,6 +99,14 @@ type ApplyNote[M any] struct {
 	Private        PrivateState
 }
 
+// PlanChecker is what a resource may add to its Def: a check of a planned
+// create or change (never a no-op, a destroy or a refresh) that can read
+// IAM through data, after Plan has decided the planned state
+// (req.Proposed). Its diagnostics go with the plan.
+type PlanChecker[M any, D comparable] interface {
+	CheckPlan(ctx context.Context, data D, req PlanRequest[M], diags *Diagnostics)
+}
+
 type PlanRequest[M any] struct {
 	Prior    *M // nil on create
 	Proposed M
@@ -248,6 +256,9 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 			s.def.CheckModel(ctx, data, *proposed, &diags)
 			out = s.def.Plan(ctx, PlanRequest[M]{Prior: prior, Proposed: *proposed, Private: private}, &diags)
 			planned = &out.Planned
+			if checker, ok := s.def.(PlanChecker[M, D]); ok && !diags.HasError() {
+				checker.CheckPlan(ctx, data, PlanRequest[M]{Prior: prior, Proposed: out.Planned, Private: private}, &diags)
+			}
 			resp.RequiresReplace = out.RequiresReplace
 		}
 	}

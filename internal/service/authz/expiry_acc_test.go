@@ -93,3 +93,54 @@ resource "bkiam_instance_grant" %[1]q {
 		}
 	}
 }
+
+// TestAccPlanSaysWhatAGrantDoesToIAMsExpiry: with detect_drift, a plan
+// that grants tells what the grant does to the one expiry IAM keeps per
+// user and action. alice holds view_host on host 9 until next week
+// (granted outside); a grant of host 1 with the default, permanent,
+// makes host 9 permanent: the plan says so, naming host 9 and both
+// expiries. carol holds view_host permanently (host 90, outside); a grant
+// of host 91 until next week cannot end sooner: the plan says so. The
+// plan after the apply grants nothing and says neither.
+func TestAccPlanSaysWhatAGrantDoesToIAMsExpiry(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	nextWeek := time.Now().Add(7 * 24 * time.Hour).UTC().Truncate(time.Second)
+	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"9"}, nextWeek.Unix())
+	changeOutside(t, sb, bkiam.OperationGrant, "carol", []string{"view_host"}, []string{"90"}, bkiam.PermanentExpiry)
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	w.Configure(acctest.DriftProvider(sb, ""), fmt.Sprintf(`
+resource "bkiam_instance_grant" "alice" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
+}
+
+resource "bkiam_instance_grant" "carol" {
+  system     = "bk_cmdb"
+  subject    = { type = "user", id = "carol" }
+  actions    = ["view_host"]
+  resources  = [{ system = "bk_cmdb", type = "host", instances = { "91" = "host91" } }]
+  expires_at = %q
+}
+`, nextWeek.Format(time.RFC3339)))
+	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
+	for _, want := range []string{
+		"Expiry raised beyond this grant",
+		"user alice's view_host on 1 bk_cmdb/host instances this resource does not manage (9), expiring " + nextWeek.Format(time.RFC3339) + ", becomes permanent.",
+		"Expiry cannot take effect",
+		"user carol already holds view_host permanent in IAM",
+		"this grant, expiring " + nextWeek.Format(time.RFC3339) + ", cannot make it end sooner",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, out)
+		}
+	}
+	w.MustRun("apply", "-auto-approve")
+	if out := w.MustRun("plan"); strings.Contains(out, "Expiry raised beyond this grant") || strings.Contains(out, "Expiry cannot take effect") ||
+		!strings.Contains(out, "No changes") {
+		t.Errorf("the plan after the apply warns of a grant it does not make:\n%s", out)
+	}
+}
