@@ -228,6 +228,8 @@ resource "bkiam_instance_grant" "test" {
 			Want: []string{"Invalid Attribute Value", "Attribute max_retries value must be between 0 and 20, got: -1"}},
 		{Name: "too many retries", Config: block(map[string]string{"max_retries": "21"}),
 			Want: []string{"Invalid Attribute Value", "Attribute max_retries value must be between 0 and 20, got: 21"}},
+		{Name: "unknown expiry_conflicts", Config: block(map[string]string{"expiry_conflicts": `"fail"`}),
+			Want: []string{"Invalid Attribute Value Match", `Attribute expiry_conflicts value must be one of: ["warn" "error"], got: "fail"`}},
 		{Name: "timeout not a duration", Config: block(map[string]string{"request_timeout": `"soon"`}),
 			Want: []string{"Invalid duration", `request_timeout: value must be a positive Go duration such as "30s" or "2m", got "soon".`}},
 		{Name: "zero timeout", Config: block(map[string]string{"request_timeout": `"0s"`}),

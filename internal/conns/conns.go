@@ -40,6 +40,10 @@ type Data struct {
 	// AllowSharedGrants lets two resources of the command grant one path
 	// (allow_shared_grants; internal/sharedgrants).
 	AllowSharedGrants bool
+	// ExpiryConflictsFail fails a plan whose user grant conflicts with the
+	// one expiry IAM keeps per user and action, which it otherwise warns
+	// of (expiry_conflicts = "error"; authz/expiry.go).
+	ExpiryConflictsFail bool
 	// PlannedScopes holds the grade managers' scopes and the groups'
 	// grade managers this process planned, for the plan-time scope check of
 	// bkiam_group_permission (planned_scopes.go).

@@ -107,6 +107,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"detect_drift":      settings.detectDrift,
 		"check_model":       settings.checkModel,
 		"allow_shared":      settings.allowSharedGrants,
+		"expiry_conflicts":  map[bool]string{false: expiryConflictsWarn, true: expiryConflictsError}[settings.expiryConflictsFail],
 	})
 
 	data := &conns.Data{
@@ -120,7 +121,8 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		GroupPolicies:   conns.NewGroupPolicyCache(client),
 		PlannedScopes:   conns.NewPlannedScopes(),
 
-		AllowSharedGrants: settings.allowSharedGrants,
+		AllowSharedGrants:   settings.allowSharedGrants,
+		ExpiryConflictsFail: settings.expiryConflictsFail,
 	}
 	p.book.Store(data.Book)
 	if settings.detectDrift {

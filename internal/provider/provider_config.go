@@ -37,6 +37,8 @@ type providerSettings struct {
 	checkModel bool
 	// allowSharedGrants lets two resources grant one path (internal/sharedgrants).
 	allowSharedGrants bool
+	// expiryConflictsFail turns the plan's expiry warnings into errors (expiry_conflicts = "error").
+	expiryConflictsFail bool
 }
 
 func (s providerSettings) baseURL() string {
@@ -66,6 +68,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		r.unknown("check_model", "")
 	}
 	allowShared := r.bool("allow_shared_grants", m.AllowSharedGrants)
+	expiryConflicts := r.plainString("expiry_conflicts", m.ExpiryConflicts, expiryConflictsWarn)
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
@@ -102,6 +105,8 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		detectDrift:        drift.on,
 		checkModel:         checkModel,
 		allowSharedGrants:  allowShared,
+		// Validated by the schema: warn or error.
+		expiryConflictsFail: expiryConflicts == expiryConflictsError,
 	}, diags
 }
 

@@ -33,6 +33,7 @@ type providerModel struct {
 	PolicyListPath     types.String `tfsdk:"policy_list_path"`
 	CheckModel         types.Bool   `tfsdk:"check_model"`
 	AllowSharedGrants  types.Bool   `tfsdk:"allow_shared_grants"`
+	ExpiryConflicts    types.String `tfsdk:"expiry_conflicts"`
 }
 
 // Defaults of the optional settings. The batch sizes are the real server's
@@ -65,6 +66,12 @@ var (
 	settingUsername      = stringSetting{"username", []string{"BKIAM_USERNAME"}}
 	settingBKToken       = stringSetting{"bk_token", []string{"BKIAM_BK_TOKEN"}}
 	settingTenantID      = stringSetting{"tenant_id", []string{"BKIAM_TENANT_ID"}}
+)
+
+// The values of expiry_conflicts.
+const (
+	expiryConflictsWarn  = "warn"
+	expiryConflictsError = "error"
 )
 
 // envDetectDrift is detect_drift's environment fallback.
@@ -234,6 +241,15 @@ func providerSchema() schema.Schema {
 					"per resource. It sees the subject's own direct grants, not what it holds through groups; a site " +
 					"whose IAM backend has several replicas can serve a change up to about five minutes late. With it, " +
 					"import reads what the subject holds (see the resources' import IDs).",
+			},
+			"expiry_conflicts": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "What a plan does when, with `detect_drift`, it reads that a user grant conflicts with " +
+					"the one expiry IAM keeps per user and action: the grant would raise the expiry of instances it does " +
+					"not manage, or its `expires_at` cannot take effect because IAM's policy already expires later. " +
+					"`warn` (the default) plans with a warning naming the instances and dates; `error` fails the plan, for " +
+					"teams that want a hard guarantee that no expiry changes unannounced.",
+				Validators: []validator.String{stringvalidator.OneOf(expiryConflictsWarn, expiryConflictsError)},
 			},
 			"allow_shared_grants": schema.BoolAttribute{
 				Optional: true,

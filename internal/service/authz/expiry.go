@@ -53,7 +53,7 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 		want := next.Grant.ExpiresAt
 		switch {
 		case policy.expiredAt > want:
-			diags.AddAttributeWarning(protocol.Root("expires_at"), "Expiry cannot take effect",
+			conflict(data, diags, "Expiry cannot take effect",
 				fmt.Sprintf("%s already holds %s %s in IAM, which keeps one expiry per user and action and only ever raises it: "+
 					"this grant, %s, cannot make it end sooner, and its instances stay as long as the policy does. To have them "+
 					"end then, revoke the user's other grants of %s (the IAM web UI shows them).", subjectName(next.Subject), action,
@@ -68,7 +68,7 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 				}
 			}
 			if len(others) > 0 {
-				diags.AddAttributeWarning(protocol.Root("expires_at"), "Expiry raised beyond this grant",
+				conflict(data, diags, "Expiry raised beyond this grant",
 					fmt.Sprintf("IAM keeps one expiry per user and action, and this grant raises it: %s's %s on %d %s/%s "+
 						"instances this resource does not manage (%s), %s, becomes %s.", subjectName(next.Subject), action,
 						len(others), r.System, r.Type, protocol.SomeIDs(others), expiring(policy.expiredAt), expiring(want)))
@@ -84,6 +84,17 @@ func expiring(expiresAt int64) string {
 		return "expiring " + t[len("until "):]
 	}
 	return "permanent"
+}
+
+// conflict reports an expiry conflict on expires_at: a warning, or an
+// error with expiry_conflicts = "error".
+func conflict(data *conns.Data, diags *protocol.Diagnostics, summary, detail string) {
+	if data.ExpiryConflictsFail {
+		diags.AddAttributeError(protocol.Root("expires_at"), summary, detail+
+			" The plan fails because the provider sets expiry_conflicts = \"error\".")
+		return
+	}
+	diags.AddAttributeWarning(protocol.Root("expires_at"), summary, detail)
 }
 
 // grantsAgain reports whether an update from prior to next grants

@@ -100,8 +100,9 @@ resource "bkiam_instance_grant" %[1]q {
 // (granted outside); a grant of host 1 with the default, permanent,
 // makes host 9 permanent: the plan says so, naming host 9 and both
 // expiries. carol holds view_host permanently (host 90, outside); a grant
-// of host 91 until next week cannot end sooner: the plan says so. The
-// plan after the apply grants nothing and says neither.
+// of host 91 until next week cannot end sooner: the plan says so. With
+// expiry_conflicts = "error", the same plan fails on both. The plan
+// after the apply grants nothing and says neither.
 func TestAccPlanSaysWhatAGrantDoesToIAMsExpiry(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -110,7 +111,7 @@ func TestAccPlanSaysWhatAGrantDoesToIAMsExpiry(t *testing.T) {
 	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"9"}, nextWeek.Unix())
 	changeOutside(t, sb, bkiam.OperationGrant, "carol", []string{"view_host"}, []string{"90"}, bkiam.PermanentExpiry)
 	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
-	w.Configure(acctest.DriftProvider(sb, ""), fmt.Sprintf(`
+	grants := fmt.Sprintf(`
 resource "bkiam_instance_grant" "alice" {
   system    = "bk_cmdb"
   subject   = { type = "user", id = "alice" }
@@ -125,7 +126,18 @@ resource "bkiam_instance_grant" "carol" {
   resources  = [{ system = "bk_cmdb", type = "host", instances = { "91" = "host91" } }]
   expires_at = %q
 }
-`, nextWeek.Format(time.RFC3339)))
+`, nextWeek.Format(time.RFC3339))
+
+	// With expiry_conflicts = "error", the same plan fails on both.
+	w.Configure(acctest.DriftProvider(sb, "  expiry_conflicts = \"error\"\n"), grants)
+	failed, code := w.Run("plan")
+	failed = strings.Join(strings.Fields(failed), " ")
+	if code == 0 || strings.Count(failed, `The plan fails because the provider sets expiry_conflicts = "error".`) != 2 ||
+		!strings.Contains(failed, "Error: Expiry raised beyond this grant") || !strings.Contains(failed, "Error: Expiry cannot take effect") {
+		t.Errorf("with expiry_conflicts = \"error\" the plan did not fail on both conflicts (exit %d):\n%s", code, failed)
+	}
+
+	w.Configure(acctest.DriftProvider(sb, ""), grants)
 	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
 	for _, want := range []string{
 		"Expiry raised beyond this grant",
