@@ -32,53 +32,10 @@ const messyImports = 1 + 3 + 3 + 4 + 3
 // managers of bk_cmdb, the groups, members and permissions of the grade
 // manager, and the grants of each action users were granted.
 func messyQuery(site demo.MessySite) string {
-	return fmt.Sprintf(`list "bkiam_grade_manager" "gm" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-  }
-}
-
-list "bkiam_group" "groups" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
-}
-
-list "bkiam_group_members" "members" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
-}
-
-list "bkiam_group_permission" "perms" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
-}
-
-list "bkiam_instance_grant" "view_host" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-    action = "view_host"
-  }
-}
-
-list "bkiam_instance_grant" "delete_host" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-    action = "delete_host"
-  }
-}
-`, site.GradeManager)
+	return listBlock("bkiam_grade_manager", "gm", "system", "bk_cmdb") +
+		gradeManagerLists("bk_cmdb", site.GradeManager, "groups", "members", "perms") +
+		listBlock("bkiam_instance_grant", "view_host", "system", "bk_cmdb", "action", "view_host") +
+		listBlock("bkiam_instance_grant", "delete_host", "system", "bk_cmdb", "action", "delete_host")
 }
 
 // TestAccAdoptMessySite: the adoption guide (docs/guides/adopt-a-site.md)

@@ -49,38 +49,29 @@ func adoptionWorkspace(t *testing.T) (*sandboxtest.Sandbox, demo.ExampleSite, *a
 // siteQuery lists everything FillExampleSite made but the grade manager, whose
 // scopes IAM cannot read back (TestAccQuery lists it on its own).
 func siteQuery(site demo.ExampleSite) string {
-	return fmt.Sprintf(`list "bkiam_group" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
+	return gradeManagerLists("bk_cmdb", site.GradeManager, "platform", "platform", "platform") +
+		listBlock("bkiam_instance_grant", "view_host", "system", "bk_cmdb", "action", "view_host")
 }
 
-list "bkiam_group_members" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
+// listBlock is a list block of a query file: a list of kind named name,
+// its config the attributes and values given in pairs (all strings).
+func listBlock(kind, name string, attrs ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "list %q %q {\n  provider = bkiam\n  config {\n", kind, name)
+	for i := 0; i+1 < len(attrs); i += 2 {
+		fmt.Fprintf(&b, "    %s = %q\n", attrs[i], attrs[i+1])
+	}
+	b.WriteString("  }\n}\n\n")
+	return b.String()
 }
 
-list "bkiam_group_permission" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
-}
-
-list "bkiam_instance_grant" "view_host" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-    action = "view_host"
-  }
-}
-`, site.GradeManager)
+// gradeManagerLists are the list blocks of grade manager gm's groups,
+// their members and their permissions, under the names given.
+func gradeManagerLists(system string, gm int64, groups, members, permissions string) string {
+	id := fmt.Sprint(gm)
+	return listBlock("bkiam_group", groups, "system", system, "grade_manager_id", id) +
+		listBlock("bkiam_group_members", members, "system", system, "grade_manager_id", id) +
+		listBlock("bkiam_group_permission", permissions, "system", system, "grade_manager_id", id)
 }
 
 // iamSnapshot is everything the sandbox holds that Terraform could change.
@@ -144,22 +135,8 @@ func TestAccQuery(t *testing.T) {
 
 	// The grade managers, listed on their own, and the groups holding
 	// edit_host (IAM's action_id filter: dev, not ops).
-	w.Write("gm.tfquery.hcl", fmt.Sprintf(`list "bkiam_grade_manager" "all" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-  }
-}
-
-list "bkiam_group" "editors" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%d"
-    action           = "edit_host"
-  }
-}
-`, site.GradeManager))
+	w.Write("gm.tfquery.hcl", listBlock("bkiam_grade_manager", "all", "system", "bk_cmdb")+
+		listBlock("bkiam_group", "editors", "system", "bk_cmdb", "grade_manager_id", fmt.Sprint(site.GradeManager), "action", "edit_host"))
 	out := w.MustRun("query")
 	if !strings.Contains(out, fmt.Sprintf("list.bkiam_grade_manager.all   id=%d,system=bk_cmdb   platform", site.GradeManager)) {
 		t.Fatalf("terraform query did not list the grade manager:\n%s", out)

@@ -63,6 +63,28 @@ func generate(t *testing.T, w *acctest.CLIWorkspace, query string) (generated, o
 	return strings.Join(strings.Fields(string(raw)), " "), strings.Join(strings.Fields(out), " ")
 }
 
+// wantIn fails the test for each of wants that text (what it is) lacks.
+func wantIn(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s has no %q:\n%s", what, want, text)
+		}
+	}
+}
+
+// importGenerated applies, with the CLI under test, what a query
+// generated in w, once the checks of the query passed: n imports and
+// nothing else (applyImportsOnly).
+func importGenerated(t *testing.T, w *acctest.CLIWorkspace, sb *sandboxtest.Sandbox, before iamSnapshot, n int) {
+	t.Helper()
+	if t.Failed() {
+		t.FailNow()
+	}
+	w.Terraform = testutil.Terraform(t)
+	applyImportsOnly(t, w, sb, before, n)
+}
+
 func grantHosts(t *testing.T, c *bkiam.Client, subject bkiam.Subject, action string, ids ...string) {
 	t.Helper()
 	var instances []bkiam.Instance
@@ -110,48 +132,20 @@ func TestAccQueryTemplateRows(t *testing.T) {
 	}
 	before := snapshotIAM(sb)
 
-	generated, out := generate(t, w, fmt.Sprintf(`list "bkiam_instance_grant" "view_host" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-    action = "view_host"
-  }
-}
-
-list "bkiam_group_permission" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%d"
-  }
-}
-`, gm))
-	for _, want := range []string{
+	generated, out := generate(t, w, listBlock("bkiam_instance_grant", "view_host", "system", "bk_cmdb", "action", "view_host")+
+		listBlock("bkiam_group_permission", "platform", "system", "bk_cmdb", "grade_manager_id", fmt.Sprint(gm)))
+	wantIn(t, "the generated configuration", generated,
 		`resource "bkiam_group_permission" "platform_0"`, fmt.Sprintf(`group_id = "%d"`, web), `"4" = "4"`, `"5" = "5"`,
-		`resource "bkiam_instance_grant" "view_host_0"`, `id = "bob"`,
-	} {
-		if !strings.Contains(generated, want) {
-			t.Errorf("the generated configuration has no %s:\n%s", want, generated)
-		}
-	}
+		`resource "bkiam_instance_grant" "view_host_0"`, `id = "bob"`)
 	for _, unwanted := range []string{`"9"`, `type = "group"`, `"view_host_1"`, `"platform_1"`, "carol", `"11"`} {
 		if strings.Contains(generated, unwanted) {
 			t.Errorf("the generated configuration has %s: the group's policy generated twice, or its template's row claimed:\n%s", unwanted, generated)
 		}
 	}
-	for _, want := range []string{
+	wantIn(t, "terraform query's output", out,
 		fmt.Sprintf("group %d's grant of view_host is left out. bkiam_instance_grant lists users' grants. A group's custom policy is adopted by bkiam_group_permission", web),
-		"Grant of user carol left out: several policies",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("terraform query did not warn %q:\n%s", want, out)
-		}
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
-	w.Terraform = testutil.Terraform(t)
-	applyImportsOnly(t, w, sb, before, 2)
+		"Grant of user carol left out: several policies")
+	importGenerated(t, w, sb, before, 2)
 }
 
 // TestAccQuerySyncGroup: a grade manager with sync_perm has a sync group
@@ -183,62 +177,20 @@ func TestAccQuerySyncGroup(t *testing.T) {
 	}
 
 	// By its id: IAM has no route from a group to its grade manager.
-	w.Write("sync.tfquery.hcl", fmt.Sprintf(`list "bkiam_group_permission" "sync" {
-  provider = bkiam
-  config {
-    system   = "bk_cmdb"
-    group_id = "%d"
-  }
-}
-`, sync.ID))
+	w.Write("sync.tfquery.hcl", listBlock("bkiam_group_permission", "sync", "system", "bk_cmdb", "group_id", fmt.Sprint(sync.ID)))
 	out := strings.Join(strings.Fields(w.MustRun("query")), " ")
 	if !strings.Contains(out, leftOut("permissions")) || strings.Contains(out, "list.bkiam_group_permission.sync ") {
 		t.Errorf("terraform query listed the sync group's permissions by its id:\n%s", out)
 	}
 	w.Remove("sync.tfquery.hcl")
 
-	generated, out := generate(t, w, fmt.Sprintf(`list "bkiam_group" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
-}
-
-list "bkiam_group_members" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
-}
-
-list "bkiam_group_permission" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%[1]d"
-  }
-}
-`, gm))
+	generated, out := generate(t, w, gradeManagerLists("bk_cmdb", gm, "platform", "platform", "platform"))
 	if strings.Contains(generated, fmt.Sprintf(`"%d"`, sync.ID)) || strings.Contains(generated, "administrator group") || strings.Contains(generated, `"8"`) {
 		t.Errorf("the generated configuration adopts the sync group:\n%s", generated)
 	}
-	for _, want := range []string{`name = "ops"`, `carol = "permanent"`, `"3" = "3"`} {
-		if !strings.Contains(generated, want) {
-			t.Errorf("the generated configuration has no %s:\n%s", want, generated)
-		}
-	}
-	for _, kind := range []string{"groups", "members", "permissions"} {
-		if !strings.Contains(out, leftOut(kind)) {
-			t.Errorf("terraform query did not warn %q:\n%s", leftOut(kind), out)
-		}
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
-	w.Terraform = testutil.Terraform(t)
-	applyImportsOnly(t, w, sb, before, 3)
+	wantIn(t, "the generated configuration", generated, `name = "ops"`, `carol = "permanent"`, `"3" = "3"`)
+	wantIn(t, "terraform query's output", out, leftOut("groups"), leftOut("members"), leftOut("permissions"))
+	importGenerated(t, w, sb, before, 3)
 }
 
 // TestAccQueryRefusedBlocks: no list generates a block the provider
@@ -262,41 +214,16 @@ func TestAccQueryRefusedBlocks(t *testing.T) {
 	grantHosts(t, c, bkiam.Subject{Type: "user", ID: "bob"}, "view_host", "2")
 	before := snapshotIAM(sb)
 
-	generated, out := generate(t, w, fmt.Sprintf(`list "bkiam_instance_grant" "view_host" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-    action = "view_host"
-  }
-}
-
-list "bkiam_group_permission" "platform" {
-  provider = bkiam
-  config {
-    system           = "bk_cmdb"
-    grade_manager_id = "%d"
-  }
-}
-`, gm))
+	generated, out := generate(t, w, listBlock("bkiam_instance_grant", "view_host", "system", "bk_cmdb", "action", "view_host")+
+		listBlock("bkiam_group_permission", "platform", "system", "bk_cmdb", "grade_manager_id", fmt.Sprint(gm)))
 	if strings.Contains(generated, `"*"`) || strings.Contains(generated, "/srv") || strings.Contains(generated, "dave") || strings.Contains(generated, "bkiam_group_permission") {
 		t.Errorf("the generated configuration holds a block the provider refuses:\n%s", generated)
 	}
-	if !strings.Contains(generated, `id = "bob"`) {
-		t.Errorf("the generated configuration has no grant of bob:\n%s", generated)
-	}
-	for _, want := range []string{
+	wantIn(t, "the generated configuration", generated, `id = "bob"`)
+	wantIn(t, "terraform query's output", out,
 		"user dave's grant of view_host is left out: the block generated from what IAM holds would fail to plan. An id that begins with /",
-		fmt.Sprintf("Group %d's permission of edit_host is left out: the block generated from what IAM holds would fail to plan. The id * is literal", groups[0]),
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("terraform query did not warn %q:\n%s", want, out)
-		}
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
-	w.Terraform = testutil.Terraform(t)
-	applyImportsOnly(t, w, sb, before, 1)
+		fmt.Sprintf("Group %d's permission of edit_host is left out: the block generated from what IAM holds would fail to plan. The id * is literal", groups[0]))
+	importGenerated(t, w, sb, before, 1)
 }
 
 // TestAccQueryActionWithoutResourceType: users' grants of an action
@@ -318,23 +245,8 @@ func TestAccQueryActionWithoutResourceType(t *testing.T) {
 		}
 	}
 	before := snapshotIAM(sb)
-	generated, out := generate(t, w, `list "bkiam_instance_grant" "create_biz" {
-  provider = bkiam
-  config {
-    system = "bk_cmdb"
-    action = "create_biz"
-  }
-}
-`)
-	for _, want := range []string{`id = "alice"`, `id = "bob"`, `resources = [ ]`, `resource_types = []`,
-		`expires_at = "` + until.UTC().Format(time.RFC3339) + `"`} {
-		if !strings.Contains(generated, want) {
-			t.Errorf("the generated configuration has no %s:\n%s\n%s", want, generated, out)
-		}
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
-	w.Terraform = testutil.Terraform(t)
-	applyImportsOnly(t, w, sb, before, 2)
+	generated, _ := generate(t, w, listBlock("bkiam_instance_grant", "create_biz", "system", "bk_cmdb", "action", "create_biz"))
+	wantIn(t, "the generated configuration", generated, `id = "alice"`, `id = "bob"`, `resources = [ ]`, `resource_types = []`,
+		`expires_at = "`+until.UTC().Format(time.RFC3339)+`"`)
+	importGenerated(t, w, sb, before, 2)
 }

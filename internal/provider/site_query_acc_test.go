@@ -439,46 +439,9 @@ type siteFill struct {
 // siteRoundTripQuery lists every kind: the grade manager by its name, its groups,
 // members and permissions, and the users' grants of action.
 func siteRoundTripQuery(system, gmName string, gm int64, action string) string {
-	return fmt.Sprintf(`list "bkiam_grade_manager" "gm" {
-  provider = bkiam
-  config {
-    system = %[1]q
-    name   = %[2]q
-  }
-}
-
-list "bkiam_group" "groups" {
-  provider = bkiam
-  config {
-    system           = %[1]q
-    grade_manager_id = "%[3]d"
-  }
-}
-
-list "bkiam_group_members" "members" {
-  provider = bkiam
-  config {
-    system           = %[1]q
-    grade_manager_id = "%[3]d"
-  }
-}
-
-list "bkiam_group_permission" "perms" {
-  provider = bkiam
-  config {
-    system           = %[1]q
-    grade_manager_id = "%[3]d"
-  }
-}
-
-list "bkiam_instance_grant" "grants" {
-  provider = bkiam
-  config {
-    system = %[1]q
-    action = %[4]q
-  }
-}
-`, system, gmName, gm, action)
+	return listBlock("bkiam_grade_manager", "gm", "system", system, "name", gmName) +
+		gradeManagerLists(system, gm, "groups", "members", "perms") +
+		listBlock("bkiam_instance_grant", "grants", "system", system, "action", action)
 }
 
 // checkSiteFill checks that IAM holds what the test is about, as IAM
