@@ -107,7 +107,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"detect_drift":      settings.detectDrift,
 		"check_model":       settings.checkModel,
 		"allow_shared":      settings.allowSharedGrants,
-		"expiry_conflicts":  map[bool]string{false: expiryConflictsWarn, true: expiryConflictsError}[settings.expiryConflictsFail],
+		"expiry_conflicts":  settings.expiryConflicts,
 	})
 
 	data := &conns.Data{
@@ -122,7 +122,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		PlannedScopes:   conns.NewPlannedScopes(),
 
 		AllowSharedGrants:   settings.allowSharedGrants,
-		ExpiryConflictsFail: settings.expiryConflictsFail,
+		ExpiryConflictsFail: settings.expiryConflicts == expiryConflictsError,
 	}
 	p.book.Store(data.Book)
 	if settings.detectDrift {

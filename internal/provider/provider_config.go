@@ -37,8 +37,8 @@ type providerSettings struct {
 	checkModel bool
 	// allowSharedGrants lets two resources grant one path (internal/sharedgrants).
 	allowSharedGrants bool
-	// expiryConflictsFail turns the plan's expiry warnings into errors (expiry_conflicts = "error").
-	expiryConflictsFail bool
+	// expiryConflicts is expiry_conflicts: "warn", or "error" for the plan's expiry warnings as errors.
+	expiryConflicts string
 }
 
 func (s providerSettings) baseURL() string {
@@ -105,8 +105,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		detectDrift:        drift.on,
 		checkModel:         checkModel,
 		allowSharedGrants:  allowShared,
-		// Validated by the schema: warn or error.
-		expiryConflictsFail: expiryConflicts == expiryConflictsError,
+		expiryConflicts:    expiryConflicts, // warn or error: the schema validates it
 	}, diags
 }
 

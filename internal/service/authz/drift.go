@@ -125,18 +125,18 @@ func DescribeExpiryDrift(now grantplan.Holdings, iamExpiry map[string]int64) str
 		if kept == 0 || kept == recorded {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s in IAM, recorded %s", action, expiryText(kept), expiryText(recorded)))
+		parts = append(parts, fmt.Sprintf("%s %s in IAM, recorded %s", action, expiryText(kept, "until"), expiryText(recorded, "until")))
 	}
 	return strings.Join(parts, "; ")
 }
 
-// expiryText is an expiry as the warnings say it: "permanent", or "until"
-// its RFC 3339 time.
-func expiryText(expiresAt int64) string {
+// expiryText is an expiry as the warnings say it: "permanent", or word
+// ("until", "expiring") and its RFC 3339 time.
+func expiryText(expiresAt int64, word string) string {
 	if expiresAt >= bkiam.PermanentExpiry {
 		return "permanent"
 	}
-	return "until " + time.Unix(expiresAt, 0).UTC().Format(time.RFC3339)
+	return word + " " + time.Unix(expiresAt, 0).UTC().Format(time.RFC3339)
 }
 
 // DescribeLoss renders what IAM no longer holds of held, for the warning

@@ -57,7 +57,7 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 				fmt.Sprintf("%s already holds %s %s in IAM, which keeps one expiry per user and action and only ever raises it: "+
 					"this grant, %s, cannot make it end sooner, and its instances stay as long as the policy does. To have them "+
 					"end then, revoke the user's other grants of %s (the IAM web UI shows them).", subjectName(next.Subject), action,
-					expiring(policy.expiredAt), expiring(want), action))
+					expiryText(policy.expiredAt, "expiring"), expiryText(want, "expiring"), action))
 		case policy.expiredAt < want && len(next.Grant.Resources) == 1:
 			r := next.Grant.Resources[0]
 			ids, _ := policy.expr.Instances(r.Type)
@@ -71,19 +71,10 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 				conflict(data, diags, "Expiry raised beyond this grant",
 					fmt.Sprintf("IAM keeps one expiry per user and action, and this grant raises it: %s's %s on %d %s/%s "+
 						"instances this resource does not manage (%s), %s, becomes %s.", subjectName(next.Subject), action,
-						len(others), r.System, r.Type, protocol.SomeIDs(others), expiring(policy.expiredAt), expiring(want)))
+						len(others), r.System, r.Type, protocol.SomeIDs(others), expiryText(policy.expiredAt, "expiring"), expiryText(want, "expiring")))
 			}
 		}
 	}
-}
-
-// expiring is an expiry as these warnings say it: "permanent", or
-// "expiring" its RFC 3339 time.
-func expiring(expiresAt int64) string {
-	if t := expiryText(expiresAt); t != "permanent" {
-		return "expiring " + t[len("until "):]
-	}
-	return "permanent"
 }
 
 // conflict reports an expiry conflict on expires_at: a warning, or an

@@ -558,10 +558,10 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 		return &state, private, false
 	}
 	now, iamExpiry, err := stillHeld(ctx, data.Scans, g.System, g.Subject, held)
-	if err != nil && expired {
-		r.expired(state, private, true, diags) // the warning without the read
-	}
 	if err != nil {
+		if expired {
+			r.expired(state, private, true, diags) // the warning without the read
+		}
 		diags.AddError("Cannot read grants back from IAM",
 			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
 				"detect_drift off.", subjectName(g.Subject), g.System, err))
@@ -673,12 +673,14 @@ func importedCombinations(ctx context.Context, scans *bkiam.ScanCache, system st
 	held := grantplan.Holdings{}
 	for _, action := range actions {
 		policy, err := heldPolicy(ctx, scans, system, action, subject)
-		if err != nil || policy == nil {
-			if err != nil {
-				return nil, err
-			}
+		if err != nil {
+			return nil, err
+		}
+		if policy == nil {
 			continue
 		}
+		// The rows heldPolicy read (the scan is cached), each searched for
+		// its own combinations.
 		rows, err := scans.Lookup(ctx, system, action, subject)
 		if err != nil {
 			return nil, err
@@ -929,7 +931,7 @@ func warnExpired(state InstanceGrantModel, now grantplan.Holdings, iamExpiry map
 	}
 	var alive []string
 	for _, action := range slices.Sorted(maps.Keys(now)) {
-		alive = append(alive, fmt.Sprintf("%s (%s)", action, expiryText(iamExpiry[action])))
+		alive = append(alive, fmt.Sprintf("%s (%s)", action, expiryText(iamExpiry[action], "until")))
 	}
 	diags.AddWarning("Grant expired, but IAM still holds it",
 		what+fmt.Sprintf(" IAM still holds it, read back with detect_drift: another grant of the same subject and action keeps "+

@@ -157,11 +157,10 @@ func (l *groupList) ListResourceConfigSchema(_ context.Context, _ list.ListResou
 
 // eachGroup streams the groups config names, for the group, members and
 // permission lists, but the grade manager's sync group, which it leaves
-// out with a warning (what names the kind being listed).
-// result gives each other group's result and whether to go on, or push
-// pushes them itself (result answers the zero result then).
+// out with a warning (what names the kind being listed): visit pushes
+// each other group's results and answers whether to go on.
 func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, what string, push func(list.ListResult) bool,
-	result func(bkiam.Group) (list.ListResult, bool)) {
+	visit func(bkiam.Group) bool) {
 	system, gm := config.System.ValueString(), parseID(config.GradeManagerID.ValueString())
 	sync, err := syncGroupOf(ctx, c, system, gm)
 	if err != nil {
@@ -176,12 +175,7 @@ func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, wha
 				more = push(sync.leftOut(g, what))
 				return more
 			}
-			r, ok := result(g)
-			if r.Identity == nil && len(r.Diagnostics) == 0 {
-				more = ok // pushed by result
-				return more
-			}
-			more = push(r) && ok
+			more = visit(g)
 			return more
 		})
 	if err != nil && more {
@@ -242,11 +236,12 @@ func (l *groupList) List(ctx context.Context, req list.ListRequest, stream *list
 		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
-		eachGroup(ctx, c, config, "groups", listing.Limited(req.Limit, push), func(g bkiam.Group) (list.ListResult, bool) {
+		push = listing.Limited(req.Limit, push)
+		eachGroup(ctx, c, config, "groups", push, func(g bkiam.Group) bool {
 			system, gm, id := config.System.ValueString(), config.GradeManagerID.ValueString(), strconv.FormatInt(g.ID, 10)
-			return listing.ValueResult(ctx, req, g.Name, map[string]string{"system": system, "grade_manager_id": gm, "id": id},
+			return push(listing.ValueResult(ctx, req, g.Name, map[string]string{"system": system, "grade_manager_id": gm, "id": id},
 				map[string]any{"id": id, "system": system, "grade_manager_id": gm, "name": g.Name, "description": g.Description,
-					"readonly": g.Readonly}), true
+					"readonly": g.Readonly}))
 		})
 	}
 }
@@ -276,24 +271,26 @@ func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, strea
 	}
 	system := config.System.ValueString()
 	stream.Results = func(push func(list.ListResult) bool) {
-		eachGroup(ctx, c, config, "members", listing.Limited(req.Limit, push), func(g bkiam.Group) (list.ListResult, bool) {
+		push = listing.Limited(req.Limit, push)
+		eachGroup(ctx, c, config, "members", push, func(g bkiam.Group) bool {
 			m := GroupMembersModel{System: protocol.Known(system), GroupID: protocol.Known(strconv.FormatInt(g.ID, 10))}
 			m.ID = protocol.Known(system + "/" + strconv.FormatInt(g.ID, 10))
 			if req.IncludeResource {
 				held, err := GroupMembers{}.readMembers(ctx, c, system, g.ID)
 				if err != nil {
-					return listing.Error("Cannot read the group's members",
-						managementError(fmt.Sprintf("Reading the members of group %d in %s", g.ID, system), err)), false
+					push(listing.Error("Cannot read the group's members",
+						managementError(fmt.Sprintf("Reading the members of group %d in %s", g.ID, system), err)))
+					return false
 				}
 				m = listedMembers(m, held)
 				if refused, ok := listing.Refused(fmt.Sprintf("The members of group %q (id %d)", g.Name, g.ID), func(diags *protocol.Diagnostics) {
 					GroupMembers{}.Validate(ctx, m, diags)
 				}); ok {
-					return refused, true
+					return push(refused)
 				}
 			}
-			return listing.ProtocolResult(ctx, req, g.Name, GroupMembers{}.IdentityOf(m),
-				func(typ tftypes.Object) tftypes.Value { return GroupMembers{}.Encode(typ, m) }), true
+			return push(listing.ProtocolResult(ctx, req, g.Name, GroupMembers{}.IdentityOf(m),
+				func(typ tftypes.Object) tftypes.Value { return GroupMembers{}.Encode(typ, m) }))
 		})
 	}
 }
@@ -359,21 +356,20 @@ func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, st
 	if gm := config.GradeManagerID.ValueString(); gm != "" {
 		stream.Results = func(push func(list.ListResult) bool) {
 			push = listing.Limited(req.Limit, push)
-			more := true
-			eachGroup(ctx, c, groupListConfig{System: config.System, GradeManagerID: config.GradeManagerID}, "permissions",
-				func(r list.ListResult) bool { more = push(r); return more },
-				func(g bkiam.Group) (list.ListResult, bool) {
+			eachGroup(ctx, c, groupListConfig{System: config.System, GradeManagerID: config.GradeManagerID}, "permissions", push,
+				func(g bkiam.Group) bool {
 					policies, err := c.GroupPolicies(ctx, system, g.ID)
 					if err != nil {
-						return listing.Error("Cannot list the group's permissions",
-							managementError(fmt.Sprintf("Listing the permissions of group %d in %s", g.ID, system), err)), false
+						push(listing.Error("Cannot list the group's permissions",
+							managementError(fmt.Sprintf("Listing the permissions of group %d in %s", g.ID, system), err)))
+						return false
 					}
 					for _, p := range policies {
 						if !push(l.result(ctx, req, system, g, p)) {
-							return list.ListResult{}, false
+							return false
 						}
 					}
-					return list.ListResult{}, true
+					return true
 				})
 		}
 		return
