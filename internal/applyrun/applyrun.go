@@ -200,7 +200,8 @@ func Run[M, C any](ctx context.Context, shared *sharedgrants.Handle, h Change[M,
 		diags.AddError("Cannot plan the IAM calls", err.Error())
 	} else if err := RunCalls(ctx, planned, h); err != nil {
 		if destroying && h.Gone(ctx, err) {
-			return nil, nil
+			shared.Release()
+			return nil, nil // the object it lived in took it with it
 		}
 		summary := "IAM call failed"
 		if IsStop(err) {

@@ -35,6 +35,10 @@ type InstanceGrant struct {
 	Via func(data *conns.Data) conns.InstanceCaller
 	// Limits, unless nil, replaces the authorization API's batch limits.
 	Limits func(data *conns.Data) grantplan.Limits
+	// Gone, unless nil, tells whether a destroy whose call failed with err
+	// found the object the grant lives in gone, which ends it as done
+	// (bkiam_group_permission: its group; applyrun.Change's Gone).
+	Gone func(ctx context.Context, err error) bool
 }
 
 func (InstanceGrant) Name() string { return "instance_grant" }

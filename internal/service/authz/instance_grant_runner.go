@@ -92,7 +92,9 @@ func (r *instanceGrantRunner) Plan() ([]grantplan.Call, error) {
 	return grantplan.Plan(r.held, r.want(), r.limits)
 }
 
-func (r *instanceGrantRunner) Gone(context.Context, error) bool { return false }
+func (r *instanceGrantRunner) Gone(ctx context.Context, err error) bool {
+	return r.resource.Gone != nil && r.resource.Gone(ctx, err)
+}
 
 func (r *instanceGrantRunner) After(_ context.Context, ok bool, _ *protocol.Diagnostics) bool {
 	r.data.InvalidateScans(r.planned.System, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.Grant.Actions))

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -259,27 +258,18 @@ func (r GroupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 	}
 	pathSystem, _ := route.managedBy()
 	grant := r.grant
-	notOwned := &atomic.Bool{}
 	grant.Via = func(data *conns.Data) conns.InstanceCaller {
-		return managementCaller{client: data.Client, system: pathSystem, notOwned: notOwned}
+		return managementCaller{client: data.Client, system: pathSystem}
 	}
-	// A destroy's diagnostics wait for goneOnDestroy: the error of a
-	// group that is gone is no error.
-	runDiags := diags
-	if req.Planned == nil {
-		runDiags = &protocol.Diagnostics{}
+	// A destroy that IAM answers with the ownership 403 is done when the
+	// group is gone, with its permissions.
+	grant.Gone = func(ctx context.Context, err error) bool {
+		return errors.Is(err, bkiam.ErrNotOwned) && r.groupGoneOnDestroy(ctx, data, *base, pathSystem, diags)
 	}
-	result, private := grant.Apply(ctx, data, greq, runDiags)
+	result, private := grant.Apply(ctx, data, greq, diags)
 	if base != nil {
 		group, _ := base.GroupID.Get()
 		data.GroupPolicies.Invalidate(pathSystem, group)
-	}
-	if req.Planned == nil {
-		if runDiags.HasError() && notOwned.Load() && r.groupGoneOnDestroy(ctx, data, *base, pathSystem, diags) {
-			sharedgrants.HandleOf(ctx).Release()
-			return nil, nil
-		}
-		*diags = append(*diags, *runDiags...)
 	}
 	if result == nil {
 		return nil, private
@@ -576,8 +566,6 @@ type managementCaller struct {
 	// system is the path's: the system that manages the group. The body
 	// names the actions' system.
 	system string
-	// notOwned, when set, hears that a call answered the ownership 403.
-	notOwned *atomic.Bool
 }
 
 func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error) {
@@ -613,9 +601,6 @@ func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInst
 	case isScopeRefusal(err):
 		err = fmt.Errorf("%w (outside the authorization scope of the group's grade manager: widen its authorization_scopes, or grant less)", err)
 	case errors.Is(err, bkiam.ErrNotOwned):
-		if m.notOwned != nil {
-			m.notOwned.Store(true)
-		}
 		err = fmt.Errorf("%w (the group is gone, or its grade manager was made in the IAM web UI: IAM's management API "+
 			"manages only the groups of grade managers a system created through it)", err)
 	case errors.Is(err, bkiam.ErrForbidden):
