@@ -176,11 +176,8 @@ func (g goneCheck) groupGone(ctx context.Context, group int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	managers := make([]int64, 0, len(all))
-	for _, gm := range all {
-		managers = append(managers, gm.ID)
-	}
-	for _, gm := range managers {
+	for _, info := range all {
+		gm := info.ID
 		groups, err := g.client.ListGroups(ctx, g.system, gm, bkiam.GroupFilter{ID: group})
 		if errors.Is(err, bkiam.ErrNotOwned) {
 			gone, err := g.gradeManagerGone(ctx, gm)
