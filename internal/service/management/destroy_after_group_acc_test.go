@@ -66,12 +66,36 @@ resource "bkiam_group_permission" "dev" {
 // group depends on them, so it goes before them). Their calls then answer
 // IAM's ownership 403, and IAM's lists confirm the group gone: their
 // destroy is done, with a warning that says so, the destroy succeeds and
-// the state is empty.
+// the state is empty. Down each path: a destroy, one with
+// -refresh=false, and a saved destroy plan applied.
 func TestAccDestroyAfterTheGroup(t *testing.T) {
 	acctest.NeedsSandbox(t)
 	testutil.Terraform(t)
 	acctest.Parallel(t)
 	providerDir := testutil.BuildProvider(t)
+	for _, path := range []struct {
+		name    string
+		destroy func(w *acctest.CLIWorkspace) (string, int)
+	}{
+		{"destroy", func(w *acctest.CLIWorkspace) (string, int) { return w.Run("destroy", "-auto-approve") }},
+		{"destroy -refresh=false", func(w *acctest.CLIWorkspace) (string, int) {
+			return w.Run("destroy", "-auto-approve", "-refresh=false")
+		}},
+		{"a saved destroy plan", func(w *acctest.CLIWorkspace) (string, int) {
+			w.MustRun("plan", "-destroy", "-out=destroy.tfplan")
+			return w.Run("apply", "destroy.tfplan")
+		}},
+	} {
+		t.Run(path.name, func(t *testing.T) {
+			acctest.Parallel(t)
+			destroyAfterTheGroup(t, providerDir, path.destroy)
+		})
+	}
+}
+
+// destroyAfterTheGroup is TestAccDestroyAfterTheGroup down one path of
+// the CLI's: destroy runs it.
+func destroyAfterTheGroup(t *testing.T, providerDir string, destroy func(w *acctest.CLIWorkspace) (string, int)) {
 	sb, provider := acctest.Target(t)
 	gm, group := adoptedSite(t, acctest.OutsideClient(t, sb))
 	w := acctest.NewCLIWorkspace(t, providerDir)
@@ -113,7 +137,7 @@ resource "bkiam_group" "dev" {
 		t.Fatalf("after the apply the group holds %v, want view_host on host 7", got)
 	}
 
-	out, code := w.Run("destroy", "-auto-approve")
+	out, code := destroy(w)
 	if code != 0 {
 		t.Fatalf("terraform destroy exited %d:\n%s", code, out)
 	}
