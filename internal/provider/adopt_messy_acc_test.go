@@ -54,7 +54,7 @@ func messyQuery(site demo.MessySite) string {
 // terraform query lists every kind over the whole site and generates the
 // blocks: the sync group, the groups' rows of the instance-grant lists
 // and the policies on the literal "*" are left out, each with a warning,
-// and no block is one the provider refuses at plan. Applying them only
+// and no block is one the provider refuses at plan. Applying them (a saved plan, then its apply) only
 // imports (no call that changes IAM, every row and expiry of IAM the same)
 // and plans empty after. Then the grade manager is let go with a removed
 // block (destroy = false: the adoption guide's "stop managing, keep
@@ -102,7 +102,7 @@ func TestAccAdoptMessySite(t *testing.T) {
 
 	// 2. Import: nothing but imports, IAM as it was, an empty plan after.
 	w.Terraform = applier
-	applyImportsOnly(t, w, sb, before, messyImports)
+	applySavedImportsOnly(t, w, sb, before, messyImports) // down the saved plan's path
 
 	// 3. Let the grade manager go (its destroy would delete its sync group
 	// and every group with it, which would hide what each destroy does):

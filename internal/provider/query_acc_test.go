@@ -244,8 +244,24 @@ import {
 // empty plan after.
 func applyImportsOnly(t *testing.T, w *acctest.CLIWorkspace, sb *sandboxtest.Sandbox, before iamSnapshot, n int) {
 	t.Helper()
+	checkImportsOnly(t, w, sb, before, n, func() string { return w.MustRun("apply", "-auto-approve") })
+}
+
+// applySavedImportsOnly is applyImportsOnly down the saved plan's path:
+// terraform plan -out, then terraform apply of that plan.
+func applySavedImportsOnly(t *testing.T, w *acctest.CLIWorkspace, sb *sandboxtest.Sandbox, before iamSnapshot, n int) {
+	t.Helper()
+	checkImportsOnly(t, w, sb, before, n, func() string {
+		w.MustRun("plan", "-out=adopt.tfplan")
+		return w.MustRun("apply", "adopt.tfplan")
+	})
+}
+
+// checkImportsOnly runs apply and checks what applyImportsOnly promises.
+func checkImportsOnly(t *testing.T, w *acctest.CLIWorkspace, sb *sandboxtest.Sandbox, before iamSnapshot, n int, apply func() string) {
+	t.Helper()
 	writesBefore := iamWrites(sb)
-	out := w.MustRun("apply", "-auto-approve")
+	out := apply()
 	if want := fmt.Sprintf("%d imported, 0 added, 0 changed, 0 destroyed", n); !strings.Contains(out, want) {
 		t.Errorf("the apply of the generated configuration did not import exactly the %d objects:\n%s", n, out)
 	}
