@@ -218,11 +218,21 @@
 //   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
 //     policy_id 0, for grant and revoke alike, each with statistics counting the instances (paths)
 //     requested for it.
-//   - Expiry: a new user policy without expired_at (or with 0) expires now+365 days; an existing
-//     policy's expiry changes only when the request's expired_at is greater (0 or none changes
-//     nothing: the default is for new policies only); group policies never expire (4102444800,
-//     whatever expired_at says); creator grants are permanent and upgrade an existing policy. expired_at must be after now ("greater than
-//     now timestamp") and at most 4102444800.
+//   - Expiry: one expired_at per policy, that is per (subject, system, action). A new user policy
+//     without expired_at (or with 0) expires now+365 days; an existing policy's expiry changes only
+//     when the request's expired_at is greater — raised, never lowered; 0 or none changes nothing
+//     (the default is for new policies only) — and it keeps its policy_id. Group policies never
+//     expire (4102444800, whatever expired_at says); creator grants are permanent and upgrade an
+//     existing policy. A partial revoke keeps the expiry; a revoke that empties the policy deletes
+//     it. expired_at must be after now ("greater than now timestamp") and at most 4102444800.
+//   - Expired user policies stay rows: inspection lists them with their past expired_at (the read
+//     list, by its timestamp, drops them). A grant without expired_at merges into one and leaves it
+//     expired (same id); a grant with expired_at, or a creator grant, revives it (same id). The
+//     real IAM's daily housekeeping deletes a user's custom policies expired for more than 365 days
+//     (expired_at < now - 365 days); the sandbox does it lazily, on the WithNow clock, whenever an
+//     authorization call, a read route or the inspection touches the policies (group policies and
+//     template rows are never purged). After that a grant creates a new policy: a new id and the
+//     365-day default.
 //   - Creator grants take every action of the type's node in the system's creator config, at any
 //     depth of the tree (sub resource types); no config or no node answers the server's 1902412 texts.
 //     An action related to no resource type becomes an unlimited (any) policy, which no batch_path

@@ -295,7 +295,7 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 		return nil, newSaaSError(codeSystemError, fmt.Sprintf("unhandled error while granting to user[%s]: a path of the lone id * (AssertionError)", req.Subject.ID))
 	}
 	if req.Operate == "revoke" {
-		return s.store.revoke(sys.ID, req.Subject, specs)
+		return s.store.revoke(now, sys.ID, req.Subject, specs)
 	}
 	// Group policies never expire. For a user, the 365-day default applies to a new policy only; an
 	// existing policy's expiry changes only when expired_at is given and greater.
@@ -306,7 +306,7 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 			newExpiry = now.Unix() + defaultUserExpirySec
 		}
 	}
-	return s.store.grant(sys.ID, req.Subject, specs, expiry, newExpiry, s.model.Limits)
+	return s.store.grant(now, sys.ID, req.Subject, specs, expiry, newExpiry, s.model.Limits)
 }
 
 // buildSpecs runs the model checks: actions exist (1902412 "x action not exists"), resources match
@@ -510,7 +510,7 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 	if err := s.lookupSubject(subject{Type: "user", ID: req.Creator}); err != nil {
 		return nil, err
 	}
-	return s.store.grant(sys.ID, subject{Type: "user", ID: req.Creator}, specs, permanentExpiredAt, permanentExpiredAt, s.model.Limits)
+	return s.store.grant(s.now(), sys.ID, subject{Type: "user", ID: req.Creator}, specs, permanentExpiredAt, permanentExpiredAt, s.model.Limits)
 }
 
 // checkAncestor resolves an ancestor's name through the system's "callback" (the model's instance

@@ -170,6 +170,7 @@ func (s *Server) policyList(app *App, system string, r *http.Request) (any, int,
 		return nil, codeBackendBadRequest, "bad request:timestamp is more than one day before today"
 	}
 	s.store.mu.Lock()
+	_ = s.store.purgeExpiredLocked(now) // a failed save keeps the state as it was; the list says so
 	var matched []*policy
 	for _, p := range s.store.policies {
 		// Rows expiring exactly at the timestamp are gone (expired_at > timestamp).
@@ -211,6 +212,7 @@ func (s *Server) policyGet(app *App, system, rawID string) (any, int, string) {
 	}
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
+	_ = s.store.purgeExpiredLocked(s.now()) // as the list does
 	for _, p := range s.store.policies {
 		if p.BackendID != id || p.rbac(s.model.systems[p.Key.System].actions[p.Key.Action]) {
 			continue // an RBAC-stored policy has no ABAC row to get

@@ -1,5 +1,7 @@
 package sandbox
 
+import "time"
+
 // PolicyFilter selects policies for inspection; empty fields match everything.
 type PolicyFilter struct {
 	System      string
@@ -44,9 +46,11 @@ func (f PolicyFilter) match(k policyKey) bool {
 		(f.Action == "" || f.Action == k.Action)
 }
 
-func (st *store) view(f PolicyFilter, m *Model) PolicyList {
+// view lists the policies matching f after the housekeeping due at now (purgeExpiredLocked).
+func (st *store) view(f PolicyFilter, m *Model, now time.Time) PolicyList {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	_ = st.purgeExpiredLocked(now) // a failed save keeps the state as it was; the view says so
 	out := PolicyList{Policies: []PolicyView{}}
 	for _, p := range st.sortedPoliciesLocked() {
 		if f.match(p.Key) {

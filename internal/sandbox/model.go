@@ -252,6 +252,9 @@ const (
 	defaultGroupMemberLimit = 1000
 	permanentExpiredAt      = 4102444800
 	defaultUserExpirySec    = 365 * 24 * 3600
+	// expiredPolicyKeepSec is how long the real IAM keeps a user's expired custom policy before its
+	// daily housekeeping deletes it (the SaaS's MAX_EXPIRED_POLICY_DELETE_TIME, one year).
+	expiredPolicyKeepSec = 365 * 24 * 3600
 )
 
 // DefaultModel returns a fresh copy of the embedded default model described in the contract.

@@ -102,7 +102,7 @@ func New(opts ...Option) (*Server, error) {
 func (s *Server) Model() *Model { return s.model }
 
 // Policies returns the stored policies matching f: the structure of GET /_sandbox/policies.
-func (s *Server) Policies(f PolicyFilter) PolicyList { return s.store.view(f, s.model) }
+func (s *Server) Policies(f PolicyFilter) PolicyList { return s.store.view(f, s.model, s.now()) }
 
 // Stats returns the request counters: the structure of GET /_sandbox/stats.
 func (s *Server) Stats() Stats { return s.stats.get() }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 )
 
 // policyKey identifies a policy row. batch_instance writes the subject's custom policy (TemplateID
@@ -119,6 +120,9 @@ type store struct {
 	groupFloor int64
 	// persist is called with mu held after every change; an error rolls the change back.
 	persist func() error
+	// purgedAt is the clock's second of the last housekeeping pass: a pass walks every policy,
+	// so it runs at most once per clock second (purgeExpiredLocked).
+	purgedAt int64
 }
 
 // backendIDOffset keeps backend ids from ever equalling the SaaS policy_id of the same policy: both
@@ -185,13 +189,17 @@ func (t *txn) commit() *saasError {
 	return nil
 }
 
-// grant merges specs into the subject's policies. A new policy expires at newExpiry; an existing
-// one takes expiry only when it is greater (0, "not given", changes nothing). Every policy is
-// computed on a copy and checked against the per-policy limit before anything is stored, so a
-// failing call changes nothing.
-func (st *store) grant(system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]resultEntry, *saasError) {
+// grant merges specs into the subject's policies, after the housekeeping due at now
+// (purgeExpiredLocked). A new policy expires at newExpiry; an existing one, expired or not, takes
+// expiry only when it is greater (0, "not given", changes nothing). Every policy is computed on a
+// copy and checked against the per-policy limit before anything is stored, so a failing call
+// changes nothing.
+func (st *store) grant(now time.Time, system string, subj subject, specs []grantSpec, expiry, newExpiry int64, lim Limits) ([]resultEntry, *saasError) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if e := st.purgeExpiredLocked(now); e != nil {
+		return nil, e
+	}
 	return st.grantLocked(system, subj, specs, expiry, newExpiry, lim)
 }
 
@@ -221,8 +229,10 @@ func mergeGrants(held func(policyKey) *policy, system string, subj subject, spec
 		var p *policy
 		changed := true
 		if old := held(k); old != nil {
+			// The policy keeps its id and its expiry unless expired_at is greater: a grant without
+			// one leaves an expired policy expired, a later one revives it.
 			p = old.clone()
-			p.ExpiredAt = max(p.ExpiredAt, expiry) // only a greater expired_at changes it
+			p.ExpiredAt = max(p.ExpiredAt, expiry)
 			changed = mergeGrant(p, sp)
 		} else {
 			p = &policy{Key: k, ExpiredAt: newExpiry, Combined: len(sp.action.RelatedTypes) > 1, Paths: map[string][]Node{}}
@@ -315,11 +325,15 @@ func groupContains(outer, inner group) bool {
 	return true
 }
 
-// revoke removes the requested paths. Actions without a policy are skipped silently; paths not in a
-// policy leave it unchanged; an emptied policy is deleted and its old id returned.
-func (st *store) revoke(system string, subj subject, specs []grantSpec) ([]resultEntry, *saasError) {
+// revoke removes the requested paths, after the housekeeping due at now (purgeExpiredLocked).
+// Actions without a policy are skipped silently; paths not in a policy leave it unchanged (expiry
+// included); an emptied policy is deleted and its old id returned.
+func (st *store) revoke(now time.Time, system string, subj subject, specs []grantSpec) ([]resultEntry, *saasError) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if e := st.purgeExpiredLocked(now); e != nil {
+		return nil, e
+	}
 	return st.revokeLocked(system, subj, specs)
 }
 
@@ -423,6 +437,30 @@ func revokeContains(req, g group) bool {
 		}
 	}
 	return true
+}
+
+// purgeExpiredLocked deletes the users' custom policies that expired more than expiredPolicyKeepSec
+// before now (expired_at < now - one year), as the real IAM's housekeeping does daily; the sandbox
+// does it lazily, before each call reads or writes policies. Until then an expired policy is a row
+// like any other, and a grant merges into it; after it, a grant creates a new policy (a new id,
+// the default expiry). Group policies never expire and template rows are not the housekeeping's.
+// A failed save rolls the purge back.
+func (st *store) purgeExpiredLocked(now time.Time) *saasError {
+	if now.Unix() == st.purgedAt {
+		return nil // done this second: a burst of calls walks the policies once
+	}
+	cutoff := now.Unix() - expiredPolicyKeepSec
+	t := st.begin()
+	for k, p := range st.policies {
+		if k.SubjectType == "user" && k.TemplateID == 0 && p.ExpiredAt < cutoff {
+			t.put(k, nil)
+		}
+	}
+	if e := t.commit(); e != nil {
+		return e // rolled back: the next call tries again
+	}
+	st.purgedAt = now.Unix()
+	return nil
 }
 
 // subjectPoliciesLocked lists every custom policy of the subject in the system: the grant answer's
