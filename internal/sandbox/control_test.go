@@ -206,3 +206,34 @@ func TestSandboxtestHelper(t *testing.T) {
 		t.Fatalf("reset: %v", err)
 	}
 }
+
+// TestFaultsSpareReads: with spare_reads the injected failure skips the
+// policy list, which does not count towards after either, and fails the
+// write it was armed for; without it the read takes the failure.
+func TestFaultsSpareReads(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		spare      bool
+		readFails  bool
+		grantFails bool
+	}{
+		{"spare_reads", true, false, true},
+		{"reads count", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t)
+			fault := fmt.Sprintf(`{"spare_reads":%t,"fail":{"after":0,"count":1,"status":500,"code":1902500}}`, tc.spare)
+			if r := control(t, s, "POST", "/_sandbox/faults", fault); r.status != 200 {
+				t.Fatalf("set faults: %s", r.raw)
+			}
+			list := getRead(t, s, "/api/v1/systems/bk_cmdb/policies?action_id=edit_host", goodAuth)
+			if failed := list.status != 200 || list.code() != 0; failed != tc.readFails {
+				t.Errorf("policy list: HTTP %d %s, want failed=%t", list.status, list.raw, tc.readFails)
+			}
+			grant := send(t, s, gw, "batch_instance", hostGrant("alice", "1"))
+			if failed := grant.code() != 0; failed != tc.grantFails {
+				t.Errorf("grant: %s, want failed=%t", grant.raw, tc.grantFails)
+			}
+		})
+	}
+}

@@ -103,7 +103,9 @@
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next
 //     "count" fail with that HTTP status and body code; a rate_limit fault answers 429 with
 //     Retry-After and code 1642902 on the gateway, HTTP 200 and code 1306429 on ESB. {} clears every
-//     fault. A failed request changes nothing in the store. More faults are described under "Not
+//     fault. A failed request changes nothing in the store. With "spare_reads":true the faults
+//     leave the policy reads (list and get) alone, which then count for nothing, so that a test of
+//     the writes is unmoved by what a plan reads first. More faults are described under "Not
 //     emulated, and why".
 //
 // The embedded default model (default_model.json):

@@ -16,6 +16,11 @@ type Faults struct {
 	// touch the model query, so that the counts of a fault test are the same with or without the
 	// provider's model checks.
 	ModelFail *FailFault `json:"model_fail,omitempty"`
+	// SpareReads keeps Fail, RateLimit, Drop and Slow off the policy reads (the policy list and
+	// get routes), which then neither fail nor count towards After: a test of the writes gets the
+	// same faults whatever a plan reads first (the provider's plan-time expiry check reads the
+	// policy list of each action it grants).
+	SpareReads bool `json:"spare_reads,omitempty"`
 }
 
 // FailFault: after After further authorization requests have succeeded, the next Count fail with
@@ -178,6 +183,13 @@ func (fs *faultState) take() *injected {
 		return &injected{slow: sl}
 	}
 	return nil
+}
+
+// sparesReads reports whether the faults leave the policy reads alone.
+func (fs *faultState) sparesReads() bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.cfg.SpareReads
 }
 
 func (fs *faultState) success() {

@@ -67,9 +67,12 @@ func (s *Server) serveRead(c *call) bool {
 	if !s.sleepLatency(c.r) {
 		return true
 	}
-	if f := s.faults.take(); f != nil {
-		s.writeFault(c, f)
-		return true
+	spared := s.faults.sparesReads()
+	if !spared {
+		if f := s.faults.take(); f != nil {
+			s.writeFault(c, f)
+			return true
+		}
 	}
 	app, ok := s.gatewayAuth(c)
 	if !ok {
@@ -88,7 +91,9 @@ func (s *Server) serveRead(c *call) bool {
 		return true
 	}
 	failed = false
-	s.faults.success()
+	if !spared {
+		s.faults.success()
+	}
 	c.writeJSON(http.StatusOK, backendBody{Code: 0, Message: "ok", Data: data})
 	return true
 }
