@@ -298,12 +298,35 @@ func (c *CallCounter) Expect(want map[string]int) func(*terraform.State) error {
 	}
 }
 
+// ExpiryReads adds to want the policy-list pages the plan-time expiry
+// check reads through provider, a provider block: pages over the gateway,
+// none over ESB, which has no policy read (its plans warn instead). A
+// step that creates or changes a user's grant reads each action it grants
+// once in the plan and once in the apply, which plans again.
+func ExpiryReads(provider string, pages int, want map[string]int) map[string]int {
+	out := maps.Clone(want)
+	if out == nil {
+		out = map[string]int{}
+	}
+	if pages > 0 && !strings.Contains(provider, "esb_url") {
+		out["policy_list"] += pages
+	}
+	return out
+}
+
 // IAMCalls counts the requests the sandbox received apart from model reads
 // (check_model reads each system's model at plan time; the injected faults
 // of Faults never touch those, see sandbox.Faults.ModelFail).
 func IAMCalls(sb *sandboxtest.Sandbox) int {
 	st := sb.Stats()
 	return st.Total - st.Requests["model_query"]
+}
+
+// IAMWrites counts the requests the sandbox received apart from reads:
+// IAMCalls without the policy reads (the plan's expiry check, detect_drift).
+func IAMWrites(sb *sandboxtest.Sandbox) int {
+	st := sb.Stats()
+	return st.Total - st.Requests["model_query"] - st.Requests["policy_list"] - st.Requests["policy_get"]
 }
 
 // Reset forgets the calls made so far (for PreConfig hooks).

@@ -168,11 +168,12 @@ func (e *ProtoEnv) ExpectSent(t *testing.T, want ...string) {
 	}
 }
 
-// FailCall makes the n-th authorization request from now fail with
-// IAM's 1902500 (HTTP 500).
+// FailCall makes the n-th write from now fail with IAM's 1902500 (HTTP
+// 500). The policy reads (the plan's expiry check) are spared and not
+// counted.
 func (e *ProtoEnv) FailCall(t *testing.T, n int) {
 	t.Helper()
-	if err := e.Sandbox.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{After: n - 1, Count: 1, Status: 500, Code: 1902500}}); err != nil {
+	if err := e.Sandbox.SetFaults(sandbox.Faults{SpareReads: true, Fail: &sandbox.FailFault{After: n - 1, Count: 1, Status: 500, Code: 1902500}}); err != nil {
 		t.Fatal(err)
 	}
 }

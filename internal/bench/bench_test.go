@@ -12,37 +12,50 @@ import (
 // of each benchmark scenario at a small size: the lower bound of
 // ceil(instances / limit) per changed group, none on a no-op plan. Each
 // provider process that plans a change reads the system's model once
-// (check_model): terraform plan runs one, terraform apply two (its plan
-// and apply walks; an apply of a saved plan one).
+// (check_model) and the policy list of each action it grants to a user
+// once (the expiry check: one page here): terraform plan runs one,
+// terraform apply two (its plan and apply walks; an apply of a saved plan
+// one).
 func TestAccScenarioCallCounts(t *testing.T) {
 	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10}
 	none := map[string]int{}
 	model := map[string]int{"model_query": 1}
+	// plus adds the expiry check's policy-list pages to calls.
+	plus := func(calls map[string]int, pages int) map[string]int {
+		out := map[string]int{"policy_list": pages}
+		for k, v := range calls {
+			out[k] = v
+		}
+		return out
+	}
 	cases := []struct {
 		sc   Scenario
 		want map[string]map[string]int
 	}{
+		// Two actions.
 		{InstanceGrant(450, false), map[string]map[string]int{
-			StepCreatePlan:  model,
-			StepCreateApply: {"batch_instance:grant": 3, "model_query": 1},
+			StepCreatePlan:  plus(model, 2),
+			StepCreateApply: plus(map[string]int{"batch_instance:grant": 3, "model_query": 1}, 2),
 			StepNoopPlan:    none,
 			// 1% of 450 replaced: 4 instances out, 4 in.
-			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2},
+			StepChangeApply: plus(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2}, 4),
 			StepDestroy:     {"batch_instance:revoke": 1},
 		}},
+		// One action, one scan for the 20 users.
 		{ManyGrants(20, "0s"), map[string]map[string]int{
-			StepCreatePlan:  model,
-			StepCreateApply: {"batch_instance:grant": 20, "model_query": 1},
+			StepCreatePlan:  plus(model, 1),
+			StepCreateApply: plus(map[string]int{"batch_instance:grant": 20, "model_query": 1}, 1),
 			StepNoopPlan:    none,
 			// One resource replaced by another.
-			StepChangeApply: {"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2},
+			StepChangeApply: plus(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2}, 2),
 			StepDestroy:     {"batch_instance:revoke": 20},
 		}},
+		// Four creator actions.
 		{CreatorGrant(450), map[string]map[string]int{
-			StepCreatePlan:  model,
-			StepCreateApply: {"batch_resource_creator_action": 3, "model_query": 1},
+			StepCreatePlan:  plus(model, 4),
+			StepCreateApply: plus(map[string]int{"batch_resource_creator_action": 3, "model_query": 1}, 4),
 			StepNoopPlan:    none,
-			StepChangeApply: {"batch_resource_creator_action": 1, "batch_path:revoke": 1, "model_query": 2},
+			StepChangeApply: plus(map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1, "model_query": 2}, 8),
 			StepDestroy:     {"batch_path:revoke": 1},
 		}},
 		// A group's members: no model read; every refresh reads the group,

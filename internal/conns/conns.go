@@ -44,6 +44,12 @@ type Data struct {
 	// one expiry IAM keeps per user and action, which it otherwise warns
 	// of (expiry_conflicts = "error"; authz/expiry.go).
 	ExpiryConflictsFail bool
+	// ExpiryScans are the policy-list scans the plan-time expiry check
+	// reads: Scans with detect_drift, else scans of its own, made only
+	// when a plan creates or changes a user grant; nil when the check is
+	// off (expiry_conflicts = "off"). Through ESB its reads fail, and the
+	// plan says the check cannot run.
+	ExpiryScans *bkiam.ScanCache
 	// PlannedScopes holds the grade managers' scopes and the groups'
 	// grade managers this process planned, for the plan-time scope check of
 	// bkiam_group_permission (planned_scopes.go).
@@ -55,6 +61,9 @@ type Data struct {
 // write.
 func (d *Data) InvalidateScans(system string, actions []string) {
 	if d.Scans == nil {
+		// The expiry check's own scans are a plan-time view of IAM, read
+		// once per process: a write of this process does not make it read
+		// again (an apply's re-plan of a later resource reads what it read).
 		return
 	}
 	for _, a := range actions {

@@ -152,32 +152,39 @@ func heading(out io.Writer, format string, args ...any) {
 	fmt.Fprintf(out, "\n==> "+format+"\n", args...)
 }
 
-// printCalls says what a step cost in IAM calls. The model reads of the
-// plan-time checks (check_model: one per system per provider process,
-// and terraform apply runs two) are told apart from the grants.
+// printCalls says what a step cost in IAM calls. The reads of the
+// plan-time checks (check_model's model reads, one per system per
+// provider process; the expiry check's policy-list pages, one scan per
+// action a plan grants to a user; terraform apply runs two processes, its
+// plan and its apply) are told apart from the writes.
 func printCalls(out io.Writer, what string, before, after sandbox.Stats) {
-	var parts []string
+	checks := map[string][2]string{"model_query": {"model read", "model reads"}, "policy_list": {"policy-list page", "policy-list pages"}}
+	var parts, reads []string
 	total := 0
 	for _, kind := range sortedKeys(after.Requests) {
-		if n := after.Requests[kind] - before.Requests[kind]; n > 0 && kind != "model_query" {
+		n := after.Requests[kind] - before.Requests[kind]
+		switch names, check := checks[kind]; {
+		case n <= 0:
+		case check && n == 1:
+			reads = append(reads, "1 "+names[0])
+		case check:
+			reads = append(reads, fmt.Sprintf("%d %s", n, names[1]))
+		default:
 			parts = append(parts, fmt.Sprintf("%d %s", n, kind))
 			total += n
 		}
 	}
-	models := ""
-	switch n := after.Requests["model_query"] - before.Requests["model_query"]; {
-	case n == 1:
-		models = " (and 1 model read for the plan-time checks)"
-	case n > 1:
-		models = fmt.Sprintf(" (and %d model reads for the plan-time checks)", n)
+	checked := ""
+	if len(reads) > 0 {
+		checked = " (and " + strings.Join(reads, " and ") + " for the plan-time checks)"
 	}
 	switch total {
 	case 0:
-		fmt.Fprintf(out, "%s cost no IAM call%s.\n", what, models)
+		fmt.Fprintf(out, "%s cost no IAM call%s.\n", what, checked)
 	case 1:
-		fmt.Fprintf(out, "%s cost 1 IAM call: %s%s.\n", what, strings.Join(parts, ", "), models)
+		fmt.Fprintf(out, "%s cost 1 IAM call: %s%s.\n", what, strings.Join(parts, ", "), checked)
 	default:
-		fmt.Fprintf(out, "%s cost %d IAM calls: %s%s.\n", what, total, strings.Join(parts, ", "), models)
+		fmt.Fprintf(out, "%s cost %d IAM calls: %s%s.\n", what, total, strings.Join(parts, ", "), checked)
 	}
 }
 

@@ -133,6 +133,16 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 			data.Scans.UseModels(data.Models)
 		}
 	}
+	switch {
+	case settings.expiryConflicts == expiryConflictsOff:
+	case data.Scans != nil:
+		data.ExpiryScans = data.Scans
+	default:
+		data.ExpiryScans = bkiam.NewScanCache(client, time.Now)
+		if settings.checkModel {
+			data.ExpiryScans.UseModels(data.Models)
+		}
+	}
 	p.data.Store(data)
 	resp.ResourceData = data
 	resp.DataSourceData = data

@@ -183,7 +183,7 @@ var notAtPlanTime = map[string]string{
 	"importedCombinations: a grant with an empty instance list); bkiam_instance_grant never grants that, so it cannot be imported": "import " +
 		"time: depends on what the subject holds in IAM",
 	"importedCombinations: a bkiam_instance_grant holds one, so it cannot be imported": "import time: depends on what the subject holds in IAM",
-	"conflict: The plan fails because the provider sets expiry_conflicts = \"error": "plan time, but only once IAM holds a " +
+	"conflictAt: The plan fails because the provider sets expiry_conflicts = \"error": "plan time, but only once IAM holds a " +
 		"policy the grant conflicts with (TestAccPlanSaysWhatAGrantDoesToIAMsExpiry provokes it)",
 	"importedCombinations: instances; there is nothing to import": "import time: depends on what the subject holds in IAM",
 	"goneCheck.groupGone: but IAM refuses its groups": "refresh time: an answer the real IAM never gives (a grade manager it lists but " +

@@ -37,7 +37,7 @@ type providerSettings struct {
 	checkModel bool
 	// allowSharedGrants lets two resources grant one path (internal/sharedgrants).
 	allowSharedGrants bool
-	// expiryConflicts is expiry_conflicts: "warn", or "error" for the plan's expiry warnings as errors.
+	// expiryConflicts is expiry_conflicts: "warn", "error" for the plan's expiry warnings as errors, or "off".
 	expiryConflicts string
 }
 
@@ -105,7 +105,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		detectDrift:        drift.on,
 		checkModel:         checkModel,
 		allowSharedGrants:  allowShared,
-		expiryConflicts:    expiryConflicts, // warn or error: the schema validates it
+		expiryConflicts:    expiryConflicts, // warn, error or off: the schema validates it
 	}, diags
 }
 

@@ -72,6 +72,7 @@ var (
 const (
 	expiryConflictsWarn  = "warn"
 	expiryConflictsError = "error"
+	expiryConflictsOff   = "off"
 )
 
 // envDetectDrift is detect_drift's environment fallback.
@@ -244,12 +245,17 @@ func providerSchema() schema.Schema {
 			},
 			"expiry_conflicts": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "What a plan does when, with `detect_drift`, it reads that a user grant conflicts with " +
-					"the one expiry IAM keeps per user and action: the grant would raise the expiry of instances it does " +
-					"not manage, or its `expires_at` cannot take effect because IAM's policy already expires later. " +
-					"`warn` (the default) plans with a warning naming the instances and dates; `error` fails the plan, for " +
-					"teams that want a hard guarantee that no expiry changes unannounced.",
-				Validators: []validator.String{stringvalidator.OneOf(expiryConflictsWarn, expiryConflictsError)},
+				MarkdownDescription: "What a plan does when it reads that a user grant conflicts with the one expiry IAM " +
+					"keeps per user and action: the grant would raise the expiry of instances it does not manage (a creator " +
+					"grant makes the policy permanent), or its `expires_at` cannot take effect because IAM's policy already " +
+					"expires later. `warn` (the default) plans with a warning naming the instances and dates; `error` fails " +
+					"the plan, for teams that want a hard guarantee that no expiry changes unannounced, and fails it too when " +
+					"the policy cannot be read; `off` reads nothing and checks nothing. The check reads the policy list of " +
+					"each action a plan grants to a user: with `detect_drift`, the scan the refresh made; otherwise one scan " +
+					"of that action's list per Terraform run that creates or changes such a grant, none when nothing " +
+					"changes. It needs `apigw_url` (IAM's policy reads are served through the API gateway only); through " +
+					"ESB the plan says the check cannot run.",
+				Validators: []validator.String{stringvalidator.OneOf(expiryConflictsWarn, expiryConflictsError, expiryConflictsOff)},
 			},
 			"allow_shared_grants": schema.BoolAttribute{
 				Optional: true,

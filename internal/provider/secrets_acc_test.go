@@ -123,7 +123,9 @@ func TestAccSecretsStayOutOfLogsAndPlans(t *testing.T) {
 					errs.Pass(resource.TestStep{Config: grant("2", "3"), ConfigPlanChecks: noSecretInPlan, ConfigStateChecks: noSecretInState}),
 					errs.Expect(resource.TestStep{
 						PreConfig: func() {
-							if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{Count: 1, Status: 500, Code: 1902500}}); err != nil {
+							// The first write fails, after the expiry check's
+							// reads.
+							if err := sb.SetFaults(sandbox.Faults{SpareReads: true, Fail: &sandbox.FailFault{Count: 1, Status: 500, Code: 1902500}}); err != nil {
 								t.Fatal(err)
 							}
 						},

@@ -63,7 +63,7 @@ func TestAccStateUpgrade(t *testing.T) {
 				ProtoV6ProviderFactories: later,
 				Config:                   config,
 				ConfigPlanChecks:         acctest.EmptyPlanAfterApply,
-				Check:                    resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", want), calls.Expect(map[string]int{"batch_instance:grant": 1})),
+				Check:                    resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", want), calls.Expect(map[string]int{"batch_instance:grant": 1, "policy_list": 2})),
 			},
 		},
 		CheckDestroy: acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", nil),

@@ -34,7 +34,10 @@ func (CreatorGrant) Schema(context.Context) schema.Schema {
 			"IAM's `batch_resource_creator_action` API, so that IAM grants the creator the actions the system " +
 			"configured for the resource type (its *resource creator actions*).\n\n" +
 			"IAM has no creator revoke: destroy revokes, with `batch_path`, each instance's path (its ancestors, " +
-			"then the instance) for the actions the grant recorded.",
+			"then the instance) for the actions the grant recorded.\n\n" +
+			"IAM grants a creator permanently, and keeps one expiry per user and action: registering an instance " +
+			"makes the creator's whole policy of each creator action permanent, instances granted elsewhere with an " +
+			"expiry included. The plan says so, naming them (provider setting `expiry_conflicts`).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,

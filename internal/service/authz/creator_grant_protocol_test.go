@@ -135,9 +135,10 @@ func expectCreatorState(t *testing.T, env *acctest.ProtoEnv, state *authz.Creato
 var appActions = []string{"mini_app_edit", "mini_app_view"}
 
 // TestProtocolCreatorGrantCreate: the plan of a create leaves id, the
-// granted actions and the policies to the apply, and sends nothing; the
-// apply registers every instance in one call, and state records what IAM
-// granted.
+// granted actions and the policies to the apply, and writes nothing: it
+// reads the policy list of each creator action once (the expiry check);
+// the apply registers every instance in one call, and state records what
+// IAM granted.
 func TestProtocolCreatorGrantCreate(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -163,7 +164,7 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 			if got := shownInstances(planned); !slices.Equal(got, tc.shown) {
 				t.Errorf("the plan shows instances %v, want %v", got, tc.shown)
 			}
-			env.ExpectCalls(t, nil)
+			env.ExpectCalls(t, map[string]int{"policy_list": len(tc.actions)})
 
 			resp := creatorProto.Apply(t, env.Server, nil, plan, tc.config)
 			acctest.ExpectDiags(t, resp.Diagnostics)

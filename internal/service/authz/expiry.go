@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -16,19 +20,24 @@ import (
 // it does not manage (alice's host 9, expiring next week, becomes
 // permanent when a grant of host 1 sends the permanent expiry), and a
 // configured expires_at cannot take effect when IAM's policy already
-// expires later. CheckPlan tells both at plan, with detect_drift, from
-// the policy list the refresh has read (bkiam.ScanCache: no call of its
-// own, except after -refresh=false, one scan per action).
+// expires later. CheckPlan tells both at plan, from the subject's policy
+// in the action's policy list: with detect_drift the scan the refresh
+// made (no call of its own, except after -refresh=false), otherwise a
+// scan of its own, once per action and process, made only for a planned
+// create or change that grants the action (conns.Data.ExpiryScans).
 
 // CheckPlan warns, for each action a planned create or change of a user
 // grant will grant, what the grant does to the expiry IAM keeps.
 func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protocol.PlanRequest[InstanceGrantModel], diags *protocol.Diagnostics) {
-	if data == nil || data.Scans == nil {
-		return // detect_drift off: IAM's policies are not read
+	if data == nil || data.ExpiryScans == nil {
+		return // expiry_conflicts = "off", or the provider is not configured
 	}
 	next := ViewGrant(req.Proposed)
-	if !next.Known || next.Subject.Type != subjectUser {
-		return // group grants never expire
+	if !next.Known || next.System == "" || next.Subject.ID == "" {
+		return // unknown until apply: nothing to read yet
+	}
+	if next.Subject.Type != subjectUser || strings.EqualFold(next.Subject.ID, "admin") {
+		return // group grants never expire; IAM stores no grant to admin
 	}
 	var prior *GrantView
 	if req.Prior != nil {
@@ -40,11 +49,9 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 		if prior != nil && !grantsAgain(prior.Grant, next.Grant, action) {
 			continue
 		}
-		policy, err := heldPolicy(ctx, data.Scans, next.System, action, next.Subject)
+		policy, err := heldPolicy(ctx, data.ExpiryScans, next.System, action, next.Subject)
 		if err != nil {
-			diags.AddWarning("Cannot read the expiry IAM keeps",
-				fmt.Sprintf("detect_drift could not read %s's policy for %s, so the plan cannot say what this grant does to its "+
-					"expiry: %v.", subjectName(next.Subject), action, err))
+			unreadable(data, diags, subjectName(next.Subject), action, err)
 			return
 		}
 		if policy == nil {
@@ -80,12 +87,30 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 // conflict reports an expiry conflict on expires_at: a warning, or an
 // error with expiry_conflicts = "error".
 func conflict(data *conns.Data, diags *protocol.Diagnostics, summary, detail string) {
+	conflictAt(data, diags, protocol.Root("expires_at"), summary, detail)
+}
+
+// conflictAt is conflict on the attribute at path.
+func conflictAt(data *conns.Data, diags *protocol.Diagnostics, path *tftypes.AttributePath, summary, detail string) {
 	if data.ExpiryConflictsFail {
-		diags.AddAttributeError(protocol.Root("expires_at"), summary, detail+
+		diags.AddAttributeError(path, summary, detail+
 			" The plan fails because the provider sets expiry_conflicts = \"error\".")
 		return
 	}
-	diags.AddAttributeWarning(protocol.Root("expires_at"), summary, detail)
+	diags.AddAttributeWarning(path, summary, detail)
+}
+
+// unreadable reports that the policy a grant changes could not be read:
+// a warning, or with expiry_conflicts = "error" an error, since the plan
+// cannot then guarantee anything.
+func unreadable(data *conns.Data, diags *protocol.Diagnostics, subject, action string, err error) {
+	detail := fmt.Sprintf("The provider could not read %s's policy for %s, so the plan cannot say what this grant does to the one "+
+		"expiry IAM keeps per user and action: %v. Set expiry_conflicts = \"off\" to plan without reading it.", subject, action, err)
+	if data.ExpiryConflictsFail {
+		diags.AddError("Cannot read the expiry IAM keeps", detail+" The plan fails because the provider sets expiry_conflicts = \"error\".")
+		return
+	}
+	diags.AddWarning("Cannot read the expiry IAM keeps", detail)
 }
 
 // grantsAgain reports whether an update from prior to next grants
@@ -105,3 +130,76 @@ func grantsAgain(prior, next grantplan.Grant, action string) bool {
 }
 
 var _ protocol.PlanChecker[InstanceGrantModel, *conns.Data] = InstanceGrant{}
+
+// CheckPlan warns, for a planned creator grant that registers instances,
+// which of the creator's policies it makes permanent: IAM grants a
+// creator permanently, and the one expiry of the creator's policy for
+// each creator action goes with it, so instances the creator holds of
+// that action through another grant stop expiring.
+func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protocol.PlanRequest[CreatorGrantModel], diags *protocol.Diagnostics) {
+	if data == nil || data.ExpiryScans == nil {
+		return
+	}
+	next := viewCreator(req.Proposed)
+	if next.target.System == "" || next.target.Type == "" || next.creator == "" || next.instances == nil {
+		return // unknown until apply
+	}
+	if strings.EqualFold(next.creator, "admin") {
+		return // IAM stores no grant to admin
+	}
+	registers := len(next.instances) > 0
+	if req.Prior != nil {
+		prior := viewCreator(*req.Prior)
+		if prior.target == next.target && prior.creator == next.creator && prior.instances != nil {
+			held := grantplan.CreatorHeld(prior.target, prior.instances)
+			registers = false
+			for path := range grantplan.CreatorHeld(next.target, next.instances) {
+				if _, ok := held[path]; !ok {
+					registers = true
+				}
+			}
+		}
+	}
+	if !registers {
+		return // a removal grants nothing
+	}
+	actions := next.actions
+	if actions == nil {
+		// The type's creator actions, from the model CheckModel has read
+		// (and reported on: its errors are not repeated here).
+		actions = creatorConfigActions(ctx, data, req.Proposed.System, next.target.Type, &protocol.Diagnostics{})
+	}
+	creator := bkiam.Subject{Type: subjectUser, ID: next.creator}
+	for _, action := range actions {
+		policy, err := heldPolicy(ctx, data.ExpiryScans, next.target.System, action, creator)
+		if err != nil {
+			unreadable(data, diags, subjectName(creator), action, err)
+			return
+		}
+		if policy == nil || policy.expiredAt >= bkiam.PermanentExpiry {
+			continue
+		}
+		ids, anyInstance := policy.expr.Instances(next.target.Type)
+		var others []string
+		for _, id := range ids {
+			if _, managed := next.instances[id]; !managed {
+				others = append(others, id)
+			}
+		}
+		what := fmt.Sprintf("%d %s/%s instances this resource does not manage (%s)", len(others), next.target.System, next.target.Type,
+			protocol.SomeIDs(others))
+		switch {
+		case anyInstance:
+			what = fmt.Sprintf("every %s/%s instance", next.target.System, next.target.Type)
+		case len(others) == 0 && policy.expr.Mentions(next.target.Type):
+			continue // the policy holds only this resource's instances
+		case len(others) == 0:
+			what = "what the policy grants on other resource types"
+		}
+		conflictAt(data, diags, protocol.Root("instances"), "Creator grant makes a policy permanent",
+			fmt.Sprintf("IAM grants a creator permanently, and keeps one expiry per user and action: registering these instances "+
+				"makes %s's %s on %s, %s, permanent.", subjectName(creator), action, what, expiryText(policy.expiredAt, "expiring")))
+	}
+}
+
+var _ protocol.PlanChecker[CreatorGrantModel, *conns.Data] = CreatorGrant{}

@@ -1,6 +1,7 @@
 package authz_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
@@ -94,24 +96,48 @@ resource "bkiam_instance_grant" %[1]q {
 	}
 }
 
-// TestAccPlanSaysWhatAGrantDoesToIAMsExpiry: with detect_drift, a plan
-// that grants tells what the grant does to the one expiry IAM keeps per
-// user and action. alice holds view_host on host 9 until next week
-// (granted outside); a grant of host 1 with the default, permanent,
-// makes host 9 permanent: the plan says so, naming host 9 and both
-// expiries. carol holds view_host permanently (host 90, outside); a grant
-// of host 91 until next week cannot end sooner: the plan says so. With
-// expiry_conflicts = "error", the same plan fails on both. The plan
-// after the apply grants nothing and says neither.
+// TestAccPlanSaysWhatAGrantDoesToIAMsExpiry: a plan that grants tells
+// what the grant does to the one expiry IAM keeps per user and action,
+// with detect_drift (from the refresh's scans) and without it (from scans
+// of its own). alice holds view_host on host 9 until next week (granted
+// outside); a grant of host 1 with the default, permanent, makes host 9
+// permanent: the plan says so, naming host 9 and both expiries. carol
+// holds view_host permanently (host 90, outside); a grant of host 91
+// until next week cannot end sooner: the plan says so. dave holds edit on
+// job 7 until next week; registering him as the creator of job 1 makes
+// it permanent (IAM grants creators permanently). With expiry_conflicts =
+// "error", the same plan fails on all three. Without detect_drift the
+// plan reads each action's list once (view_host and job's four creator
+// actions) and the plan after the apply, which grants nothing, reads
+// none and says nothing.
 func TestAccPlanSaysWhatAGrantDoesToIAMsExpiry(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
-	sb := sandboxtest.Start(t)
-	nextWeek := time.Now().Add(7 * 24 * time.Hour).UTC().Truncate(time.Second)
-	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"9"}, nextWeek.Unix())
-	changeOutside(t, sb, bkiam.OperationGrant, "carol", []string{"view_host"}, []string{"90"}, bkiam.PermanentExpiry)
-	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
-	grants := fmt.Sprintf(`
+	for _, drift := range []bool{true, false} {
+		t.Run(fmt.Sprintf("detect_drift=%t", drift), func(t *testing.T) {
+			acctest.Parallel(t)
+			sb := sandboxtest.Start(t)
+			calls := acctest.NewCallCounter(sb)
+			nextWeek := time.Now().Add(7 * 24 * time.Hour).UTC().Truncate(time.Second)
+			changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"9"}, nextWeek.Unix())
+			changeOutside(t, sb, bkiam.OperationGrant, "carol", []string{"view_host"}, []string{"90"}, bkiam.PermanentExpiry)
+			if _, err := acctest.OutsideClient(t, sb).BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
+				System: "bk_job", Operate: bkiam.OperationGrant, Subject: bkiam.Subject{Type: "user", ID: "dave"},
+				Actions:   []bkiam.Action{{ID: "edit"}},
+				Resources: []bkiam.InstanceResource{{System: "bk_job", Type: "job", Instances: []bkiam.Instance{{ID: "job7", Name: "job7"}}}},
+				ExpiredAt: nextWeek.Unix(),
+			}); err != nil {
+				t.Fatal(err)
+			}
+			provider := func(extra string) string {
+				if drift {
+					return acctest.DriftProvider(sb, extra)
+				}
+				return strings.Replace(acctest.Transports[acctest.GatewayTransport].Block(sb.URL), "  max_retries = 2\n",
+					"  max_retries = 2\n"+extra, 1)
+			}
+			w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+			grants := fmt.Sprintf(`
 resource "bkiam_instance_grant" "alice" {
   system    = "bk_cmdb"
   subject   = { type = "user", id = "alice" }
@@ -126,33 +152,67 @@ resource "bkiam_instance_grant" "carol" {
   resources  = [{ system = "bk_cmdb", type = "host", instances = { "91" = "host91" } }]
   expires_at = %q
 }
+
+resource "bkiam_creator_grant" "dave" {
+  system    = "bk_job"
+  type      = "job"
+  creator   = "dave"
+  instances = { "job1" = { name = "job1" } }
+}
 `, nextWeek.Format(time.RFC3339))
 
-	// With expiry_conflicts = "error", the same plan fails on both.
-	w.Configure(acctest.DriftProvider(sb, "  expiry_conflicts = \"error\"\n"), grants)
-	failed, code := w.Run("plan")
-	failed = strings.Join(strings.Fields(failed), " ")
-	if code == 0 || strings.Count(failed, `The plan fails because the provider sets expiry_conflicts = "error".`) != 2 ||
-		!strings.Contains(failed, "Error: Expiry raised beyond this grant") || !strings.Contains(failed, "Error: Expiry cannot take effect") {
-		t.Errorf("with expiry_conflicts = \"error\" the plan did not fail on both conflicts (exit %d):\n%s", code, failed)
-	}
+			// With expiry_conflicts = "error", the same plan fails on all three.
+			w.Configure(provider("  expiry_conflicts = \"error\"\n"), grants)
+			failed, code := w.Run("plan")
+			failed = strings.Join(strings.Fields(failed), " ")
+			if code == 0 || strings.Count(failed, `The plan fails because the provider sets expiry_conflicts = "error".`) != 3 ||
+				!strings.Contains(failed, "Error: Expiry raised beyond this grant") || !strings.Contains(failed, "Error: Expiry cannot take effect") ||
+				!strings.Contains(failed, "Error: Creator grant makes a policy permanent") {
+				t.Errorf("with expiry_conflicts = \"error\" the plan did not fail on the three conflicts (exit %d):\n%s", code, failed)
+			}
 
-	w.Configure(acctest.DriftProvider(sb, ""), grants)
-	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
-	for _, want := range []string{
-		"Expiry raised beyond this grant",
-		"user alice's view_host on 1 bk_cmdb/host instances this resource does not manage (9), expiring " + nextWeek.Format(time.RFC3339) + ", becomes permanent.",
-		"Expiry cannot take effect",
-		"user carol already holds view_host permanent in IAM",
-		"this grant, expiring " + nextWeek.Format(time.RFC3339) + ", cannot make it end sooner",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the plan does not say %q:\n%s", want, out)
-		}
-	}
-	w.MustRun("apply", "-auto-approve")
-	if out := w.MustRun("plan"); strings.Contains(out, "Expiry raised beyond this grant") || strings.Contains(out, "Expiry cannot take effect") ||
-		!strings.Contains(out, "No changes") {
-		t.Errorf("the plan after the apply warns of a grant it does not make:\n%s", out)
+			w.Configure(provider(""), grants)
+			calls.SinceLast()
+			out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
+			for _, want := range []string{
+				"Expiry raised beyond this grant",
+				"user alice's view_host on 1 bk_cmdb/host instances this resource does not manage (9), expiring " + nextWeek.Format(time.RFC3339) + ", becomes permanent.",
+				"Expiry cannot take effect",
+				"user carol already holds view_host permanent in IAM",
+				"this grant, expiring " + nextWeek.Format(time.RFC3339) + ", cannot make it end sooner",
+				"Creator grant makes a policy permanent",
+				"IAM grants a creator permanently, and keeps one expiry per user and action: registering these instances makes user " +
+					"dave's edit on 1 bk_job/job instances this resource does not manage (job7), expiring " + nextWeek.Format(time.RFC3339) + ", permanent.",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the plan does not say %q:\n%s", want, out)
+				}
+			}
+			if got := calls.SinceLast()["policy_list"]; !drift && got != 5 {
+				t.Errorf("without detect_drift the plan read %d pages of policy lists, want 5: one scan of view_host and of each of job's four creator actions", got)
+			}
+			w.MustRun("apply", "-auto-approve")
+			calls.SinceLast()
+			if out := w.MustRun("plan"); strings.Contains(out, "Expiry raised beyond this grant") || strings.Contains(out, "Expiry cannot take effect") ||
+				!strings.Contains(out, "No changes") {
+				t.Errorf("the plan after the apply warns of a grant it does not make:\n%s", out)
+			}
+			if got := calls.SinceLast()["policy_list"]; !drift && got != 0 {
+				t.Errorf("without detect_drift a plan with nothing to change read %d pages of policy lists, want none", got)
+			}
+			if drift {
+				return // a failed read fails detect_drift's refresh first
+			}
+			// A read IAM refuses (every attempt): the plan goes on, and says
+			// it could not check.
+			if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{Count: 3, Status: 500, Code: 1902500}}); err != nil {
+				t.Fatal(err)
+			}
+			w.Configure(provider(""), strings.Replace(grants, `instances = { "1" = "host1" }`, `instances = { "1" = "host1", "2" = "host2" }`, 1))
+			out = strings.Join(strings.Fields(w.MustRun("plan")), " ")
+			if want := "Warning: Cannot read the expiry IAM keeps"; !strings.Contains(out, want) || !strings.Contains(out, "1 to change") {
+				t.Errorf("a plan whose read IAM refused does not say %q and plan the change:\n%s", want, out)
+			}
+		})
 	}
 }

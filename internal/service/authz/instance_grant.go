@@ -121,8 +121,10 @@ func (InstanceGrant) Schema(context.Context) schema.Schema {
 					"group grants never expire. A later time re-grants everything with it. An earlier one, or a time " +
 					"after a permanent grant, revokes and grants again, because IAM only ever raises an expiry: access " +
 					"lapses for the moment between the two calls. IAM keeps one expiry per user and action, the latest " +
-					"any grant gave: another grant of the action to the user can make this one outlast its `expires_at` " +
-					"(with `detect_drift`, a refresh says so).",
+					"any grant gave: another grant of the action to the user can make this one outlast its `expires_at`, " +
+					"and this one can raise the expiry of instances it does not manage. The plan says both, from the " +
+					"user's policy it reads (provider setting `expiry_conflicts`); with `detect_drift`, a refresh says when " +
+					"IAM's expiry differs from the recorded one.",
 			},
 			"policies": schema.MapAttribute{
 				Computed:    true,

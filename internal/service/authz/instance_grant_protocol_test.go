@@ -46,21 +46,25 @@ func expectShown(t *testing.T, what string, m *authz.InstanceGrantModel, wantAct
 }
 
 // TestProtocolInstanceGrantCreate: the plan of a create leaves id and
-// policies to the apply, and sends nothing; the apply grants exactly the
-// configuration in one call, and state records IAM's policy ids.
+// policies to the apply and writes nothing: a user's reads each action's
+// policy list once, for the expiry check (a group's policies never
+// expire: it reads nothing); the apply grants exactly the configuration
+// in one call, and state records IAM's policy ids.
 func TestProtocolInstanceGrantCreate(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		config  *authz.InstanceGrantModel
-		subject bkiam.Subject
-		wantID  string
+		name      string
+		config    *authz.InstanceGrantModel
+		subject   bkiam.Subject
+		wantID    string
+		planCalls map[string]int
 	}{
-		{"user", acctest.HostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice"},
+		{"user", acctest.HostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice",
+			map[string]int{"policy_list": 2}},
 		{"group", func() *authz.InstanceGrantModel {
 			m := acctest.HostsOf([]string{"view_host"}, "7")
 			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})
 			return m
-		}(), bkiam.Subject{Type: "group", ID: "1"}, "bk_cmdb/group/1"},
+		}(), bkiam.Subject{Type: "group", ID: "1"}, "bk_cmdb/group/1", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := acctest.NewProtoEnv(t, nil)
@@ -76,7 +80,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 			if len(plan.RequiresReplace) > 0 {
 				t.Errorf("a create requires replacing %s", acctest.RenderPaths(plan.RequiresReplace))
 			}
-			env.ExpectCalls(t, nil)
+			env.ExpectCalls(t, tc.planCalls)
 
 			resp := acctest.InstanceProto.Apply(t, env.Server, nil, plan, tc.config)
 			acctest.ExpectDiags(t, resp.Diagnostics)

@@ -63,6 +63,11 @@ func checkPolicyIDs(sb *sandboxtest.Sandbox) func(*terraform.State) error {
 	}
 }
 
+// TestAccInstanceGrant_lifecycle pins the calls of each step: the writes,
+// and the expiry check's reads (acctest.ExpiryReads), one scan of each
+// action the step grants in its plan and again in its apply; a step that
+// grants nothing (a new name, the same instant spelled otherwise) reads
+// nothing.
 func TestAccInstanceGrant_lifecycle(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.EachTransport(t, func(t *testing.T, sb *sandboxtest.Sandbox, provider string) {
@@ -88,7 +93,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(acctest.GrantAddr, tfjsonpath.New("id"), knownvalue.StringExact("bk_cmdb/user/alice"))},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids450...), "view_host": sandboxtest.HostPaths(ids450...)}), checkExpiry(sb, bkiam.PermanentExpiry),
 						checkPolicyIDs(sb),
-						calls.Expect(map[string]int{"batch_instance:grant": 3}),
+						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 3})),
 					),
 				},
 				{
@@ -96,7 +101,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					Config:           acctest.HostGrant{Actions: both, Ids: ids455}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkPolicyIDs(sb),
-						calls.Expect(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1}),
+						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1})),
 					),
 				},
 				{
@@ -112,7 +117,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkPolicyIDs(sb),
-						calls.Expect(map[string]int{"batch_instance:grant": 3, "batch_instance:revoke": 1}),
+						calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 3, "batch_instance:revoke": 1})),
 					),
 				},
 				{
@@ -133,7 +138,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkExpiry(sb, 4070908800),
 						checkPolicyIDs(sb),
-						calls.Expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3}),
+						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3})),
 					),
 				},
 				{
@@ -143,7 +148,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					Check: resource.ComposeAggregateTestCheckFunc(
 						checkExpiry(sb, 4083955200),
 						checkPolicyIDs(sb),
-						calls.Expect(map[string]int{"batch_instance:grant": 3}),
+						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 3})),
 					),
 				},
 				{
@@ -225,7 +230,7 @@ import {
 }
 `,
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", held), calls.Expect(map[string]int{"batch_instance:grant": 1}),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", held), calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 1})),
 						func(s *terraform.State) error {
 							if sb == nil {
 								return nil
@@ -324,7 +329,10 @@ resource "bkiam_instance_grant" "admin" {
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "group", "1", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}), acctest.CheckHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8")}), acctest.CheckHeld(sb, "bk_cmdb", "user", "carol", map[string][]string{"create_biz": {"any"}}), acctest.
 						// IAM accepts a grant to admin and stores nothing.
 						CheckHeld(sb, "bk_cmdb", "user", "admin", nil), resource.TestCheckResourceAttr("bkiam_instance_grant.admin", "policies.view_host", "0"),
-						calls.Expect(map[string]int{"batch_instance:grant": 4}),
+						// The expiry check reads bob's and carol's actions in
+						// the plan and the apply: a group's never expire, and
+						// IAM stores nothing for admin.
+						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 4})),
 					),
 				},
 				{
@@ -334,7 +342,7 @@ resource "bkiam_instance_grant" "admin" {
 					// contains adds nothing.
 					Config:           config(`{ "7" = "host7", "8" = "host8", "9" = "host9" }`),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8", "9")}), calls.Expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1})),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8", "9")}), calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}))),
 				},
 				{
 					// Shrunk: a revoke of hosts 8 and 9 alone would overlap
@@ -371,7 +379,8 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 		chunk := sandboxtest.HostPaths(firstByString(ids, 200)...)
 		all := sandboxtest.HostPaths(ids...)
 		failSecond := func() {
-			if err := sb.SetFaults(sandbox.Faults{Fail: &sandbox.FailFault{After: 1, Count: 1, Status: 500, Code: 1902500}}); err != nil {
+			// The second write: the plan's expiry reads are spared.
+			if err := sb.SetFaults(sandbox.Faults{SpareReads: true, Fail: &sandbox.FailFault{After: 1, Count: 1, Status: 500, Code: 1902500}}); err != nil {
 				t.Fatal(err)
 			}
 			calls.Reset()
@@ -407,7 +416,7 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 					},
 					Config:           acctest.HostGrant{Actions: view, Ids: ids}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all}), calls.Expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3})),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all}), calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3}))),
 				},
 				{
 					// Update: adding an action takes three grants; the
@@ -435,7 +444,11 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 					Config:           acctest.HostGrant{Actions: both, Ids: ids}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all, "delete_host": all}), checkPolicyIDs(sb),
-						calls.Expect(map[string]int{"batch_instance:grant": 2}),
+						// State shows the 200 hosts both actions hold, so each
+						// plan grants both again: 2 reads in each of the
+						// plan-only step's two plans and this step's plan
+						// and apply.
+						calls.Expect(acctest.ExpiryReads(provider, 8, map[string]int{"batch_instance:grant": 2})),
 					),
 				},
 			},
@@ -496,11 +509,11 @@ func TestAccInstanceGrant_policyLimit(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: acctest.HostGrant{Actions: []string{"view_host"}, Ids: full}.Config(provider),
-				Check:  calls.Expect(map[string]int{"batch_instance:grant": 50}),
+				Check:  calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 50})),
 			},
 			{
 				Config: acctest.HostGrant{Actions: []string{"view_host"}, Ids: shifted}.Config(provider),
-				Check:  resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths(shifted...)}), calls.Expect(map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1})),
+				Check:  resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths(shifted...)}), calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}))),
 			},
 		},
 	})
