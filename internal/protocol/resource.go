@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
@@ -107,10 +108,25 @@ type PlanChecker[M any, D comparable] interface {
 	CheckPlan(ctx context.Context, data D, req PlanRequest[M], diags *Diagnostics)
 }
 
+// Renewer is what a resource may add to its Def when its plan can change
+// with time alone, as a rolling expiry does once its renewal window
+// opens: the seam then plans it, though neither the configuration nor
+// the state changed, whenever RenewDue says so. RenewDue reads only the
+// private state (the resource keeps there when it is due), so that an
+// unchanged resource that is not due is still never decoded.
+type Renewer interface {
+	RenewDue(private PrivateState, now time.Time) bool
+}
+
 type PlanRequest[M any] struct {
 	Prior    *M // nil on create
 	Proposed M
 	Private  PrivateState
+	// ConfigNull reports whether the configuration leaves a top-level
+	// attribute null, which Proposed cannot tell for one both optional and
+	// computed: Terraform proposes the prior value for it. It decodes the
+	// configuration on first use; nil where there is none (CheckPlan).
+	ConfigNull func(attribute string) bool
 }
 
 type PlanResponse[M any] struct {
@@ -220,7 +236,12 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 	var diags Diagnostics
 	unchanged := sameValue(req.PriorState, req.ProposedNewState)
 	observing := s.obs != nil && s.obs.Observing(ctx)
-	if unchanged && !observing && held(req.PriorIdentity) {
+	// due: the resource changes with time alone, and now is the time.
+	due := false
+	if renewer, ok := s.def.(Renewer); ok && req.PriorState != nil {
+		due = renewer.RenewDue(ReadPrivateState(req.PriorPrivate, &Diagnostics{}), time.Now())
+	}
+	if unchanged && !observing && !due && held(req.PriorIdentity) {
 		// Nothing changed (refresh changes nothing either), no observer
 		// to tell, and the identity is held: the plan is the state, never
 		// decoded.
@@ -244,7 +265,7 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 	case !okPrior:
 	case proposedValue.IsNull():
 		// A destroy: planned as proposed.
-	case unchanged, proposedValue.Equal(priorValue):
+	case (unchanged || proposedValue.Equal(priorValue)) && !due:
 		// A change Terraform proposes that changes nothing: planned as
 		// proposed.
 		planned = prior
@@ -254,7 +275,8 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 			// Only a create or a change is checked against the model: an
 			// unchanged resource reads no model.
 			s.def.CheckModel(ctx, data, *proposed, &diags)
-			out = s.def.Plan(ctx, PlanRequest[M]{Prior: prior, Proposed: *proposed, Private: private}, &diags)
+			out = s.def.Plan(ctx, PlanRequest[M]{Prior: prior, Proposed: *proposed, Private: private,
+				ConfigNull: s.configNull(req.Config)}, &diags)
 			planned = &out.Planned
 			if checker, ok := s.def.(PlanChecker[M, D]); ok && !diags.HasError() {
 				checker.CheckPlan(ctx, data, PlanRequest[M]{Prior: prior, Proposed: out.Planned, Private: private}, &diags)
@@ -275,6 +297,25 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 	}
 	resp.Diagnostics = diags
 	return resp
+}
+
+// configNull is PlanRequest.ConfigNull over a configuration Terraform
+// sent: it unmarshals the configuration once, when first asked.
+func (s served[M, D]) configNull(config *tfprotov6.DynamicValue) func(string) bool {
+	attributes := sync.OnceValue(func() map[string]tftypes.Value {
+		var out map[string]tftypes.Value
+		if config == nil {
+			return out
+		}
+		if v, err := config.Unmarshal(s.typ()); err == nil {
+			_ = v.As(&out) // a configuration that is not an object leaves every attribute null
+		}
+		return out
+	})
+	return func(name string) bool {
+		v, ok := attributes()[name]
+		return !ok || v.IsNull()
+	}
 }
 
 // changedAttributes returns the attributes whose known values differ

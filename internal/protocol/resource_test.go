@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -208,5 +209,43 @@ func TestApplyBeforeConfigure(t *testing.T) {
 	}
 	if resp.NewState != prior || len(*calls) != 0 {
 		t.Errorf("new state %v after calls %v: want the prior state, nothing called", resp.NewState, *calls)
+	}
+}
+
+// renewingToy is a toy whose plan changes with time: due when its private
+// state says so.
+type renewingToy struct{ toy }
+
+func (renewingToy) RenewDue(private PrivateState, _ time.Time) bool {
+	return string(private["due"]) == "yes"
+}
+
+// TestRenewerIsPlannedWhenDue: an unchanged resource that implements
+// Renewer reaches its Plan when RenewDue says so, and only then.
+func TestRenewerIsPlannedWhenDue(t *testing.T) {
+	ctx := context.Background()
+	state := &toyModel{ID: Known("toy-1"), Name: Known("a")}
+	for _, tc := range []struct {
+		name    string
+		private string
+		want    []string
+	}{
+		{"due", `{"due":"eWVz"}`, []string{"plan"}},
+		{"not due", `{"due":"bm8="}`, nil},
+		{"no private state", ``, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := &[]string{}
+			r := Serve[toyModel, *toyData]("demo", renewingToy{toy{calls: calls}}, nil)
+			router := NewRouter[*toyData](nil, func() *toyData { return &toyData{} }, []Resource[*toyData]{r})
+			resp, err := router.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: "demo_toy",
+				PriorState: toyValue(t, r, state), ProposedNewState: toyValue(t, r, state), PriorPrivate: []byte(tc.private)})
+			if err != nil || len(resp.Diagnostics) > 0 {
+				t.Fatalf("plan: %v %v", err, resp.Diagnostics)
+			}
+			if !slices.Equal(*calls, tc.want) {
+				t.Errorf("an unchanged plan made the calls %v, want %v", *calls, tc.want)
+			}
+		})
 	}
 }
