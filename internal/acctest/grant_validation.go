@@ -25,7 +25,7 @@ func InstanceGrantHCL(changes map[string]string) string {
 		fmt.Fprintf(&b, "import {\n  to = %s\n  id = %q\n}\n", GrantAddr, id)
 	}
 	b.WriteString("resource \"bkiam_instance_grant\" \"test\" {\n")
-	for _, k := range []string{"system", "subject", "actions", "resources", "expires_at", "timeouts"} {
+	for _, k := range []string{"system", "subject", "actions", "resources", "expires_at", "expires_in", "renew_before", "timeouts"} {
 		if attrs[k] != "" {
 			fmt.Fprintf(&b, "  %s = %s\n", k, attrs[k])
 		}
@@ -94,6 +94,18 @@ func InstanceGrantValidationCases() []PlanTimeCase {
 				"Remove it for a permanent grant."}},
 		{"expiry for a group", map[string]string{"subject": `{ type = "group", id = "1" }`, "expires_at": `"2099-01-01T00:00:00Z"`},
 			[]string{"Group grants do not expire", "IAM keeps group policies forever and ignores an expiry. Remove expires_at, or grant to users instead."}},
+		{"expires_in not a duration", map[string]string{"expires_in": `"90 days"`},
+			[]string{"Invalid duration", `expires_in: "90 days" is not a duration such as "90d", "12h" or "1w". Write how long the grant lasts, e.g. "90d".`}},
+		{"expires_in beside expires_at", map[string]string{"expires_in": `"90d"`, "expires_at": `"2099-01-01T00:00:00Z"`},
+			[]string{"Both expires_at and expires_in", "A grant expires at a fixed time (expires_at) or a duration after it is granted (expires_in), not both. Remove one."}},
+		{"expires_in for a group", map[string]string{"subject": `{ type = "group", id = "1" }`, "expires_in": `"90d"`},
+			[]string{"Group grants do not expire", "IAM keeps group policies forever and ignores an expiry. Remove expires_in, or grant to users instead."}},
+		{"renew_before not a duration", map[string]string{"expires_in": `"90d"`, "renew_before": `"0d"`},
+			[]string{"Invalid duration", `renew_before: "0d" is not a positive duration. Write how long before the expiry a plan renews the grant, e.g. "7d".`}},
+		{"renew_before without expires_in", map[string]string{"renew_before": `"7d"`},
+			[]string{"renew_before without expires_in", `renew_before renews a rolling expiry, which expires_in sets. Set expires_in (e.g. "90d"), or remove renew_before.`}},
+		{"renew_before as long as expires_in", map[string]string{"expires_in": `"7d"`, "renew_before": `"1w"`},
+			[]string{"Renewal window too long", "renew_before (1w) must be shorter than expires_in (7d): otherwise every plan would renew the grant."}},
 		{"create timeout not a duration", map[string]string{"timeouts": `{ create = "soon" }`}, timeout("create", "soon")},
 		{"zero update timeout", map[string]string{"timeouts": `{ update = "0s" }`}, timeout("update", "0s")},
 		{"negative delete timeout", map[string]string{"timeouts": `{ delete = "-1m" }`}, timeout("delete", "-1m")},

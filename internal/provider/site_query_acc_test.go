@@ -633,8 +633,10 @@ func checkSiteGenerated(t *testing.T, generated string, s siteFill) (kept []stri
 			keys: []string{p.Instances[0], p.Instances[1]}, lack: []string{p.Instances[2]}},
 		{has: []string{`resource "bkiam_group_permission"`, group(s.dev), fmt.Sprintf("actions = [%q]", p.Actions[1])},
 			keys: []string{p.Instances[2]}, lack: []string{p.Instances[0], p.Instances[1]}},
-		{has: []string{`resource "bkiam_instance_grant"`, fmt.Sprintf(`id = %q type = "user"`, s.granted), fmt.Sprintf("actions = [%q]", p.Actions[1]), `expires_at = null`},
-			keys: []string{p.Instances[0], p.Instances[2]}, lack: []string{p.Instances[1]}},
+		{has: []string{`resource "bkiam_instance_grant"`, fmt.Sprintf(`id = %q type = "user"`, s.granted), fmt.Sprintf("actions = [%q]", p.Actions[1]), `expires_in = null`},
+			// Permanent: no expires_at (optional and computed, so left out
+			// when null).
+			keys: []string{p.Instances[0], p.Instances[2]}, lack: []string{p.Instances[1], "expires_at"}},
 	} {
 		var found []string
 		for _, b := range ours {

@@ -23,6 +23,21 @@ resource "bkiam_instance_grant" "contractor" {
   expires_at = "2027-06-30T00:00:00Z"
 }
 
+# An on-call engineer's access for 90 days, renewed by the plans made in
+# its last week: each renewal moves expires_at on by 90 days.
+resource "bkiam_instance_grant" "oncall" {
+  system  = "bk_cmdb"
+  subject = { type = "user", id = "carol" }
+  actions = ["view_host"]
+  resources = [{
+    system    = "bk_cmdb"
+    type      = "host"
+    instances = { "2" = "host2" }
+  }]
+  expires_in   = "90d"
+  renew_before = "7d"
+}
+
 # A user group (numeric ID): everyone in it may view the hosts.
 resource "bkiam_instance_grant" "ops_group" {
   system  = "bk_cmdb"

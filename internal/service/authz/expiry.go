@@ -59,6 +59,10 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 		}
 		want := next.Grant.ExpiresAt
 		switch {
+		case policy.expiredAt > want && prior != nil && prior.Grant.ExpiresAt > want && !holdsBeyond(policy, prior.Grant):
+			// A lowering revokes what the grant holds before granting it
+			// again, and the policy holds nothing else: the revoke
+			// deletes it, and the new expiry takes effect.
 		case policy.expiredAt > want:
 			conflict(data, diags, "Expiry cannot take effect",
 				fmt.Sprintf("%s already holds %s %s in IAM, which keeps one expiry per user and action and only ever raises it: "+
@@ -111,6 +115,26 @@ func unreadable(data *conns.Data, diags *protocol.Diagnostics, subject, action s
 		return
 	}
 	diags.AddWarning("Cannot read the expiry IAM keeps", detail)
+}
+
+// holdsBeyond reports whether the policy grants anything the grant does
+// not hold: instances of its types that it does not name, every instance,
+// or any instance when the grant has no instance list to compare.
+func holdsBeyond(policy *heldRows, g grantplan.Grant) bool {
+	if len(g.Resources) != 1 {
+		return true // a combined resource or no type: not told apart here
+	}
+	r := g.Resources[0]
+	ids, anyInstance := policy.expr.Instances(r.Type)
+	if anyInstance {
+		return true
+	}
+	for _, id := range ids {
+		if _, held := r.Instances[id]; !held {
+			return true
+		}
+	}
+	return false
 }
 
 // grantsAgain reports whether an update from prior to next grants

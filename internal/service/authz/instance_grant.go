@@ -21,6 +21,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -113,9 +114,27 @@ func (InstanceGrant) Schema(context.Context) schema.Schema {
 					},
 				},
 			},
+			"expires_in": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "A rolling expiry instead of `expires_at`: the grant lasts this long from the apply that " +
+					"creates it, e.g. `\"90d\"` (units `w`, `d`, `h`, `m`, `s`, as in `\"1d12h\"`). The date is recorded in " +
+					"`expires_at`. Users only. A change of it grants again with the new date, counted from that apply " +
+					"(a shorter one lowers the expiry by revoking and granting again, which the plan says).",
+			},
+			"renew_before": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "With `expires_in`: how long before `expires_at` a plan renews the grant, e.g. `\"7d\"`, " +
+					"shorter than `expires_in`. A plan inside the window shows `expires_at` moving on by `expires_in` (from the " +
+					"recorded date, so the cadence holds whatever day the plan runs) and says how many instances it renews; " +
+					"the apply grants the same instances again with the later expiry, one call per 200 instances of a " +
+					"resource type, as IAM raises an expiry in place. Outside the window the plan is empty. Unset, the grant " +
+					"is never renewed: it lapses at `expires_at` and the plan warns.",
+			},
 			"expires_at": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "When the grant expires, as an RFC 3339 time such as `2027-06-30T00:00:00Z`, in the future " +
+				Computed: true,
+				MarkdownDescription: "With `expires_in`, the date the provider computed (`known after apply` on create). " +
+					"Otherwise when the grant expires, as an RFC 3339 time such as `2027-06-30T00:00:00Z`, in the future " +
 					"and no later than `2100-01-01T00:00:00Z`. Unset means permanent: the provider then sends IAM's " +
 					"permanent expiry explicitly, as a user grant without one would expire after 365 days. Users only; " +
 					"group grants never expire. A later time re-grants everything with it. An earlier one, or a time " +
@@ -186,6 +205,13 @@ func grantOf(m InstanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 		g.Resources = append(g.Resources, grantplan.Resource{System: system, Type: typ, Instances: instances})
 	}
 	g.ExpiresAt, ok = expiresUnix(m.ExpiresAt, subjectType)
+	if !ok && m.ExpiresAt.IsUnknown() {
+		// A rolling expiry the apply sets: about now plus expires_in,
+		// which is what a plan checks it by.
+		if r, rolling := rollingOf(m); rolling {
+			g.ExpiresAt, ok = renewal.First(time.Now(), r.every, bkiam.PermanentExpiry), true
+		}
+	}
 	return g, ok
 }
 
@@ -289,6 +315,7 @@ func (InstanceGrant) Validate(_ context.Context, config InstanceGrantModel, diag
 	}
 
 	checkExpiresAt(config.ExpiresAt, subjectType, typeKnown, diags)
+	checkRolling(config, subjectType, typeKnown, diags)
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
@@ -363,6 +390,15 @@ func (InstanceGrant) CheckModel(ctx context.Context, data *conns.Data, proposed 
 
 func (r InstanceGrant) Plan(_ context.Context, req protocol.PlanRequest[InstanceGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[InstanceGrantModel] {
 	planned := req.Proposed
+	switch {
+	case !planned.ExpiresIn.IsNull():
+		planRolling(&planned, req.Prior, time.Now(), diags)
+	case req.Prior != nil && !planned.ExpiresAt.IsNull() && req.ConfigNull != nil && req.ConfigNull("expires_at"):
+		// expires_at is computed for a rolling expiry, so Terraform
+		// proposes the recorded one when the configuration has none:
+		// without expires_in that means permanent.
+		planned.ExpiresAt = protocol.StringValue{}
+	}
 	if req.Prior == nil {
 		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
 		planned.ID, planned.Policies = protocol.Unknown[string](), protocol.Unknown[map[string]protocol.Value[int64]]()
@@ -386,7 +422,7 @@ func (r InstanceGrant) Plan(_ context.Context, req protocol.PlanRequest[Instance
 	if planned.ID.IsNull() {
 		planned.ID = protocol.Unknown[string]()
 	}
-	planned.Policies = r.plannedPolicies(ViewGrant(req.Proposed), ViewGrant(prior), req.Private, diags)
+	planned.Policies = r.plannedPolicies(ViewGrant(planned), ViewGrant(prior), req.Private, diags)
 	out.Planned = planned
 	return out
 }
@@ -429,6 +465,11 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 
 func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState) {
 	private := req.Private
+	if req.Planned != nil && req.Planned.ExpiresAt.IsUnknown() {
+		planned := *req.Planned
+		setRollingExpiry(&planned, time.Now())
+		req.Planned = &planned
+	}
 	current, next := protocol.ViewsOf(req, ViewGrant)
 	if next != nil && !next.Known {
 		diags.AddError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
@@ -459,7 +500,8 @@ func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 	if current != nil {
 		runner.policies = current.Policies
 	}
-	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.Model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	state, private := applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.Model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return state, withRenewal(private, state)
 }
 
 // Holdings returns what the resource holds: from private state after a

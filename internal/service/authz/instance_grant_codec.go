@@ -18,8 +18,12 @@ type InstanceGrantModel struct {
 	Actions   protocol.StringsValue                           `tf:"actions"`
 	Resources protocol.Value[[]protocol.Value[ResourceModel]] `tf:"resources"`
 	ExpiresAt protocol.StringValue                            `tf:"expires_at"`
-	Policies  protocol.Int64MapValue                          `tf:"policies"`
-	Timeouts  protocol.Value[protocol.TimeoutsModel]          `tf:"timeouts"`
+	// ExpiresIn and RenewBefore make ExpiresAt a rolling expiry
+	// (rolling.go).
+	ExpiresIn   protocol.StringValue                   `tf:"expires_in"`
+	RenewBefore protocol.StringValue                   `tf:"renew_before"`
+	Policies    protocol.Int64MapValue                 `tf:"policies"`
+	Timeouts    protocol.Value[protocol.TimeoutsModel] `tf:"timeouts"`
 }
 
 type SubjectModel struct {
@@ -51,9 +55,11 @@ func (InstanceGrant) Decode(v tftypes.Value) (InstanceGrantModel, error) {
 			return ResourceModel{System: protocol.DecodeString(d, r["system"]), Type: protocol.DecodeString(d, r["type"]),
 				Instances: protocol.DecodeStringMap(d, r["instances"])}
 		})),
-		ExpiresAt: protocol.DecodeString(&d, a["expires_at"]),
-		Policies:  protocol.DecodeInt64Map(&d, a["policies"]),
-		Timeouts:  protocol.DecodeTimeouts(&d, a["timeouts"]),
+		ExpiresAt:   protocol.DecodeString(&d, a["expires_at"]),
+		ExpiresIn:   protocol.DecodeString(&d, a["expires_in"]),
+		RenewBefore: protocol.DecodeString(&d, a["renew_before"]),
+		Policies:    protocol.DecodeInt64Map(&d, a["policies"]),
+		Timeouts:    protocol.DecodeTimeouts(&d, a["timeouts"]),
 	}
 	return m, d.Err
 }
@@ -74,6 +80,8 @@ func (InstanceGrant) Encode(typ tftypes.Object, m InstanceGrantModel) tftypes.Va
 			}))
 		}).
 		String("expires_at", m.ExpiresAt).
+		String("expires_in", m.ExpiresIn).
+		String("renew_before", m.RenewBefore).
 		Int64Map("policies", m.Policies).
 		With("timeouts", func(t tftypes.Type) tftypes.Value { return protocol.EncodeTimeouts(t, m.Timeouts) }).
 		Object()
