@@ -1,0 +1,260 @@
+package authz
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
+)
+
+// expiringDataSource is bkiam_expiring: what is about to lapse, so that a
+// check block or an output can report it before anyone loses access. A
+// group's members are read through the management API's member list; a
+// user's grants of given actions through the policy lists (one scan per
+// action, shared with the plan's expiry check and detect_drift).
+type expiringDataSource struct {
+	data *conns.Data
+}
+
+var (
+	_ datasource.DataSourceWithConfigure        = &expiringDataSource{}
+	_ datasource.DataSourceWithConfigValidators = &expiringDataSource{}
+)
+
+func NewExpiringDataSource() datasource.DataSource { return &expiringDataSource{} }
+
+func (d *expiringDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_expiring"
+}
+
+var expiringMemberType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"type": types.StringType, "id": types.StringType, "expires_at": types.StringType,
+}}
+
+var expiringGrantType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"action": types.StringType, "expires_at": types.StringType,
+}}
+
+func (d *expiringDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "What lapses within a window: the members of a user group, or a user's grants of given " +
+			"actions, whose expiry falls between now and now plus `within` (already expired ones are not listed; " +
+			"permanent ones never are). For a `check` block that warns before access lapses, or an output that reports " +
+			"it. Set `group_id`, or `user` with `actions`. Read through the API gateway (`apigw_url`): the member list " +
+			"of IAM's management API, or one scan of each action's policy list (pages of 500 policies, shared with the " +
+			"plan's expiry check). A user's grants are the user's own policies, one expiry per action (IAM keeps one per " +
+			"user and action), not what the user holds through groups.",
+		Attributes: map[string]schema.Attribute{
+			"system": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The system: for `group_id`, the system whose management API manages the group; for " +
+					"`user`, the system of the actions.",
+				Validators: []validator.String{verify.IAMIDValidator{}},
+			},
+			"within": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "The window from now, e.g. `\"30d\"` (units `w`, `d`, `h`, `m`, `s`).",
+				Validators:          []validator.String{durationValidator{}},
+			},
+			"group_id": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "A user group's numeric id: list its members (users and departments) that lapse.",
+			},
+			"user": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "A username: list its grants of `actions` that lapse.",
+			},
+			"actions": schema.SetAttribute{
+				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "With `user`: the actions to look at.",
+			},
+			"members": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "With `group_id`: the members that lapse, soonest first.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"type":       schema.StringAttribute{Computed: true, MarkdownDescription: "`user` or `department`."},
+					"id":         schema.StringAttribute{Computed: true, MarkdownDescription: "The username or department id."},
+					"expires_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the membership lapses (RFC 3339)."},
+				}},
+			},
+			"grants": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "With `user`: the actions whose grants lapse, soonest first.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"action":     schema.StringAttribute{Computed: true, MarkdownDescription: "The action."},
+					"expires_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the user's policy for it lapses (RFC 3339)."},
+				}},
+			},
+			"lapsing": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "How many members or grants lapse within the window: `0` when none.",
+			},
+		},
+	}
+}
+
+func (d *expiringDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {
+	return []datasource.ConfigValidator{
+		datasourcevalidator.ExactlyOneOf(path.MatchRoot("group_id"), path.MatchRoot("user")),
+		datasourcevalidator.RequiredTogether(path.MatchRoot("user"), path.MatchRoot("actions")),
+		datasourcevalidator.Conflicting(path.MatchRoot("group_id"), path.MatchRoot("actions")),
+	}
+}
+
+func (d *expiringDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = conns.FromProviderData(req.ProviderData, "bkiam_expiring", &resp.Diagnostics)
+}
+
+type expiringModel struct {
+	System  types.String `tfsdk:"system"`
+	Within  types.String `tfsdk:"within"`
+	GroupID types.String `tfsdk:"group_id"`
+	User    types.String `tfsdk:"user"`
+	Actions types.Set    `tfsdk:"actions"`
+	Members types.List   `tfsdk:"members"`
+	Grants  types.List   `tfsdk:"grants"`
+	Lapsing types.Int64  `tfsdk:"lapsing"`
+}
+
+// lapse is one row of the answer.
+type lapse struct {
+	kind, id  string // members: type and id; grants: "" and the action
+	expiresAt int64
+}
+
+func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m expiringModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if d.data == nil {
+		resp.Diagnostics.AddError("Provider not configured", "bkiam_expiring was read before the provider was configured; this is a bug in the provider.")
+		return
+	}
+	within, ok := windowOf(path.Root("within"), m.Within.ValueString(), &resp.Diagnostics)
+	if !ok {
+		return // known only now, and not a duration
+	}
+	now := time.Now()
+	until := now.Add(within).Unix()
+	soon := func(at int64) bool { return at > now.Unix() && at <= until && at < bkiam.PermanentExpiry }
+	system := m.System.ValueString()
+	var rows []lapse
+	switch {
+	case !m.GroupID.IsNull():
+		group, err := strconv.ParseInt(m.GroupID.ValueString(), 10, 64)
+		if err != nil || group <= 0 {
+			resp.Diagnostics.AddAttributeError(path.Root("group_id"), "Invalid group id",
+				fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", m.GroupID.ValueString()))
+			return
+		}
+		members, err := d.data.Client.GroupMembers(ctx, system, group)
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("group_id"), "Cannot read the group's members", err.Error())
+			return
+		}
+		for _, mb := range members {
+			if soon(mb.ExpiredAt) {
+				rows = append(rows, lapse{kind: mb.Type, id: mb.ID, expiresAt: mb.ExpiredAt})
+			}
+		}
+	default:
+		var actions []string
+		resp.Diagnostics.Append(m.Actions.ElementsAs(ctx, &actions, false)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		scans := d.data.ExpiryScans
+		if scans == nil {
+			scans = bkiam.NewScanCache(d.data.Client, time.Now)
+		}
+		user := bkiam.Subject{Type: subjectUser, ID: m.User.ValueString()}
+		for _, action := range actions {
+			policy, err := heldPolicy(ctx, scans, system, action, user)
+			if err != nil {
+				resp.Diagnostics.AddAttributeError(path.Root("actions"), "Cannot read the user's policies", err.Error())
+				return
+			}
+			if policy != nil && soon(policy.expiredAt) {
+				rows = append(rows, lapse{id: action, expiresAt: policy.expiredAt})
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b lapse) int {
+		return cmp.Or(cmp.Compare(a.expiresAt, b.expiresAt), cmp.Compare(a.kind, b.kind), cmp.Compare(a.id, b.id))
+	})
+	m.Members, m.Grants = types.ListNull(expiringMemberType), types.ListNull(expiringGrantType)
+	var values []attr.Value
+	for _, r := range rows {
+		at := types.StringValue(time.Unix(r.expiresAt, 0).UTC().Format(time.RFC3339))
+		var attrs map[string]attr.Value
+		if m.GroupID.IsNull() {
+			attrs = map[string]attr.Value{"action": types.StringValue(r.id), "expires_at": at}
+		} else {
+			attrs = map[string]attr.Value{"type": types.StringValue(r.kind), "id": types.StringValue(r.id), "expires_at": at}
+		}
+		typ := expiringGrantType
+		if !m.GroupID.IsNull() {
+			typ = expiringMemberType
+		}
+		v, diags := types.ObjectValue(typ.AttrTypes, attrs)
+		resp.Diagnostics.Append(diags...)
+		values = append(values, v)
+	}
+	list := func(typ types.ObjectType) types.List {
+		l, diags := types.ListValue(typ, values)
+		resp.Diagnostics.Append(diags...)
+		return l
+	}
+	if m.GroupID.IsNull() {
+		m.Grants = list(expiringGrantType)
+	} else {
+		m.Members = list(expiringMemberType)
+	}
+	m.Lapsing = types.Int64Value(int64(len(rows)))
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// durationValidator checks a duration as internal/renewal reads it.
+type durationValidator struct{}
+
+func (durationValidator) Description(context.Context) string {
+	return `a duration such as "30d", "12h" or "1w"`
+}
+
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	windowOf(req.Path, req.ConfigValue.ValueString(), &resp.Diagnostics)
+}
+
+// windowOf parses the within attribute at p, or says why it cannot.
+func windowOf(p path.Path, s string, diags *diag.Diagnostics) (time.Duration, bool) {
+	d, err := renewal.ParseDuration(s)
+	if err != nil {
+		diags.AddAttributeError(p, "Invalid duration", fmt.Sprintf("%s: %v. Write the window from now, e.g. \"30d\".", p, err))
+		return 0, false
+	}
+	return d, true
+}
