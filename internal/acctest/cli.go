@@ -110,6 +110,15 @@ func (w *CLIWorkspace) Command(ctx context.Context, args ...string) (*exec.Cmd, 
 	return cmd, &out
 }
 
+// SiteSecret passes a real site's app secret to the workspace's commands
+// in the environment, as Site.Provider leaves it out of the provider
+// block; nothing against the sandbox.
+func (w *CLIWorkspace) SiteSecret() {
+	if Site != nil {
+		w.env = append(w.env, "BKIAM_APP_SECRET="+Site.Client.AppSecret)
+	}
+}
+
 // Run runs a command to its end and returns its output and exit code.
 func (w *CLIWorkspace) Run(args ...string) (string, int) {
 	w.t.Helper()

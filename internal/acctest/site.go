@@ -34,6 +34,11 @@ type SiteProfile struct {
 	Type      string   `json:"type"`
 	Instances []string `json:"instances"`
 	Actions   []string `json:"actions"`
+	// ExpiryUser is a third user IAM knows, holding nothing of Actions:
+	// TestAccSite_Expiry changes the one expiry IAM keeps per user and
+	// action, which no test can set back, so it needs a user of its own.
+	// Without it that test is skipped.
+	ExpiryUser string `json:"expiry_user,omitempty"`
 	// Creator is a type with a creator configuration in System, with the
 	// ancestor every instance is created under (none when ParentType is
 	// empty) and two new instance ids.
@@ -48,7 +53,7 @@ type SiteProfile struct {
 // SandboxProfile is the profile of the sandbox's default model.
 func SandboxProfile() *SiteProfile {
 	p := &SiteProfile{System: "bk_cmdb", Users: []string{"alice", "bob"}, Type: "host",
-		Instances: []string{"1", "2", "3"}, Actions: []string{"view_host", "edit_host"}}
+		Instances: []string{"1", "2", "3"}, Actions: []string{"view_host", "edit_host"}, ExpiryUser: "carol"}
 	p.Creator.Type, p.Creator.Instances = "biz", []string{"c1", "c2"}
 	return p
 }

@@ -1,0 +1,192 @@
+package provider_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// TestAccSite_Expiry: the one expiry IAM keeps per user and action, told
+// at plan and renewed as code, on whatever IAM the tests point at (the
+// real one with make testacc-site). The profile's expiry user holds,
+// granted outside Terraform, the first action on the third instance until
+// two days on, and the second action on it permanently. Without
+// detect_drift, a plan granting the first action on the first instance
+// (permanent) says the third instance becomes permanent, and one granting
+// the second action on the second instance until two days on says that
+// expiry cannot take effect; with expiry_conflicts = "error" the plan
+// fails on both. Then a grant with expires_in = "1h" and renew_before =
+// "59m50s" is renewed by a plan made ten seconds on, and IAM's policy list
+// shows the later expiry. What the user held of the actions before (a
+// plain list of instances) is taken away for the test and given back with
+// its expiry at the end.
+func TestAccSite_Expiry(t *testing.T) {
+	acctest.Parallel(t)
+	e := acctest.NewSiteEnv(t)
+	p := e.P
+	user := p.ExpiryUser
+	if user == "" {
+		t.Skip("the site profile names no expiry_user: a user of the test's own, whose expiries it may change")
+	}
+	ctx := context.Background()
+	rows := func(action string) []bkiam.Policy {
+		t.Helper()
+		all, err := e.Client.ScanPolicies(ctx, bkiam.PolicyKindABAC, p.System, action)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []bkiam.Policy
+		for _, r := range all {
+			if r.Subject.Type == "user" && r.Subject.ID == user {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	expiry := func(action string) (int64, bool) {
+		t.Helper()
+		var at int64
+		rs := rows(action)
+		for _, r := range rs {
+			at = max(at, r.ExpiredAt)
+		}
+		return at, len(rs) > 0
+	}
+	// What the user holds of the actions before the test (a real site's
+	// user may hold some: the one built here grants carol two hosts): a
+	// plain list of instances of the type, taken away for the test and
+	// given back with its expiry at the end; anything else, and the test
+	// cannot leave IAM as it found it, so it does not run.
+	type holding struct {
+		ids []string
+		at  int64
+	}
+	before := map[string]holding{}
+	for _, a := range p.Actions[:2] {
+		rs := rows(a)
+		if len(rs) == 0 {
+			continue
+		}
+		var atom struct {
+			Field string          `json:"field"`
+			Op    string          `json:"op"`
+			Value json.RawMessage `json:"value"`
+		}
+		var ids []string
+		if len(rs) > 1 || json.Unmarshal(rs[0].Expression, &atom) != nil || atom.Field != p.Type+".id" ||
+			(atom.Op == "in" && json.Unmarshal(atom.Value, &ids) != nil) || (atom.Op == "eq" && json.Unmarshal(atom.Value, new(string)) != nil) ||
+			(atom.Op != "in" && atom.Op != "eq") {
+			t.Skipf("%s holds %s as %s: not a list of %s ids the test could give back", user, a, rs[0].Expression, p.Type)
+		}
+		if atom.Op == "eq" {
+			var id string
+			_ = json.Unmarshal(atom.Value, &id)
+			ids = []string{id}
+		}
+		before[a] = holding{ids: ids, at: rs[0].ExpiredAt}
+	}
+	grantOutside := func(op bkiam.Operation, action, id string, at int64, more ...string) {
+		t.Helper()
+		var instances []bkiam.Instance
+		for _, i := range append([]string{id}, more...) {
+			instances = append(instances, bkiam.Instance{ID: i, Name: i})
+		}
+		_, err := e.Client.BatchInstance(ctx, bkiam.BatchInstanceRequest{System: p.System, Operate: op, ExpiredAt: at,
+			Subject: bkiam.Subject{Type: "user", ID: user}, Actions: []bkiam.Action{{ID: action}},
+			Resources: []bkiam.InstanceResource{{System: p.System, Type: p.Type, Instances: instances}}})
+		if err != nil {
+			t.Fatalf("%s outside Terraform: %v", op, err)
+		}
+	}
+	for a, h := range before {
+		grantOutside(bkiam.OperationRevoke, a, h.ids[0], 0, h.ids[1:]...)
+	}
+	soon := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	grantOutside(bkiam.OperationGrant, p.Actions[0], p.Instances[2], soon.Unix())
+	grantOutside(bkiam.OperationGrant, p.Actions[1], p.Instances[2], bkiam.PermanentExpiry)
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	w.SiteSecret()
+	t.Cleanup(func() {
+		// Whatever happened: destroy, then take back what was granted
+		// outside, so that the user holds nothing of the actions again.
+		w.Run("destroy", "-auto-approve")
+		for _, a := range p.Actions[:2] {
+			for _, id := range p.Instances {
+				grantOutside(bkiam.OperationRevoke, a, id, 0)
+			}
+		}
+		for a, h := range before {
+			grantOutside(bkiam.OperationGrant, a, h.ids[0], h.at, h.ids[1:]...)
+		}
+	})
+	grant := func(name, action, id, extra string) string {
+		return fmt.Sprintf(`
+resource "bkiam_instance_grant" %q {
+  system    = %q
+  subject   = { type = "user", id = %q }
+  actions   = [%q]
+  resources = [{ system = %q, type = %q, instances = { %q = %q } }]
+%s}
+`, name, p.System, user, action, p.System, p.Type, id, id, extra)
+	}
+	provider := func(extra string) string {
+		return strings.Replace(e.Provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n"+extra, 1)
+	}
+	conflicts := grant("raises", p.Actions[0], p.Instances[0], "") +
+		grant("capped", p.Actions[1], p.Instances[1], fmt.Sprintf("  expires_at = %q\n", soon.Format(time.RFC3339)))
+
+	w.Configure(provider("  expiry_conflicts = \"error\"\n"), conflicts)
+	out, code := w.Run("plan")
+	out = strings.Join(strings.Fields(out), " ")
+	if code == 0 || !strings.Contains(out, "Error: Expiry raised beyond this grant") || !strings.Contains(out, "Error: Expiry cannot take effect") {
+		t.Errorf("with expiry_conflicts = \"error\" the plan did not fail on both conflicts (exit %d):\n%s", code, out)
+	}
+	w.Configure(provider(""), conflicts)
+	out = strings.Join(strings.Fields(w.MustRun("plan")), " ")
+	for _, want := range []string{
+		fmt.Sprintf("user %s's %s on 1 %s/%s instances this resource does not manage (%s), expiring %s, becomes permanent.",
+			user, p.Actions[0], p.System, p.Type, p.Instances[2], soon.Format(time.RFC3339)),
+		fmt.Sprintf("user %s already holds %s permanent in IAM", user, p.Actions[1]),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, out)
+		}
+	}
+	w.MustRun("apply", "-auto-approve")
+	if at, _ := expiry(p.Actions[0]); at != bkiam.PermanentExpiry {
+		t.Errorf("after the apply IAM keeps %s's %s until %d, want permanent, as the plan said", user, p.Actions[0], at)
+	}
+	w.MustRun("destroy", "-auto-approve")
+	for _, a := range p.Actions[:2] {
+		grantOutside(bkiam.OperationRevoke, a, p.Instances[2], 0)
+	}
+
+	// Renewal: a rolling grant renewed by a plan inside its window.
+	w.Configure(provider(""), grant("rolling", p.Actions[1], p.Instances[0], "  expires_in   = \"1h\"\n  renew_before = \"59m50s\"\n"))
+	w.MustRun("apply", "-auto-approve")
+	created, held := expiry(p.Actions[1])
+	if !held || created > time.Now().Add(time.Hour).Unix() || created < time.Now().Add(time.Hour-time.Minute).Unix() {
+		t.Fatalf("after the create IAM keeps %s's %s until %d (held %t), want about an hour on", user, p.Actions[1], created, held)
+	}
+	if !w.PlanIsEmpty() {
+		t.Fatal("the plan before the renewal window is not empty")
+	}
+	time.Sleep(time.Until(time.Unix(created, 0).Add(-time.Hour + 11*time.Second)))
+	if out := w.MustRun("plan"); !strings.Contains(out, "Renewing the grant") {
+		t.Errorf("the plan in the window does not renew:\n%s", out)
+	}
+	w.MustRun("apply", "-auto-approve")
+	if at, _ := expiry(p.Actions[1]); at != created+3600 {
+		t.Errorf("after the renewal IAM keeps %s's %s until %d, want %d", user, p.Actions[1], at, created+3600)
+	}
+	if !w.PlanIsEmpty() {
+		t.Error("the plan after the renewal is not empty")
+	}
+}
