@@ -46,7 +46,10 @@ the ledger was within the noise below (±10%) on every step. The SDK's own trace
 logging is off unless ` + "`TF_LOG`/`TF_LOG_PROVIDER`" + ` asks. Calls are the lower bound everywhere; a
 no-op plan, apply or refresh makes none. A plan that changes a grant reads its system's model once per
 provider process (` + "`check_model`" + `): one ` + "`model_query`" + ` per plan, one per apply of a saved plan, two
-per apply that plans itself (its plan and apply walks). Concurrent resources' calls are merged (` + "`batch_window`" + `): a
+per apply that plans itself (its plan and apply walks). A plan that creates or changes a user's grant
+also reads, for the expiry check, the policy list of each action it grants, once per provider process
+however many resources grant the action (` + "`policy_list`" + `: one page per 500 policies of the action);
+` + "`expiry_conflicts = \"off\"`" + ` turns it off. Concurrent resources' calls are merged (` + "`batch_window`" + `): a
 lone call leaves at once, a stream of calls gathers up to half of Terraform's parallelism.
 
 ## Where it stands against the targets
