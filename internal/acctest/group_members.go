@@ -45,6 +45,18 @@ func GroupMembersConfig(provider string, group int64, users, departments map[str
 	return b.String()
 }
 
+// GroupMembersRollingConfig renders a bkiam_group_members of group in
+// bk_cmdb with a rolling expiry: users valued "expires_in" follow it;
+// renewBefore "" leaves renew_before out.
+func GroupMembersRollingConfig(provider string, group int64, users map[string]string, expiresIn, renewBefore string) string {
+	config := strings.TrimSuffix(GroupMembersConfig(provider, group, users, nil), "}\n")
+	config += fmt.Sprintf("  expires_in = %q\n", expiresIn)
+	if renewBefore != "" {
+		config += fmt.Sprintf("  renew_before = %q\n", renewBefore)
+	}
+	return config + "}\n"
+}
+
 // ModelWithUsers is the default model with users u00000… added and the
 // group member limit set.
 func ModelWithUsers(t testing.TB, users, memberLimit int) *sandbox.Model {
@@ -87,6 +99,7 @@ func GroupMembersValidationCases() []PlanTimeCase {
 			group, users, departments, extra)
 	}
 	alice := `{ alice = "permanent" }`
+	rolling := `{ alice = "expires_in" }`
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	return []PlanTimeCase{
 		{Name: "group id not a number", Config: config("dev", alice, "{}", "", ""),
@@ -100,11 +113,25 @@ func GroupMembersValidationCases() []PlanTimeCase {
 		{Name: "department id not a number", Config: config("42", alice, `{ "ops" = "permanent" }`, "", ""),
 			Want: []string{"Invalid department id", `departments["ops"]: department ids are the numeric ids of IAM's organisation, such as "12"; got "ops".`}},
 		{Name: "expiry neither permanent nor RFC 3339", Config: config("42", `{ alice = "tomorrow" }`, "{}", "", ""),
-			Want: []string{"Invalid member expiry", `users["alice"] must be "permanent" or an RFC 3339 time such as "2027-06-30T00:00:00Z", got "tomorrow".`}},
+			Want: []string{"Invalid member expiry", `users["alice"] must be "permanent", "expires_in" or an RFC 3339 time such as "2027-06-30T00:00:00Z", got "tomorrow".`}},
 		{Name: "expiry after 2100", Config: config("42", alice, `{ "1" = "2101-01-01T00:00:00Z" }`, "", ""),
 			Want: []string{"Expiry too late", `departments["1"] must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got 2101-01-01T00:00:00Z. Write "permanent" for a permanent membership.`}},
 		{Name: "expiry in the past", Config: config("42", fmt.Sprintf(`{ alice = %q }`, past), "{}", "", ""),
 			Want: []string{"Expiry in the past", fmt.Sprintf(`users["alice"] is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, or "permanent".`, past)}},
+		{Name: "expires_in not a duration", Config: config("42", rolling, "{}", "  expires_in = \"3 months\"\n", ""),
+			Want: []string{"Invalid duration", `expires_in: "3 months" is not a duration such as "90d", "12h" or "1w". Write a number and a unit, ` +
+				`s, m, h, d (24 hours) or w (7 days), or several, such as "90d", "1w" or "1d12h".`}},
+		{Name: "renew_before not a whole number of seconds", Config: config("42", rolling, "{}", "  expires_in   = \"1h\"\n  renew_before = \"1.5s\"\n", ""),
+			Want: []string{"Invalid duration", `renew_before: "1.5s" is not a whole number of seconds: IAM keeps expiries in seconds. Write a number and a unit`}},
+		{Name: "renew_before without expires_in", Config: config("42", alice, "{}", "  renew_before = \"7d\"\n", ""),
+			Want: []string{"renew_before needs expires_in", `renew_before says when to renew the rolling expiry that expires_in sets, and expires_in is not set. ` +
+				`Set expires_in as well (for example expires_in = "90d" with renew_before = "7d"), or remove renew_before.`}},
+		{Name: "renew_before not shorter than expires_in", Config: config("42", rolling, "{}", "  expires_in   = \"1w\"\n  renew_before = \"7d\"\n", ""),
+			Want: []string{"renew_before not shorter than expires_in", `renew_before (7d) must be shorter than expires_in (1w): a renewal adds expires_in to ` +
+				`the expiry, which must take it out of the renewal window. Shorten renew_before (a week of 90 days, for example) or lengthen expires_in.`}},
+		{Name: "member follows an unset expires_in", Config: config("42", `{ alice = "permanent", bob = "expires_in", carol = "expires_in" }`, "{}", "", ""),
+			Want: []string{"Member follows an unset expires_in", `users["bob"] (and 1 other members) is "expires_in", which follows the resource's rolling ` +
+				`expiry, but expires_in is not set. Set expires_in (for example "90d"), or give the member "permanent" or an RFC 3339 time.`}},
 		{Name: "members timeout not a duration", Config: config("42", alice, "{}", "  timeouts = { create = \"soon\" }\n", ""),
 			Want: []string{"Invalid duration", `timeouts.create must be a positive duration such as "30m" or "1h", got "soon".`}},
 		{Name: "members import ID of the wrong shape", Config: config("42", alice, "{}", "", "bk_cmdb/dev"),

@@ -30,3 +30,23 @@ resource "bkiam_group_members" "developers" {
     "1" = "permanent"
   }
 }
+
+resource "bkiam_group" "contractors" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "contractors"
+}
+
+# A rolling membership: Dave is a member for 90 days from the apply, and a
+# plan made in the last week of them renews him for 90 more (expires_at
+# moves on by 90 days from the recorded date). Alice stays for good.
+resource "bkiam_group_members" "contractors" {
+  system   = "bk_cmdb"
+  group_id = bkiam_group.contractors.id
+  users = {
+    alice = "permanent"
+    dave  = "expires_in"
+  }
+  expires_in   = "90d"
+  renew_before = "7d"
+}

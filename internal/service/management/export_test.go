@@ -1,7 +1,16 @@
 package management
 
+import "github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+
 // The acceptance and protocol tests beside the resources (package
 // management_test) reach these through the names below; the provider
 // itself needs none of them.
 
-const PermanentMember = permanentMember
+const (
+	PermanentMember  = permanentMember
+	FollowsExpiresIn = followsExpiresIn
+)
+
+// RenewalPrivate is the private state an apply that recorded state keeps
+// for its renewal: the tests make a state recorded in the past with it.
+func RenewalPrivate(state GroupMembersModel) protocol.PrivateState { return withRenewal(nil, &state) }

@@ -21,6 +21,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/memberplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -46,12 +47,17 @@ func (GroupMembers) Name() string { return "group_members" }
 // permanentMember is the expiry of a permanent membership.
 const permanentMember = "permanent"
 
+// followsExpiresIn is the expiry of a member that follows the resource's
+// rolling expiry (expires_in, expires_at).
+const followsExpiresIn = "expires_in"
+
 func membersAttribute(what, key, example string) schema.Attribute {
 	return schema.MapAttribute{
 		Optional:    true,
 		ElementType: types.StringType,
-		MarkdownDescription: fmt.Sprintf("The %s of the group: %s → when the membership expires, `\"permanent\"` or an "+
-			"RFC 3339 time such as `\"2027-06-30T00:00:00Z\"` (no later than `2100-01-01T00:00:00Z`, IAM's permanent), e.g. "+
+		MarkdownDescription: fmt.Sprintf("The %s of the group: %s → when the membership expires, `\"permanent\"`, an "+
+			"RFC 3339 time such as `\"2027-06-30T00:00:00Z\"` (no later than `2100-01-01T00:00:00Z`, IAM's permanent), or "+
+			"`\"expires_in\"` to follow the rolling expiry of `expires_in` (the date is `expires_at`), e.g. "+
 			"`%s`. Leaving the attribute out, or `{}`, means none. IAM raises an expiry in place but cannot lower one: a "+
 			"lowered expiry is applied by removing the member and adding it again, and the plan says so.", what, key, example),
 	}
@@ -77,9 +83,37 @@ func (GroupMembers) Schema(context.Context) schema.Schema {
 				Required:            true,
 				MarkdownDescription: "The group's numeric id, e.g. `bkiam_group.dev.id`. Changing it replaces the resource.",
 			},
-			"users":       membersAttribute("users", "username", `{ alice = "permanent", bob = "2027-06-30T00:00:00Z" }`),
+			"users":       membersAttribute("users", "username", `{ alice = "permanent", bob = "2027-06-30T00:00:00Z", carol = "expires_in" }`),
 			"departments": membersAttribute("departments", "department id", `{ "12" = "permanent" }`),
-			"timeouts":    protocol.TimeoutsAttribute(),
+			"expires_in": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "A rolling expiry for the members whose value in `users` or `departments` is " +
+					"`\"expires_in\"`: a duration such as `\"90d\"`, `\"1w\"` or `\"12h\"` (units `s`, `m`, `h`, `d` for " +
+					"24 hours and `w` for 7 days, combined as in `\"1d12h\"`; a whole number of seconds). The apply that " +
+					"sets it, or changes it, gives those members the expiry `expires_at` = the apply's time + `expires_in` " +
+					"(at most `2100-01-01T00:00:00Z`, IAM's permanent); a member added later gets the current `expires_at`. " +
+					"Without `renew_before` that date stays. A change of `expires_in` starts a new period at the apply: when " +
+					"it ends before the recorded `expires_at`, the apply lowers the members' expiry, which IAM does only by " +
+					"removing them and adding them again, and the plan says so.",
+			},
+			"renew_before": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Renews the rolling expiry when less than this duration is left before `expires_at` " +
+					"(same form as `expires_in`, which it needs and must be shorter than): a plan made in that window " +
+					"moves `expires_at` to the recorded `expires_at` + `expires_in` (as many periods more as it takes to " +
+					"leave the window, when the plan comes after the expiry passed). Anchored on the recorded expiry, not " +
+					"on the plan's time, the cadence stays the same whatever day the plan runs, and the plan and its apply " +
+					"agree; a plan outside the window changes nothing. The plan warns `Renewing members`, with how many and " +
+					"the new date, and the apply raises their expiry in place through IAM's member-expiry route, one call " +
+					"per 1 000 members (never a removal). Renewals happen only when Terraform plans: plan and apply at " +
+					"least once every `renew_before` (a scheduled run), or the members expire.",
+			},
+			"expires_at": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The rolling expiry of the members valued `\"expires_in\"`, in RFC 3339 (UTC): set by " +
+					"the apply that sets or changes `expires_in`, moved on by renewals (`renew_before`). Null without `expires_in`.",
+			},
+			"timeouts": protocol.TimeoutsAttribute(),
 		},
 	}
 }
@@ -95,6 +129,7 @@ type membersView struct {
 
 func viewMembers(m GroupMembersModel) membersView {
 	v := membersView{model: m}
+	rolling := rollingExpiry(m)
 	v.system, _ = m.System.Get()
 	if s, ok := m.GroupID.Get(); ok {
 		v.group, _ = strconv.ParseInt(s, 10, 64)
@@ -109,7 +144,7 @@ func viewMembers(m GroupMembersModel) membersView {
 		}
 		elems, _ := part.x.Get()
 		for id, e := range elems {
-			exp, ok := memberExpiry(e)
+			exp, ok := memberExpiry(e, rolling)
 			if !ok {
 				return v
 			}
@@ -121,20 +156,67 @@ func viewMembers(m GroupMembersModel) membersView {
 }
 
 // memberExpiry is the expired_at of a member's expiry: "permanent" is
-// IAM's permanent expiry.
-func memberExpiry(x protocol.StringValue) (int64, bool) {
+// IAM's permanent expiry, "expires_in" the rolling expiry (0: not known).
+func memberExpiry(x protocol.StringValue, rolling int64) (int64, bool) {
 	s, ok := x.Get()
-	if !ok {
+	switch {
+	case !ok:
 		return 0, false
-	}
-	if s == permanentMember {
+	case s == permanentMember:
 		return bkiam.PermanentExpiry, true
+	case s == followsExpiresIn:
+		return rolling, rolling != 0
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		return 0, false
 	}
 	return t.Unix(), true
+}
+
+// rollingExpiry is m's expires_at in unix seconds: 0 when it is null or
+// unknown.
+func rollingExpiry(m GroupMembersModel) int64 {
+	s, ok := m.ExpiresAt.Get()
+	if !ok {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return 0
+	}
+	return t.Unix()
+}
+
+// formatExpiry is an expiry as expires_at and the members' values write
+// it: RFC 3339 in UTC.
+func formatExpiry(exp int64) string { return time.Unix(exp, 0).UTC().Format(time.RFC3339) }
+
+// followers are the members of m valued "expires_in", users then
+// departments, each by id; known is false when a part of either map is
+// unknown (it might be one more).
+func followers(m GroupMembersModel) (users, departments []string, known bool) {
+	known = true
+	for _, part := range []struct {
+		x   protocol.StringMapValue
+		out *[]string
+	}{{m.Users, &users}, {m.Departments, &departments}} {
+		if part.x.IsUnknown() {
+			known = false
+			continue
+		}
+		elems, _ := part.x.Get()
+		for _, id := range slices.Sorted(maps.Keys(elems)) {
+			s, ok := elems[id].Get()
+			switch {
+			case !ok && elems[id].IsUnknown():
+				known = false
+			case s == followsExpiresIn:
+				*part.out = append(*part.out, id)
+			}
+		}
+	}
+	return users, departments, known
 }
 
 // ImportState takes SYSTEM/GROUP_ID; the read that follows fills the
@@ -183,19 +265,77 @@ func (GroupMembers) Validate(_ context.Context, config GroupMembersModel, diags 
 		}
 		checkMemberExpiry(at, e, diags)
 	}
+	checkRolling(config, diags)
 	protocol.CheckTimeouts(config.Timeouts, diags)
+}
+
+// checkDuration parses a known expires_in or renew_before; it reports
+// why it does not parse on the attribute.
+func checkDuration(name string, x protocol.StringValue, diags *protocol.Diagnostics) (time.Duration, bool) {
+	s, ok := x.Get()
+	if !ok {
+		return 0, false
+	}
+	d, err := renewal.ParseDuration(s)
+	if err != nil {
+		diags.AddAttributeError(protocol.Root(name), "Invalid duration",
+			fmt.Sprintf("%s: %v. Write a number and a unit, s, m, h, d (24 hours) or w (7 days), or several, such as \"90d\", \"1w\" or \"1d12h\".", name, err))
+		return 0, false
+	}
+	return d, true
+}
+
+// checkRolling checks expires_in, renew_before and the members that
+// follow them.
+func checkRolling(config GroupMembersModel, diags *protocol.Diagnostics) {
+	every, okEvery := checkDuration("expires_in", config.ExpiresIn, diags)
+	before, okBefore := checkDuration("renew_before", config.RenewBefore, diags)
+	switch {
+	case !config.RenewBefore.IsNull() && config.ExpiresIn.IsNull():
+		diags.AddAttributeError(protocol.Root("renew_before"), "renew_before needs expires_in",
+			"renew_before says when to renew the rolling expiry that expires_in sets, and expires_in is not set. Set expires_in "+
+				"as well (for example expires_in = \"90d\" with renew_before = \"7d\"), or remove renew_before.")
+	case okEvery && okBefore && before >= every:
+		b, _ := config.RenewBefore.Get()
+		e, _ := config.ExpiresIn.Get()
+		diags.AddAttributeError(protocol.Root("renew_before"), "renew_before not shorter than expires_in",
+			fmt.Sprintf("renew_before (%s) must be shorter than expires_in (%s): a renewal adds expires_in to the expiry, which must "+
+				"take it out of the renewal window. Shorten renew_before (a week of 90 days, for example) or lengthen expires_in.",
+				b, e))
+	}
+	users, departments, known := followers(config)
+	switch {
+	case config.ExpiresIn.IsNull() && len(users)+len(departments) > 0:
+		at, others := protocol.Root("users"), len(users)+len(departments)-1
+		if len(users) > 0 {
+			at = at.WithElementKeyString(users[0])
+		} else {
+			at = protocol.Root("departments").WithElementKeyString(departments[0])
+		}
+		also := ""
+		if others > 0 {
+			also = fmt.Sprintf(" (and %d other members)", others)
+		}
+		diags.AddAttributeError(at, "Member follows an unset expires_in",
+			fmt.Sprintf("%s%s is \"expires_in\", which follows the resource's rolling expiry, but expires_in is not set. Set "+
+				"expires_in (for example \"90d\"), or give the member \"permanent\" or an RFC 3339 time.", protocol.PathString(at), also))
+	case config.ExpiresIn.IsKnown() && known && len(users)+len(departments) == 0:
+		diags.AddAttributeWarning(protocol.Root("expires_in"), "No member follows expires_in",
+			"expires_in sets the expiry of the members valued \"expires_in\" in users or departments, and no member is. Give "+
+				"the members that should follow it the value \"expires_in\", or remove expires_in (and renew_before).")
+	}
 }
 
 func checkMemberExpiry(at *tftypes.AttributePath, e protocol.StringValue, diags *protocol.Diagnostics) {
 	s, ok := e.Get()
-	if !ok || s == permanentMember {
+	if !ok || s == permanentMember || s == followsExpiresIn {
 		return
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	switch {
 	case err != nil:
 		diags.AddAttributeError(at, "Invalid member expiry",
-			fmt.Sprintf("%s must be \"permanent\" or an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", protocol.PathString(at), s))
+			fmt.Sprintf("%s must be \"permanent\", \"expires_in\" or an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", protocol.PathString(at), s))
 	case t.Unix() > bkiam.PermanentExpiry:
 		diags.AddAttributeError(at, "Expiry too late",
 			fmt.Sprintf("%s must be no later than 2100-01-01T00:00:00Z, IAM's permanent, got %s. Write \"permanent\" for a permanent membership.", protocol.PathString(at), s))
@@ -220,46 +360,164 @@ func (GroupMembers) Plan(_ context.Context, req protocol.PlanRequest[GroupMember
 	if okSystem && okGroup {
 		planned.ID = protocol.Known(system + "/" + group)
 	}
-	next := viewMembers(planned)
+	var prior *GroupMembersModel
 	var held memberplan.Members
 	if req.Prior != nil {
-		prior := *req.Prior
-		if planned.System != prior.System {
+		if planned.System != req.Prior.System {
 			out.RequiresReplace = append(out.RequiresReplace, protocol.Root("system"))
 		}
-		if planned.GroupID != prior.GroupID {
+		if planned.GroupID != req.Prior.GroupID {
 			out.RequiresReplace = append(out.RequiresReplace, protocol.Root("group_id"))
 		}
 		if len(out.RequiresReplace) == 0 {
-			held = viewMembers(prior).members
+			prior = req.Prior
+			held = viewMembers(*prior).members
 		}
 	}
+	now := time.Now()
+	roll := planRolling(prior, planned, now)
+	planned.ExpiresAt = roll.planned
+	// The members as the apply will send them. An expires_at known only
+	// after the apply is estimated as now + expires_in, which the apply's
+	// later time can only raise: an expiry the plan does not find lowered
+	// is not lowered.
+	estimated := planned
+	if roll.estimate != 0 {
+		estimated.ExpiresAt = protocol.Known(formatExpiry(roll.estimate))
+	}
+	next := viewMembers(estimated)
 	if next.members != nil {
-		checkNewExpiries(planned, held, diags)
+		checkNewExpiries(estimated, held, now, diags)
 	}
 	if next.members != nil && held != nil {
 		if lowered := memberplan.Make(held, next.members).Lowered; len(lowered) > 0 {
-			diags.AddWarning("Expiries lowered by removing and adding again",
-				fmt.Sprintf("IAM can raise a member's expiry but not lower it, so the apply removes %s from the group and adds "+
-					"them again with the new expiry. Between the two calls they are not members of the group.", describeMembers(lowered)))
+			detail := fmt.Sprintf("IAM can raise a member's expiry but not lower it, so the apply removes %s from the group and adds "+
+				"them again with the new expiry. Between the two calls they are not members of the group.", describeMembers(lowered))
+			if roll.restarted && roll.estimate < roll.recorded {
+				e, _ := planned.ExpiresIn.Get()
+				detail += fmt.Sprintf(" The new expires_in (%s) starts a period that ends at about %s, before the recorded expires_at "+
+					"(%s), for every member valued \"expires_in\".", e, formatExpiry(roll.estimate), formatExpiry(roll.recorded))
+			}
+			diags.AddWarning("Expiries lowered by removing and adding again", detail)
 		}
+	}
+	if roll.renewed {
+		warnRenewal(planned, roll, diags)
 	}
 	out.Planned = planned
 	return out
 }
 
+// rollingPlan is what a plan does to the rolling expiry.
+type rollingPlan struct {
+	// planned is expires_at as planned: null without expires_in, unknown
+	// when the apply sets it.
+	planned protocol.StringValue
+	// estimate is, when planned is unknown, the expiry it is estimated at
+	// (0: none); recorded is the prior expires_at (0: none).
+	estimate, recorded int64
+	// restarted: expires_in changed, and the apply starts a new period.
+	// renewed: the plan renews the recorded expiry to planned.
+	restarted, renewed bool
+	every              time.Duration
+}
+
+// planRolling plans expires_at (the package doc of internal/renewal): on
+// create, or when expires_in changes (or expires_at was never recorded),
+// the apply sets it to the apply's time + expires_in; otherwise, with
+// renew_before, a plan inside the window renews the recorded expiry to
+// the recorded expiry + expires_in, which the apply's own plan computes
+// alike; outside it, and without renew_before, the recorded expiry stays.
+func planRolling(prior *GroupMembersModel, planned GroupMembersModel, now time.Time) rollingPlan {
+	var r rollingPlan
+	if planned.ExpiresIn.IsNull() {
+		return r
+	}
+	r.planned = protocol.Unknown[string]()
+	s, ok := planned.ExpiresIn.Get()
+	if !ok {
+		return r
+	}
+	every, err := renewal.ParseDuration(s)
+	if err != nil {
+		return r
+	}
+	r.every = every
+	if prior != nil {
+		r.recorded = rollingExpiry(*prior)
+	}
+	if was, ok := prior.expiresIn(); r.recorded == 0 || !ok || was != every {
+		r.estimate = renewal.First(now, every, bkiam.PermanentExpiry)
+		r.restarted = r.recorded != 0
+		return r
+	}
+	r.planned = prior.ExpiresAt
+	if planned.RenewBefore.IsNull() {
+		return r
+	}
+	b, ok := planned.RenewBefore.Get()
+	before, err := renewal.ParseDuration(b)
+	if !ok || err != nil {
+		r.planned, r.estimate = protocol.Unknown[string](), r.recorded
+		return r
+	}
+	if next := renewal.Next(r.recorded, now, every, before, bkiam.PermanentExpiry); next != r.recorded {
+		r.planned, r.renewed = protocol.Known(formatExpiry(next)), true
+	}
+	return r
+}
+
+// expiresIn is m's expires_in as a duration; false when m is nil or its
+// expires_in is not a known duration.
+func (m *GroupMembersModel) expiresIn() (time.Duration, bool) {
+	if m == nil {
+		return 0, false
+	}
+	s, ok := m.ExpiresIn.Get()
+	if !ok {
+		return 0, false
+	}
+	d, err := renewal.ParseDuration(s)
+	return d, err == nil
+}
+
+// warnRenewal says what a renewal does: how many members it renews, to
+// when, and how.
+func warnRenewal(planned GroupMembersModel, roll rollingPlan, diags *protocol.Diagnostics) {
+	users, departments, _ := followers(planned)
+	if len(users)+len(departments) == 0 {
+		return // Validate warns that no member follows expires_in
+	}
+	next := rollingExpiry(planned)
+	b, _ := planned.RenewBefore.Get()
+	e, _ := planned.ExpiresIn.Get()
+	periods := ""
+	if n := (next - roll.recorded) / int64(roll.every/time.Second); next != bkiam.PermanentExpiry && n > 1 {
+		periods = fmt.Sprintf(" %d times, as the plan comes after the expiry has passed", n)
+	}
+	count := fmt.Sprintf("%d members", len(users)+len(departments))
+	if len(users)+len(departments) == 1 {
+		count = "1 member"
+	}
+	diags.AddAttributeWarning(protocol.Root("renew_before"), "Renewing members",
+		fmt.Sprintf("Less than renew_before (%s) is left before expires_at (%s): the apply renews %s following expires_in "+
+			"(%d users, %d departments) until %s, the recorded expiry plus expires_in (%s)%s. IAM raises their expiry in place "+
+			"through its member-expiry route, one call per 1 000 members; no member leaves the group.",
+			b, formatExpiry(roll.recorded), count, len(users), len(departments), formatExpiry(next), e, periods))
+}
+
 // checkNewExpiries refuses an expiry that has passed on a member the
 // plan adds or changes: IAM refuses it. An unchanged member whose expiry
 // has passed stays as it is.
-func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, diags *protocol.Diagnostics) {
-	now := time.Now()
+func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now time.Time, diags *protocol.Diagnostics) {
+	rolling := rollingExpiry(planned)
 	for _, part := range []struct {
 		name, typ string
 		x         protocol.StringMapValue
 	}{{"users", memberUser, planned.Users}, {"departments", memberDepartment, planned.Departments}} {
 		elems, _ := part.x.Get()
 		for id, e := range elems {
-			exp, ok := memberExpiry(e)
+			exp, ok := memberExpiry(e, rolling)
 			if !ok || exp > now.Unix() {
 				continue
 			}
@@ -268,6 +526,13 @@ func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, diags 
 			}
 			at := protocol.Root(part.name).WithElementKeyString(id)
 			s, _ := e.Get()
+			if s == followsExpiresIn {
+				diags.AddAttributeError(at, "Rolling expiry passed",
+					fmt.Sprintf("%s follows expires_in, whose expiry (expires_at %s) has passed, and IAM adds members only with an expiry "+
+						"in the future. Without renew_before the rolling expiry is never renewed: set renew_before to renew it, or "+
+						"change expires_in to start a new period at the apply.", protocol.PathString(at), formatExpiry(exp)))
+				continue
+			}
 			diags.AddAttributeError(at, "Expiry in the past",
 				fmt.Sprintf("%s is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, "+
 					"or \"permanent\".", protocol.PathString(at), s))
@@ -275,7 +540,57 @@ func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, diags 
 	}
 }
 
+// privateRenewKey holds, in unix seconds, the time after which a plan
+// renews the rolling expiry: expires_at minus renew_before. Nothing in
+// the configuration or the state changes when the renewal window opens,
+// so the seam plans the resource then (protocol.Renewer), though it
+// otherwise answers a plan that changes nothing without decoding it.
+const privateRenewKey = "renew_after"
+
+// RenewDue reports whether the renewal window has opened
+// (protocol.Renewer): then a plan renews (planRolling).
+func (GroupMembers) RenewDue(private protocol.PrivateState, now time.Time) bool {
+	after, err := strconv.ParseInt(string(private[privateRenewKey]), 10, 64)
+	return err == nil && now.Unix() > after
+}
+
+var _ protocol.Renewer = GroupMembers{}
+
+// withRenewal records in private when the next renewal of state is due,
+// or forgets it when state has none.
+func withRenewal(private protocol.PrivateState, state *GroupMembersModel) protocol.PrivateState {
+	var after string
+	if state != nil {
+		b, ok := state.RenewBefore.Get()
+		before, err := renewal.ParseDuration(b)
+		if at := rollingExpiry(*state); ok && err == nil && at != 0 {
+			after = strconv.FormatInt(at-int64(before/time.Second), 10)
+		}
+	}
+	if after == string(private[privateRenewKey]) {
+		return private
+	}
+	private = maps.Clone(private)
+	if private == nil {
+		private = protocol.PrivateState{}
+	}
+	if after == "" {
+		delete(private, privateRenewKey)
+	} else {
+		private[privateRenewKey] = []byte(after)
+	}
+	return private
+}
+
 func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupMembersModel], diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState) {
+	if req.Planned != nil && req.Planned.ExpiresAt.IsUnknown() {
+		// A new period: it starts now (planRolling).
+		planned := *req.Planned
+		if every, ok := planned.expiresIn(); ok {
+			planned.ExpiresAt = protocol.Known(formatExpiry(renewal.First(time.Now(), every, bkiam.PermanentExpiry)))
+		}
+		req.Planned = &planned
+	}
 	current, next := protocol.ViewsOf(req, viewMembers)
 	if next != nil && (next.members == nil || next.group == 0) {
 		diags.AddError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
@@ -290,7 +605,8 @@ func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 	}
 	runner := &memberRunner{client: data.Client, system: from.system, group: from.group,
 		resource: r, prior: req.Prior, current: current, next: next, from: from, diags: diags}
-	return applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	state, private := applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	return state, withRenewal(private, state)
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -310,9 +626,10 @@ func (GroupMembers) readMembers(ctx context.Context, c *bkiam.Client, system str
 
 // membersValue is the users or departments attribute of held: each
 // member's expiry as like (then alt) writes it when it is the same
-// instant, so that an expiry written with an offset reads back unchanged;
-// null when held has none of the type and like is null.
-func membersValue(held memberplan.Members, typ string, like, alt protocol.StringMapValue) protocol.StringMapValue {
+// instant, so that an expiry written with an offset reads back unchanged,
+// and "expires_in" when it is rolling, the expires_at the state records
+// (0: none); null when held has none of the type and like is null.
+func membersValue(held memberplan.Members, typ string, rolling int64, like, alt protocol.StringMapValue) protocol.StringMapValue {
 	likeElems, _ := like.Get()
 	altElems, _ := alt.Get()
 	out := map[string]protocol.StringValue{}
@@ -321,14 +638,14 @@ func membersValue(held memberplan.Members, typ string, like, alt protocol.String
 			continue
 		}
 		switch {
-		case sameExpiry(likeElems[k.ID], exp):
+		case sameExpiry(likeElems[k.ID], rolling, exp):
 			out[k.ID] = likeElems[k.ID]
-		case sameExpiry(altElems[k.ID], exp):
+		case sameExpiry(altElems[k.ID], rolling, exp):
 			out[k.ID] = altElems[k.ID]
 		case exp == bkiam.PermanentExpiry:
 			out[k.ID] = protocol.Known(permanentMember)
 		default:
-			out[k.ID] = protocol.Known(time.Unix(exp, 0).UTC().Format(time.RFC3339))
+			out[k.ID] = protocol.Known(formatExpiry(exp))
 		}
 	}
 	if len(out) == 0 && like.IsNull() {
@@ -337,8 +654,8 @@ func membersValue(held memberplan.Members, typ string, like, alt protocol.String
 	return protocol.Known(out)
 }
 
-func sameExpiry(e protocol.StringValue, exp int64) bool {
-	have, ok := memberExpiry(e)
+func sameExpiry(e protocol.StringValue, rolling, exp int64) bool {
+	have, ok := memberExpiry(e, rolling)
 	return ok && have == exp
 }
 
@@ -375,9 +692,12 @@ func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.R
 	if v.members != nil && maps.Equal(held, v.members) {
 		return &state, req.Private, false
 	}
+	// A member that follows expires_in stays so while IAM holds expires_at
+	// for it; otherwise it reads as what IAM holds, and the plan restores it.
 	m := state
-	m.Users = membersValue(held, memberUser, state.Users, protocol.StringMapValue{})
-	m.Departments = membersValue(held, memberDepartment, state.Departments, protocol.StringMapValue{})
+	rolling := rollingExpiry(state)
+	m.Users = membersValue(held, memberUser, rolling, state.Users, protocol.StringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, rolling, state.Departments, protocol.StringMapValue{})
 	return &m, req.Private, true
 }
 
@@ -514,9 +834,13 @@ func (r *memberRunner) Record(ok bool, _ *protocol.Diagnostics) (*GroupMembersMo
 	if ok {
 		return &result, nil
 	}
+	// "expires_in" stands for the expires_at recorded, the plan's: a
+	// member IAM holds at another expiry (one a failed renewal did not
+	// reach) reads as that expiry.
 	m := result
-	m.Users = membersValue(r.held, memberUser, result.Users, r.from.model.Users)
-	m.Departments = membersValue(r.held, memberDepartment, result.Departments, r.from.model.Departments)
+	rolling := rollingExpiry(result)
+	m.Users = membersValue(r.held, memberUser, rolling, result.Users, r.from.model.Users)
+	m.Departments = membersValue(r.held, memberDepartment, rolling, result.Departments, r.from.model.Departments)
 	if r.next == nil {
 		m.ID, m.System, m.GroupID = r.current.model.ID, r.current.model.System, r.current.model.GroupID
 	}

@@ -13,6 +13,9 @@ type GroupMembersModel struct {
 	GroupID     protocol.StringValue                   `tf:"group_id"`
 	Users       protocol.StringMapValue                `tf:"users"`
 	Departments protocol.StringMapValue                `tf:"departments"`
+	ExpiresIn   protocol.StringValue                   `tf:"expires_in"`
+	RenewBefore protocol.StringValue                   `tf:"renew_before"`
+	ExpiresAt   protocol.StringValue                   `tf:"expires_at"`
 	Timeouts    protocol.Value[protocol.TimeoutsModel] `tf:"timeouts"`
 }
 
@@ -25,6 +28,9 @@ func (GroupMembers) Decode(v tftypes.Value) (GroupMembersModel, error) {
 		GroupID:     protocol.DecodeString(&d, a["group_id"]),
 		Users:       protocol.DecodeStringMap(&d, a["users"]),
 		Departments: protocol.DecodeStringMap(&d, a["departments"]),
+		ExpiresIn:   protocol.DecodeString(&d, a["expires_in"]),
+		RenewBefore: protocol.DecodeString(&d, a["renew_before"]),
+		ExpiresAt:   protocol.DecodeString(&d, a["expires_at"]),
 		Timeouts:    protocol.DecodeTimeouts(&d, a["timeouts"]),
 	}
 	return m, d.Err
@@ -37,6 +43,9 @@ func (GroupMembers) Encode(typ tftypes.Object, m GroupMembersModel) tftypes.Valu
 		String("group_id", m.GroupID).
 		StringMap("users", m.Users).
 		StringMap("departments", m.Departments).
+		String("expires_in", m.ExpiresIn).
+		String("renew_before", m.RenewBefore).
+		String("expires_at", m.ExpiresAt).
 		With("timeouts", func(t tftypes.Type) tftypes.Value { return protocol.EncodeTimeouts(t, m.Timeouts) }).
 		Object()
 }

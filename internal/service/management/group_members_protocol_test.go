@@ -16,9 +16,10 @@ import (
 var membersResource = acctest.ProtoResource[management.GroupMembersModel]{
 	Def: management.GroupMembers{},
 	Proposed: func(config management.GroupMembersModel, prior *management.GroupMembersModel) management.GroupMembersModel {
+		// The computed attributes: unknown on create, else the prior's.
 		config.ID = protocol.Unknown[string]()
 		if prior != nil {
-			config.ID = prior.ID
+			config.ID, config.ExpiresAt = prior.ID, prior.ExpiresAt
 		}
 		return config
 	},

@@ -1,0 +1,320 @@
+package management_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/management"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// rollingModel is membersModel with a rolling expiry: users valued
+// "expires_in" follow it; renewBefore "" leaves renew_before out.
+func rollingModel(group int64, users map[string]string, expiresIn, renewBefore string) management.GroupMembersModel {
+	m := membersModel(group, users)
+	m.ExpiresIn = protocol.Known(expiresIn)
+	if renewBefore != "" {
+		m.RenewBefore = protocol.Known(renewBefore)
+	}
+	return m
+}
+
+// plannedExpiresAt is the expires_at a plan answered: its value, or
+// "unknown" or "null".
+func plannedExpiresAt(t *testing.T, plan *tfprotov6.PlanResourceChangeResponse) string {
+	t.Helper()
+	if len(plan.Diagnostics) > 0 && testutil.HasError(plan.Diagnostics) {
+		t.Fatalf("plan: %s", testutil.RenderDiags(plan.Diagnostics))
+	}
+	m := membersResource.Model(t, plan.PlannedState)
+	switch {
+	case m.ExpiresAt.IsUnknown():
+		return "unknown"
+	case m.ExpiresAt.IsNull():
+		return "null"
+	}
+	s, _ := m.ExpiresAt.Get()
+	return s
+}
+
+// heldExpiries is what the sandbox's group holds: user id → expiry.
+func heldExpiries(env *acctest.ProtoEnv, group int64) map[string]int64 {
+	out := map[string]int64{}
+	for _, m := range env.Sandbox.Members(group) {
+		out[m.ID] = m.ExpiredAt
+	}
+	return out
+}
+
+// samePlanAsState reports whether a plan changes nothing: the planned
+// state is the prior state.
+func samePlanAsState(t *testing.T, plan *tfprotov6.PlanResourceChangeResponse, state *tfprotov6.DynamicValue) bool {
+	t.Helper()
+	typ := acctest.ObjectTypeOf(membersResource.TypeName())
+	planned, err := plan.PlannedState.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, err := state.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return planned.Equal(prior)
+}
+
+func rfc(unix int64) string { return time.Unix(unix, 0).UTC().Format(time.RFC3339) }
+
+// TestProtocolGroupMembersRollingCreate: a create plans expires_at
+// unknown ("known after apply") and the apply sets it to the apply's time
+// plus expires_in, for the members that follow it; a plan outside the
+// renewal window is empty; a member added mid-cycle gets the recorded
+// expires_at; a shorter expires_in that ends before it warns that the
+// members are removed and added again; a refresh keeps "expires_in" while
+// IAM holds expires_at, and reads what IAM holds otherwise.
+func TestProtocolGroupMembersRollingCreate(t *testing.T) {
+	env := acctest.NewProtoEnv(t, nil)
+	client := acctest.OutsideClient(t, env.Sandbox)
+	group := newGroup(t, client, "dev")
+	config := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn, "bob": ""}, "1h", "10m")
+
+	plan := membersResource.Plan(t, env.Server, nil, nil, &config)
+	acctest.ExpectDiags(t, plan.Diagnostics)
+	if got := plannedExpiresAt(t, plan); got != "unknown" {
+		t.Fatalf("a create plans expires_at %s, want unknown (known after apply)", got)
+	}
+	before := time.Now().Unix()
+	created := membersResource.Apply(t, env.Server, nil, plan, &config)
+	after := time.Now().Unix()
+	acctest.ExpectDiags(t, created.Diagnostics)
+	state := membersResource.Model(t, created.NewState)
+	recorded, _ := state.ExpiresAt.Get()
+	at, err := time.Parse(time.RFC3339, recorded)
+	if err != nil || at.Unix() < before+3600 || at.Unix() > after+3600 {
+		t.Fatalf("the create recorded expires_at %q, want the apply's time plus 1h (%s to %s)", recorded, rfc(before+3600), rfc(after+3600))
+	}
+	if held := heldExpiries(env, group); held["alice"] != at.Unix() || held["bob"] != bkiam.PermanentExpiry {
+		t.Fatalf("the group holds %v, want alice until %s and bob for good", held, recorded)
+	}
+	if users, _ := protocol.StringMapOf(state.Users); users["alice"] != management.FollowsExpiresIn {
+		t.Errorf("state records alice as %q, want %q", users["alice"], management.FollowsExpiresIn)
+	}
+
+	// Outside the window: nothing to do, and nothing read or sent.
+	env.Calls.Reset()
+	same := membersResource.Plan(t, env.Server, created.NewState, created.Private, &config)
+	acctest.ExpectDiags(t, same.Diagnostics)
+	if !samePlanAsState(t, same, created.NewState) {
+		t.Errorf("a plan outside the renewal window changes the state: expires_at %s", plannedExpiresAt(t, same))
+	}
+	env.ExpectCalls(t, map[string]int{})
+
+	// A refresh of a group that holds what state says keeps "expires_in".
+	read := membersResource.Read(t, env.Server, created.NewState, created.Private)
+	acctest.ExpectDiags(t, read.Diagnostics)
+	if read.NewState != created.NewState {
+		t.Errorf("a refresh of an unchanged rolling group changed the state: %v", membersResource.Model(t, read.NewState).Users)
+	}
+
+	// carol joins mid-cycle: she gets the recorded expiry.
+	joined := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn, "bob": "", "carol": management.FollowsExpiresIn}, "1h", "10m")
+	plan = membersResource.Plan(t, env.Server, created.NewState, created.Private, &joined)
+	acctest.ExpectDiags(t, plan.Diagnostics)
+	if got := plannedExpiresAt(t, plan); got != recorded {
+		t.Fatalf("adding carol plans expires_at %s, want the recorded %s", got, recorded)
+	}
+	applied := membersResource.Apply(t, env.Server, created.NewState, plan, &joined)
+	acctest.ExpectDiags(t, applied.Diagnostics)
+	if held := heldExpiries(env, group); held["carol"] != at.Unix() || held["alice"] != at.Unix() {
+		t.Fatalf("the group holds %v, want carol and alice until %s", held, recorded)
+	}
+
+	// A shorter expires_in ends before the recorded expiry: lowered.
+	shorter := joined
+	shorter.ExpiresIn = protocol.Known("30m")
+	plan = membersResource.Plan(t, env.Server, applied.NewState, applied.Private, &shorter)
+	acctest.ExpectDiags(t, plan.Diagnostics, acctest.ProtoWarning("removes 2 members (user alice, user carol) from the group and adds them "+
+		"again with the new expiry. Between the two calls they are not members of the group. The new expires_in (30m) starts a period "+
+		"that ends at about", nil))
+	if got := plannedExpiresAt(t, plan); got != "unknown" {
+		t.Errorf("a new expires_in plans expires_at %s, want unknown: the apply starts the period", got)
+	}
+	// A longer one raises it in place, without a warning.
+	longer := joined
+	longer.ExpiresIn = protocol.Known("2h")
+	acctest.ExpectDiags(t, membersResource.Plan(t, env.Server, applied.NewState, applied.Private, &longer).Diagnostics)
+
+	// Drift: alice's expiry raised outside Terraform. The refresh reads it
+	// as IAM holds it, and the next plan lowers it back.
+	raised := at.Unix() + 86400
+	if err := client.RaiseMemberExpiry(context.Background(), "bk_cmdb", group, []bkiam.MemberRef{{Type: "user", ID: "alice"}}, raised); err != nil {
+		t.Fatal(err)
+	}
+	read = membersResource.Read(t, env.Server, applied.NewState, applied.Private)
+	acctest.ExpectDiags(t, read.Diagnostics)
+	users, _ := protocol.StringMapOf(membersResource.Model(t, read.NewState).Users)
+	if users["alice"] != rfc(raised) || users["carol"] != management.FollowsExpiresIn {
+		t.Errorf("after the drift the refresh reads alice as %q and carol as %q, want %q and %q",
+			users["alice"], users["carol"], rfc(raised), management.FollowsExpiresIn)
+	}
+	plan = membersResource.Plan(t, env.Server, read.NewState, read.Private, &joined)
+	acctest.ExpectDiags(t, plan.Diagnostics, acctest.ProtoWarning("removes 1 member (user alice) from the group and adds them again", nil))
+}
+
+// TestProtocolGroupMembersRenewal: a group whose rolling expiry was
+// recorded 55 minutes ago (expires_in 1h, renew_before 10m: 5 minutes
+// left) is renewed by a plan with nothing changed: expires_at moves to
+// the recorded expiry plus 1h, the same in two plans a second apart (the
+// apply plans again and must agree), with a warning that counts the
+// members; the apply raises their expiry in one member-expiry call, and
+// the plan after it is empty.
+func TestProtocolGroupMembersRenewal(t *testing.T) {
+	env := acctest.NewProtoEnv(t, nil)
+	client := acctest.OutsideClient(t, env.Sandbox)
+	group := newGroup(t, client, "dev")
+	recorded := time.Now().Add(5 * time.Minute).Unix()
+	ctx := context.Background()
+	if err := client.AddMembers(ctx, "bk_cmdb", group, []bkiam.MemberRef{{Type: "user", ID: "alice"}, {Type: "user", ID: "carol"}}, recorded); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.AddMembers(ctx, "bk_cmdb", group, []bkiam.MemberRef{{Type: "user", ID: "bob"}}, bkiam.PermanentExpiry); err != nil {
+		t.Fatal(err)
+	}
+	config := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn, "bob": "", "carol": management.FollowsExpiresIn}, "1h", "10m")
+	config.Departments = protocol.KnownStringMap(map[string]string{"1": management.FollowsExpiresIn})
+	if err := client.AddMembers(ctx, "bk_cmdb", group, []bkiam.MemberRef{{Type: "department", ID: "1"}}, recorded); err != nil {
+		t.Fatal(err)
+	}
+	state := config
+	state.ID = protocol.Known(fmt.Sprintf("bk_cmdb/%d", group))
+	state.ExpiresAt = protocol.Known(rfc(recorded))
+	var diags protocol.Diagnostics
+	private := management.RenewalPrivate(state).Bytes(&diags)
+	prior := membersResource.Value(t, &state)
+
+	renewed := rfc(recorded + 3600)
+	first := membersResource.Plan(t, env.Server, prior, private, &config)
+	acctest.ExpectDiags(t, first.Diagnostics, acctest.ProtoWarning(fmt.Sprintf("Renewing members: Less than renew_before (10m) is left before "+
+		"expires_at (%s): the apply renews 3 members following expires_in (2 users, 1 departments) until %s, the recorded expiry plus "+
+		"expires_in (1h).", rfc(recorded), renewed), protocol.Root("renew_before")))
+	if got := plannedExpiresAt(t, first); got != renewed {
+		t.Fatalf("the plan renews expires_at to %s, want the recorded expiry plus 1h, %s", got, renewed)
+	}
+	// A second later, as the apply's own plan comes: the same date.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
+	if got := plannedExpiresAt(t, membersResource.Plan(t, env.Server, prior, private, &config)); got != renewed {
+		t.Fatalf("a plan a second later renews expires_at to %s, the first to %s: the apply's plan would not agree", got, renewed)
+	}
+
+	env.Calls.Reset()
+	applied := membersResource.Apply(t, env.Server, prior, first, &config)
+	acctest.ExpectDiags(t, applied.Diagnostics)
+	env.ExpectCalls(t, map[string]int{"member:expiry": 1})
+	if held := heldExpiries(env, group); held["alice"] != recorded+3600 || held["carol"] != recorded+3600 || held["1"] != recorded+3600 ||
+		held["bob"] != bkiam.PermanentExpiry {
+		t.Errorf("after the renewal the group holds %v, want alice, carol and department 1 until %s, bob for good", held, renewed)
+	}
+	if got, _ := membersResource.Model(t, applied.NewState).ExpiresAt.Get(); got != renewed {
+		t.Errorf("state records expires_at %s, want %s", got, renewed)
+	}
+	after := membersResource.Plan(t, env.Server, applied.NewState, applied.Private, &config)
+	acctest.ExpectDiags(t, after.Diagnostics)
+	if !samePlanAsState(t, after, applied.NewState) {
+		t.Errorf("the plan after the renewal is not empty: expires_at %s", plannedExpiresAt(t, after))
+	}
+}
+
+// TestProtocolGroupMembersRollingImport: an import reads the members as
+// IAM holds them, none as "expires_in", and no rolling expiry.
+func TestProtocolGroupMembersRollingImport(t *testing.T) {
+	env := acctest.NewProtoEnv(t, nil)
+	group := newGroup(t, acctest.OutsideClient(t, env.Sandbox), "dev")
+	config := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn}, "1h", "10m")
+	created := membersResource.MustChange(t, env.Server, nil, nil, &config)
+	recorded, _ := membersResource.Model(t, created.NewState).ExpiresAt.Get()
+
+	imported := membersResource.ImportState(t, env.Server, fmt.Sprintf("bk_cmdb/%d", group))
+	acctest.ExpectDiags(t, imported.Diagnostics)
+	read := membersResource.Read(t, env.Server, imported.ImportedResources[0].State, imported.ImportedResources[0].Private)
+	acctest.ExpectDiags(t, read.Diagnostics)
+	m := membersResource.Model(t, read.NewState)
+	users, _ := protocol.StringMapOf(m.Users)
+	if users["alice"] != recorded || !m.ExpiresAt.IsNull() || !m.ExpiresIn.IsNull() {
+		t.Errorf("the import reads alice as %q with expires_in %v and expires_at %v; want %q, both null", users["alice"], m.ExpiresIn, m.ExpiresAt, recorded)
+	}
+}
+
+// TestProtocolGroupMembersStateWithoutRolling: state written before the
+// rolling expiry existed (no expires_in, renew_before or expires_at)
+// upgrades, and the unchanged configuration plans nothing.
+func TestProtocolGroupMembersStateWithoutRolling(t *testing.T) {
+	env := acctest.NewProtoEnv(t, nil)
+	group := newGroup(t, acctest.OutsideClient(t, env.Sandbox), "dev")
+	config := membersModel(group, map[string]string{"alice": "", "bob": "2030-06-30T00:00:00Z"})
+	membersResource.MustChange(t, env.Server, nil, nil, &config)
+	// As the provider before this version wrote it.
+	old := fmt.Sprintf(`{"id":"bk_cmdb/%d","system":"bk_cmdb","group_id":"%d","users":{"alice":"permanent","bob":"2030-06-30T00:00:00Z"},`+
+		`"departments":null,"timeouts":null}`, group, group)
+	resp, err := env.Server.UpgradeResourceState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: membersResource.TypeName(), Version: 0, RawState: &tfprotov6.RawState{JSON: []byte(old)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acctest.ExpectDiags(t, resp.Diagnostics)
+	upgraded := membersResource.Model(t, resp.UpgradedState)
+	if !upgraded.ExpiresIn.IsNull() || !upgraded.RenewBefore.IsNull() || !upgraded.ExpiresAt.IsNull() {
+		t.Fatalf("the upgraded state has expires_in %v, renew_before %v, expires_at %v; want all null", upgraded.ExpiresIn, upgraded.RenewBefore, upgraded.ExpiresAt)
+	}
+	read := membersResource.Read(t, env.Server, resp.UpgradedState, nil)
+	acctest.ExpectDiags(t, read.Diagnostics)
+	plan := membersResource.Plan(t, env.Server, read.NewState, read.Private, &config)
+	acctest.ExpectDiags(t, plan.Diagnostics)
+	if !samePlanAsState(t, plan, read.NewState) {
+		t.Errorf("the plan of an upgraded state changes it: %v", plan.PlannedState)
+	}
+}
+
+// TestProtocolGroupMembersRollingValidation: a member that follows an
+// unset expires_in is refused on the member (one error, however many
+// follow), and expires_in with no member following it warns.
+func TestProtocolGroupMembersRollingValidation(t *testing.T) {
+	env := acctest.NewProtoEnv(t, nil)
+	users := map[string]string{}
+	for i := range 500 {
+		users[fmt.Sprintf("u%03d", i)] = management.FollowsExpiresIn
+	}
+	config := membersModel(42, users)
+	acctest.ExpectDiags(t, membersResource.Validate(t, env.Server, config),
+		acctest.ProtoError(`users["u000"] (and 499 other members) is "expires_in", which follows the resource's rolling expiry, but expires_in is not set.`,
+			protocol.Root("users").WithElementKeyString("u000")))
+	alone := rollingModel(42, map[string]string{"alice": ""}, "90d", "7d")
+	acctest.ExpectDiags(t, membersResource.Validate(t, env.Server, alone), acctest.ProtoWarning("No member follows expires_in", protocol.Root("expires_in")))
+	// An unknown map may hold followers: no warning.
+	unknown := alone
+	unknown.Users = protocol.Unknown[map[string]protocol.StringValue]()
+	acctest.ExpectDiags(t, membersResource.Validate(t, env.Server, unknown))
+}
+
+// TestProtocolGroupMembersRollingPassed: without renew_before the rolling
+// expiry is never renewed; once it has passed, a member that starts
+// following it is refused at plan time, naming the fix, while the members
+// that already follow it stay as they are.
+func TestProtocolGroupMembersRollingPassed(t *testing.T) {
+	env := acctest.NewProtoEnv(t, nil)
+	group := newGroup(t, acctest.OutsideClient(t, env.Sandbox), "dev")
+	state := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn}, "1h", "")
+	state.ID = protocol.Known(fmt.Sprintf("bk_cmdb/%d", group))
+	// Recorded an hour ago, it passed a minute ago.
+	state.ExpiresAt = protocol.Known(rfc(time.Now().Add(-time.Minute).Unix()))
+	prior := membersResource.Value(t, &state)
+	joined := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn, "carol": management.FollowsExpiresIn}, "1h", "")
+	acctest.ExpectDiags(t, membersResource.Plan(t, env.Server, prior, nil, &joined).Diagnostics,
+		acctest.ProtoError(`users["carol"] follows expires_in, whose expiry (expires_at `, protocol.Root("users").WithElementKeyString("carol")))
+}
