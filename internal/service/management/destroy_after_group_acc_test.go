@@ -215,3 +215,56 @@ func TestAccDestroyKeepsAnUnconfirmedOwnership403(t *testing.T) {
 		t.Errorf("after the destroy the group holds %v", got)
 	}
 }
+
+// TestAccDestroyAfterTheGroupAnyRefusal: the real IAM answers a member
+// delete that races the group's own delete with a system error (1902000,
+// "sql: no rows in result set"), not the ownership 403: seen when
+// terraform destroy of an adopted site ran both at once. Once IAM's lists
+// confirm the group gone, such an error ends the members' and the
+// permission's destroy too, saying IAM refused the call; while the group
+// is still listed, the error stands.
+func TestAccDestroyAfterTheGroupAnyRefusal(t *testing.T) {
+	testutil.SameOnEveryCLI(t, "what the provider does with IAM's answer to a destroy")
+	acctest.NeedsSandbox(t)
+	testutil.Terraform(t)
+	acctest.Parallel(t)
+	sb, provider := acctest.Target(t)
+	c := acctest.OutsideClient(t, sb)
+	_, group := adoptedSite(t, c)
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	w.Configure(provider, membersAndPermissionHCL(group, ""))
+	w.MustRun("apply", "-auto-approve")
+	raced := sandbox.Faults{Fail: &sandbox.FailFault{Count: 3, Status: 200, Code: 1902000, Message: "请求第三方API错误: request iam error! " +
+		"[Cache:GetSubjectPK] SubjectPKCache.Get _type=`group` fail => [Raw:Error] sql: no rows in result set (REMOTE_REQUEST_ERROR)"}}
+
+	// The group is there: the error stands, and the members stay in state.
+	if err := sb.SetFaults(raced); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := w.Run("destroy", "-auto-approve", "-refresh=false", "-target=bkiam_group_members.dev"); code == 0 ||
+		!strings.Contains(out, "code 1902000") || strings.Contains(out, "Already gone") {
+		t.Errorf("the destroy of the members of a group IAM still lists did not fail on IAM's error (exit %d):\n%s", code, out)
+	}
+
+	// The group is gone: the same error ends both destroys.
+	if err := sb.SetFaults(sandbox.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteGroup(context.Background(), "bk_cmdb", group); err != nil {
+		t.Fatal(err)
+	}
+	for _, resource := range []string{"bkiam_group_members.dev", "bkiam_group_permission.dev"} {
+		if err := sb.SetFaults(raced); err != nil {
+			t.Fatal(err)
+		}
+		out, code := w.Run("destroy", "-auto-approve", "-refresh=false", "-target="+resource)
+		if code != 0 || !acctest.PlanErrorPattern("Warning: Already gone", fmt.Sprintf("IAM no longer has group %d in bk_cmdb", group),
+			"it refused the call, and its lists no longer hold it").MatchString(out) {
+			t.Errorf("the destroy of %s after the group went, refused with IAM's system error, did not end as already gone (exit %d):\n%s",
+				resource, code, out)
+		}
+	}
+	if left := strings.TrimSpace(w.MustRun("state", "list")); left != "" {
+		t.Errorf("after the destroys the state holds:\n%s", left)
+	}
+}

@@ -770,8 +770,9 @@ func (r *memberRunner) Plan() ([]memberplan.Call, error) {
 // Gone: a destroy of a group that is gone; its members went with it.
 // The ownership 403 alone does not say so (a web-UI group answers it
 // too): IAM's lists must confirm it (management.go).
-func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
-	if !errors.Is(r.err, bkiam.ErrNotOwned) {
+func (r *memberRunner) Gone(ctx context.Context, err error) bool {
+	owned := errors.Is(r.err, bkiam.ErrNotOwned)
+	if !owned && !goneMayExplain(ctx, err) {
 		return false
 	}
 	label := "bkiam_group_members " + r.resource.Label(r.from.model)
@@ -779,6 +780,9 @@ func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
 	gone, checkErr := goneCheck{client: r.client, system: r.system}.groupGone(ctx, r.group)
 	fields := map[string]any{"system": r.system, "group": r.group}
 	if checkErr != nil || !gone {
+		if !owned {
+			return false // IAM's error stands: the group is there, or cannot be told gone
+		}
 		fields["check_error"] = fmt.Sprint(checkErr)
 		tflog.Warn(ctx, "the group answers the ownership 403, but IAM's lists do not confirm it gone: the destroy fails", fields)
 		if r.diags != nil {
@@ -788,7 +792,7 @@ func (r *memberRunner) Gone(ctx context.Context, _ error) bool {
 	}
 	tflog.Warn(ctx, "the group is gone, confirmed by IAM's lists: its members went with it", fields)
 	if r.diags != nil {
-		r.diags.AddWarning(goneOnDestroy(label, object, "its members"))
+		r.diags.AddWarning(goneOnDestroy(label, object, "its members", owned))
 	}
 	return true
 }

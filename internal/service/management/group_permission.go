@@ -264,7 +264,8 @@ func (r GroupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 	// A destroy that IAM answers with the ownership 403 is done when the
 	// group is gone, with its permissions.
 	grant.Gone = func(ctx context.Context, err error) bool {
-		return errors.Is(err, bkiam.ErrNotOwned) && r.groupGoneOnDestroy(ctx, data, *base, pathSystem, diags)
+		owned := errors.Is(err, bkiam.ErrNotOwned)
+		return (owned || goneMayExplain(ctx, err)) && r.groupGoneOnDestroy(ctx, data, *base, pathSystem, owned, diags)
 	}
 	result, private := grant.Apply(ctx, data, greq, diags)
 	if base != nil {
@@ -280,9 +281,11 @@ func (r GroupPermission) Apply(ctx context.Context, data *conns.Data, req protoc
 }
 
 // groupGoneOnDestroy reports whether the group of a destroy that IAM
-// answered with the ownership 403 is gone, with its permissions: IAM's
-// lists must confirm it (management.go), and diags say which it was.
-func (r GroupPermission) groupGoneOnDestroy(ctx context.Context, data *conns.Data, state GroupPermissionModel, pathSystem string, diags *protocol.Diagnostics) bool {
+// refused is gone, with its permissions: IAM's lists must confirm it
+// (management.go), and diags say which it was. owned: IAM answered the
+// ownership 403, which it also answers for a gone group; only then does
+// an unconfirmed check warn.
+func (r GroupPermission) groupGoneOnDestroy(ctx context.Context, data *conns.Data, state GroupPermissionModel, pathSystem string, owned bool, diags *protocol.Diagnostics) bool {
 	groupID, _ := state.GroupID.Get()
 	group, _ := strconv.ParseInt(groupID, 10, 64)
 	label := "bkiam_group_permission " + r.Label(state)
@@ -290,13 +293,16 @@ func (r GroupPermission) groupGoneOnDestroy(ctx context.Context, data *conns.Dat
 	fields := map[string]any{"system": pathSystem, "group": group}
 	gone, checkErr := goneCheck{client: data.Client, system: pathSystem}.groupGone(ctx, group)
 	if checkErr != nil || !gone {
+		if !owned {
+			return false // IAM's error stands: the group is there, or cannot be told gone
+		}
 		fields["check_error"] = fmt.Sprint(checkErr)
 		tflog.Warn(ctx, "the group answers the ownership 403, but IAM's lists do not confirm it gone: the destroy fails", fields)
 		diags.AddWarning(unconfirmedOnDestroy(label, object, checkErr))
 		return false
 	}
 	tflog.Warn(ctx, "the group is gone, confirmed by IAM's lists: its permissions went with it", fields)
-	diags.AddWarning(goneOnDestroy(label, object, "its permissions"))
+	diags.AddWarning(goneOnDestroy(label, object, "its permissions", owned))
 	return true
 }
 
