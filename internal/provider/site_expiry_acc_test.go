@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +191,103 @@ resource "bkiam_instance_grant" %q {
 	if !w.PlanIsEmpty() {
 		t.Error("the plan after the renewal is not empty")
 	}
+}
+
+// TestAccSite_MemberRenewal: bkiam_group_members with a rolling expiry
+// on whatever IAM the tests point at. A grade manager and a group are
+// created; the profile's two users follow expires_in = "1h" with
+// renew_before = "59m50s". The group's member list in IAM shows both until
+// the recorded expires_at; a plan ten seconds on renews, and the list then
+// shows the recorded date plus an hour; the plan after is empty; the
+// destroy removes all of it.
+func TestAccSite_MemberRenewal(t *testing.T) {
+	acctest.Parallel(t)
+	e := acctest.NewSiteEnv(t)
+	p := e.P
+	ctx := context.Background()
+	config := e.Provider + fmt.Sprintf(`
+resource "bkiam_grade_manager" "site" {
+  system  = %[1]q
+  name    = %[2]q
+  members = [%[3]q]
+  authorization_scopes = [{
+    system    = %[1]q
+    actions   = [%[4]q]
+    resources = [{ system = %[1]q, type = %[5]q, instances = [{ id = %[6]q }] }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "site" {
+  system           = %[1]q
+  grade_manager_id = bkiam_grade_manager.site.id
+  name             = %[7]q
+}
+
+resource "bkiam_group_members" "site" {
+  system       = %[1]q
+  group_id     = bkiam_group.site.id
+  users        = { %[3]q = "expires_in", %[8]q = "expires_in" }
+  expires_in   = "1h"
+  renew_before = "59m50s"
+}
+`, p.System, "tf-acc-renew-"+e.Suffix, p.Users[0], p.Actions[0], p.Type, p.Instances[0], "tf-acc-renew-dev-"+e.Suffix, p.Users[1])
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	w.SiteSecret()
+	w.Configure("", config)
+	t.Cleanup(func() { w.Run("destroy", "-auto-approve") })
+	w.MustRun("apply", "-auto-approve")
+	group := stateAttr(t, w, "bkiam_group_members.site", "group_id")
+	recorded, err := time.Parse(time.RFC3339, stateAttr(t, w, "bkiam_group_members.site", "expires_at"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := func() map[string]int64 {
+		t.Helper()
+		id, _ := strconv.ParseInt(group, 10, 64)
+		ms, err := e.Client.GroupMembers(ctx, p.System, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, m := range ms {
+			out[m.Type+" "+m.ID] = m.ExpiredAt
+		}
+		return out
+	}
+	want := func(at int64) map[string]int64 {
+		return map[string]int64{"user " + p.Users[0]: at, "user " + p.Users[1]: at}
+	}
+	if got := members(); !maps.Equal(got, want(recorded.Unix())) {
+		t.Fatalf("after the create IAM lists the members %v, want both until %s", got, recorded)
+	}
+	if !w.PlanIsEmpty() {
+		t.Fatal("the plan before the renewal window is not empty")
+	}
+	time.Sleep(time.Until(recorded.Add(-time.Hour + 11*time.Second)))
+	if out := w.MustRun("plan"); !strings.Contains(out, "Renewing members") {
+		t.Errorf("the plan in the window does not renew:\n%s", out)
+	}
+	w.MustRun("apply", "-auto-approve")
+	if got := members(); !maps.Equal(got, want(recorded.Unix()+3600)) {
+		t.Errorf("after the renewal IAM lists the members %v, want both until %s", got, recorded.Add(time.Hour))
+	}
+	if !w.PlanIsEmpty() {
+		t.Error("the plan after the renewal is not empty")
+	}
+}
+
+// stateAttr is a top-level string attribute of a resource in the
+// workspace's state.
+func stateAttr(t *testing.T, w *acctest.CLIWorkspace, addr, name string) string {
+	t.Helper()
+	out := w.MustRun("state", "show", "-no-color", addr)
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	t.Fatalf("%s has no %s in state:\n%s", addr, name, out)
+	return ""
 }
