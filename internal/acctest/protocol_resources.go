@@ -14,6 +14,10 @@ var InstanceProto = ProtoResource[authz.InstanceGrantModel]{
 			config.ID, config.Policies = protocol.Unknown[string](), protocol.Unknown[map[string]protocol.Value[int64]]()
 		} else {
 			config.ID, config.Policies = prior.ID, prior.Policies
+			if config.ExpiresAt.IsNull() {
+				// Optional and computed: Terraform proposes the prior value.
+				config.ExpiresAt = prior.ExpiresAt
+			}
 		}
 		return config
 	},

@@ -102,11 +102,14 @@ func planRolling(planned *InstanceGrantModel, prior *InstanceGrantModel, now tim
 		planned.ExpiresAt = protocol.Unknown[string]()
 		return
 	}
+	// The same duration written otherwise ("7d", "1w") is the same period.
+	was, same := rollingOf(prior0(prior))
+	same = same && prior != nil && was.every == r.every
 	var recorded int64
-	if prior != nil && prior.ExpiresIn == planned.ExpiresIn {
+	if same {
 		recorded, ok = expiryOf(prior.ExpiresAt)
 	}
-	if prior == nil || prior.ExpiresIn != planned.ExpiresIn || !ok {
+	if !same || !ok {
 		planned.ExpiresAt = protocol.Unknown[string]()
 		if was, held := expiryOf(prior0(prior).ExpiresAt); prior != nil && held && renewal.First(now, r.every, bkiam.PermanentExpiry) < was {
 			diags.AddAttributeWarning(protocol.Root("expires_in"), "Expiry lowered by revoking and granting again",

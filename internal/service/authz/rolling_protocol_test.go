@@ -1,0 +1,62 @@
+package authz_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
+)
+
+// TestProtocolRollingPlans: what a plan does to a rolling expiry, from a
+// grant created with expires_in = "7d" and renew_before = "1d": the
+// create leaves expires_at to the apply, which records about a week on;
+// the same period written otherwise ("1w") keeps the recorded date and
+// sends nothing; a longer one starts a new period at the apply; a shorter
+// one warns that the apply lowers the expiry; removing expires_in makes
+// the grant permanent, though Terraform proposes the recorded date.
+func TestProtocolRollingPlans(t *testing.T) {
+	rolling := func(in, before string) *authz.InstanceGrantModel {
+		m := acctest.HostsOf([]string{"view_host"}, "1")
+		m.ExpiresIn, m.RenewBefore = protocol.Known(in), protocol.Known(before)
+		return m
+	}
+	env := acctest.NewProtoEnv(t, nil)
+	plan := acctest.InstanceProto.Plan(t, env.Server, nil, nil, rolling("7d", "1d"))
+	if planned := acctest.InstanceProto.Model(t, plan.PlannedState); !planned.ExpiresAt.IsUnknown() {
+		t.Fatalf("a create plans expires_at %+v, want it known after apply", planned.ExpiresAt)
+	}
+	created := acctest.InstanceProto.Apply(t, env.Server, nil, plan, rolling("7d", "1d"))
+	acctest.ExpectDiags(t, created.Diagnostics)
+	state := acctest.InstanceProto.Model(t, created.NewState)
+	recorded, _ := state.ExpiresAt.Get()
+	at, err := time.Parse(time.RFC3339, recorded)
+	if err != nil || at.Before(time.Now().Add(7*24*time.Hour-time.Minute)) || at.After(time.Now().Add(7*24*time.Hour)) {
+		t.Fatalf("the create recorded expires_at %q, want about a week on", recorded)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		config *authz.InstanceGrantModel
+		want   func(planned protocol.StringValue) bool
+		warn   string
+	}{
+		{"same period written otherwise", rolling("1w", "1d"), func(p protocol.StringValue) bool { return p == state.ExpiresAt }, ""},
+		{"longer period", rolling("14d", "1d"), protocol.StringValue.IsUnknown, ""},
+		{"shorter period", rolling("2d", "1d"), protocol.StringValue.IsUnknown, "Expiry lowered by revoking and granting again"},
+		{"no expires_in", acctest.HostsOf([]string{"view_host"}, "1"), protocol.StringValue.IsNull, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := acctest.InstanceProto.Plan(t, env.Server, created.NewState, created.Private, tc.config)
+			if tc.warn == "" {
+				acctest.ExpectDiags(t, plan.Diagnostics)
+			} else {
+				acctest.ExpectDiags(t, plan.Diagnostics, acctest.ProtoWarning(tc.warn, protocol.Root("expires_in")))
+			}
+			if planned := acctest.InstanceProto.Model(t, plan.PlannedState); !tc.want(planned.ExpiresAt) {
+				t.Errorf("planned expires_at %+v (recorded %q)", planned.ExpiresAt, recorded)
+			}
+		})
+	}
+}
