@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"time"
 )
 
 // PrivateState is a resource's private state: JSON documents by key, in
@@ -114,4 +115,37 @@ func (p PrivateState) Set(key string, v any, diags *Diagnostics) {
 		return
 	}
 	p[key] = raw
+}
+
+// renewAfterKey is where a Renewer keeps, in unix seconds, the time after
+// which its next renewal falls due.
+const renewAfterKey = "renew_after"
+
+// RenewDueAfter reports whether private records a renewal that fell due
+// before now (WithRenewAfter): what a Renewer's RenewDue usually answers.
+func RenewDueAfter(private PrivateState, now time.Time) bool {
+	after, err := strconv.ParseInt(string(private[renewAfterKey]), 10, 64)
+	return err == nil && now.Unix() > after
+}
+
+// WithRenewAfter records in private (a copy, when it changes) the time
+// after which the next renewal falls due, in unix seconds; 0 forgets it.
+func WithRenewAfter(private PrivateState, after int64) PrivateState {
+	value := ""
+	if after != 0 {
+		value = strconv.FormatInt(after, 10)
+	}
+	if value == string(private[renewAfterKey]) {
+		return private
+	}
+	private = maps.Clone(private)
+	if private == nil {
+		private = PrivateState{}
+	}
+	if value == "" {
+		delete(private, renewAfterKey)
+	} else {
+		private[renewAfterKey] = []byte(value)
+	}
+	return private
 }

@@ -2,8 +2,6 @@ package authz
 
 import (
 	"fmt"
-	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,13 +21,9 @@ import (
 //
 // Nothing in the configuration or the state changes when the window
 // opens, so the apply keeps in private state when the next renewal is due
-// (privateRenewKey), and the seam plans the resource then
+// (protocol.WithRenewAfter), and the seam plans the resource then
 // (protocol.Renewer), though it would otherwise answer an unchanged plan
 // without decoding it.
-
-// privateRenewKey holds, in unix seconds, the time after which a plan
-// renews the grant: expires_at minus renew_before.
-const privateRenewKey = "renew_after"
 
 // rollingExpiry is expires_in and renew_before, parsed.
 type rollingExpiry struct {
@@ -166,34 +160,21 @@ func setRollingExpiry(planned *InstanceGrantModel, now time.Time) {
 // withRenewal records in private when the state's next renewal is due,
 // or forgets it for a grant that is not renewed.
 func withRenewal(private protocol.PrivateState, state *InstanceGrantModel) protocol.PrivateState {
-	var after string
+	var after int64
 	if state != nil {
 		if r, ok := rollingOf(*state); ok && r.before > 0 {
 			if at, ok := expiryOf(state.ExpiresAt); ok {
-				after = strconv.FormatInt(at-int64(r.before/time.Second), 10)
+				after = at - int64(r.before/time.Second)
 			}
 		}
 	}
-	if after == string(private[privateRenewKey]) {
-		return private
-	}
-	private = maps.Clone(private)
-	if private == nil {
-		private = protocol.PrivateState{}
-	}
-	if after == "" {
-		delete(private, privateRenewKey)
-	} else {
-		private[privateRenewKey] = []byte(after)
-	}
-	return private
+	return protocol.WithRenewAfter(private, after)
 }
 
 // RenewDue reports whether a rolling grant's renewal window has opened
 // (protocol.Renewer).
 func (InstanceGrant) RenewDue(private protocol.PrivateState, now time.Time) bool {
-	after, err := strconv.ParseInt(string(private[privateRenewKey]), 10, 64)
-	return err == nil && now.Unix() > after
+	return protocol.RenewDueAfter(private, now)
 }
 
 var _ protocol.Renewer = InstanceGrant{}

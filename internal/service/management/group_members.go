@@ -540,46 +540,29 @@ func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now ti
 	}
 }
 
-// privateRenewKey holds, in unix seconds, the time after which a plan
-// renews the rolling expiry: expires_at minus renew_before. Nothing in
-// the configuration or the state changes when the renewal window opens,
-// so the seam plans the resource then (protocol.Renewer), though it
-// otherwise answers a plan that changes nothing without decoding it.
-const privateRenewKey = "renew_after"
-
 // RenewDue reports whether the renewal window has opened
-// (protocol.Renewer): then a plan renews (planRolling).
+// (protocol.Renewer): then a plan renews (planRolling). Nothing in the
+// configuration or the state changes when it opens, so the apply records
+// when it will (withRenewal) and the seam plans the resource then, though
+// it otherwise answers a plan that changes nothing without decoding it.
 func (GroupMembers) RenewDue(private protocol.PrivateState, now time.Time) bool {
-	after, err := strconv.ParseInt(string(private[privateRenewKey]), 10, 64)
-	return err == nil && now.Unix() > after
+	return protocol.RenewDueAfter(private, now)
 }
 
 var _ protocol.Renewer = GroupMembers{}
 
-// withRenewal records in private when the next renewal of state is due,
-// or forgets it when state has none.
+// withRenewal records in private when the next renewal of state is due
+// (expires_at minus renew_before), or forgets it when state has none.
 func withRenewal(private protocol.PrivateState, state *GroupMembersModel) protocol.PrivateState {
-	var after string
+	var after int64
 	if state != nil {
 		b, ok := state.RenewBefore.Get()
 		before, err := renewal.ParseDuration(b)
 		if at := rollingExpiry(*state); ok && err == nil && at != 0 {
-			after = strconv.FormatInt(at-int64(before/time.Second), 10)
+			after = at - int64(before/time.Second)
 		}
 	}
-	if after == string(private[privateRenewKey]) {
-		return private
-	}
-	private = maps.Clone(private)
-	if private == nil {
-		private = protocol.PrivateState{}
-	}
-	if after == "" {
-		delete(private, privateRenewKey)
-	} else {
-		private[privateRenewKey] = []byte(after)
-	}
-	return private
+	return protocol.WithRenewAfter(private, after)
 }
 
 func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupMembersModel], diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState) {
