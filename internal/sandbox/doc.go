@@ -40,6 +40,10 @@
 // GET /api/v1/systems/{system}/policies/{backend_id}, and GET /api/v1/open/systems/{system}/policies/
 // which answers 301 as it does through a real gateway (details under "Emulated behaviour").
 //
+// Access-check routes (gateway only), the backend's "may this subject do this?": POST
+// /api/v2/policy/systems/{system}/{auth,auth_by_actions,query_by_actions}/ and POST
+// /api/v1/policy/auth_by_resources (details under "Emulated behaviour", "Access checks").
+//
 // Management routes (gateway only, credentials in X-Bkapi-Authorization): the management API v2
 // for grade managers, user groups, group members and group permissions (see the package doc of
 // internal/bkiam, "The management API"), under
@@ -70,6 +74,7 @@
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N,"model_query":N,
+//     "policy_auth":N,"policy_auth_by_actions":N,"policy_auth_by_resources":N,"policy_query_by_actions":N,
 //     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,
 //     "grade_manager:list":N,"group:create":N,"group:list":N,"group:update":N,"group:delete":N,
 //     "member:list":N,"member:add":N,"member:delete":N,"member:expiry":N,"group_policy:grant":N,
@@ -104,9 +109,9 @@
 //     "count" fail with that HTTP status and body code; a rate_limit fault answers 429 with
 //     Retry-After and code 1642902 on the gateway, HTTP 200 and code 1306429 on ESB. {} clears every
 //     fault. A failed request changes nothing in the store. With "spare_reads":true the faults
-//     leave the policy reads (list and get) alone, which then count for nothing, so that a test of
-//     the writes is unmoved by what a plan reads first. More faults are described under "Not
-//     emulated, and why".
+//     leave the policy reads (list, get and the access checks) alone, which then count for
+//     nothing, so that a test of the writes is unmoved by what a plan reads first. More faults are
+//     described under "Not emulated, and why".
 //
 // The embedded default model (default_model.json):
 //   - Apps: "bkiam-sandbox" with secret "sandbox-secret", a client of every system below,
@@ -385,6 +390,63 @@
 //     without the client's slash: the gateway forwards the route without it and the backend
 //     serves only the slashed form, so through a gateway the route never lists.
 //
+// Access checks (the backend's policy auth and query routes; gateway only, backend envelope, the
+// app's credentials alone):
+//   - POST /api/v2/policy/systems/{s}/auth/ takes {subject:{type,id}, action:{id},
+//     resources:[{system,type,id,attribute}]} and answers {"allowed":bool};
+//     …/auth_by_actions/ takes actions [{id}] (at most 10) instead of action and answers
+//     {"<action>":bool}; …/query_by_actions/ takes {subject, actions, resources (optional)} and
+//     answers [{action:{id}, condition}]; POST /api/v1/policy/auth_by_resources takes {system,
+//     subject, action, resources_list (at most 100 sets)} and answers {"<key>":bool}, a set's key
+//     being its resources' "system,type,id" joined by "/" ("" for an empty set). Success is code 0
+//     with message "ok".
+//   - Checks in the backend's order. On v2, the system and the client, as the read routes answer
+//     them (1901404, 1901401). The body: the first rule broken, in the backend's words after
+//     "bad request:" (1901400): "EOF, json decode fail", "json decode or validate fail, err=…",
+//     "Type is required", "Attribute is required" for a resource without the key ({} passes;
+//     "resources": [] passes where resources are required), "Actions cannot be longer than 10",
+//     "ResourcesList cannot be longer than 100". On v1, then, the client: "client(X) can not
+//     request system(Y)" (1901400; an unknown system is a 1901400 too). Then the managers (below),
+//     then each action in order: an unknown action is 1901400 "bad request:action.id invalid" —
+//     on query_by_actions a system error, which that handler does not tell apart; resources that
+//     do not match the action are a system error, 1901500 "system error[request_id=…]: …
+//     request resources not match action …", not a 400. For auth and auth_by_actions a match is
+//     one resource per related type, each of the action's system and one of its types, in any
+//     order (the backend compares sets); for query_by_actions any number, each of the action's
+//     types. auth_by_resources checks no set: one that does not match simply evaluates false.
+//     Errors carry data {} and, on v2, their code's HTTP status (400, 401, 404, 500); v1 answers
+//     HTTP 200 always.
+//   - Managers: user admin (any case), the model's super_managers and the system's
+//     system_managers are allowed everything — true, all true, {"op":"any","field":"","value":[]}
+//     for each action — with message "ok, as super_manager or system_manager", before the action
+//     or the resources are looked at and without reading a policy.
+//   - What counts: for a user, its own unexpired rows of the system and action (custom policies
+//     and template rows), and those of every group it is an unexpired member of — directly, or
+//     through a department it belongs to or any ancestor of one (department_parents), as IAM holds
+//     a user's ancestor departments as well. Group members come from the management API (model
+//     groups have none). For a group, its own rows. Rows stored as RBAC count like any other;
+//     expiry is strict (expired_at > now) for rows and memberships alike. A user IAM does not know
+//     (not in users, nor a directory user synced), an unknown or deleted group, or a subject of
+//     another type is answered as one without permissions (false, all false, {}), not an error.
+//   - Evaluation: each row's expression, as the read routes render it, against the resources by
+//     type. eq and in compare the id; starts_with compares attribute._bk_iam_path_ (a path or a
+//     list of paths, "/type,id/…/" or "/system,type,id/…/"), a policy path ending ",*/" taking
+//     any instance under its parent; any holds. So a grant held as a path through ancestors
+//     (/biz,1/host,7/) allows host 7 only when the caller sends its path, as on the real backend,
+//     while a one-node grant (/host,7/) allows it whatever the path. The subject is allowed when
+//     one row holds; an action related to no type is allowed by any row.
+//   - query_by_actions' condition: the rows that count, merged as the backend merges them — {}
+//     when none counts (the backend's empty answer, which allows nothing; what the official SDK
+//     reads as "no permission"); the first any whole when a row is an any; otherwise the eq and in
+//     leaves of one field merged into one in (values concatenated, a repeated id repeated; fields
+//     in name order after the other conditions, where the backend's order varies) and an OR of the
+//     rest, a lone condition bare. With resources, each row is first partly evaluated as the
+//     backend does: a row failing on a given type is dropped, the conditions on given types that
+//     hold are removed, and a row left with nothing is {"op":"any","field":"","value":[]}.
+//   - They count in the stats under policy_auth, policy_auth_by_actions, policy_auth_by_resources
+//     and policy_query_by_actions, and the faults treat them as the policy reads (spare_reads
+//     spares them; a slow fault delays them, a drop resets the connection).
+//
 // # Not emulated, and why
 //   - asynchronous=true is treated as synchronous, like the real server.
 //   - Resource names are never verified (the real server does not verify instance names either);
@@ -398,11 +460,16 @@
 //     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
 //     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
-//     (1306403), the effective-permission query APIs and the management API's subject templates,
+//     (1306403), the management API's subject templates,
 //     permission templates, subset managers and v1 routes other than the grade-manager list are out
 //     of scope, and so is the grade-manager authorization scope that a real group grant widens as a
 //     side effect. The per-user
 //     quota of grade managers a user may be a member of is not checked.
+//   - Of the backend's access checks, the v1 auth, auth_by_actions, query, query_by_actions and
+//     query_by_ext_resources and the v2 query/ are not served; neither are ?force and ?debug (the
+//     sandbox has no cache to bypass), frozen subjects (1901403), the security-audit app's pass to
+//     every system on v1, temporary policies and subject templates (the sandbox has none, so no
+//     group reaches a user through one), department subjects, nor the backend's rate limit.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
@@ -446,6 +513,8 @@
 //		  "directory_users": ["erin"],
 //		  "groups": ["1", "2"],
 //		  "departments": ["1", "2"],
+//		  "super_managers": ["admin"],
+//		  "system_managers": {"bk_sops": ["alice"]},
 //		  "apps": [{"code": "bkiam-sandbox", "secret": "sandbox-secret", "client_of": ["bk_sops"], "esb_skip_login": true,
 //		            "management": {"bk_sops": ["*"]}}],
 //		  "tokens": {"token-alice": "alice"},
@@ -485,6 +554,9 @@
 //	    grant naming them works, and IAM knows them from then on; the state file keeps the sync); the
 //	    management API does not sync, and its member add drops such a user silently, as it drops an
 //	    unknown one, until the authorization API has synced them.
+//	  - super_managers: users holding IAM's super manager role; system_managers: system → users
+//	    holding the system's manager role (users of the model; none by default). Only the access
+//	    checks read them: such a user is allowed everything there, as admin is.
 //	  - apps[].client_of: systems the app is a registered client of ("*" = all); esb_skip_login puts the
 //	    app on ESB's skip-login whitelist (bk_username accepted).
 //	  - tokens: ESB bk_token values and the user each stands for.

@@ -17,9 +17,9 @@ type Faults struct {
 	// provider's model checks.
 	ModelFail *FailFault `json:"model_fail,omitempty"`
 	// SpareReads keeps Fail, RateLimit, Drop and Slow off the policy reads (the policy list and
-	// get routes), which then neither fail nor count towards After: a test of the writes gets the
-	// same faults whatever a plan reads first (the provider's plan-time expiry check reads the
-	// policy list of each action it grants).
+	// get routes, and the backend's access checks), which then neither fail nor count towards
+	// After: a test of the writes gets the same faults whatever a plan reads first (the
+	// provider's plan-time expiry check reads the policy list of each action it grants).
 	SpareReads bool `json:"spare_reads,omitempty"`
 }
 
@@ -209,6 +209,7 @@ type Stats struct {
 // Stat keys of Stats.Requests.
 var statKeys = []string{"batch_instance:grant", "batch_instance:revoke", "batch_path:grant", "batch_path:revoke",
 	"batch_resource_creator_action", "policy_list", "policy_get", "model_query",
+	"policy_auth", "policy_auth_by_actions", "policy_auth_by_resources", "policy_query_by_actions", "user_groups",
 	"grade_manager:create", "grade_manager:get", "grade_manager:update", "grade_manager:delete", "grade_manager:list",
 	"group_policy:grant", "group_policy:revoke", "group_policy:list", "group_policy:delete", "group_policy:actions",
 	"group:create", "group:list", "group:update", "group:delete",

@@ -68,11 +68,8 @@ func (s *Server) serveRead(c *call) bool {
 		return true
 	}
 	spared := s.faults.sparesReads()
-	if !spared {
-		if f := s.faults.take(); f != nil {
-			s.writeFault(c, f)
-			return true
-		}
+	if !spared && !s.takeReadFault(c) {
+		return true
 	}
 	app, ok := s.gatewayAuth(c)
 	if !ok {

@@ -37,6 +37,11 @@ type Model struct {
 	Apps              []App               `json:"apps"`
 	Tokens            map[string]string   `json:"tokens,omitempty"`
 	Limits            Limits              `json:"limits"`
+	// SuperManagers are the users holding IAM's super manager role, SystemManagers (system →
+	// users) those holding a system's manager role. The backend's access checks allow them, and
+	// admin, everything in the system without reading a policy; no other route reads these.
+	SuperManagers  []string            `json:"super_managers,omitempty"`
+	SystemManagers map[string][]string `json:"system_managers,omitempty"`
 	// Quirks are the real server's bugs the sandbox reproduces, each of which can be turned off.
 	Quirks Quirks `json:"quirks,omitempty"`
 
@@ -389,6 +394,9 @@ func (m *Model) validate() error {
 			}
 		}
 	}
+	if err := m.validateManagers(); err != nil {
+		return err
+	}
 	m.apps = map[string]*App{}
 	for i := range m.Apps {
 		a := &m.Apps[i]
@@ -428,6 +436,33 @@ func (m *Model) validate() error {
 		}
 	}
 	return nil
+}
+
+// validateManagers checks the manager roles: users the model knows, systems it has.
+func (m *Model) validateManagers() error {
+	for i, u := range m.SuperManagers {
+		if !m.users[u] {
+			return fmt.Errorf("super_managers[%d]: unknown user %q", i, u)
+		}
+	}
+	for sys, users := range m.SystemManagers {
+		if m.systems[sys] == nil {
+			return fmt.Errorf("system_managers[%q]: unknown system", sys)
+		}
+		for i, u := range users {
+			if !m.users[u] {
+				return fmt.Errorf("system_managers[%q][%d]: unknown user %q", sys, i, u)
+			}
+		}
+	}
+	return nil
+}
+
+// manager reports whether the user holds a role that the backend's access checks allow
+// everything in system: admin (any case, IAM's built-in super user), a super manager or one of
+// the system's managers.
+func (m *Model) manager(system, user string) bool {
+	return strings.EqualFold(user, "admin") || slices.Contains(m.SuperManagers, user) || slices.Contains(m.SystemManagers[system], user)
 }
 
 // templatePolicy checks a template policy of system and builds it (without ids). The group is

@@ -31,6 +31,9 @@ func TestModelValidationNamesTheField(t *testing.T) {
 		{"app without secret", `{"systems":[` + sys0 + `],"apps":[{"code":"a","client_of":[]}]}`, `apps[0].secret: required`},
 		{"group not numeric", `{"systems":[` + sys0 + `],"groups":["1","devs"]}`, `groups[1]: group id "devs" is not numeric`},
 		{"token of unknown user", `{"systems":[` + sys0 + `],"users":["alice"],"tokens":{"t1":"bob"}}`, `tokens["t1"]: unknown user "bob"`},
+		{"super manager unknown", `{"systems":[` + sys0 + `],"users":["alice"],"super_managers":["bob"]}`, `super_managers[0]: unknown user "bob"`},
+		{"system managers of an unknown system", `{"systems":[` + sys0 + `],"users":["alice"],"system_managers":{"s9":["alice"]}}`, `system_managers["s9"]: unknown system`},
+		{"system manager unknown", `{"systems":[` + sys0 + `],"users":["alice"],"system_managers":{"s0":["alice","bob"]}}`, `system_managers["s0"][1]: unknown user "bob"`},
 		{"negative limit", `{"systems":[` + sys0 + `],"limits":{"grant_instances":-1}}`, `limits.grant_instances: must not be negative, got -1`},
 		{"unknown field", `{"systems":[` + sys0 + `],"userz":[]}`, `parse model: json: unknown field "userz"`},
 	}

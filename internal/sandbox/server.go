@@ -263,14 +263,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveAuthz(c, ep)
-	case strings.HasPrefix(p, gwAPIRoot), strings.HasPrefix(p, mgmtPrefix):
+	case strings.HasPrefix(p, gwAPIRoot), strings.HasPrefix(p, mgmtPrefix), strings.HasPrefix(p, accessV2Root):
 		c := &call{tr: gateway, w: w, r: r}
 		w.Header().Set("X-Bkapi-Request-Id", newUUID())
 		if ep, ok := endpoints[strings.TrimPrefix(p, gwPrefix)]; ok && strings.HasPrefix(p, gwPrefix) && r.Method == http.MethodPost {
 			s.serveAuthz(c, ep)
 			return
 		}
-		if s.serveRead(c) || s.serveModel(c) || s.serveManagement(c) {
+		if s.serveRead(c) || s.serveModel(c) || s.serveAccess(c) || s.serveUserGroups(c) || s.serveManagement(c) {
 			return
 		}
 		c.writeGatewayError(http.StatusNotFound, codeGWNotFound, "API not found [method="+r.Method+" path="+p+"]")

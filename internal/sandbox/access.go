@@ -1,0 +1,376 @@
+package sandbox
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// What the backend's access checks count (handlers_access.go serves them): the policy rows a
+// subject holds, its own and its groups', evaluated the way the backend's decision point does.
+// The rows are the store's, rendered as the read routes render them (expression.go), so that a
+// check and the policy list can never disagree about what a row grants.
+
+// accessResource is one resource of an access check. Attribute carries what the caller knows of
+// the instance; only "_bk_iam_path_" (a path or a list of paths to the instance's parent) is read.
+type accessResource struct {
+	System    string         `json:"system"`
+	Type      string         `json:"type"`
+	ID        string         `json:"id"`
+	Attribute map[string]any `json:"attribute"`
+}
+
+// resourceSet indexes a check's resources by type, as the backend's evaluation context does: a
+// type given twice keeps the last.
+type resourceSet map[string]accessResource
+
+func newResourceSet(rs []accessResource) resourceSet {
+	set := resourceSet{}
+	for _, r := range rs {
+		set[r.Type] = r
+	}
+	return set
+}
+
+// matchesAction is the backend's check of an auth's resources: one per related type, each of the
+// action's system and one of its types. The backend compares sets, so the order is not checked.
+func matchesAction(system string, a *Action, rs []accessResource) bool {
+	if len(rs) != len(a.RelatedTypes) {
+		return false
+	}
+	for _, r := range rs {
+		if r.System != system || !slices.Contains(a.RelatedTypes, r.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// partlyMatchesAction is the query's weaker check: any number of resources, each of the action's
+// system and one of its types (the sandbox has no other system's types, which the backend would
+// require in full).
+func partlyMatchesAction(system string, a *Action, rs []accessResource) bool {
+	for _, r := range rs {
+		if r.System != system || !slices.Contains(a.RelatedTypes, r.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// effectiveRowsLocked lists the rows that count for subj's access to action in system at now,
+// ordered by backend id: unexpired rows (custom and template, RBAC included) of the subject and,
+// for a user, of every group it is an unexpired member of. A subject IAM does not know holds
+// none: the backend answers it as one without permissions, not as an error.
+func (s *Server) effectiveRowsLocked(system, action string, subj subject, now int64) []*policy {
+	holders, known := s.holdersLocked(subj, now)
+	if !known {
+		return nil
+	}
+	var rows []*policy
+	for k, p := range s.store.policies {
+		// Expiry is strict, as in the backend's caches: a row expiring this second no longer counts.
+		if k.System == system && k.Action == action && p.ExpiredAt > now && holders[subject{Type: k.SubjectType, ID: k.SubjectID}] {
+			rows = append(rows, p)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].BackendID < rows[j].BackendID })
+	return rows
+}
+
+// holdersLocked returns the subjects whose rows count for subj: itself and, for a user, its
+// groups. Only users and groups are subjects here; any other type is unknown. A group IAM does
+// not know holds no rows (deleting one deletes its rows), so it needs no check of its own.
+func (s *Server) holdersLocked(subj subject, now int64) (map[subject]bool, bool) {
+	switch subj.Type {
+	case "user":
+		if !s.model.users[subj.ID] && !s.store.synced[subj.ID] {
+			return nil, false
+		}
+		holders := map[subject]bool{subj: true}
+		for _, g := range s.userGroupsLocked(subj.ID, now) {
+			holders[subject{Type: "group", ID: g}] = true
+		}
+		return holders, true
+	case "group":
+		return map[subject]bool{subj: true}, true
+	}
+	return nil, false
+}
+
+// userGroupsLocked lists the groups user is an unexpired member of: directly, or through one of
+// its departments or any ancestor of one. The SaaS writes a user's ancestor departments into IAM's
+// organisation as well as the direct ones, so a group joined by a parent department reaches
+// everyone below it.
+func (s *Server) userGroupsLocked(user string, now int64) []string {
+	var keys []memberKey
+	keys = append(keys, memberKey{"user", user})
+	for _, d := range s.model.UserDepartments[user] {
+		for _, a := range s.model.departmentLine(d) {
+			keys = append(keys, memberKey{"department", a})
+		}
+	}
+	var out []string
+	for id, g := range s.store.mgmt.groups {
+		for _, k := range keys {
+			if m := g.Members[k]; m != nil && m.ExpiredAt > now {
+				out = append(out, itoa64(id))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// allowedBy reports whether any row allows the resources. An action related to no type is allowed
+// by any row; otherwise a check without resources is not (the backend refuses to evaluate it).
+func allowedBy(rows []*policy, a *Action, rs []accessResource) bool {
+	if len(rows) == 0 {
+		return false
+	}
+	if len(a.RelatedTypes) == 0 {
+		return true
+	}
+	if len(rs) == 0 {
+		return false
+	}
+	set := newResourceSet(rs)
+	for _, p := range rows {
+		if evalExpr(p.expression(a), set) {
+			return true
+		}
+	}
+	return false
+}
+
+// evalExpr evaluates an expression for resources: AND, OR, any (always true) and the leaves of
+// evalLeaf. A field of a type the resources lack is false.
+func evalExpr(e expr, set resourceSet) bool {
+	switch e["op"] {
+	case "AND":
+		for _, c := range contentOf(e) {
+			if !evalExpr(c, set) {
+				return false
+			}
+		}
+		return true
+	case "OR":
+		for _, c := range contentOf(e) {
+			if evalExpr(c, set) {
+				return true
+			}
+		}
+		return false
+	case "any":
+		return true
+	}
+	return evalLeaf(e, set)
+}
+
+func contentOf(e expr) []expr {
+	c, _ := e["content"].([]expr)
+	return c
+}
+
+// leafType is the resource type a leaf's field names ("host" of "host.id"), "" for none.
+func leafType(e expr) (typ, attr string) {
+	field, _ := e["field"].(string)
+	dot := strings.LastIndexByte(field, '.')
+	if dot < 0 {
+		return "", ""
+	}
+	return field[:dot], field[dot+1:]
+}
+
+// evalLeaf evaluates eq, in and starts_with on the resource of the leaf's type: its id, or an
+// attribute (a string or a list of strings, any of which may match).
+func evalLeaf(e expr, set resourceSet) bool {
+	typ, attr := leafType(e)
+	r, ok := set[typ]
+	if !ok {
+		return false
+	}
+	var got []string
+	if attr == "id" {
+		got = []string{r.ID}
+	} else {
+		got = stringsOf(r.Attribute[attr])
+	}
+	want := stringsOf(e["value"])
+	for _, g := range got {
+		for _, w := range want {
+			switch e["op"] {
+			case "eq", "in":
+				if g == w {
+					return true
+				}
+			case "starts_with":
+				if attr == iamPathAttr {
+					// The backend reads a caller's path in its two-part or three-part node form,
+					// and a policy path ending at ",*/" as "any instance under its parent".
+					g = standardPath(g)
+					if strings.HasSuffix(w, ",*/") {
+						w = strings.TrimSuffix(w, "*/")
+					}
+				}
+				if strings.HasPrefix(g, w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// iamPathAttr is the attribute holding an instance's path to its parent.
+const iamPathAttr = "_bk_iam_path_"
+
+// stringsOf reads an expression value or an attribute as strings; other values match nothing.
+func stringsOf(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []string:
+		return x
+	case []any:
+		var out []string
+		for _, item := range x {
+			if s, ok := item.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// standardPath writes a caller's path "/system,type,id/…/" as "/type,id/…/", the form of the
+// expressions; a path in that form already, or not a path, is left alone.
+func standardPath(path string) string {
+	if !strings.HasPrefix(path, "/") {
+		return path
+	}
+	var b strings.Builder
+	b.WriteByte('/')
+	for _, node := range strings.Split(strings.Trim(path, "/"), "/") {
+		parts := strings.Split(node, ",")
+		switch len(parts) {
+		case 2:
+			b.WriteString(parts[0] + "," + parts[1] + "/")
+		case 3:
+			b.WriteString(parts[1] + "," + parts[2] + "/")
+		default:
+			return path
+		}
+	}
+	out := b.String()
+	if !strings.HasSuffix(path, "/") {
+		out = strings.TrimSuffix(out, "/")
+	}
+	return out
+}
+
+// partialExpr is the backend's partial evaluation of a row for the resources a query gives: false
+// when a condition on a given type fails the row, else what is left to decide, the conditions on
+// the types not given (the any of no field when nothing is left). Without resources the row is
+// left whole.
+func partialExpr(e expr, set resourceSet) (bool, expr) {
+	if len(set) == 0 {
+		return true, e
+	}
+	switch e["op"] {
+	case "AND", "OR":
+		return partialLogic(e, set)
+	case "any":
+		return true, anyLeaf("")
+	}
+	if typ, _ := leafType(e); !hasType(set, typ) {
+		return true, e
+	}
+	if evalLeaf(e, set) {
+		return true, anyLeaf("")
+	}
+	return false, nil
+}
+
+func hasType(set resourceSet, typ string) bool {
+	_, ok := set[typ]
+	return ok
+}
+
+// partialLogic partially evaluates an AND or an OR: an AND fails with any part and drops the parts
+// decided true; an OR holds with any part decided true and drops the parts decided false.
+func partialLogic(e expr, set resourceSet) (bool, expr) {
+	and := e["op"] == "AND"
+	var rest []expr
+	for _, c := range contentOf(e) {
+		ok, left := partialExpr(c, set)
+		switch {
+		case and && !ok:
+			return false, nil
+		case !ok:
+			continue
+		case left["op"] == "any" && left["field"] == "":
+			if !and {
+				return true, left
+			}
+		default:
+			rest = append(rest, left)
+		}
+	}
+	switch {
+	case len(rest) > 0:
+		return true, composite(e["op"].(string), rest)
+	case and:
+		return true, anyLeaf("")
+	}
+	return false, nil
+}
+
+// effectiveExpression merges the conditions of the rows that count into the one expression the
+// backend answers: {} when none counts; the first any, whole, when one is an any; else the eq and
+// in leaves of one field merged into one in (values concatenated, a repeated id repeated, as the
+// backend does; fields in name order, after the other conditions, where the backend's order
+// varies), and an OR of what is left.
+func effectiveExpression(conds []expr) expr {
+	if len(conds) == 0 {
+		return expr{}
+	}
+	for _, c := range conds {
+		if c["op"] == "any" {
+			return c
+		}
+	}
+	if len(conds) > 1 {
+		conds = mergeEqIn(conds)
+	}
+	return composite("OR", conds)
+}
+
+func mergeEqIn(conds []expr) []expr {
+	byField := map[string][]expr{}
+	var out []expr
+	for _, c := range conds {
+		if op := c["op"]; op == "eq" || op == "in" {
+			field, _ := c["field"].(string)
+			byField[field] = append(byField[field], c)
+			continue
+		}
+		out = append(out, c)
+	}
+	for _, field := range sortedKeys(byField) {
+		same := byField[field]
+		if len(same) == 1 {
+			out = append(out, same[0])
+			continue
+		}
+		var values []any
+		for _, c := range same {
+			for _, v := range stringsOf(c["value"]) {
+				values = append(values, v)
+			}
+		}
+		out = append(out, leaf(field, "in", values))
+	}
+	return out
+}

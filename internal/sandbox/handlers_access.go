@@ -1,0 +1,455 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// The backend's access checks (bk-iam pkg/api/policy): may this subject do this? Gateway only,
+// the backend envelope, the app's credentials alone (it must be a client of the system). What a
+// subject holds is counted in access.go. They are reads: the faults treat them as the policy
+// reads (spare_reads spares them), and they change nothing.
+
+// accessV2Root holds the v2 access checks, beside the gateway's /api/v1/ routes.
+const accessV2Root = "/api/v2/policy/"
+
+var reAccessV2 = regexp.MustCompile(`^/api/v2/policy/systems/([^/]+)/(auth|auth_by_actions|query_by_actions)/$`)
+
+const authByResourcesPath = "/api/v1/policy/auth_by_resources"
+
+// managerMessage is the backend's message for a subject allowed as a manager, without any policy
+// being read.
+const managerMessage = "ok, as super_manager or system_manager"
+
+// Binding limits of the backend's request types.
+const (
+	maxAuthActions      = 10
+	maxAuthResourceSets = 100
+)
+
+// accessBody is the request body of every access check; each route reads its own fields.
+type accessBody struct {
+	System        string             `json:"system"`
+	Subject       subject            `json:"subject"`
+	Action        actionRef          `json:"action"`
+	Actions       []actionRef        `json:"actions"`
+	Resources     []accessResource   `json:"resources"`
+	ResourcesList [][]accessResource `json:"resources_list"`
+}
+
+// accessCall is one access check past the gateway: its route, system and body, and the request
+// id the backend puts in a system error's message.
+type accessCall struct {
+	s       *Server
+	route   string // auth, auth_by_actions, query_by_actions, auth_by_resources
+	system  string
+	body    accessBody
+	now     int64
+	request string
+}
+
+// accessAnswer is the backend's answer before the transport: data and message, or an error.
+type accessAnswer struct {
+	code int
+	msg  string
+	data any
+}
+
+func accessOK(data any) accessAnswer { return accessAnswer{msg: "ok", data: data} }
+
+// asManager is the answer for a manager: the same shape, the backend's own message.
+func asManager(data any) accessAnswer { return accessAnswer{msg: managerMessage, data: data} }
+
+func accessError(code int, msg string) accessAnswer { return accessAnswer{code: code, msg: msg} }
+
+// badAccess is the backend's 1901400, its text after "bad request:".
+func badAccess(text string) accessAnswer {
+	return accessError(codeBackendBadRequest, "bad request:"+text)
+}
+
+func invalidAction() accessAnswer { return badAccess("action.id invalid") }
+
+// systemError is the backend's 1901500, whose message carries the request id and the chain of
+// the failed layers.
+func (ac *accessCall) systemError(chain string) accessAnswer {
+	return accessError(backendSystemError, fmt.Sprintf("system error[request_id=%s]: %s", ac.request, chain))
+}
+
+// serveAccess serves the access checks; false when the path is not one of them.
+func (s *Server) serveAccess(c *call) bool {
+	if c.r.Method != http.MethodPost {
+		return false
+	}
+	var system, route string
+	if m := reAccessV2.FindStringSubmatch(c.r.URL.Path); m != nil {
+		system, route = m[1], m[2]
+	} else if c.r.URL.Path == authByResourcesPath {
+		route = "auth_by_resources"
+	} else {
+		return false
+	}
+	failed := true
+	defer func() { s.stats.record("policy_"+route, 0, failed) }()
+	raw, readErr := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, s.maxBody))
+	if !s.sleepLatency(c.r) {
+		return true
+	}
+	spared := s.faults.sparesReads()
+	if !spared && !s.takeReadFault(c) {
+		return true
+	}
+	app, ok := s.gatewayAuth(c)
+	if !ok {
+		return true
+	}
+	ac := &accessCall{s: s, route: route, system: system, request: c.w.Header().Get("X-Request-Id")}
+	a := ac.serve(app, raw, readErr)
+	if a.code != 0 {
+		c.writeJSON(ac.status(a.code), backendBody{Code: a.code, Message: a.msg, Data: map[string]any{}})
+		return true
+	}
+	failed = false
+	if !spared {
+		s.faults.success()
+	}
+	c.writeJSON(http.StatusOK, backendBody{Code: 0, Message: a.msg, Data: a.data})
+	return true
+}
+
+// takeReadFault applies the injected fault due, if any, to a read; false when the call ends
+// there: answered with the fault, or its connection dropped (a read has nothing to carry out). A
+// slow fault delays the read, which then goes on.
+func (s *Server) takeReadFault(c *call) bool {
+	f := s.faults.take()
+	switch {
+	case f == nil:
+		return true
+	case f.slow != nil:
+		time.Sleep(time.Duration(f.slow.DelayMS) * time.Millisecond)
+		return true
+	case f.drop != nil:
+		resetConnection(c.w)
+		return false
+	}
+	s.writeFault(c, f)
+	return false
+}
+
+// status is the HTTP status of an error: the code's own on the v2 routes, 200 on v1.
+func (ac *accessCall) status(code int) int {
+	if ac.route == "auth_by_resources" {
+		return http.StatusOK
+	}
+	switch code {
+	case codeBackendBadRequest:
+		return http.StatusBadRequest
+	case codeBackendUnauthorized:
+		return http.StatusUnauthorized
+	case codeBackendForbidden:
+		return http.StatusForbidden
+	case codeBackendNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+// serve answers in the backend's order: on v2 the system and client (a middleware, before the
+// body); the body's binding; on v1 the client; then the managers, allowed without a policy read;
+// then each action: the action, the resources against it, the subject, its rows.
+func (ac *accessCall) serve(app *App, raw []byte, readErr error) accessAnswer {
+	s := ac.s
+	v1 := ac.route == "auth_by_resources"
+	if !v1 {
+		if _, code, msg := s.backendSystem(app, ac.system); code != 0 {
+			return accessError(code, msg)
+		}
+	}
+	if text := ac.decode(raw, readErr); text != "" {
+		return badAccess(text)
+	}
+	if v1 {
+		ac.system = ac.body.System
+		if text := clientCheck(s, app, ac.system); text != "" {
+			return badAccess(text)
+		}
+	}
+	subj := ac.body.Subject
+	manager := subj.Type == "user" && s.model.manager(ac.system, subj.ID)
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	now := s.now()
+	_ = st.purgeExpiredLocked(now) // a failed save keeps the state as it was, as the reads do
+	_ = st.purgeMgmtLocked(now)
+	ac.now = now.Unix()
+	switch ac.route {
+	case "auth":
+		return ac.auth(manager)
+	case "auth_by_actions":
+		return ac.authByActions(manager)
+	case "query_by_actions":
+		return ac.queryByActions(manager)
+	}
+	return ac.authByResources(manager)
+}
+
+// clientCheck is the v1 routes' own client check, which answers a bad request.
+func clientCheck(s *Server, app *App, system string) string {
+	if s.model.systems[system] == nil {
+		return fmt.Sprintf("get system(%s) valid clients fail, err=sql: no rows in result set", system)
+	}
+	if !app.clientOf(system) {
+		return fmt.Sprintf("client(%s) can not request system(%s)", app.Code, system)
+	}
+	return ""
+}
+
+// decode binds the body as the backend's request types do: the JSON, then the first field that
+// breaks a rule, in the type's field order, in the validator's words ("" when none).
+func (ac *accessCall) decode(raw []byte, readErr error) string {
+	if readErr != nil {
+		return "json decode or validate fail, err=" + readErr.Error()
+	}
+	err := json.NewDecoder(bytes.NewReader(raw)).Decode(&ac.body)
+	switch {
+	case errors.Is(err, io.EOF):
+		return "EOF, json decode fail"
+	case err != nil:
+		return "json decode or validate fail, err=" + err.Error()
+	}
+	b := &ac.body
+	var checks []func() string
+	switch ac.route {
+	case "auth":
+		checks = []func() string{b.subjectRule, b.actionRule, b.resourcesRule(true)}
+	case "auth_by_actions":
+		checks = []func() string{b.subjectRule, b.resourcesRule(true), b.actionsRule(maxAuthActions)}
+	case "query_by_actions":
+		checks = []func() string{b.subjectRule, b.resourcesRule(false), b.actionsRule(0)}
+	default:
+		checks = []func() string{b.systemRule, b.subjectRule, b.actionRule, b.resourcesListRule}
+	}
+	for _, check := range checks {
+		if text := check(); text != "" {
+			return text
+		}
+	}
+	return ""
+}
+
+func (b *accessBody) systemRule() string {
+	if b.System == "" {
+		return "System is required"
+	}
+	return ""
+}
+
+func (b *accessBody) subjectRule() string {
+	switch {
+	case b.Subject.Type == "":
+		return "Type is required"
+	case b.Subject.ID == "":
+		return "ID is required"
+	}
+	return ""
+}
+
+func (b *accessBody) actionRule() string {
+	if b.Action.ID == "" {
+		return "ID is required"
+	}
+	return ""
+}
+
+// actionsRule: actions must be present ([] passes) and hold at most most (0: no maximum).
+func (b *accessBody) actionsRule(most int) func() string {
+	return func() string {
+		switch {
+		case b.Actions == nil:
+			return "Actions is required"
+		case most > 0 && len(b.Actions) > most:
+			return fmt.Sprintf("Actions cannot be longer than %d", most)
+		}
+		for _, a := range b.Actions {
+			if a.ID == "" {
+				return "ID is required"
+			}
+		}
+		return ""
+	}
+}
+
+// resourcesRule: resources must be present when required ([] passes), and every resource whole,
+// attribute included ({} passes).
+func (b *accessBody) resourcesRule(required bool) func() string {
+	return func() string {
+		if required && b.Resources == nil {
+			return "Resources is required"
+		}
+		return resourceRule(b.Resources)
+	}
+}
+
+func (b *accessBody) resourcesListRule() string {
+	switch {
+	case b.ResourcesList == nil:
+		return "ResourcesList is required"
+	case len(b.ResourcesList) > maxAuthResourceSets:
+		return fmt.Sprintf("ResourcesList cannot be longer than %d", maxAuthResourceSets)
+	}
+	for _, rs := range b.ResourcesList {
+		if text := resourceRule(rs); text != "" {
+			return text
+		}
+	}
+	return ""
+}
+
+func resourceRule(rs []accessResource) string {
+	for _, r := range rs {
+		switch {
+		case r.System == "":
+			return "System is required"
+		case r.Type == "":
+			return "Type is required"
+		case r.ID == "":
+			return "ID is required"
+		case r.Attribute == nil:
+			return "Attribute is required"
+		}
+	}
+	return ""
+}
+
+// action looks an action of the call's system up; nil when the system has none of that id.
+func (ac *accessCall) action(id string) *Action {
+	return ac.s.model.systems[ac.system].actions[id]
+}
+
+// resourceMismatch is the system error of resources that do not match the action.
+func (ac *accessCall) resourceMismatch(handler, layer, action string) accessAnswer {
+	return ac.systemError(fmt.Sprintf("[Handler:%s] systemID=`%s` => [PDP:%s] ValidateActionResource systemID=`%s`, actionID=`%s` fail, "+
+		"request resources not match action => validateActionResource fail", handler, ac.system, layer, ac.system, action))
+}
+
+// allowed decides one action for the call's subject and resources, after checking them.
+func (ac *accessCall) allowed(id, handler string) (bool, *accessAnswer) {
+	a := ac.action(id)
+	if a == nil {
+		e := invalidAction()
+		return false, &e
+	}
+	if !matchesAction(ac.system, a, ac.body.Resources) {
+		e := ac.resourceMismatch(handler, "Eval", id)
+		return false, &e
+	}
+	rows := ac.s.effectiveRowsLocked(ac.system, id, ac.body.Subject, ac.now)
+	return allowedBy(rows, a, ac.body.Resources), nil
+}
+
+func (ac *accessCall) auth(manager bool) accessAnswer {
+	if manager {
+		return asManager(map[string]bool{"allowed": true})
+	}
+	ok, e := ac.allowed(ac.body.Action.ID, "AuthV2")
+	if e != nil {
+		return *e
+	}
+	return accessOK(map[string]bool{"allowed": ok})
+}
+
+func (ac *accessCall) authByActions(manager bool) accessAnswer {
+	data := map[string]bool{}
+	for _, a := range ac.body.Actions {
+		if manager {
+			data[a.ID] = true
+			continue
+		}
+		ok, e := ac.allowed(a.ID, "BatchAuthV2ByActions")
+		if e != nil {
+			return *e
+		}
+		data[a.ID] = ok
+	}
+	if manager {
+		return asManager(data)
+	}
+	return accessOK(data)
+}
+
+// actionCondition is one row of query_by_actions' answer.
+type actionCondition struct {
+	Action    actionRef `json:"action"`
+	Condition expr      `json:"condition"`
+}
+
+// queryByActions answers each action's effective expression. Unlike the auth routes, the
+// backend's batch query does not tell an unknown action from a failure: it is a system error.
+func (ac *accessCall) queryByActions(manager bool) accessAnswer {
+	data := []actionCondition{}
+	for _, ref := range ac.body.Actions {
+		if manager {
+			data = append(data, actionCondition{Action: ref, Condition: anyLeaf("")})
+			continue
+		}
+		a := ac.action(ref.ID)
+		if a == nil {
+			return ac.systemError(fmt.Sprintf("[Handler:BatchQueryV2ByActions] systemID=`%s`, request.Action.ID=`%s` => "+
+				"[PDP:Query] queryAndPartialEvalConditions fail => action.id invalid", ac.system, ref.ID))
+		}
+		if !partlyMatchesAction(ac.system, a, ac.body.Resources) {
+			return ac.resourceMismatch("BatchQueryV2ByActions", "queryAndPartialEvalConditions", ref.ID)
+		}
+		rows := ac.s.effectiveRowsLocked(ac.system, ref.ID, ac.body.Subject, ac.now)
+		set := newResourceSet(ac.body.Resources)
+		var conds []expr
+		for _, p := range rows {
+			if ok, left := partialExpr(p.expression(a), set); ok {
+				conds = append(conds, left)
+			}
+		}
+		data = append(data, actionCondition{Action: ref, Condition: effectiveExpression(conds)})
+	}
+	if manager {
+		return asManager(data)
+	}
+	return accessOK(data)
+}
+
+// authByResources decides one action for each resource set. The backend reads the subject's rows
+// once and evaluates every set against them without checking it against the action: a set that
+// does not match is not an error, it simply matches nothing it lacks.
+func (ac *accessCall) authByResources(manager bool) accessAnswer {
+	data := map[string]bool{}
+	if manager {
+		for _, rs := range ac.body.ResourcesList {
+			data[resourceSetKey(rs)] = true
+		}
+		return asManager(data)
+	}
+	a := ac.action(ac.body.Action.ID)
+	if a == nil {
+		return invalidAction()
+	}
+	rows := ac.s.effectiveRowsLocked(ac.system, a.ID, ac.body.Subject, ac.now)
+	for _, rs := range ac.body.ResourcesList {
+		data[resourceSetKey(rs)] = allowedBy(rows, a, rs)
+	}
+	return accessOK(data)
+}
+
+// resourceSetKey is the backend's key of a resource set: "system,type,id" nodes joined by "/".
+func resourceSetKey(rs []accessResource) string {
+	nodes := make([]string, len(rs))
+	for i, r := range rs {
+		nodes[i] = r.System + "," + r.Type + "," + r.ID
+	}
+	return strings.Join(nodes, "/")
+}
