@@ -186,15 +186,22 @@ func pagesFor(count int) int {
 // redirects not followed) and hands a successful answer's data to decode, which returns the
 // number of policies read (for the log). An answer without data is malformed.
 func (c *Client) get(ctx context.Context, op, path string, q url.Values, decode func([]byte) (int, error)) *Error {
-	ctx = c.logContext(ctx)
 	u := c.cfg.base + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
+	_, e := c.backendCall(ctx, op, http.MethodGet, u, nil, decode)
+	return e
+}
+
+// backendCall is one call to a backend route (wire nil for a GET): the answer's raw body, and its
+// data handed to decode, which returns how many items it read (for the log).
+func (c *Client) backendCall(ctx context.Context, op, method, u string, wire []byte, decode func([]byte) (int, error)) ([]byte, *Error) {
+	ctx = c.logContext(ctx)
 	st := &callState{op: op, url: u, start: time.Now()}
-	resp, raw, e := c.roundTrip(ctx, st, http.MethodGet, nil)
+	resp, raw, e := c.roundTrip(ctx, st, method, wire)
 	if e != nil {
-		return e
+		return nil, e
 	}
 	defer resp.Body.Close() // the replayable copy left by peekBody; closing it is a no-op
 	n, decoded := 0, false
@@ -212,10 +219,10 @@ func (c *Client) get(ctx context.Context, op, path string, q url.Values, decode 
 	if e != nil {
 		e.Attempts = st.attempts
 		st.logResult(ctx, c, 0, e)
-		return e
+		return nil, e
 	}
 	st.logResult(ctx, c, n, nil)
-	return nil
+	return raw, nil
 }
 
 // explainReadError adds to e what the user can do about the failures peculiar to reads; what

@@ -1,0 +1,196 @@
+package bkiam
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Access checks (issue 42): the IAM backend's policy routes answer whether a subject may do an
+// action, counting everything IAM counts — the subject's own policies, its groups' (joined
+// directly, through a department or an ancestor department), permission-template rows — and
+// leaving out what has expired. Like the policy list they are backend routes, reached through the
+// API gateway only, and answer the backend envelope.
+//
+// Two answers need care. The super manager, the system's managers and admin are allowed without
+// any policy being read; the backend says so in its message, and AccessAnswer.AsManager carries it,
+// so that a check of a manager is not mistaken for one of its grants. An unknown user is answered
+// false, not an error.
+
+// MaxAuthActions is the backend's limit of actions per auth_by_actions call.
+const MaxAuthActions = 10
+
+// managerMessage is the backend's message for a subject allowed as a manager, whatever it holds.
+const managerMessage = "ok, as super_manager or system_manager"
+
+// AuthResource is one resource of an access check: an instance of a type, in the order of the
+// action's related resource types. Attribute is sent as {} (the backend requires the key).
+type AuthResource struct {
+	System string `json:"system"`
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+}
+
+// AccessAnswer is the backend's answer for a set of actions.
+type AccessAnswer struct {
+	// Allowed is, by action, whether the subject may do it on the resources.
+	Allowed map[string]bool
+	// AsManager is set when the backend allowed the subject as a super manager or one of the
+	// system's managers, without reading any policy.
+	AsManager bool
+}
+
+// ActionCondition is the effective expression of one action for a subject.
+type ActionCondition struct {
+	Action    string
+	Condition json.RawMessage
+}
+
+// AuthByActions asks whether subject may do each action on resources (none: actions related to
+// no resource type, or "on anything" as the backend reads an empty list), in calls of at most
+// MaxAuthActions actions (POST /api/v2/policy/systems/{system}/auth_by_actions/).
+func (c *Client) AuthByActions(ctx context.Context, system string, subject Subject, actions []string, resources []AuthResource) (AccessAnswer, error) {
+	answer := AccessAnswer{Allowed: map[string]bool{}}
+	if c.cfg.transport != TransportGateway {
+		return answer, ErrReadNeedsGateway
+	}
+	switch {
+	case strings.TrimSpace(system) == "":
+		return answer, invalid("access check", "system is empty")
+	case subject.Type == "" || subject.ID == "":
+		return answer, invalid("access check", "subject is incomplete")
+	case len(actions) == 0:
+		return answer, invalid("access check", "no actions")
+	}
+	path := fmt.Sprintf("/api/v2/policy/systems/%s/auth_by_actions/", system)
+	for chunk := range slices.Chunk(actions, MaxAuthActions) {
+		body := map[string]any{"subject": subject, "actions": wireActions(chunk), "resources": wireResources(resources)}
+		op := fmt.Sprintf("access check POST %s for %s %s", path, subject.Type, subject.ID)
+		var got map[string]bool
+		asManager, err := c.backendPost(ctx, op, path, system, body, &got)
+		if err != nil {
+			return answer, err
+		}
+		for _, a := range chunk {
+			allowed, ok := got[a]
+			if !ok {
+				return answer, fmt.Errorf("bkiam: %s: the answer says nothing of action %s", op, a)
+			}
+			answer.Allowed[a] = allowed
+		}
+		answer.AsManager = answer.AsManager || asManager
+	}
+	return answer, nil
+}
+
+// QueryByActions returns, for each action, the expression IAM evaluates for subject: the merged
+// effective permission (POST /api/v2/policy/systems/{system}/query_by_actions/). asManager is set
+// when the backend answered as for a manager.
+func (c *Client) QueryByActions(ctx context.Context, system string, subject Subject, actions []string) (conditions []ActionCondition, asManager bool, err error) {
+	if c.cfg.transport != TransportGateway {
+		return nil, false, ErrReadNeedsGateway
+	}
+	switch {
+	case strings.TrimSpace(system) == "":
+		return nil, false, invalid("effective permission query", "system is empty")
+	case subject.Type == "" || subject.ID == "":
+		return nil, false, invalid("effective permission query", "subject is incomplete")
+	case len(actions) == 0:
+		return nil, false, invalid("effective permission query", "no actions")
+	}
+	path := fmt.Sprintf("/api/v2/policy/systems/%s/query_by_actions/", system)
+	op := fmt.Sprintf("effective permission query POST %s for %s %s", path, subject.Type, subject.ID)
+	var rows []struct {
+		Action struct {
+			ID string `json:"id"`
+		} `json:"action"`
+		Condition json.RawMessage `json:"condition"`
+	}
+	body := map[string]any{"subject": subject, "actions": wireActions(actions), "resources": []any{}}
+	asManager, err = c.backendPost(ctx, op, path, system, body, &rows)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, r := range rows {
+		conditions = append(conditions, ActionCondition{Action: r.Action.ID, Condition: r.Condition})
+	}
+	return conditions, asManager, nil
+}
+
+func wireActions(actions []string) []map[string]string {
+	out := make([]map[string]string, len(actions))
+	for i, a := range actions {
+		out[i] = map[string]string{"id": a}
+	}
+	return out
+}
+
+func wireResources(resources []AuthResource) []map[string]any {
+	out := make([]map[string]any, len(resources))
+	for i, r := range resources {
+		out[i] = map[string]any{"system": r.System, "type": r.Type, "id": r.ID, "attribute": map[string]any{}}
+	}
+	return out
+}
+
+// backendPost sends one POST of body to a backend route and decodes the answer's data into out;
+// it reports whether the backend's message says the subject was allowed as a manager.
+func (c *Client) backendPost(ctx context.Context, op, path, system string, body, out any) (asManager bool, err error) {
+	wire, err := json.Marshal(body)
+	if err != nil {
+		return false, fmt.Errorf("bkiam: %s: %w", op, err)
+	}
+	raw, e := c.backendCall(ctx, op, http.MethodPost, c.cfg.base+path, wire, func(d []byte) (int, error) {
+		return 1, json.Unmarshal(d, out)
+	})
+	if e != nil {
+		c.explainReadError(e, path, system, "checking access")
+		return false, e
+	}
+	env, _ := decodeEnvelope(raw)
+	return strings.Contains(env.Message, managerMessage), nil
+}
+
+// ErrUnknownSubject is returned by UserGroups for a user IAM does not know.
+var ErrUnknownSubject = errors.New("bkiam: IAM does not know the user")
+
+// UserGroups returns the ids of the groups a user belongs to, unexpired, directly or through a
+// department or an ancestor department (GET /api/v1/open/users/{id}/groups?inherit=true). Its
+// point here is its answer for a user IAM does not know, ErrUnknownSubject: the access checks
+// answer such a user false, not an error. The route is not public on the gateway: an app may need
+// it granted, and a refusal is an ordinary error.
+func (c *Client) UserGroups(ctx context.Context, user string) ([]string, error) {
+	if c.cfg.transport != TransportGateway {
+		return nil, ErrReadNeedsGateway
+	}
+	if strings.TrimSpace(user) == "" {
+		return nil, invalid("user groups", "user is empty")
+	}
+	path := "/api/v1/open/users/" + url.PathEscape(user) + "/groups"
+	op := "user groups GET " + path
+	var ids []string
+	e := c.get(ctx, op, path, url.Values{"inherit": {"true"}}, func(d []byte) (int, error) {
+		var rows []struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(d, &rows); err != nil {
+			return 0, err
+		}
+		for _, r := range rows {
+			ids = append(ids, strings.Trim(string(r.ID), `"`))
+		}
+		return len(rows), nil
+	})
+	if e != nil {
+		if e.kind == kindCode && e.Code == 1901404 {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownSubject, e.Message)
+		}
+		return nil, e
+	}
+	return ids, nil
+}

@@ -1,0 +1,127 @@
+package bkiam
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+)
+
+// accessModel is the default model with 12 actions on hosts in
+// bk_cmdb (a check of them all takes two calls) and frank, a manager of
+// bk_cmdb.
+func accessModel(t *testing.T) *sandbox.Model {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "sandbox", "default_model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	cmdb := m["systems"].([]any)[0].(map[string]any)
+	for i := range 12 {
+		cmdb["actions"] = append(cmdb["actions"].([]any), map[string]any{"id": fmt.Sprintf("host_op%02d", i), "related_types": []string{"host"}})
+	}
+	m["users"] = append(m["users"].([]any), "frank")
+	m["system_managers"] = map[string]any{"bk_cmdb": []string{"frank"}}
+	b, _ := json.Marshal(m)
+	model, err := sandbox.LoadModel(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model
+}
+
+// TestAuthByActions: a check of 12 actions is sent as two calls (10, 2)
+// and answered by action; a manager is allowed as a manager; a user IAM
+// does not know is false, which UserGroups tells apart as
+// ErrUnknownSubject.
+func TestAuthByActions(t *testing.T) {
+	sb := sandboxtest.Start(t, sandbox.WithModel(accessModel(t)))
+	c := sandboxClient(t, sb.URL)
+	ctx := context.Background()
+	alice := Subject{Type: "user", ID: "alice"}
+	var actions []string
+	for i := range 12 {
+		actions = append(actions, fmt.Sprintf("host_op%02d", i))
+	}
+	grantHosts(t, c, alice, "host_op03", "1")
+	grantHosts(t, c, alice, "host_op11", "1")
+	host1 := []AuthResource{{System: "bk_cmdb", Type: "host", ID: "1"}}
+
+	before := sb.Stats().Requests["policy_auth_by_actions"]
+	got, err := c.AuthByActions(ctx, "bk_cmdb", alice, actions, host1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sb.Stats().Requests["policy_auth_by_actions"] - before; n != 2 {
+		t.Errorf("a check of 12 actions took %d calls, want 2", n)
+	}
+	var allowed []string
+	for a, ok := range got.Allowed {
+		if ok {
+			allowed = append(allowed, a)
+		}
+	}
+	slices.Sort(allowed)
+	if len(got.Allowed) != 12 || !slices.Equal(allowed, []string{"host_op03", "host_op11"}) || got.AsManager {
+		t.Errorf("alice's answer: %+v, want host_op03 and host_op11 of 12 allowed, not as a manager", got)
+	}
+
+	frank, err := c.AuthByActions(ctx, "bk_cmdb", Subject{Type: "user", ID: "frank"}, []string{"delete_host"}, host1)
+	if err != nil || !frank.Allowed["delete_host"] || !frank.AsManager {
+		t.Errorf("frank, a manager of bk_cmdb: %+v, %v; want allowed as a manager", frank, err)
+	}
+
+	zed, err := c.AuthByActions(ctx, "bk_cmdb", Subject{Type: "user", ID: "zed"}, []string{"view_host"}, host1)
+	if err != nil || zed.Allowed["view_host"] {
+		t.Errorf("an unknown user: %+v, %v; want false, no error", zed, err)
+	}
+	if _, err := c.UserGroups(ctx, "zed"); !errors.Is(err, ErrUnknownSubject) {
+		t.Errorf("UserGroups of an unknown user: %v, want ErrUnknownSubject", err)
+	}
+	if groups, err := c.UserGroups(ctx, "alice"); err != nil || len(groups) != 0 {
+		t.Errorf("UserGroups of alice: %v, %v; want none", groups, err)
+	}
+
+	// IAM's system error for resources that are not the action's types.
+	_, err = c.AuthByActions(ctx, "bk_cmdb", alice, []string{"view_host"}, []AuthResource{{System: "bk_cmdb", Type: "biz", ID: "1"}})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != 1901500 {
+		t.Errorf("resources of another type: %v, want IAM's 1901500", err)
+	}
+}
+
+// TestQueryByActions: the effective expression of each action, and a
+// manager's "any".
+func TestQueryByActions(t *testing.T) {
+	sb := sandboxtest.Start(t, sandbox.WithModel(accessModel(t)))
+	c := sandboxClient(t, sb.URL)
+	ctx := context.Background()
+	alice := Subject{Type: "user", ID: "alice"}
+	grantHosts(t, c, alice, "view_host", "1", "2")
+	got, asManager, err := c.QueryByActions(ctx, "bk_cmdb", alice, []string{"view_host", "edit_host"})
+	if err != nil || asManager || len(got) != 2 {
+		t.Fatalf("alice's query: %+v, %t, %v", got, asManager, err)
+	}
+	for _, ac := range got {
+		want := map[string]string{"view_host": `"value":["1","2"]`, "edit_host": `{}`}[ac.Action]
+		if !strings.Contains(string(ac.Condition), want) {
+			t.Errorf("%s: condition %s, want it to hold %s", ac.Action, ac.Condition, want)
+		}
+	}
+	got, asManager, err = c.QueryByActions(ctx, "bk_cmdb", Subject{Type: "user", ID: "frank"}, []string{"view_host"})
+	if err != nil || !asManager || len(got) != 1 || !strings.Contains(string(got[0].Condition), `"op":"any"`) {
+		t.Errorf("frank's query: %+v, %t, %v; want any, as a manager", got, asManager, err)
+	}
+}
