@@ -33,9 +33,9 @@ func TestAccModuleTests(t *testing.T) {
 	if err := os.WriteFile(cliConfig, []byte("provider_installation {\n  dev_overrides {\n    \"bkiam/bkiam\" = \""+providerDir+"\"\n  }\n  direct {}\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tofuTest := func(env []string, args ...string) string {
+	run := func(env []string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(cli, append([]string{"test", "-no-color"}, args...)...)
+		cmd := exec.Command(cli, args...)
 		testutil.EndWithTest(cmd)
 		cmd.Dir = dir
 		// Only what the CLI needs: no BlueKing settings from the developer's
@@ -44,11 +44,18 @@ func TestAccModuleTests(t *testing.T) {
 			"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1"}, env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("%s test %s: %v\n%s", c.Name, strings.Join(args, " "), err, out)
+			t.Fatalf("%s %s: %v\n%s", c.Name, strings.Join(args, " "), err, out)
 		}
 		return string(out)
 	}
+	tofuTest := func(env []string, args ...string) string {
+		t.Helper()
+		return run(env, append([]string{"test", "-no-color"}, args...)...)
+	}
 
+	// The tests' helper module (tests/access) is installed as a module
+	// author installs it; the provider comes from dev_overrides.
+	run(nil, "get", "-no-color")
 	out := tofuTest(nil, "-filter=tests/mock.tftest.hcl")
 	if !strings.Contains(out, "3 passed, 0 failed") {
 		t.Fatalf("the mocked tests did not all run and pass:\n%s", out)
@@ -57,7 +64,7 @@ func TestAccModuleTests(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	out = tofuTest([]string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret},
 		"-filter=tests/sandbox.tftest.hcl")
-	if !strings.Contains(out, "2 passed, 0 failed") {
+	if !strings.Contains(out, "3 passed, 0 failed") {
 		t.Fatalf("the sandbox tests did not all run and pass:\n%s", out)
 	}
 	if n := sb.Stats().Requests["batch_instance:grant"]; n == 0 {

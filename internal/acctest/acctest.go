@@ -322,11 +322,23 @@ func IAMCalls(sb *sandboxtest.Sandbox) int {
 	return st.Total - st.Requests["model_query"]
 }
 
-// IAMWrites counts the requests the sandbox received apart from reads:
-// IAMCalls without the policy reads (the plan's expiry check, detect_drift).
+// IAMWrites counts the requests the sandbox received that can change IAM:
+// every one but the reads (lists and gets of either API, the model, the
+// policy reads of the expiry check and detect_drift, the access checks).
 func IAMWrites(sb *sandboxtest.Sandbox) int {
-	st := sb.Stats()
-	return st.Total - st.Requests["model_query"] - st.Requests["policy_list"] - st.Requests["policy_get"]
+	n := 0
+	for key, count := range sb.Stats().Requests {
+		if !IsRead(key) {
+			n += count
+		}
+	}
+	return n
+}
+
+// IsRead reports whether a sandbox stat key counts reads.
+func IsRead(key string) bool {
+	return strings.HasSuffix(key, ":list") || strings.HasSuffix(key, ":get") || strings.HasPrefix(key, "policy_") ||
+		slices.Contains([]string{"model_query", "group_policy:actions", "user_groups"}, key)
 }
 
 // Reset forgets the calls made so far (for PreConfig hooks).

@@ -168,7 +168,10 @@ var notAtPlanTime = map[string]string{
 	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *conns.Data",
 	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
 	"expiringDataSource.Read: Provider not configured":     "a bug: Terraform configures the provider before reading a data source",
-	"Run: Cannot plan the IAM calls":                       "apply time; the validation refuses every grant the planner would",
+	"accessCheckDataSource.Read: Provider not configured":  "a bug: Terraform configures the provider before reading a data source",
+	"accessCheckDataSource.Read: Cannot check access": "read time: IAM's refusal of the check (TestAccAccessCheck provokes it with " +
+		"check_model off and resources of another type)",
+	"Run: Cannot plan the IAM calls": "apply time; the validation refuses every grant the planner would",
 	"InstanceGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
 	"CreatorGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
@@ -235,6 +238,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, acctest.GroupPermissionValidationCases()...)
 	cases = append(cases, acctest.IdentityValidationCases()...)
 	cases = append(cases, acctest.ExpiringValidationCases()...)
+	cases = append(cases, acctest.AccessCheckValidationCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.Want {

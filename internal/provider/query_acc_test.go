@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -86,13 +85,7 @@ func snapshotIAM(sb *sandboxtest.Sandbox) iamSnapshot {
 
 // iamWrites counts the calls that change IAM.
 func iamWrites(sb *sandboxtest.Sandbox) int {
-	n := 0
-	for key, count := range sb.Stats().Requests {
-		if !strings.HasSuffix(key, ":list") && !strings.HasSuffix(key, ":get") && !slices.Contains([]string{"policy_list", "policy_get", "model_query", "group_policy:actions"}, key) {
-			n += count
-		}
-	}
-	return n
+	return acctest.IAMWrites(sb)
 }
 
 // queryCLI is the CLI that runs terraform query: the one under test from

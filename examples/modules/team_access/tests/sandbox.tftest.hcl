@@ -34,3 +34,21 @@ run "a_member_leaves" {
     error_message = "Only the remaining member keeps a grant."
   }
 }
+
+# What IAM answers after the last run: alice, still a member, may do the
+# actions; bob, who left, no longer may; carol never could.
+run "iam_agrees" {
+  module {
+    source = "./tests/access"
+  }
+
+  variables {
+    members = ["alice"]
+    users   = ["alice", "bob", "carol"]
+  }
+
+  assert {
+    condition     = output.allowed == { alice = true, bob = false, carol = false }
+    error_message = "IAM must allow exactly the remaining member: ${jsonencode(output.allowed)}."
+  }
+}

@@ -1,0 +1,27 @@
+package acctest
+
+// AccessCheckHCL renders a bkiam_access_check data source from attributes
+// (each an expression) and an output of its answer, which makes Terraform
+// read it during the plan.
+func AccessCheckHCL(attrs string) string {
+	return "data \"bkiam_access_check\" \"test\" {\n  system = \"bk_cmdb\"\n" + attrs + "}\n\noutput \"allowed\" {\n  value = data.bkiam_access_check.test.allowed\n}\n"
+}
+
+// AccessCheckValidationCases are bkiam_access_check's plan-time errors:
+// the model's checks and the unknown user, each before any check is sent.
+func AccessCheckValidationCases() []PlanTimeCase {
+	return []PlanTimeCase{
+		{Name: "access check: unknown action", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alice\" }\n  actions = [\"view_hots\"]\n"),
+			Want: []string{"Unknown action", `System bk_cmdb has no action "view_hots" in its IAM model. Did you mean "view_host"?`}},
+		{Name: "access check: resources that do not match", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alice\" }\n  actions = [\"view_host\"]\n"),
+			Want: []string{"Resources do not match the action", "Action view_host relates to [bk_cmdb/host], in that order; resources give []. " +
+				"Give one instance of each, in order (IAM answers a mismatch with a system error)."}},
+		{Name: "access check: unknown user", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alcie\" }\n  actions = [\"view_host\"]\n" +
+			"  resources = [{ system = \"bk_cmdb\", type = \"host\", id = \"1\" }]\n"),
+			Want: []string{"Unknown user", `IAM does not know user "alcie", and would answer every check of it false: a typo would read as "denied". Check the username.`}},
+		{Name: "access check: unknown subject type", Config: AccessCheckHCL("  subject = { type = \"robot\", id = \"r2\" }\n  actions = [\"view_host\"]\n"),
+			Want: []string{"Invalid Attribute Value Match", `Attribute subject.type value must be one of: ["user" "group"], got: "robot"`}},
+		{Name: "access check: no actions", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alice\" }\n  actions = []\n"),
+			Want: []string{"Invalid Attribute Value", "Attribute actions set must contain at least 1 elements, got: 0"}},
+	}
+}

@@ -1,0 +1,135 @@
+package authz_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+)
+
+// TestAccAccessCheck_planTimeValidation: bkiam_access_check's mistakes
+// fail the plan before any check is sent, naming the attribute and the
+// fix; a typo in the user among them, which IAM would answer "denied".
+func TestAccAccessCheck_planTimeValidation(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	resource.Test(t, acctest.PlanTimeTest(t, acctest.Transports[acctest.GatewayTransport].Block(sb.URL), acctest.AccessCheckValidationCases()))
+}
+
+// TestAccAccessCheck: a site filled through IAM's APIs. Group "oncall"
+// has department 1 as a member, the parent of alice's department 2. A
+// check block asserts that alice may view host 1 and bob may not delete
+// it: before the group is granted view_host on host 1 the plan warns
+// that alice's assertion failed; once it is granted (through the
+// management API) the plan passes, alice allowed through an ancestor
+// department's group. admin is allowed as a manager. With check_model
+// off, resources of another type are IAM's system error, not a silent
+// false.
+func TestAccAccessCheck(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	ctx := context.Background()
+	c := acctest.OutsideClient(t, sb)
+	hosts := []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "oncall-managers", Members: []string{"alice"},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}, Resources: hosts}},
+		SubjectScopes:       []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "oncall"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddMembers(ctx, "bk_cmdb", groups[0], []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
+		t.Fatal(err)
+	}
+
+	checks := `
+data "bkiam_access_check" "alice" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", id = "1" }]
+}
+
+data "bkiam_access_check" "bob" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "bob" }
+  actions   = ["delete_host"]
+  resources = [{ system = "bk_cmdb", type = "host", id = "1" }]
+}
+
+data "bkiam_access_check" "admin" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "admin" }
+  actions   = ["delete_host"]
+  resources = [{ system = "bk_cmdb", type = "host", id = "1" }]
+}
+
+check "alice_views_host_1" {
+  assert {
+    condition     = data.bkiam_access_check.alice.all_allowed
+    error_message = "alice may not view host 1."
+  }
+}
+
+check "bob_does_not_delete_host_1" {
+  assert {
+    condition     = !data.bkiam_access_check.bob.allowed["delete_host"]
+    error_message = "bob may delete host 1."
+  }
+}
+
+output "admin" {
+  value = "${data.bkiam_access_check.admin.all_allowed} ${data.bkiam_access_check.admin.as_manager}"
+}
+`
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
+	w.Configure(provider, checks)
+	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
+	if !strings.Contains(out, "alice may not view host 1.") || strings.Contains(out, "bob may delete host 1.") {
+		t.Errorf("before the grant the plan does not warn of alice alone:\n%s", out)
+	}
+	if !strings.Contains(out, `admin = "true true"`) {
+		t.Errorf("the plan does not show admin allowed as a manager:\n%s", out)
+	}
+
+	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", groups[0], bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
+		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "1"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	out = strings.Join(strings.Fields(w.MustRun("plan")), " ")
+	if strings.Contains(out, "Check block assertion failed") {
+		t.Errorf("after the group's grant, which alice holds through her department's parent, a check still fails:\n%s", out)
+	}
+
+	// Without the model's check, resources that are not the action's
+	// types reach IAM, which answers a system error: the plan fails, never
+	// a silent false.
+	w.Configure(strings.Replace(provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  check_model = false\n", 1), `
+data "bkiam_access_check" "wrong" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "biz", id = "1" }]
+}
+
+output "wrong" {
+  value = data.bkiam_access_check.wrong.all_allowed
+}
+`)
+	if out, code := w.Run("plan"); code == 0 || !strings.Contains(out, "Cannot check access") {
+		t.Errorf("resources of another type did not fail the plan with IAM's error (exit %d):\n%s", code, out)
+	}
+}
