@@ -49,8 +49,8 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"IAM allows `admin`, super managers and the system's managers everything without reading a policy: " +
 			"`as_manager` says so, so that an assertion about a manager is not taken for one about their grants. IAM " +
 			"answers a user it does not know `false`; the plan fails instead, naming the user. Read through the API " +
-			"gateway (`apigw_url`); the app must be a client of the system. The backend caches policies, so a check " +
-			"right after a grant may lag by a few seconds.",
+			"gateway (`apigw_url`); the app must be a client of the system. IAM's backend caches policies and " +
+			"memberships, so a check made right after a change may answer from before it (not measured here).",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{
 				Required:            true,
