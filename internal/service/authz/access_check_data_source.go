@@ -76,7 +76,8 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				Optional: true,
 				MarkdownDescription: "On what: one instance of each resource type the actions relate to, in the order of " +
 					"the actions' related types (the `bkiam_system` data source lists them); every action must relate to " +
-					"the same types. Leave it out for actions related to no resource type.",
+					"the same types. Leave it out for actions related to no resource type. IAM compares them as a set and " +
+					"accepts another order; the plan asks for the model's, as a grant's `resources` do.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system."},
 					"type":   schema.StringAttribute{Required: true, MarkdownDescription: "The resource type."},
