@@ -95,6 +95,8 @@ func TestAccExamples(t *testing.T) {
 					// They find a grade manager and its group made outside the configuration.
 					outsideGroup(t, sb, "developers")
 					read = map[string]string{"bkiam_group": "group:list", "bkiam_grade_manager": "grade_manager:list"}[filepath.Base(rel)]
+				case "bkiam_effective_permissions":
+					read = "policy_query_by_actions"
 				case "bkiam_access_check":
 					read = "policy_auth_by_actions"
 				case "bkiam_expiring":

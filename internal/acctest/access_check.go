@@ -25,3 +25,18 @@ func AccessCheckValidationCases() []PlanTimeCase {
 			Want: []string{"Invalid Attribute Value", "Attribute actions set must contain at least 1 elements, got: 0"}},
 	}
 }
+
+// EffectivePermissionsValidationCases are bkiam_effective_permissions'
+// plan-time errors, before any query is sent.
+func EffectivePermissionsValidationCases() []PlanTimeCase {
+	hcl := func(attrs string) string {
+		return "data \"bkiam_effective_permissions\" \"test\" {\n  system = \"bk_cmdb\"\n" + attrs +
+			"}\n\noutput \"permissions\" {\n  value = data.bkiam_effective_permissions.test.permissions\n}\n"
+	}
+	return []PlanTimeCase{
+		{Name: "effective permissions: unknown user", Config: hcl("  user = \"alcie\"\n  actions = [\"view_host\"]\n"),
+			Want: []string{"Unknown user", `IAM does not know user "alcie", and would answer that it may do nothing: a typo would read as "no permissions". Check the username.`}},
+		{Name: "effective permissions: unknown action", Config: hcl("  user = \"alice\"\n  actions = [\"view_hots\"]\n"),
+			Want: []string{"Unknown action", `System bk_cmdb has no action "view_hots" in its IAM model. Did you mean "view_host"?`}},
+	}
+}

@@ -165,10 +165,13 @@ var notAtPlanTime = map[string]string{
 		"time: depends on the app's rights in IAM (TestAccGroupPermissionNotClientOfActionsSystem provokes it)",
 	"memberRunner.After: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
-	"systemDataSource.Configure: Unexpected provider data": "a bug: Configure always hands over *conns.Data",
-	"systemDataSource.Read: Provider not configured":       "a bug: Terraform configures the provider before reading a data source",
-	"expiringDataSource.Read: Provider not configured":     "a bug: Terraform configures the provider before reading a data source",
-	"accessCheckDataSource.Read: Provider not configured":  "a bug: Terraform configures the provider before reading a data source",
+	"systemDataSource.Configure: Unexpected provider data":         "a bug: Configure always hands over *conns.Data",
+	"systemDataSource.Read: Provider not configured":               "a bug: Terraform configures the provider before reading a data source",
+	"expiringDataSource.Read: Provider not configured":             "a bug: Terraform configures the provider before reading a data source",
+	"accessCheckDataSource.Read: Provider not configured":          "a bug: Terraform configures the provider before reading a data source",
+	"effectivePermissionsDataSource.Read: Provider not configured": "a bug: Terraform configures the provider before reading a data source",
+	"effectivePermissionsDataSource.Read: Cannot read the effective permissions": "read time: IAM's refusal of the query, or an " +
+		"expression it answers that the provider cannot parse",
 	"accessCheckDataSource.Read: Cannot check access": "read time: IAM's refusal of the check (TestAccAccessCheck provokes it with " +
 		"check_model off and resources of another type)",
 	"Run: Cannot plan the IAM calls": "apply time; the validation refuses every grant the planner would",
@@ -239,6 +242,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, acctest.IdentityValidationCases()...)
 	cases = append(cases, acctest.ExpiringValidationCases()...)
 	cases = append(cases, acctest.AccessCheckValidationCases()...)
+	cases = append(cases, acctest.EffectivePermissionsValidationCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.Want {

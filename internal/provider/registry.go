@@ -30,7 +30,7 @@ var protocolResources = []protocol.Resource[*conns.Data]{
 // framework"). They get the provider's *conns.Data from Configure.
 var (
 	frameworkResources   = []func() resource.Resource{management.NewGradeManagerResource, management.NewGroupResource}
-	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, authz.NewExpiringDataSource, authz.NewAccessCheckDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
+	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, authz.NewExpiringDataSource, authz.NewAccessCheckDataSource, authz.NewEffectivePermissionsDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
 )
 
 // listResources are the list resources (terraform query, Terraform

@@ -133,3 +133,79 @@ output "wrong" {
 		t.Errorf("resources of another type did not fail the plan with IAM's error (exit %d):\n%s", code, out)
 	}
 }
+
+// TestAccEffectivePermissions_planTimeValidation: a typo in the user or
+// an action fails the plan before any query.
+func TestAccEffectivePermissions_planTimeValidation(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	resource.Test(t, acctest.PlanTimeTest(t, acctest.Transports[acctest.GatewayTransport].Block(sb.URL), acctest.EffectivePermissionsValidationCases()))
+}
+
+// TestAccEffectivePermissions: a site filled through IAM's APIs. alice
+// holds view_host on host 10 herself, and through group "oncall" (whose
+// member is department 1, the parent of her department) view_host on
+// host 1. bkiam_effective_permissions shows view_host on hosts 1 and 10
+// as one merged answer, delete_host as nothing, the group among her
+// groups, and admin's answer as a manager's: everything.
+func TestAccEffectivePermissions(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	ctx := context.Background()
+	c := acctest.OutsideClient(t, sb)
+	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"10"}, bkiam.PermanentExpiry)
+	hosts := []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "oncall-managers", Members: []string{"alice"},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}, Resources: hosts}},
+		SubjectScopes:       []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "oncall"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddMembers(ctx, "bk_cmdb", groups[0], []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", groups[0], bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
+		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "1"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	w.Configure(acctest.Transports[acctest.GatewayTransport].Block(sb.URL), `
+data "bkiam_effective_permissions" "alice" {
+  system  = "bk_cmdb"
+  user    = "alice"
+  actions = ["view_host", "delete_host"]
+}
+
+data "bkiam_effective_permissions" "admin" {
+  system  = "bk_cmdb"
+  user    = "admin"
+  actions = ["delete_host"]
+}
+
+output "alice" {
+  value = jsonencode({
+    view   = data.bkiam_effective_permissions.alice.permissions["view_host"].instances
+    delete = data.bkiam_effective_permissions.alice.permissions["delete_host"].none
+    groups = data.bkiam_effective_permissions.alice.groups
+  })
+}
+
+output "admin" {
+  value = "${data.bkiam_effective_permissions.admin.permissions["delete_host"].any} ${data.bkiam_effective_permissions.admin.as_manager}"
+}
+`)
+	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
+	want := fmt.Sprintf(`alice = jsonencode( { + delete = true + groups = [ + "%d", ] + view = { + "bk_cmdb/host" = [ + "1", + "10", ] } } )`, groups[0])
+	if !strings.Contains(out, want) {
+		t.Errorf("the plan does not show alice's effective permissions %q:\n%s", want, out)
+	}
+	if !strings.Contains(out, `admin = "true true"`) {
+		t.Errorf("the plan does not show admin's answer as a manager's:\n%s", out)
+	}
+}
