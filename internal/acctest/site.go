@@ -39,6 +39,13 @@ type SiteProfile struct {
 	// action, which no test can set back, so it needs a user of its own.
 	// Without it that test is skipped.
 	ExpiryUser string `json:"expiry_user,omitempty"`
+	// Department is a department IAM knows and a user in it (directly or
+	// below it): TestAccSite_AccessCheck grants through it. Without it
+	// that test grants through the second user's direct membership.
+	Department *struct {
+		ID   string `json:"id"`
+		User string `json:"user"`
+	} `json:"department,omitempty"`
 	// Creator is a type with a creator configuration in System, with the
 	// ancestor every instance is created under (none when ParentType is
 	// empty) and two new instance ids.
@@ -54,6 +61,10 @@ type SiteProfile struct {
 func SandboxProfile() *SiteProfile {
 	p := &SiteProfile{System: "bk_cmdb", Users: []string{"alice", "bob"}, Type: "host",
 		Instances: []string{"1", "2", "3"}, Actions: []string{"view_host", "edit_host"}, ExpiryUser: "carol"}
+	p.Department = &struct {
+		ID   string `json:"id"`
+		User string `json:"user"`
+	}{ID: "1", User: "alice"} // alice's department 2 is below 1
 	p.Creator.Type, p.Creator.Instances = "biz", []string{"c1", "c2"}
 	return p
 }
