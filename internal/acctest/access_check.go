@@ -18,7 +18,7 @@ func AccessCheckValidationCases() []PlanTimeCase {
 				"Give one instance of each, in order (IAM answers a mismatch with a system error)."}},
 		{Name: "access check: unknown user", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alcie\" }\n  actions = [\"view_host\"]\n" +
 			"  resources = [{ system = \"bk_cmdb\", type = \"host\", id = \"1\" }]\n"),
-			Want: []string{"Unknown user", `IAM does not know user "alcie", and would answer every check of it false: a typo would read as "denied". Check the username.`}},
+			Want: []string{"Unknown user", `IAM does not know user "alcie", and answers it as a user without permissions: a typo would read as "denied". Check the username.`}},
 		{Name: "access check: unknown subject type", Config: AccessCheckHCL("  subject = { type = \"robot\", id = \"r2\" }\n  actions = [\"view_host\"]\n"),
 			Want: []string{"Invalid Attribute Value Match", `Attribute subject.type value must be one of: ["user" "group"], got: "robot"`}},
 		{Name: "access check: no actions", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alice\" }\n  actions = []\n"),
@@ -35,7 +35,7 @@ func EffectivePermissionsValidationCases() []PlanTimeCase {
 	}
 	return []PlanTimeCase{
 		{Name: "effective permissions: unknown user", Config: hcl("  user = \"alcie\"\n  actions = [\"view_host\"]\n"),
-			Want: []string{"Unknown user", `IAM does not know user "alcie", and would answer that it may do nothing: a typo would read as "no permissions". Check the username.`}},
+			Want: []string{"Unknown user", `IAM does not know user "alcie", and answers it as a user without permissions: a typo would read as "no permissions". Check the username.`}},
 		{Name: "effective permissions: unknown action", Config: hcl("  user = \"alice\"\n  actions = [\"view_hots\"]\n"),
 			Want: []string{"Unknown action", `System bk_cmdb has no action "view_hots" in its IAM model. Did you mean "view_host"?`}},
 	}

@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -156,13 +155,13 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	if who.Type == subjectUser && !strings.EqualFold(who.ID, "admin") {
-		if _, err := d.data.Client.UserGroups(ctx, who.ID); errors.Is(err, bkiam.ErrUnknownSubject) {
-			resp.Diagnostics.AddAttributeError(path.Root("subject").AtName("id"), "Unknown user",
-				fmt.Sprintf("IAM does not know user %q, and would answer every check of it false: a typo would read as \"denied\". "+
-					"Check the username.", who.ID))
+		at := path.Root("subject").AtName("id")
+		_, known, err := knownUser(ctx, d.data, who.ID, at, `"denied"`, &resp.Diagnostics)
+		if !known {
 			return
-		} else if err != nil {
-			resp.Diagnostics.AddAttributeWarning(path.Root("subject").AtName("id"), "Cannot tell an unknown user from a denied one",
+		}
+		if err != nil {
+			resp.Diagnostics.AddAttributeWarning(at, "Cannot tell an unknown user from a denied one",
 				fmt.Sprintf("IAM answers a user it does not know false, and the provider could not ask IAM whether it knows %q "+
 					"(the gateway's user-groups route, which an app may need granted): %v.", who.ID, err))
 		}
@@ -187,14 +186,10 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 
 // checkAgainstModel refuses, with check_model, actions the system does
 // not have and resources that are not one of each of the actions'
-// related types, in order: IAM answers those with a system error.
+// related types, in order.
 func (d *accessCheckDataSource) checkAgainstModel(ctx context.Context, system string, actions []string, resources []bkiam.AuthResource, diags *diag.Diagnostics) {
-	if !d.data.CheckModel || d.data.Models == nil {
-		return
-	}
-	model, err := d.data.Models.Get(ctx, system)
-	if err != nil {
-		diags.AddAttributeError(path.Root("system"), "Cannot read the model of system "+system, err.Error())
+	related, ok := relatedTypes(ctx, d.data, system, actions, diags)
+	if !ok || related == nil {
 		return
 	}
 	given := make([]string, len(resources))
@@ -202,17 +197,7 @@ func (d *accessCheckDataSource) checkAgainstModel(ctx context.Context, system st
 		given[i] = r.System + "/" + r.Type
 	}
 	for _, id := range actions {
-		a := model.Action(id)
-		if a == nil {
-			diags.AddAttributeError(path.Root("actions"), "Unknown action",
-				fmt.Sprintf("System %s has no action %q in its IAM model.%s", system, id, verify.Closest(id, verify.ActionIDs(model))))
-			continue
-		}
-		want := make([]string, len(a.RelatedResourceTypes))
-		for i, rt := range a.RelatedResourceTypes {
-			want[i] = rt.System + "/" + rt.ID
-		}
-		if !slices.Equal(want, given) {
+		if want := related[id]; !slices.Equal(want, given) {
 			diags.AddAttributeError(path.Root("resources"), "Resources do not match the action",
 				fmt.Sprintf("Action %s relates to [%s], in that order; resources give [%s]. Give one instance of each, in order "+
 					"(IAM answers a mismatch with a system error).", id, strings.Join(want, ", "), strings.Join(given, ", ")))

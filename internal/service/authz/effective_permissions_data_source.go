@@ -3,7 +3,6 @@ package authz
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -136,36 +135,15 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 	}
 	slices.Sort(actions)
 	system, user := m.System.ValueString(), m.User.ValueString()
-	related := map[string][]string{} // action → its related types, SYSTEM/TYPE
-	if d.data.CheckModel && d.data.Models != nil {
-		model, err := d.data.Models.Get(ctx, system)
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("system"), "Cannot read the model of system "+system, err.Error())
-			return
-		}
-		for _, id := range actions {
-			a := model.Action(id)
-			if a == nil {
-				resp.Diagnostics.AddAttributeError(path.Root("actions"), "Unknown action",
-					fmt.Sprintf("System %s has no action %q in its IAM model.%s", system, id, verify.Closest(id, verify.ActionIDs(model))))
-				continue
-			}
-			for _, rt := range a.RelatedResourceTypes {
-				related[id] = append(related[id], rt.System+"/"+rt.ID)
-			}
-		}
-		if resp.Diagnostics.HasError() {
-			return
-		}
+	related, ok := relatedTypes(ctx, d.data, system, actions, &resp.Diagnostics) // nil without check_model
+	if !ok {
+		return
 	}
 	m.Groups = types.ListNull(types.StringType)
 	if !strings.EqualFold(user, "admin") {
-		groups, err := d.data.Client.UserGroups(ctx, user)
+		groups, known, err := knownUser(ctx, d.data, user, path.Root("user"), `"no permissions"`, &resp.Diagnostics)
 		switch {
-		case errors.Is(err, bkiam.ErrUnknownSubject):
-			resp.Diagnostics.AddAttributeError(path.Root("user"), "Unknown user",
-				fmt.Sprintf("IAM does not know user %q, and would answer that it may do nothing: a typo would read as \"no "+
-					"permissions\". Check the username.", user))
+		case !known:
 			return
 		case err != nil:
 			resp.Diagnostics.AddAttributeWarning(path.Root("user"), "Cannot list the user's groups",

@@ -1,0 +1,64 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
+)
+
+// What bkiam_access_check and bkiam_effective_permissions both read
+// before they ask IAM: the actions' related types from the model, and
+// whether IAM knows the user.
+
+// relatedTypes returns, with check_model, each action's related resource
+// types (SYSTEM/TYPE, in order) from the system's model, and refuses an
+// action the model does not have; nil without check_model. ok is false
+// when it reported an error.
+func relatedTypes(ctx context.Context, data *conns.Data, system string, actions []string, diags *diag.Diagnostics) (related map[string][]string, ok bool) {
+	if !data.CheckModel || data.Models == nil {
+		return nil, true
+	}
+	model, err := data.Models.Get(ctx, system)
+	if err != nil {
+		diags.AddAttributeError(path.Root("system"), "Cannot read the model of system "+system, err.Error())
+		return nil, false
+	}
+	related = map[string][]string{}
+	for _, id := range actions {
+		a := model.Action(id)
+		if a == nil {
+			diags.AddAttributeError(path.Root("actions"), "Unknown action",
+				fmt.Sprintf("System %s has no action %q in its IAM model.%s", system, id, verify.Closest(id, verify.ActionIDs(model))))
+			continue
+		}
+		related[id] = []string{}
+		for _, rt := range a.RelatedResourceTypes {
+			related[id] = append(related[id], rt.System+"/"+rt.ID)
+		}
+	}
+	return related, !diags.HasError()
+}
+
+// knownUser reads the groups of user (at: its attribute) and refuses a
+// user IAM does not know: IAM answers one as a user without
+// permissions, so that a typo would read as reads (the data source's
+// answer, e.g. "denied"). err is the read's failure when IAM's
+// user-groups route cannot be called (a site may not have granted it to
+// the app); the caller warns. known is false when it reported an error.
+func knownUser(ctx context.Context, data *conns.Data, user string, at path.Path, reads string, diags *diag.Diagnostics) (groups []string, known bool, err error) {
+	groups, err = data.Client.UserGroups(ctx, user)
+	if errors.Is(err, bkiam.ErrUnknownSubject) {
+		diags.AddAttributeError(at, "Unknown user",
+			fmt.Sprintf("IAM does not know user %q, and answers it as a user without permissions: a typo would read as %s. "+
+				"Check the username.", user, reads))
+		return nil, false, nil
+	}
+	return groups, true, err
+}
