@@ -14,27 +14,31 @@ import (
 
 // TestAccSite_AccessCheck: bkiam_access_check on whatever IAM the tests
 // point at (the real one with make testacc-site). A grade manager and a
-// group are made by Terraform, the group's member is the profile's
-// department (or, when it names none, the second user), and the group is
-// granted the second action on the third instance. A check block asserts
-// that the department's user (or the member) may do it:
-// before the grant the plan warns, after it the plan passes, and after
-// the grant is revoked the plan warns again. IAM's backend caches
-// policies and memberships, so each step first waits (up to two minutes)
-// for IAM's answer to change, then plans.
+// group are made by Terraform; the group's members are the second user
+// and, when the profile names one, a department, and the group is
+// granted the second action on the third instance. One check block per
+// way in asserts that the member, and the department's user, may do it:
+// before the grant both warn, after it the plan passes, and after the
+// grant is revoked both warn again. IAM's backend caches policies and
+// memberships, so each step first waits (up to two minutes) for IAM's
+// answer to change, then plans.
 func TestAccSite_AccessCheck(t *testing.T) {
 	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	ctx := context.Background()
-	// Through the profile's department when it names one, else through
-	// the second user as a direct member.
-	user, members := p.Users[1], fmt.Sprintf("users = { %q = \"permanent\" }", p.Users[1])
-	if p.Department != nil {
-		user, members = p.Department.User, fmt.Sprintf("departments = { %q = \"permanent\" }", p.Department.ID)
-	}
 	action, instance := p.Actions[1], p.Instances[2]
-	allowed := func() bool {
+	type way struct{ name, user string }
+	ways := []way{{"member", p.Users[1]}}
+	members := fmt.Sprintf("users = { %q = \"permanent\" }", p.Users[1])
+	if d := p.Department; d != nil {
+		if d.User == p.Users[1] {
+			t.Fatalf("BKIAM_ACC_SITE: department.user must not be the second user (%s), who is a direct member", d.User)
+		}
+		ways = append(ways, way{"department", d.User})
+		members += fmt.Sprintf("\n  departments = { %q = \"permanent\" }", d.ID)
+	}
+	allowed := func(user string) bool {
 		t.Helper()
 		a, err := e.Client.AuthByActions(ctx, p.System, bkiam.Subject{Type: "user", ID: user}, []string{action},
 			[]bkiam.AuthResource{{System: p.System, Type: p.Type, ID: instance}})
@@ -43,16 +47,20 @@ func TestAccSite_AccessCheck(t *testing.T) {
 		}
 		return a.Allowed[action]
 	}
-	if allowed() {
-		t.Skipf("%s may already %s %s: the test needs a user who may not", user, action, instance)
+	for _, w := range ways {
+		if allowed(w.user) {
+			t.Skipf("%s may already %s %s: the test needs users who may not", w.user, action, instance)
+		}
 	}
 	waitFor := func(want bool) {
 		t.Helper()
-		for deadline := time.Now().Add(2 * time.Minute); allowed() != want; {
-			if time.Now().After(deadline) {
-				t.Fatalf("IAM still answers %t for %s's %s on %s after two minutes", !want, user, action, instance)
+		for _, w := range ways {
+			for deadline := time.Now().Add(2 * time.Minute); allowed(w.user) != want; {
+				if time.Now().After(deadline) {
+					t.Fatalf("IAM still answers %t for %s's %s on %s after two minutes", !want, w.user, action, instance)
+				}
+				time.Sleep(2 * time.Second)
 			}
-			time.Sleep(2 * time.Second)
 		}
 	}
 	base := fmt.Sprintf(`
@@ -79,21 +87,24 @@ resource "bkiam_group_members" "site" {
   group_id    = bkiam_group.site.id
   %[8]s
 }
-
-data "bkiam_access_check" "site" {
-  system    = %[1]q
-  subject   = { type = "user", id = %[9]q }
+`, p.System, "tf-acc-access-"+e.Suffix, p.Users[0], action, p.Type, instance, "tf-acc-access-dev-"+e.Suffix, members)
+	for _, w := range ways {
+		base += fmt.Sprintf(`
+data "bkiam_access_check" %[1]q {
+  system    = %[2]q
+  subject   = { type = "user", id = %[3]q }
   actions   = [%[4]q]
-  resources = [{ system = %[1]q, type = %[5]q, id = %[6]q }]
+  resources = [{ system = %[2]q, type = %[5]q, id = %[6]q }]
 }
 
-check "department_member_may" {
+check "%[1]s_may" {
   assert {
-    condition     = data.bkiam_access_check.site.all_allowed
-    error_message = "IAM does not allow it."
+    condition     = data.bkiam_access_check.%[1]s.all_allowed
+    error_message = "IAM does not allow the %[1]s."
   }
 }
-`, p.System, "tf-acc-access-"+e.Suffix, p.Users[0], action, p.Type, instance, "tf-acc-access-dev-"+e.Suffix, members, user)
+`, w.name, p.System, w.user, action, p.Type, instance)
+	}
 	permission := fmt.Sprintf(`
 resource "bkiam_group_permission" "site" {
   system    = %q
@@ -102,29 +113,37 @@ resource "bkiam_group_permission" "site" {
   resources = [{ system = %q, type = %q, instances = { %q = %q } }]
 }
 `, p.System, action, p.System, p.Type, instance, instance)
-	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
-	w.SiteSecret()
-	t.Cleanup(func() { w.Run("destroy", "-auto-approve") })
-	failed := func() bool {
+	cli := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	cli.SiteSecret()
+	t.Cleanup(func() { cli.Run("destroy", "-auto-approve") })
+	// warned says, per way in, whether the plan's check block warns.
+	warned := func() map[string]bool {
 		t.Helper()
-		return strings.Contains(strings.Join(strings.Fields(w.MustRun("plan")), " "), "IAM does not allow it.")
+		out := strings.Join(strings.Fields(cli.MustRun("plan")), " ")
+		got := map[string]bool{}
+		for _, w := range ways {
+			got[w.name] = strings.Contains(out, "IAM does not allow the "+w.name+".")
+		}
+		return got
+	}
+	expect := func(step string, want bool) {
+		t.Helper()
+		for name, warns := range warned() {
+			if warns != want {
+				t.Errorf("%s: the check of the %s warns: %t, want %t", step, name, warns, want)
+			}
+		}
 	}
 
-	w.Configure(e.Provider, base)
-	w.MustRun("apply", "-auto-approve")
-	if !failed() {
-		t.Error("before the grant the check block does not warn")
-	}
-	w.Configure(e.Provider, base+permission)
-	w.MustRun("apply", "-auto-approve")
+	cli.Configure(e.Provider, base)
+	cli.MustRun("apply", "-auto-approve")
+	expect("before the group's grant", true)
+	cli.Configure(e.Provider, base+permission)
+	cli.MustRun("apply", "-auto-approve")
 	waitFor(true)
-	if failed() {
-		t.Error("after the group's grant, which the user holds through the department, the check block still warns")
-	}
-	w.Configure(e.Provider, base)
-	w.MustRun("apply", "-auto-approve")
+	expect("after the group's grant", false)
+	cli.Configure(e.Provider, base)
+	cli.MustRun("apply", "-auto-approve")
 	waitFor(false)
-	if !failed() {
-		t.Error("after the grant was revoked the check block does not warn")
-	}
+	expect("after the grant was revoked", true)
 }
