@@ -1,8 +1,10 @@
 package acctest
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"reflect"
 	"slices"
@@ -392,5 +394,37 @@ func Parallel(t *testing.T) {
 	t.Helper()
 	if Site == nil {
 		t.Parallel()
+	}
+}
+
+// ManagementCall sends one request to the sandbox's management API as the
+// sandbox's app, for a route the client does not serve (subject
+// templates), and decodes the answer's data into out (when not nil). A
+// refusal fails the test.
+func ManagementCall(t *testing.T, sb *sandboxtest.Sandbox, method, path, body string, out any) {
+	t.Helper()
+	req, err := http.NewRequest(method, sb.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Bkapi-Authorization", fmt.Sprintf(`{"bk_app_code": %q, "bk_app_secret": %q}`, sandboxtest.AppCode, sandboxtest.AppSecret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || resp.StatusCode != http.StatusOK || answer.Code != 0 {
+		t.Fatalf("%s %s: HTTP %d, code %d %q (%v)", method, path, resp.StatusCode, answer.Code, answer.Message, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(answer.Data, out); err != nil {
+			t.Fatalf("%s %s: data %s: %v", method, path, answer.Data, err)
+		}
 	}
 }

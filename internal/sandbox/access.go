@@ -60,7 +60,8 @@ func partlyMatchesAction(system string, a *Action, rs []accessResource) bool {
 
 // effectiveRowsLocked lists the rows that count for subj's access to action in system at now,
 // ordered by backend id: unexpired rows (custom and template, RBAC included) of the subject and,
-// for a user, of every group it is an unexpired member of. A subject IAM does not know holds
+// for a user, of every group it reaches: as an unexpired member, or through a subject template
+// bound to the group until after now. A subject IAM does not know holds
 // none: the backend answers it as one without permissions, not as an error.
 func (s *Server) effectiveRowsLocked(system, action string, subj subject, now int64) []*policy {
 	holders, known := s.holdersLocked(subj, now)
@@ -78,9 +79,10 @@ func (s *Server) effectiveRowsLocked(system, action string, subj subject, now in
 	return rows
 }
 
-// holdersLocked returns the subjects whose rows count for subj: itself and, for a user, its
-// groups. Only users and groups are subjects here; any other type is unknown. A group IAM does
-// not know holds no rows (deleting one deletes its rows), so it needs no check of its own.
+// holdersLocked returns the subjects whose rows count for subj: itself and, for a user, the
+// groups it reaches (accessGroupsLocked). Only users and groups are subjects here; any other type
+// is unknown. A group IAM does not know holds no rows (deleting one deletes its rows), so it needs
+// no check of its own.
 func (s *Server) holdersLocked(subj subject, now int64) (map[subject]bool, bool) {
 	switch subj.Type {
 	case "user":
@@ -88,7 +90,7 @@ func (s *Server) holdersLocked(subj subject, now int64) (map[subject]bool, bool)
 			return nil, false
 		}
 		holders := map[subject]bool{subj: true}
-		for _, g := range s.userGroupsLocked(subj.ID, now) {
+		for _, g := range s.accessGroupsLocked(subj.ID, now) {
 			holders[subject{Type: "group", ID: g}] = true
 		}
 		return holders, true
@@ -98,18 +100,46 @@ func (s *Server) holdersLocked(subj subject, now int64) (map[subject]bool, bool)
 	return nil, false
 }
 
+// accessGroupsLocked lists the groups whose rows count for user in the access checks: those it is
+// an unexpired member of (userGroupsLocked) and those it reaches through a subject template
+// (templateGroupsLocked), each once. The backend's auth reads subject_system_group, into which it
+// folds the template bindings as well as the memberships.
+func (s *Server) accessGroupsLocked(user string, now int64) []string {
+	keys := s.userSubjectsLocked(user)
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range append(s.memberGroupsLocked(keys, now), s.templateGroupsLocked(keys, now)...) {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // userGroupsLocked lists the groups user is an unexpired member of: directly, or through one of
 // its departments or any ancestor of one. The SaaS writes a user's ancestor departments into IAM's
 // organisation as well as the direct ones, so a group joined by a parent department reaches
-// everyone below it.
+// everyone below it. It reads the memberships only (the backend's subject_relation), not the
+// groups reached through a subject template: what the backend's user-groups route answers.
 func (s *Server) userGroupsLocked(user string, now int64) []string {
-	var keys []memberKey
-	keys = append(keys, memberKey{"user", user})
+	return s.memberGroupsLocked(s.userSubjectsLocked(user), now)
+}
+
+// userSubjectsLocked lists the subjects IAM's organisation holds user as: itself, each department
+// it belongs to and the ancestors of each.
+func (s *Server) userSubjectsLocked(user string) []memberKey {
+	keys := []memberKey{{"user", user}}
 	for _, d := range s.model.UserDepartments[user] {
 		for _, a := range s.model.departmentLine(d) {
 			keys = append(keys, memberKey{"department", a})
 		}
 	}
+	return keys
+}
+
+// memberGroupsLocked lists the groups holding one of keys as an unexpired member.
+func (s *Server) memberGroupsLocked(keys []memberKey, now int64) []string {
 	var out []string
 	for id, g := range s.store.mgmt.groups {
 		for _, k := range keys {

@@ -45,8 +45,8 @@
 // /api/v1/policy/auth_by_resources (details under "Emulated behaviour", "Access checks").
 //
 // Management routes (gateway only, credentials in X-Bkapi-Authorization): the management API v2
-// for grade managers, user groups, group members and group permissions (see the package doc of
-// internal/bkiam, "The management API"), under
+// for grade managers, user groups, group members, group permissions and the subject templates an
+// app can see (see the package doc of internal/bkiam, "The management API"), under
 // /api/v2/open/management/systems/{system}/, every route ending in "/" (details under "Emulated
 // behaviour"):
 //
@@ -57,6 +57,7 @@
 //	DELETE groups/{id}/members/?type=&ids=     PUT groups/{id}/members/-/expired_at/
 //	POST/DELETE/GET groups/{id}/policies/     GET groups/{id}/policies/-/actions/
 //	DELETE groups/{id}/actions/-/policies/
+//	GET    grade_managers/{id}/subject_templates/  GET groups/{id}/subject_templates/
 //
 // and, from the v1 management API, the one route that lists grade managers: GET
 // /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=].
@@ -78,7 +79,8 @@
 //     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,
 //     "grade_manager:list":N,"group:create":N,"group:list":N,"group:update":N,"group:delete":N,
 //     "member:list":N,"member:add":N,"member:delete":N,"member:expiry":N,"group_policy:grant":N,
-//     "group_policy:revoke":N,"group_policy:list":N,"group_policy:delete":N,"group_policy:actions":N},
+//     "group_policy:revoke":N,"group_policy:list":N,"group_policy:delete":N,"group_policy:actions":N,
+//     "user_groups":N,"subject_template:list":N,"group_subject_template:list":N},
 //     "max_instances_per_call":N}
 //     (Stats): the requests received since start or the last reset, errors included.
 //     In Go, Server.WaitIdle waits until no authorization call is being served: a call whose
@@ -93,8 +95,13 @@
 //     ordered by id, members newest relation first; grade_manager 0 is the system manager ("-");
 //     delete_at is set while a grade-manager delete waits; sync marks a grade manager's sync group;
 //     the scopes, which IAM's API never answers back, show what to write in an adopted grade
-//     manager's configuration.
-//     In Go: Server.Management, GradeManagers, Groups(gradeManager) and Members(group).
+//     manager's configuration. When there are subject templates, a group bound to some has
+//     "templates":[{"template":1,"expired_at":4102444800,"created_at":1767225600}] (newest binding
+//     first) and the body "subject_templates":[{"id":1,"system":"bk_cmdb","grade_manager":1,
+//     "name":"dev","description":"","readonly":true,"source_group":5,"members":[{"type":"user","id":"alice"}]}]
+//     (ordered by id, members by type then id); both keys are absent otherwise.
+//     In Go: Server.Management, GradeManagers, Groups(gradeManager), Members(group) and
+//     SubjectTemplates.
 //   - POST /_sandbox/reset clears policies, the management state, stats and faults, and keeps the
 //     model (whose template policies are seeded again).
 //   - POST /_sandbox/template_policies with {"system":"bk_cmdb","template_id":7,"group":"1",
@@ -270,7 +277,8 @@
 //     system ("app_code X can not access system Y"); the model's management allow-list
 //     (apps[].management; "system[S] is not allowed to call management api[A], please contact the
 //     developer to add a whitelist"), by the real names v2_grade_manager_{create,update,detail,delete},
-//     v2_group_{batch_create,list,update,delete}, v2_group_member_{list,add,delete,expired_at_update};
+//     v2_group_{batch_create,list,update,delete}, v2_group_member_{list,add,delete,expired_at_update},
+//     v2_subject_template_list and v2_group_subject_template_list;
 //     then ownership, by the creator and not by the path: a grade manager's creator is the system
 //     in whose path it was created, a group's is its grade manager's (a group created under "-" is
 //     the path system's manager's, and only that system's). The same two checks are repeated for
@@ -305,7 +313,11 @@
 //     (creator/updater "bk__anonymous_user"), never the scopes. DELETE answers {} at once; the grade
 //     manager, its groups and their members go after limits.grade_manager_delete_delay_ms (2000 by
 //     default; WithGradeManagerDeleteDelay overrides it, 0 = at once; the delay runs on the WithNow
-//     clock), and until then it still reads and a repeat DELETE answers {} again.
+//     clock), and until then it still reads and a repeat DELETE answers {} again; its subject
+//     templates go with it. A create with sync_perm and sync_subject_template also gives the sync
+//     group a subject template mirroring it (see Subject templates); an update reads no
+//     sync_subject_template, and its resync of the sync group's members (a grade manager's member
+//     change) is not mirrored on the template, as the SaaS changes them below its mirroring.
 //   - Group permissions (allow-list names group_policy_grant, group_policy_revoke and
 //     group_policy_list, the v1 names the v2 routes check; v2_group_policy_delete and
 //     v2_group_policy_action_list): a grant or revoke takes {system (absent or blank: the path's),
@@ -336,37 +348,67 @@
 //     updated first, rows {id, name, description}, name a case-insensitive substring, paged as the
 //     v2 lists; its errors other than 401, 403, 404 and 500 answer HTTP 200, as v1 routes do.
 //   - Groups: a batch create takes 1..10 groups {name 2..512, description, readonly} (a name twice
-//     in the batch: 400 "用户组名称X不能重复") and answers their ids in order; group ids follow the
-//     model's highest group id. Names are unique per owner, compared case-insensitively (409
+//     in the batch: 400 "用户组名称X不能重复") and sync_subject_template (a key of the body, for every
+//     group of the batch: each gets a subject template mirroring it) and answers their ids in order;
+//     group ids follow the model's highest group id. Names are unique per owner, compared case-insensitively (409
 //     "存在同名用户组"); at most 10000 groups per grade manager. The list (page/page_size, or
 //     limit/offset; default 10, no maximum; inherit accepted; id exact; name and description
 //     case-insensitive substrings; action_id keeps the groups holding a policy of that action in
 //     the path's system, custom or template; the resource filters are not served) is newest first, rows {id, name, user_count, department_count,
-//     subject_template_count, description, creator, created_time, readonly}; a page number past the
+//     subject_template_count (the subject templates bound to the group, expired bindings included),
+//     description, creator, created_time, readonly}; a page number past the
 //     end (of this list and the v1 grade-manager list) is 404 1902404 "数据不存在 (NOT_FOUND_ERROR)", DRF's paginator's
 //     NotFound, where the first page of an empty list is not. PUT takes {name 2..128,
-//     description}, an empty or absent field keeping the old value. DELETE is at once, members
-//     included; afterwards the group is a 403.
+//     description}, an empty or absent field keeping the old value (a template mirroring the group
+//     keeps the name it was given). DELETE is at once, members and template bindings included,
+//     and deletes the subject template mirroring the group (with its bindings to other groups);
+//     afterwards the group is a 403.
 //   - Members: add {members [{type user|department|template, id}], expired_at} with now < expired_at
-//     ≤ 4102444800 (else 400 "expired_at must more then now" or DRF's bound): "admin" and users or
-//     departments the model does not know are dropped silently, a template is 400 "人员模板不存在"
-//     (no subject templates); a member outside the grade manager's subject_scopes (not everyone,
+//     ≤ 4102444800 (else 400 "expired_at must more then now" or DRF's bound): a template id that
+//     does not read as an integer is 400 1902412 "人员模板 ID 非法" (before any other check);
+//     "admin" and users or departments the model does not know are dropped silently; a member
+//     outside the grade manager's subject_scopes (not everyone,
 //     not named, in no named department or one under it) is 403 1902403 "用户 (x) 在分级管理员的授权
 //     范围内，请编辑分级管理员授权范围" (部门 for a department: the SaaS's words, which lack a 不);
 //     the group's users + departments + the members added (present ones
 //     counted again) must stay ≤ limits.group_member_limit (1000 by default; 400
-//     "超过用户组最大可添加成员数1000"), then more than 1000 in one call is 1902000, and so is a
+//     "超过用户组最大可添加成员数1000"; templates are not counted), then a template not related to the
+//     group's owner (the group's grade manager, or the system manager of the group's system) is 400
+//     1902412 "人员模板不存在：N", then more than 1000 in one call is 1902000, and so is a
 //     member joining a group that holds permissions in a system where the member is already in
 //     limits.subject_max_groups (100 by default) groups holding permissions ("[Handler:
 //     checkSubjectGroupsQuota] subject {user x} can only have 100 groups in system S.[current 100]
-//     => quota error", the backend's 409 passed on; a member already in the group is not counted); an upsert that only ever raises a member's expiry. DELETE takes
+//     => quota error", the backend's 409 passed on; a member already in the group is not counted); an upsert that only ever raises a member's expiry.
+//     A template is bound until expired_at; one bound already is skipped, its expiry unchanged
+//     (the new expired_at is ignored). DELETE takes
 //     ?type=&ids=a,b,c (empty entries dropped): more than 1000, or a subject the model does not know,
-//     is 1902000 in HTTP 200; non-members are ignored. PUT …/members/-/expired_at/ (user and
-//     department only) raises the expiry of members, ignores the rest; more than 1000 members is
+//     is 1902000 in HTTP 200; non-members are ignored. With type=template the ids must read as
+//     integers (else 400 "人员模板 ID 非法") and unbind those templates, ignoring the others, with
+//     none of the backend's checks. PUT …/members/-/expired_at/ (user and
+//     department only: a template is 400 "is not a valid choice", so a binding is never renewed)
+//     raises the expiry of members, ignores the rest; more than 1000 members is
 //     the backend's refusal in 1902000 (quoting /api/v1/web/group-members/expired_at). The list includes expired
-//     members, newest relation first, rows {type, id, name (the id), expired_at, created_at}. A sync
-//     group's user changes are mirrored on its grade manager's members.
-//   - Management calls count in the stats under grade_manager:*, group:* and member:*, and the
+//     members, newest relation first, rows {type, id, name (the id), expired_at, created_at}, and
+//     never a template. A sync group's user changes are mirrored on its grade manager's members,
+//     and a group's user and department changes (adds, and removes of every id named) on the
+//     subject template mirroring it.
+//   - Subject templates (人员模板), as far as an app can see and use them: no open route creates
+//     one; a group created with sync_subject_template (above) gets a read-only template mirroring
+//     it (readonly true, source_group_id the group, the group's name and description at the
+//     time, its members, the group's owner as owner, creator "bk__anonymous_user"; ids from their
+//     own sequence, from 1). It follows the group's member adds and removes through the member
+//     routes — not the expiry of a membership: an expired member stays in the template until
+//     removed — and is deleted with the group. GET grade_managers/{id}/subject_templates/
+//     (allow-list name v2_subject_template_list; ownership as for the grade manager) answers the
+//     grade manager's templates, newest first, paged as the group list (a page past the end is
+//     404), ?name= and ?description= case-insensitive substrings, ?creator= exact, rows {id, name,
+//     description, readonly, source_group_id, creator, created_time}. GET
+//     groups/{id}/subject_templates/ (v2_group_subject_template_list; ownership as for the group)
+//     answers the templates bound to the group, newest binding first, expired bindings included,
+//     paged the same way, {count, results [{id (a string), name, expired_at}]}. The SaaS's limit
+//     of 1000 members per template is checked by none of these routes, as by the SaaS's mirroring.
+//   - Management calls count in the stats under grade_manager:*, group:*, member:*,
+//     subject_template:list and group_subject_template:list, and the
 //     injected faults (latency, fail, rate_limit, drop, slow) apply to them as to the authorization
 //     calls. A failed call, or a failed state save, changes nothing.
 //   - Read routes (gateway only, backend envelope {code,message,data}, errors with HTTP 200):
@@ -423,8 +465,12 @@
 //   - What counts: for a user, its own unexpired rows of the system and action (custom policies
 //     and template rows), and those of every group it is an unexpired member of — directly, or
 //     through a department it belongs to or any ancestor of one (department_parents), as IAM holds
-//     a user's ancestor departments as well. Group members come from the management API (model
-//     groups have none). For a group, its own rows. Rows stored as RBAC count like any other;
+//     a user's ancestor departments as well — or reaches through a subject template bound to the
+//     group with an unexpired binding and holding the user, one of its departments or an ancestor
+//     of one (the backend folds template bindings into subject_system_group, which auth reads).
+//     Group members come from the management API (model groups have none). The backend's
+//     user-groups route, GET /api/v1/open/users/{id}/groups[?inherit=true], reads the memberships
+//     alone (subject_relation): a group reached only through a template is not in its answer. For a group, its own rows. Rows stored as RBAC count like any other;
 //     expiry is strict (expired_at > now) for rows and memberships alike. A user IAM does not know
 //     (not in users, nor a directory user synced), an unknown or deleted group, or a subject of
 //     another type is answered as one without permissions (false, all false, {}), not an error.
@@ -460,16 +506,21 @@
 //     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
 //     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
-//     (1306403), the management API's subject templates,
-//     permission templates, subset managers and v1 routes other than the grade-manager list are out
-//     of scope, and so is the grade-manager authorization scope that a real group grant widens as a
-//     side effect. The per-user
-//     quota of grade managers a user may be a member of is not checked.
+//     (1306403), the management API's permission templates, subset managers and v1 routes other
+//     than the grade-manager list are out of scope, and so is the grade-manager authorization
+//     scope that a real group grant widens as a side effect. The per-user quota of grade managers
+//     a user may be a member of is not checked.
+//   - Of subject templates, only what an app sees and uses (the mirrors of groups, their binding as
+//     members, the two lists and their effect on the access checks) is served. Out of scope: a
+//     free-standing template (no open route makes one; the web UI's are not emulated), a
+//     template's own member routes and its 1000-member limit, the renewal of a binding (only the
+//     web UI renews one), the admin API (whose member add drops templates), the groups/belong
+//     routes (not served at all), and the backend's group quota (subject_max_groups) counting
+//     the groups a member reaches through a template.
 //   - Of the backend's access checks, the v1 auth, auth_by_actions, query, query_by_actions and
 //     query_by_ext_resources and the v2 query/ are not served; neither are ?force and ?debug (the
 //     sandbox has no cache to bypass), frozen subjects (1901403), the security-audit app's pass to
-//     every system on v1, temporary policies and subject templates (the sandbox has none, so no
-//     group reaches a user through one), department subjects, nor the backend's rate limit.
+//     every system on v1, temporary policies, department subjects, nor the backend's rate limit.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
@@ -572,7 +623,7 @@
 // With WithStateFile (--state), every change is written atomically (temp file in the same directory,
 // fsync, rename, directory fsync), so a crash leaves the old or the new file, never a torn one. A state
 // file that does not exist yet starts an empty store and is created at once (so an unwritable location
-// fails at startup, not on the first grant); the management API's state is kept in it too, under
+// fails at startup, not on the first grant); the management API's state (subject templates included) is kept in it too, under
 // "management", which a file from an older sandbox lacks and still loads without, and so are the
 // directory users the authorization API synced ("synced_users"); one that exists but cannot be read, parsed or checked is
 // a startup error and is left untouched — never silently emptied. If a save fails, the change is rolled back and

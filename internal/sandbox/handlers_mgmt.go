@@ -15,10 +15,10 @@ import (
 
 // The management API v2 (the package doc of internal/bkiam, "The management API"): grade
 // managers (create, get, update as a full replace, delete answered at once and carried out after
-// a delay), their groups (batch create, list, update, delete) and the groups' members (list, add,
-// delete, raise the expiry). Gateway only; the SaaS envelope with the error's own HTTP status
-// (v2), IAM backend errors as 1902000 in HTTP 200. The state is in mgmt_store.go, the bodies'
-// validation in mgmt_validate.go.
+// a delay), their groups (batch create, list, update, delete), the groups' members (list, add,
+// delete, raise the expiry) and the subject templates an app can see (mgmt_templates.go).
+// Gateway only; the SaaS envelope with the error's own HTTP status (v2), IAM backend errors as
+// 1902000 in HTTP 200. The state is in mgmt_store.go, the bodies' validation in mgmt_validate.go.
 
 const mgmtPrefix = "/api/v2/open/management/systems/"
 
@@ -120,6 +120,12 @@ func parseMgmtRoute(method, path string) (string, mgmtRoute, bool) {
 		if ok && rt.dash && method == http.MethodGet {
 			rt.api = "" // grade_managers/-/groups/ maps POST only: the permission layer refuses a GET
 		}
+	case len(parts) == 3 && parts[0] == "grade_managers" && parts[2] == "subject_templates":
+		rt.gm, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodGet: {"v2_subject_template_list", "subject_template:list"}})
+	case len(parts) == 3 && parts[0] == "groups" && parts[2] == "subject_templates":
+		rt.group, ok = pathID(parts[1])
+		ok = ok && pick(map[string][2]string{http.MethodGet: {"v2_group_subject_template_list", "group_subject_template:list"}})
 	case len(parts) == 2 && parts[0] == "groups":
 		rt.group, ok = pathID(parts[1])
 		ok = ok && pick(map[string][2]string{http.MethodPut: {"v2_group_update", "group:update"},
@@ -372,7 +378,8 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 	ms, rt := mc.ms, mc.rt
 	var gm *gradeManager
 	switch rt.api {
-	case "v2_grade_manager_detail", "v2_grade_manager_update", "v2_grade_manager_delete", "v2_group_batch_create", "v2_group_list":
+	case "v2_grade_manager_detail", "v2_grade_manager_update", "v2_grade_manager_delete", "v2_group_batch_create", "v2_group_list",
+		"v2_subject_template_list":
 		if !rt.dash {
 			var e *saasError
 			if gm, e = mc.ownedGradeManager(rt.gm); e != nil {
@@ -382,7 +389,7 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 	}
 	var g *mgmtGroup
 	if strings.HasPrefix(rt.api, "v2_group_member_") || strings.HasPrefix(rt.api, "group_policy_") || strings.HasPrefix(rt.api, "v2_group_policy_") ||
-		rt.api == "v2_group_update" || rt.api == "v2_group_delete" {
+		rt.api == "v2_group_update" || rt.api == "v2_group_delete" || rt.api == "v2_group_subject_template_list" {
 		var e *saasError
 		if g, e = mc.ownedGroup(); e != nil {
 			return nil, false, e
@@ -421,7 +428,7 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 	case "v2_group_update":
 		return mc.updateGroup(g)
 	case "v2_group_delete":
-		delete(ms.groups, g.ID) // members go with it
+		ms.deleteGroup(g.ID) // members, template bindings and the template mirroring it go with it
 		return map[string]any{}, true, nil
 	case "v2_group_member_list":
 		return mc.listMembers(g)
@@ -431,6 +438,10 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 		return mc.deleteMembers(g)
 	case "v2_group_member_expired_at_update":
 		return mc.updateExpiry(g)
+	case "v2_subject_template_list":
+		return mc.listSubjectTemplates(gm)
+	case "v2_group_subject_template_list":
+		return mc.listGroupTemplates(g)
 	}
 	return nil, false, forbidden("You do not have permission to perform this action.")
 }
@@ -499,6 +510,11 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 	}
 	mc.ms.syncGradeManager(gm, func(u string) bool { return mc.known("user", u) }, mc.now)
 	if g := mc.ms.syncGroup(gm.ID); g != nil {
+		if created && spec.SyncSubjectTemplate {
+			// Only the create passes sync_subject_template on to the sync group's creation; an
+			// update that creates the sync group does not.
+			mc.ms.mirrorGroup(g, mc.now)
+		}
 		puts, e := mc.syncGroupPolicies(gm, g, scopeSpecs)
 		if e != nil {
 			return nil, false, e
@@ -512,7 +528,7 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 }
 
 func (mc *mgmtCall) createGroups(gm *gradeManager) (any, bool, *saasError) {
-	specs, e := decodeGroups(mc.raw)
+	specs, syncTemplate, e := decodeGroups(mc.raw)
 	if e != nil {
 		return nil, false, e
 	}
@@ -532,6 +548,9 @@ func (mc *mgmtCall) createGroups(gm *gradeManager) (any, bool, *saasError) {
 	for _, sp := range specs {
 		g := mc.ms.newGroup(system, owner, sp.Name, sp.Description, sp.Readonly, mc.now)
 		ids = append(ids, g.ID)
+		if syncTemplate {
+			mc.ms.mirrorGroup(g, mc.now)
+		}
 	}
 	return ids, true, nil
 }
@@ -603,7 +622,7 @@ func (mc *mgmtCall) listGroups(gm *gradeManager) (any, bool, *saasError) {
 		}
 		users, depts := g.counts()
 		rows = append(rows, map[string]any{"id": g.ID, "name": g.Name, "user_count": users, "department_count": depts,
-			"subject_template_count": 0, "description": g.Description, "creator": anonymousUser,
+			"subject_template_count": len(g.Templates), "description": g.Description, "creator": anonymousUser,
 			"created_time": g.Created.Format(timeLayout), "readonly": g.Readonly})
 	}
 	if e := pastTheEnd(mc.q, off, len(rows)); e != nil {
@@ -689,11 +708,16 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 	if e != nil {
 		return nil, false, e
 	}
+	// The SaaS splits the templates off first, reading their ids as integers.
+	templates, e := templateIDs(refs)
+	if e != nil {
+		return nil, false, e
+	}
 	var keep []memberKey
 	for _, r := range refs {
 		switch {
 		case r.Type == "template":
-			return nil, false, validationText("人员模板不存在") // the sandbox has no subject templates
+			continue // bound below, counted in no member limit
 		case r.Type == "user" && r.ID == "admin", !mc.known(r.Type, r.ID):
 			continue // dropped without an error
 		}
@@ -711,6 +735,9 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 	if limit := mc.s.model.groupMemberLimit(); users+depts+len(keep) > limit {
 		return nil, false, validationText(fmt.Sprintf("超过用户组最大可添加成员数%d", limit))
 	}
+	if e := mc.ms.checkTemplates(g, templates); e != nil {
+		return nil, false, e
+	}
 	if len(keep) > maxMembersPerCall {
 		return nil, false, backendError("http_post", backendBadRequest,
 			fmt.Sprintf("Members must less or equals to %d", maxMembersPerCall))
@@ -723,6 +750,10 @@ func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
 		if g.Sync && k.Type == "user" {
 			mc.syncMemberToGradeManager(g, k.ID, true)
 		}
+	}
+	mc.ms.mirrorMembers(g, keep, true)
+	for _, id := range templates {
+		mc.ms.bindTemplate(g, id, expiredAt, mc.now)
 	}
 	return map[string]any{}, true, nil
 }
@@ -775,7 +806,8 @@ func (mc *mgmtCall) deleteMembers(g *mgmtGroup) (any, bool, *saasError) {
 		return nil, false, validationErr(fe)
 	}
 	if typ == "template" {
-		return map[string]any{}, false, nil // the sandbox has no subject templates
+		// Templates are unbound by the SaaS alone: none of the backend's member checks below.
+		return mc.unbindTemplates(g, ids)
 	}
 	if len(ids) > maxMembersPerCall {
 		return nil, false, backendError("http_delete", backendBadRequest,
@@ -788,7 +820,9 @@ func (mc *mgmtCall) deleteMembers(g *mgmtGroup) (any, bool, *saasError) {
 					"cacheimpls.GetLocalSubjectPK _type=`%s`, id=`%s` fail => [Raw:Error] sql: no rows in result set", g.ID, typ, id))
 		}
 	}
+	keys := make([]memberKey, 0, len(ids))
 	for _, id := range ids {
+		keys = append(keys, memberKey{typ, id})
 		if _, ok := g.Members[memberKey{typ, id}]; ok {
 			delete(g.Members, memberKey{typ, id})
 			if g.Sync && typ == "user" {
@@ -796,6 +830,7 @@ func (mc *mgmtCall) deleteMembers(g *mgmtGroup) (any, bool, *saasError) {
 			}
 		}
 	}
+	mc.ms.mirrorMembers(g, keys, false)
 	return map[string]any{}, true, nil
 }
 

@@ -13,6 +13,8 @@ import (
 // it checks no system. Its answer for a user IAM does not know, 1901404 "not found:subject not
 // exist" in HTTP 200, is how a caller tells a typo from a user without permissions: the access
 // checks answer such a user false. Expired memberships are left out, and the answer has no expiry.
+// It reads the backend's subject_relation, the memberships alone: a group the user reaches only
+// through a subject template is not listed, though the access checks count it.
 
 var reUserGroups = regexp.MustCompile(`^/api/v1/open/users/([^/]+)/groups/?$`)
 

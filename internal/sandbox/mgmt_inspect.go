@@ -38,6 +38,29 @@ type GroupView struct {
 	Readonly     bool         `json:"readonly"`
 	Sync         bool         `json:"sync,omitempty"`
 	Members      []MemberView `json:"members"`
+	// Templates are the subject templates bound to the group, newest binding first (absent when
+	// there is none).
+	Templates []TemplateBindingView `json:"templates,omitempty"`
+}
+
+// TemplateBindingView is a subject template bound to a group until ExpiredAt.
+type TemplateBindingView struct {
+	Template  int64 `json:"template"`
+	ExpiredAt int64 `json:"expired_at"`
+	CreatedAt int64 `json:"created_at"`
+}
+
+// SubjectTemplateView is a stored subject template: its owner (GradeManager 0 is the system
+// manager of System), the group it mirrors (SourceGroup) and its members, by type then id.
+type SubjectTemplateView struct {
+	ID           int64         `json:"id"`
+	System       string        `json:"system"`
+	GradeManager int64         `json:"grade_manager"`
+	Name         string        `json:"name"`
+	Description  string        `json:"description"`
+	Readonly     bool          `json:"readonly"`
+	SourceGroup  int64         `json:"source_group"`
+	Members      []mgmtSubject `json:"members"`
 }
 
 // MemberView is a group membership, newest relation first in a GroupView.
@@ -52,6 +75,8 @@ type MemberView struct {
 type ManagementView struct {
 	GradeManagers []GradeManagerView `json:"grade_managers"`
 	Groups        []GroupView        `json:"groups"`
+	// SubjectTemplates are ordered by id (absent when there is none).
+	SubjectTemplates []SubjectTemplateView `json:"subject_templates,omitempty"`
 }
 
 // Management returns the management API's state, grade managers and groups ordered by id, after
@@ -78,9 +103,22 @@ func (s *Server) Management() ManagementView {
 		for _, m := range g.sortedMembers() {
 			gv.Members = append(gv.Members, MemberView{Type: m.Type, ID: m.ID, ExpiredAt: m.ExpiredAt, CreatedAt: m.CreatedAt})
 		}
+		for _, tid := range g.sortedTemplates() {
+			b := g.Templates[tid]
+			gv.Templates = append(gv.Templates, TemplateBindingView{Template: tid, ExpiredAt: b.ExpiredAt, CreatedAt: b.CreatedAt})
+		}
 		v.Groups = append(v.Groups, gv)
 	}
 	sort.Slice(v.Groups, func(i, j int) bool { return v.Groups[i].ID < v.Groups[j].ID })
+	for _, t := range st.mgmt.templates {
+		tv := SubjectTemplateView{ID: t.ID, System: t.System, GradeManager: t.GradeManager, Name: t.Name, Description: t.Description,
+			Readonly: t.Readonly, SourceGroup: t.SourceGroup, Members: []mgmtSubject{}}
+		for _, k := range t.sortedMembers() {
+			tv.Members = append(tv.Members, mgmtSubject(k))
+		}
+		v.SubjectTemplates = append(v.SubjectTemplates, tv)
+	}
+	sort.Slice(v.SubjectTemplates, func(i, j int) bool { return v.SubjectTemplates[i].ID < v.SubjectTemplates[j].ID })
 	return v
 }
 
@@ -97,6 +135,9 @@ func (s *Server) Groups(gm int64) []GroupView {
 	}
 	return out
 }
+
+// SubjectTemplates returns the stored subject templates, ordered by id.
+func (s *Server) SubjectTemplates() []SubjectTemplateView { return s.Management().SubjectTemplates }
 
 // Members returns the members of a management group, newest relation first (nil when there is no
 // such group).

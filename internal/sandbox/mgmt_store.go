@@ -70,6 +70,9 @@ type mgmtGroup struct {
 	Sync    bool
 	Created time.Time
 	Members map[memberKey]*member
+	// Templates are the subject templates bound to the group, by template id (see
+	// mgmt_templates.go); they are members too, listed apart from the users and departments.
+	Templates map[int64]*templateBinding
 }
 
 type memberKey struct{ Type, ID string }
@@ -87,13 +90,17 @@ type member struct {
 type mgmtState struct {
 	gms       map[int64]*gradeManager
 	groups    map[int64]*mgmtGroup
+	templates map[int64]*subjectTemplate
 	nextGM    int64
 	nextGroup int64
 	nextRel   int64
+	// nextTemplate is the subject templates' own id sequence, as the SaaS's table has one.
+	nextTemplate int64
 }
 
 func newMgmtState(groupFloor int64) *mgmtState {
-	return &mgmtState{gms: map[int64]*gradeManager{}, groups: map[int64]*mgmtGroup{}, nextGroup: groupFloor}
+	return &mgmtState{gms: map[int64]*gradeManager{}, groups: map[int64]*mgmtGroup{}, templates: map[int64]*subjectTemplate{},
+		nextGroup: groupFloor}
 }
 
 func (ms *mgmtState) clone() *mgmtState {
@@ -112,13 +119,23 @@ func (ms *mgmtState) clone() *mgmtState {
 			mm := *m
 			n.Members[k] = &mm
 		}
+		n.Templates = make(map[int64]*templateBinding, len(g.Templates))
+		for tid, b := range g.Templates {
+			bb := *b
+			n.Templates[tid] = &bb
+		}
 		c.groups[id] = &n
+	}
+	c.templates = make(map[int64]*subjectTemplate, len(ms.templates))
+	for id, t := range ms.templates {
+		c.templates[id] = t.clone()
 	}
 	return &c
 }
 
 // purge carries out the grade-manager deletes whose time has come: the grade manager, its groups and
-// their members go. It reports whether anything went.
+// their members go, and so do its subject templates (the SaaS's RoleDeleteHelper). It reports
+// whether anything went.
 func (ms *mgmtState) purge(now time.Time) bool {
 	changed := false
 	for id, gm := range ms.gms {
@@ -126,7 +143,12 @@ func (ms *mgmtState) purge(now time.Time) bool {
 			delete(ms.gms, id)
 			for gid, g := range ms.groups {
 				if g.GradeManager == id {
-					delete(ms.groups, gid)
+					ms.deleteGroup(gid)
+				}
+			}
+			for tid, t := range ms.templates {
+				if t.GradeManager == id {
+					ms.deleteTemplate(tid)
 				}
 			}
 			changed = true
@@ -172,7 +194,7 @@ func (ms *mgmtState) nameTaken(system string, gm int64, name string, except int6
 func (ms *mgmtState) newGroup(system string, gm int64, name, description string, readonly bool, now time.Time) *mgmtGroup {
 	ms.nextGroup++
 	g := &mgmtGroup{ID: ms.nextGroup, System: system, GradeManager: gm, Name: name, Description: description,
-		Readonly: readonly, Created: now, Members: map[memberKey]*member{}}
+		Readonly: readonly, Created: now, Members: map[memberKey]*member{}, Templates: map[int64]*templateBinding{}}
 	ms.groups[g.ID] = g
 	return g
 }
@@ -219,14 +241,14 @@ func (ms *mgmtState) syncGroup(gm int64) *mgmtGroup {
 }
 
 // syncGradeManager applies sync_perm after a create or update: without it the sync group is
-// deleted; with it the group is created (named group_name or "<name> administrator group") or renamed when
+// deleted (with the subject template mirroring it); with it the group is created (named group_name or "<name> administrator group") or renamed when
 // group_name is given, and its members are made exactly the grade manager's members that are
 // users the model knows (departments removed, present users' expiries kept).
 func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) bool, now time.Time) {
 	g := ms.syncGroup(gm.ID)
 	if !gm.SyncPerm {
 		if g != nil {
-			delete(ms.groups, g.ID)
+			ms.deleteGroup(g.ID)
 		}
 		return
 	}
@@ -251,7 +273,8 @@ func (ms *mgmtState) syncGradeManager(gm *gradeManager, knownUser func(string) b
 	}
 	// As the SaaS's _update_sync_perm_group_member: every member that is not one of the grade
 	// manager's users goes (departments too); users missing are added, permanent; users present
-	// keep their expiry.
+	// keep their expiry. It changes the group's members below the SaaS's add_members and
+	// remove_members, so a subject template mirroring the sync group does not follow.
 	for k := range g.Members {
 		if k.Type != "user" || !want[k.ID] {
 			delete(g.Members, k)

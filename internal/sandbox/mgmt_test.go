@@ -253,6 +253,8 @@ func TestManagementAllowList(t *testing.T) {
 		{"POST", "groups/1/members/", "v2_group_member_add"},
 		{"DELETE", "groups/1/members/", "v2_group_member_delete"},
 		{"PUT", "groups/1/members/-/expired_at/", "v2_group_member_expired_at_update"},
+		{"GET", "grade_managers/1/subject_templates/", "v2_subject_template_list"},
+		{"GET", "groups/1/subject_templates/", "v2_group_subject_template_list"},
 	}
 	m := loadModel(t, `{"systems": [{"id": "bk_cmdb", "resource_types": [{"id": "host"}], "actions": [{"id": "view_host", "related_types": ["host"]}],
   "allow_list": {"instance_actions": ["*"], "creator_types": ["*"]}}], "users": ["alice"], "groups": ["1"],

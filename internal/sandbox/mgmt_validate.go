@@ -75,14 +75,17 @@ type gradeManagerBody struct {
 	SubjectScopes       *[]gmSubjectBody `json:"subject_scopes"`
 	SyncPerm            bool             `json:"sync_perm"`
 	GroupName           *string          `json:"group_name"`
+	SyncSubjectTemplate bool             `json:"sync_subject_template"`
 }
 
 type gradeManagerFields struct {
 	Name, Description, GroupName string
 	Members                      []string
 	SyncPerm                     bool
-	Scopes                       []mgmtScope
-	SubjectScopes                []mgmtSubject
+	// SyncSubjectTemplate asks for a subject template mirroring the sync group (read on create).
+	SyncSubjectTemplate bool
+	Scopes              []mgmtScope
+	SubjectScopes       []mgmtSubject
 }
 
 // decodeGradeManager checks a grade manager's body: its fields, then the scopes' actions against
@@ -188,7 +191,8 @@ func decodeGradeManager(raw []byte, m *Model) (gradeManagerFields, *saasError) {
 		subjects = append(subjects, mgmtSubject{Type: strings.TrimSpace(*sc.Type), ID: strings.TrimSpace(*sc.ID)})
 	}
 	return gradeManagerFields{Name: strings.TrimSpace(*b.Name), Description: strings.TrimSpace(*b.Description), Members: members,
-		SyncPerm: b.SyncPerm, GroupName: strings.TrimSpace(deref(b.GroupName)), Scopes: scopes, SubjectScopes: subjects}, nil
+		SyncPerm: b.SyncPerm, GroupName: strings.TrimSpace(deref(b.GroupName)), SyncSubjectTemplate: b.SyncSubjectTemplate,
+		Scopes: scopes, SubjectScopes: subjects}, nil
 }
 
 type groupSpecFields struct {
@@ -197,8 +201,9 @@ type groupSpecFields struct {
 }
 
 // decodeGroups checks a batch create's body: 1 to 10 groups, names of 2 to 512 characters, no
-// name twice in the batch.
-func decodeGroups(raw []byte) ([]groupSpecFields, *saasError) {
+// name twice in the batch. It also answers sync_subject_template, which applies to every group of
+// the batch (a key of the body, not of a group).
+func decodeGroups(raw []byte) ([]groupSpecFields, bool, *saasError) {
 	var b struct {
 		Groups *[]struct {
 			Name        *string `json:"name"`
@@ -209,7 +214,7 @@ func decodeGroups(raw []byte) ([]groupSpecFields, *saasError) {
 		SyncSubjectTemplate bool  `json:"sync_subject_template"`
 	}
 	if json.Unmarshal(raw, &b) != nil {
-		return nil, badMgmtJSON()
+		return nil, false, badMgmtJSON()
 	}
 	var fe fieldErrors
 	switch {
@@ -229,17 +234,17 @@ func decodeGroups(raw []byte) ([]groupSpecFields, *saasError) {
 		}
 	}
 	if !fe.empty() {
-		return nil, validationErr(fe)
+		return nil, false, validationErr(fe)
 	}
 	seen := map[string]bool{}
 	for _, g := range out {
 		if seen[g.Name] {
 			fe.add(fmt.Sprintf("用户组名称%s不能重复", g.Name), "groups")
-			return nil, validationErr(fe)
+			return nil, false, validationErr(fe)
 		}
 		seen[g.Name] = true
 	}
-	return out, nil
+	return out, b.SyncSubjectTemplate, nil
 }
 
 // decodeGroupUpdate checks a group update's body: both fields optional, a name of 2 to 128

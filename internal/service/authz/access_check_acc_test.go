@@ -3,6 +3,7 @@ package authz_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -207,5 +208,85 @@ output "admin" {
 	}
 	if !strings.Contains(out, `admin = "true true"`) {
 		t.Errorf("the plan does not show admin's answer as a manager's:\n%s", out)
+	}
+}
+
+// TestAccAccessThroughSubjectTemplate: a site filled through IAM's
+// management routes as another system's tooling would. Group "mirror" is
+// created with sync_subject_template, so IAM keeps a read-only subject
+// template of its members; its member is department 3, bob's. Group
+// "viewers", granted view_host on host 5, has that template as a member
+// (type template) and nobody else. bob may then view host 5 through the
+// template: bkiam_access_check allows it and bkiam_effective_permissions
+// shows host 5, while its groups list the mirror group (joined through his
+// department) and not the viewers, which IAM's user-groups route does not
+// follow templates to. carol, in no department of the template, may not.
+func TestAccAccessThroughSubjectTemplate(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	ctx := context.Background()
+	c := acctest.OutsideClient(t, sb)
+	hosts := []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "platform", Members: []string{"admin"},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}, Resources: hosts}},
+		SubjectScopes:       []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mirror []int64
+	acctest.ManagementCall(t, sb, http.MethodPost, fmt.Sprintf("/api/v2/open/management/systems/bk_cmdb/grade_managers/%d/groups/", gm),
+		`{"groups": [{"name": "mirror", "description": ""}], "sync_subject_template": true}`, &mirror)
+	if err := c.AddMembers(ctx, "bk_cmdb", mirror[0], []bkiam.MemberRef{{Type: "department", ID: "3"}}, bkiam.PermanentExpiry); err != nil {
+		t.Fatal(err)
+	}
+	var templates struct {
+		Results []struct {
+			ID int64 `json:"id"`
+		} `json:"results"`
+	}
+	acctest.ManagementCall(t, sb, http.MethodGet, fmt.Sprintf("/api/v2/open/management/systems/bk_cmdb/grade_managers/%d/subject_templates/", gm), "", &templates)
+	if len(templates.Results) != 1 {
+		t.Fatalf("IAM lists %d subject templates of the grade manager, want the mirror group's one", len(templates.Results))
+	}
+	viewers, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "viewers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acctest.ManagementCall(t, sb, http.MethodPost, fmt.Sprintf("/api/v2/open/management/systems/bk_cmdb/groups/%d/members/", viewers[0]),
+		fmt.Sprintf(`{"members": [{"type": "template", "id": "%d"}], "expired_at": %d}`, templates.Results[0].ID, bkiam.PermanentExpiry), nil)
+	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", viewers[0], bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
+		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "5"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	w.Configure(acctest.Transports[acctest.GatewayTransport].Block(sb.URL), `
+data "bkiam_access_check" "view" {
+  for_each  = toset(["bob", "carol"])
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = each.key }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", id = "5" }]
+}
+
+data "bkiam_effective_permissions" "bob" {
+  system  = "bk_cmdb"
+  user    = "bob"
+  actions = ["view_host"]
+}
+
+output "bob" {
+  value = jsonencode({
+    allowed = { for user, c in data.bkiam_access_check.view : user => c.all_allowed }
+    view    = data.bkiam_effective_permissions.bob.permissions["view_host"].instances
+    groups  = data.bkiam_effective_permissions.bob.groups
+  })
+}
+`)
+	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
+	want := fmt.Sprintf(`bob = jsonencode( { + allowed = { + bob = true + carol = false } + groups = [ + "%d", ] + view = { + "bk_cmdb/host" = [ + "5", ] } } )`, mirror[0])
+	if !strings.Contains(out, want) {
+		t.Errorf("the plan does not show bob's access through the template %q:\n%s", want, out)
 	}
 }
