@@ -34,20 +34,17 @@ resource "bkiam_creator_grant" "nightly_jobs" {
   system    = "bk_job"
   type      = "job"
   creator   = "alice"
-  instances = { for id, name in var.nightly_jobs : id => { name = name } }
+  instances = var.nightly_jobs
 }
 
 # Dave created mini apps in two projects: each is granted on its path,
-# project then mini app.
+# project then mini app, which is also its key.
 resource "bkiam_creator_grant" "mini_apps" {
   system  = "bk_sops"
   type    = "mini_app"
   creator = "dave"
   instances = {
-    for id, app in var.mini_apps : id => {
-      name      = app.name
-      ancestors = [{ system = "bk_sops", type = "project", id = app.project }]
-    }
+    for id, app in var.mini_apps : "/bk_sops,project,${app.project}/bk_sops,mini_app,${id}/" => app.name
   }
   actions = ["mini_app_view", "mini_app_edit"]
 }

@@ -17,7 +17,7 @@ resource "bkiam_creator_grant" "test" {
   system    = "bk_job"
   type      = "job"
   creator   = "alice"
-  instances = { "job1" = { name = "job one" } }
+  instances = { "job1" = "job one" }
 }
 `, Want: []string{"Creator actions needed without the system's model",
 		`IAM answers a creator registration with every permission the creator holds in system bk_job, not only the ones it grants, ` +

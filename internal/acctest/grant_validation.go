@@ -164,12 +164,25 @@ resource "bkiam_creator_grant" "test" {
 	var tooMany strings.Builder
 	tooMany.WriteString("{")
 	for i := 0; i <= conns.MaxPolicyInstances; i++ {
-		fmt.Fprintf(&tooMany, "%q = { name = \"j\" }, ", fmt.Sprint(i))
+		fmt.Fprintf(&tooMany, "%q = \"j\", ", fmt.Sprint(i))
 	}
 	tooMany.WriteString("}")
-	one := `{ "job1" = { name = "first job" } }`
-	ancestor := func(system, typ, id string) string {
-		return fmt.Sprintf(`{ "m1" = { name = "m", ancestors = [{ system = %q, type = %q, id = %q }] } }`, system, typ, id)
+	one := `{ "job1" = "first job" }`
+	// keyed is instances of one mini app, "m", under each key given.
+	keyed := func(keys ...string) string {
+		var b strings.Builder
+		b.WriteString("{ ")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%q = \"m\", ", k)
+		}
+		return b.String() + "}"
+	}
+	// invalidPath is the error of a key that begins with "/" and does
+	// not read as the path of a bk_sops mini app, for the reason given.
+	invalidPath := func(key, reason string) []string {
+		return []string{"Invalid path", fmt.Sprintf(`The key %q of instances begins with "/", so it is the instance's path under its ancestors, `+
+			`but %s. Write the path as IAM does, outermost ancestor first and the instance last: /SYSTEM,TYPE,ID/…/, e.g. `+
+			`/bk_sops,project,project1/bk_sops,mini_app,mini_app1/.`, key, reason)}
 	}
 	blank := func(path string) []string { return []string{"Blank value", path + " must not be empty or blank."} }
 	instanceCount := func(n int) []string {
@@ -182,22 +195,37 @@ resource "bkiam_creator_grant" "test" {
 		{Name: "blank creator", Config: grant("bk_job", "job", "", one, "", ""), Want: blank("creator")},
 		{Name: "no instances", Config: grant("bk_job", "job", "alice", `{}`, "", ""), Want: instanceCount(0)},
 		{Name: "over 10000 instances", Config: grant("bk_job", "job", "alice", tooMany.String(), "", ""), Want: instanceCount(10001)},
-		{Name: "blank name", Config: grant("bk_job", "job", "alice", `{ "job1" = { name = "" } }`, "", ""), Want: blank(`instances["job1"].name`)},
-		{Name: "blank instance id", Config: grant("bk_job", "job", "alice", `{ " " = { name = "j" } }`, "", ""),
+		{Name: "blank name", Config: grant("bk_job", "job", "alice", `{ "job1" = "" }`, "", ""), Want: blank(`instances["job1"]`)},
+		{Name: "blank name under a path", Config: grant("bk_sops", "mini_app", "alice", `{ "/bk_sops,project,p1/bk_sops,mini_app,m1/" = " " }`, "", ""),
+			Want: blank(`instances["/bk_sops,project,p1/bk_sops,mini_app,m1/"]`)},
+		{Name: "blank instance id", Config: grant("bk_job", "job", "alice", `{ " " = "j" }`, "", ""),
 			Want: []string{"Blank value", `The instance IDs (keys) of instances must not be empty or blank, got " ".`}},
-		{Name: "blank ancestor system", Config: grant("bk_sops", "mini_app", "alice", ancestor(" ", "project", "p1"), "", ""),
-			Want: blank(`instances["m1"].ancestors[0].system`)},
-		{Name: "blank ancestor type", Config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "", "p1"), "", ""),
-			Want: blank(`instances["m1"].ancestors[0].type`)},
-		{Name: "blank ancestor id", Config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", ""), "", ""),
-			Want: blank(`instances["m1"].ancestors[0].id`)},
-		{Name: "repeated ancestor", Config: grant("bk_sops", "mini_app", "alice",
-			`{ "m1" = { name = "m", ancestors = [{ system = "bk_sops", type = "project", id = "p1" }, { system = "bk_sops", type = "project", id = "p1" }] } }`, "", ""),
-			Want: []string{"Repeated path node", `instances["m1"].ancestors names the node project,p1 twice. IAM refuses a path that repeats a node ` +
-				`above the instance ("nodes must not repeat"); remove the repeated node.`}},
-		{Name: "ancestor id with white space", Config: grant("bk_sops", "mini_app", "alice", ancestor("bk_sops", "project", "project1 "), "", ""),
-			Want: []string{"Invalid IAM id", `instances["m1"].ancestors[0].id is "project1 ", which starts or ends with white space. IAM trims ` +
-				"the white space around ids as it stores them, so the id it would keep is not the one configured; write the id exactly as IAM knows it."}},
+		{Name: "blank ancestor system", Config: grant("bk_sops", "mini_app", "alice", keyed("/,project,p1/bk_sops,mini_app,m1/"), "", ""),
+			Want: invalidPath("/,project,p1/bk_sops,mini_app,m1/", `its node ",project,p1" is not SYSTEM,TYPE,ID`)},
+		{Name: "blank ancestor type", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,,p1/bk_sops,mini_app,m1/"), "", ""),
+			Want: invalidPath("/bk_sops,,p1/bk_sops,mini_app,m1/", `its node "bk_sops,,p1" is not SYSTEM,TYPE,ID`)},
+		{Name: "blank ancestor id", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,project,/bk_sops,mini_app,m1/"), "", ""),
+			Want: invalidPath("/bk_sops,project,/bk_sops,mini_app,m1/", `its node "bk_sops,project," is not SYSTEM,TYPE,ID`)},
+		{Name: "path without its closing /", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,project,p1/bk_sops,mini_app,m1"), "", ""),
+			Want: invalidPath("/bk_sops,project,p1/bk_sops,mini_app,m1", `it does not begin and end with "/"`)},
+		{Name: "path whose last node is of another type", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,project,p1/bk_sops,flow,m1/"), "", ""),
+			Want: invalidPath("/bk_sops,project,p1/bk_sops,flow,m1/", "its last node, bk_sops,flow,m1, is not an instance of bk_sops/mini_app: "+
+				"a key's path ends with the instance itself, under its ancestors")},
+		{Name: "one-node path", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,mini_app,m1/"), "", ""),
+			Want: invalidPath("/bk_sops,mini_app,m1/", `it names the instance alone: write its id, "m1", as the key`)},
+		{Name: "repeated ancestor", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,project,p1/bk_sops,project,p1/bk_sops,mini_app,m1/"), "", ""),
+			Want: []string{"Repeated path node", `The path "/bk_sops,project,p1/bk_sops,project,p1/bk_sops,mini_app,m1/" of instances names the node ` +
+				`project,p1 twice. IAM refuses a path that repeats a node above the instance ("nodes must not repeat"); remove the repeated node.`}},
+		{Name: "instance under two paths", Config: grant("bk_sops", "mini_app", "alice",
+			keyed("/bk_sops,project,p1/bk_sops,mini_app,m1/", "/bk_sops,project,p2/bk_sops,mini_app,m1/"), "", ""),
+			Want: []string{"Instance given twice", `The keys "/bk_sops,project,p1/bk_sops,mini_app,m1/" and "/bk_sops,project,p2/bk_sops,mini_app,m1/" ` +
+				`of instances both name the instance "m1". An instance has one place: keep the key with its ancestors (or its id alone, when it has none).`}},
+		{Name: "path ending in *", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,project,p1/bk_sops,mini_app,*/"), "", ""),
+			Want: []string{"Invalid path", `The key "/bk_sops,project,p1/bk_sops,mini_app,*/" of instances begins with "/", so it is the ` +
+				`instance's path under its ancestors, but it ends with the id *, which IAM reads as every instance under the ancestors, not ` +
+				`one created instance.`}},
+		{Name: "ancestor id with white space", Config: grant("bk_sops", "mini_app", "alice", keyed("/bk_sops,project, p1/bk_sops,mini_app,m1/"), "", ""),
+			Want: []string{"Invalid path", `its node bk_sops,project, p1 holds " p1", which starts or ends with white space (IAM would store it trimmed)`}},
 		{Name: "creator with white space", Config: grant("bk_job", "job", " alice", one, "", ""),
 			Want: []string{"Invalid IAM id", `creator is " alice", which starts or ends with white space. IAM trims ` +
 				"the white space around ids as it stores them, so the id it would keep is not the one configured; write the id exactly as IAM knows it."}},

@@ -27,7 +27,7 @@ resource "bkiam_creator_grant" "test" {
   type      = %q
   creator   = "alice"
   actions   = [%s]
-  instances = { "i1" = { name = "instance 1" } }
+  instances = { "i1" = "instance 1" }
 }
 `, system, typ, actions)
 	}

@@ -159,7 +159,7 @@ func CreatorGrant(size int) Scenario {
   system    = "bk_job"
   type      = "job"
   creator   = "alice"
-  instances = { for id, name in var.instances : id => { name = name } }
+  instances = var.instances
 }
 `,
 		Baseline: `resource "terraform_data" "jobs" {
@@ -167,7 +167,7 @@ func CreatorGrant(size int) Scenario {
     system    = "bk_job"
     type      = "job"
     creator   = "alice"
-    instances = { for id, name in var.instances : id => { name = name } }
+    instances = var.instances
   }
 }
 `,

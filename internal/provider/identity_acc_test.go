@@ -36,7 +36,7 @@ resource "bkiam_creator_grant" "jobs" {
   type      = "mini_app"
   creator   = "alice"
   actions   = ["mini_app_edit", "mini_app_view"]
-  instances = { "m1" = { name = "m1", ancestors = [{ system = "bk_sops", type = "project", id = "project1" }] } }
+  instances = { "/bk_sops,project,project1/bk_sops,mini_app,m1/" = "m1" }
 }
 `
 }

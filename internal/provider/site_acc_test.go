@@ -166,17 +166,21 @@ func TestAccSite_CreatorGrant(t *testing.T) {
 	}
 	slices.Sort(configured)
 	var ancestors []policyexpr.Node
-	ancestorsHCL := ""
+	// key is an instance's key in instances: its path under the parent, if
+	// the profile names one, else its id.
+	key := func(id string) string { return id }
 	if c.ParentType != "" {
 		ancestors = []policyexpr.Node{{Type: c.ParentType, ID: c.ParentID}}
-		ancestorsHCL = fmt.Sprintf(`, ancestors = [{ system = %q, type = %q, id = %q }]`, p.System, c.ParentType, c.ParentID)
+		key = func(id string) string {
+			return fmt.Sprintf("/%s,%s,%s/%s,%s,%s/", p.System, c.ParentType, c.ParentID, p.System, c.Type, id)
+		}
 	}
 	before := e.HeldInstances(user, configured, c.Type, ancestors, c.Instances)
 	provider := strings.Replace(e.Provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  detect_drift = true\n", 1)
 	grant := func(ids ...string) string {
 		var b strings.Builder
 		for _, id := range ids {
-			fmt.Fprintf(&b, "    %q = { name = %q%s }\n", id, id, ancestorsHCL)
+			fmt.Fprintf(&b, "    %q = %q\n", key(id), id)
 		}
 		return provider + fmt.Sprintf(`
 resource "bkiam_creator_grant" "site" {

@@ -116,7 +116,7 @@ func (b *Book) lookup(id, label string) *ledger.Holder {
 // different instances never share a key. A plain id (any string to IAM,
 // "," and "/" included) is its one-node path, as IAM reads it; a key that
 // begins with "/" is a bkiam_group_permission instance given as its path,
-// whose ids hold no "," or "/" (parsePathKey), so only "%" is escaped. The
+// whose ids hold no "," or "/" (verify.ParsePath), so only "%" is escaped. The
 // one notation is why bkiam_instance_grant refuses a plain id that begins
 // with "/" (checkInstanceIDs).
 func InstancePath(system, typ, id string) string {

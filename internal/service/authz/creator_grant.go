@@ -30,6 +30,9 @@ func (CreatorGrant) Name() string { return "creator_grant" }
 
 func (CreatorGrant) Schema(context.Context) schema.Schema {
 	return schema.Schema{
+		// Version 1: instances became names by key (version 0: objects of
+		// name and ancestors by id), upgraded by StateUpgrades.
+		Version: 1,
 		MarkdownDescription: "Registers a user as the creator of resource instances in one BlueKing IAM system, through " +
 			"IAM's `batch_resource_creator_action` API, so that IAM grants the creator the actions the system " +
 			"configured for the resource type (its *resource creator actions*).\n\n" +
@@ -57,33 +60,16 @@ func (CreatorGrant) Schema(context.Context) schema.Schema {
 				MarkdownDescription: "Username of the creator. IAM ignores creator grants to `admin`, who holds everything. " +
 					"Changing it replaces the grant.",
 			},
-			"instances": schema.MapNestedAttribute{
-				Required: true,
-				MarkdownDescription: fmt.Sprintf("The created instances, by instance ID: at least one, at most %d. "+
-					"Adding an instance grants it; removing one revokes its path; moving one (new ancestors) grants the "+
+			"instances": schema.MapAttribute{
+				Required:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: fmt.Sprintf("The created instances: at least one, at most %d, each key an instance's id, or "+
+					"its path under its ancestors in IAM's notation (`/SYSTEM,TYPE,ID/…/`, outermost ancestor first, the "+
+					"instance last, e.g. `/bk_sops,project,project1/bk_sops,mini_app,mini_app1/`), each value its display name. "+
+					"IAM looks the ancestors' names up itself, through the system's callback; an ancestor it cannot find fails "+
+					"the grant. IAM keeps the name an instance was first granted with, so a change of name alone sends "+
+					"nothing. Adding an instance grants it; removing one revokes its path; moving one (a new path) grants the "+
 					"new path, then revokes the old one.", conns.MaxPolicyInstances),
-				NestedObject: schema.NestedAttributeObject{
-					Attributes: map[string]schema.Attribute{
-						"name": schema.StringAttribute{
-							Required: true,
-							MarkdownDescription: "Display name of the instance. IAM keeps the name it was first granted with, " +
-								"so a change of name alone sends nothing.",
-						},
-						"ancestors": schema.ListNestedAttribute{
-							Optional: true,
-							MarkdownDescription: "The instance's ancestors in the system's topology, outermost first, e.g. the " +
-								"project a mini app belongs to. IAM looks their names up itself, through the system's callback; " +
-								"an ancestor it cannot find fails the grant.",
-							NestedObject: schema.NestedAttributeObject{
-								Attributes: map[string]schema.Attribute{
-									"system": schema.StringAttribute{Required: true, MarkdownDescription: "System of the ancestor."},
-									"type":   schema.StringAttribute{Required: true, MarkdownDescription: "Resource type of the ancestor."},
-									"id":     schema.StringAttribute{Required: true, MarkdownDescription: "Instance ID of the ancestor."},
-								},
-							},
-						},
-					},
-				},
 			},
 			"actions": schema.SetAttribute{
 				Optional:    true,
@@ -129,7 +115,7 @@ func viewCreator(m CreatorGrantModel) creatorView {
 	c.target.System, _ = m.System.Get()
 	c.target.Type, _ = m.Type.Get()
 	c.creator, _ = m.Creator.Get()
-	c.instances = creatorInstancesOf(m.Instances)
+	c.instances = creatorInstancesOf(c.target, m.Instances)
 	if actions, ok := protocol.StringsOf(m.Actions); ok {
 		slices.Sort(actions)
 		c.actions = actions
@@ -137,48 +123,6 @@ func viewCreator(m CreatorGrantModel) creatorView {
 	c.granted, _ = protocol.StringsOf(m.GrantedActions)
 	c.policies = protocol.Int64MapOf(m.Policies)
 	return c
-}
-
-// creatorInstancesOf converts a fully known instances attribute.
-func creatorInstancesOf(x protocol.Value[map[string]protocol.Value[CreatorInstanceModel]]) map[string]grantplan.CreatorInstance {
-	elems, ok := x.Get()
-	if !ok {
-		return nil
-	}
-	out := make(map[string]grantplan.CreatorInstance, len(elems))
-	for id, e := range elems {
-		instance, okInstance := e.Get()
-		name, okName := instance.Name.Get()
-		ancestors, okAncestors := ancestorsOf(instance.Ancestors)
-		if !okInstance || !okName || !okAncestors {
-			return nil
-		}
-		out[id] = grantplan.CreatorInstance{ID: id, Name: name, Ancestors: ancestors}
-	}
-	return out
-}
-
-// ancestorsOf converts a fully known (or null) ancestors attribute.
-func ancestorsOf(x protocol.Value[[]protocol.Value[AncestorModel]]) ([]grantplan.Node, bool) {
-	if x.IsNull() {
-		return nil, true
-	}
-	elems, ok := x.Get()
-	if !ok {
-		return nil, false
-	}
-	var out []grantplan.Node
-	for _, e := range elems {
-		a, okNode := e.Get()
-		system, okSystem := a.System.Get()
-		typ, okType := a.Type.Get()
-		id, okID := a.ID.Get()
-		if !okNode || !okSystem || !okType || !okID {
-			return nil, false
-		}
-		out = append(out, grantplan.Node{System: system, Type: typ, ID: id})
-	}
-	return out, true
 }
 
 // ImportState adopts SYSTEM/TYPE/CREATOR: as for bkiam_instance_grant, the
@@ -205,30 +149,7 @@ func (CreatorGrant) Validate(_ context.Context, config CreatorGrantModel, diags 
 			"The user admin already holds every permission, so IAM accepts this grant and stores nothing. "+
 				"The resource records policy IDs of 0.")
 	}
-	if instances, ok := config.Instances.Get(); ok {
-		verify.CheckInstanceCount(protocol.Root("instances"), len(instances), diags)
-		verify.CheckInstanceIDs(protocol.Root("instances"), instances, diags)
-		for id, e := range instances {
-			at := protocol.Root("instances").WithElementKeyString(id)
-			instance, _ := e.Get()
-			verify.CheckNotBlank(at.WithAttributeName("name"), instance.Name, diags)
-			ancestors, _ := instance.Ancestors.Get()
-			for i, a := range ancestors {
-				node, _ := a.Get()
-				ancestorPath := at.WithAttributeName("ancestors").WithElementKeyInt(i)
-				verify.CheckID(ancestorPath.WithAttributeName("system"), node.System, diags)
-				verify.CheckID(ancestorPath.WithAttributeName("type"), node.Type, diags)
-				verify.CheckID(ancestorPath.WithAttributeName("id"), node.ID, diags)
-			}
-			if nodes, ok := ancestorsOf(instance.Ancestors); ok {
-				above := make([][2]string, len(nodes))
-				for i, n := range nodes {
-					above[i] = [2]string{n.Type, n.ID}
-				}
-				verify.CheckRepeatedNode(at.WithAttributeName("ancestors"), protocol.PathString(at.WithAttributeName("ancestors")), above, diags)
-			}
-		}
-	}
+	checkCreatorInstances(config, diags)
 	verify.CheckActions(protocol.Root("actions"), config.Actions, "Name the creator actions to expect, or omit actions to record those of the type's creator configuration.", diags)
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
@@ -389,7 +310,7 @@ func (r CreatorGrant) Read(ctx context.Context, data *conns.Data, req protocol.R
 		writeCreatorHoldings(private, now, diags)
 	}
 	m := state
-	m.Instances = creatorInstancesValue(view)
+	m.Instances = creatorInstancesValue(c.target, view)
 	return &m, private, true
 }
 
@@ -406,22 +327,6 @@ func (CreatorGrant) holdings(private protocol.PrivateState, state *creatorView, 
 		return grantplan.CreatorHoldings{} // imported: nothing known
 	}
 	return grantplan.CreatorHeld(state.target, state.instances)
-}
-
-func creatorInstancesValue(instances map[string]grantplan.CreatorInstance) protocol.Value[map[string]protocol.Value[CreatorInstanceModel]] {
-	out := make(map[string]protocol.Value[CreatorInstanceModel], len(instances))
-	for id, in := range instances {
-		var ancestors protocol.Value[[]protocol.Value[AncestorModel]]
-		if len(in.Ancestors) > 0 {
-			nodes := make([]protocol.Value[AncestorModel], len(in.Ancestors))
-			for i, a := range in.Ancestors {
-				nodes[i] = protocol.Known(AncestorModel{System: protocol.Known(a.System), Type: protocol.Known(a.Type), ID: protocol.Known(a.ID)})
-			}
-			ancestors = protocol.Known(nodes)
-		}
-		out[id] = protocol.Known(CreatorInstanceModel{Name: protocol.Known(in.Name), Ancestors: ancestors})
-	}
-	return protocol.Known(out)
 }
 
 // Claims are the creator's paths, for the actions it records: those IAM

@@ -36,35 +36,40 @@ var jobActions = []string{"delete", "edit", "list", "view"}
 // jobsOf registers alice as the creator of the bk_job jobs ids, each
 // named "<id> app", expecting jobActions: a configuration.
 func jobsOf(ids ...string) *authz.CreatorGrantModel {
-	instances := map[string]protocol.Value[authz.CreatorInstanceModel]{}
+	instances := map[string]string{}
 	for _, id := range ids {
-		instances[id] = protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known(id + " app")})
+		instances[id] = id + " app"
 	}
 	return &authz.CreatorGrantModel{
 		System: protocol.Known("bk_job"), Type: protocol.Known("job"), Creator: protocol.Known("alice"),
-		Instances: protocol.Known(instances), Actions: protocol.KnownStrings(jobActions),
+		Instances: protocol.KnownStringMap(instances), Actions: protocol.KnownStrings(jobActions),
 	}
 }
 
 // appsOf registers alice as the creator of the bk_sops mini apps ids
-// under project, expecting both mini app actions: a configuration.
+// under project, expecting both mini app actions: a configuration. Each
+// instance is keyed by its path, /bk_sops,project,PROJECT/bk_sops,mini_app,ID/.
 func appsOf(project string, ids ...string) *authz.CreatorGrantModel {
-	instances := map[string]protocol.Value[authz.CreatorInstanceModel]{}
+	instances := map[string]string{}
 	for _, id := range ids {
-		instances[id] = protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("mini app " + id), Ancestors: protocol.Known([]protocol.Value[authz.AncestorModel]{
-			protocol.Known(authz.AncestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known(project)}),
-		})})
+		instances[appKey(project, id)] = "mini app " + id
 	}
 	return &authz.CreatorGrantModel{
 		System: protocol.Known("bk_sops"), Type: protocol.Known("mini_app"), Creator: protocol.Known("alice"),
-		Instances: protocol.Known(instances), Actions: protocol.KnownStrings([]string{"mini_app_edit", "mini_app_view"}),
+		Instances: protocol.KnownStringMap(instances), Actions: protocol.KnownStrings([]string{"mini_app_edit", "mini_app_view"}),
 	}
+}
+
+// appKey is the instances key of the bk_sops mini app id under project.
+func appKey(project, id string) string {
+	return "/bk_sops,project," + project + "/bk_sops,mini_app," + id + "/"
 }
 
 // shownInstances is what a creator grant's state shows: each instance
 // as "id" or "ancestor/…/id", sorted; nil when unknown or null.
 func shownInstances(m *authz.CreatorGrantModel) []string {
-	instances := authz.CreatorInstancesOf(m.Instances)
+	target := grantplan.CreatorTarget{System: must(m.System.Get()), Type: must(m.Type.Get())}
+	instances := authz.CreatorInstancesOf(target, m.Instances)
 	if instances == nil {
 		return nil
 	}
@@ -188,7 +193,7 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 	renamed := jobsOf("job1", "job2")
 	instances, _ := renamed.Instances.Get()
-	instances["job1"] = protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("a new name")})
+	instances["job1"] = protocol.Known("a new name")
 	for _, tc := range []struct {
 		name     string
 		from, to *authz.CreatorGrantModel
@@ -201,9 +206,9 @@ func TestProtocolCreatorGrantUpdateSendsTheDifference(t *testing.T) {
 		{"an instance moved to another project", appsOf("project1", "app1", "app2"),
 			func() *authz.CreatorGrantModel {
 				m := appsOf("project1", "app1", "app2")
-				moved, _ := appsOf("project2", "app2").Instances.Get()
 				all, _ := m.Instances.Get()
-				all["app2"] = moved["app2"]
+				delete(all, appKey("project1", "app2"))
+				all[appKey("project2", "app2")] = protocol.Known("mini app app2")
 				return m
 			}(), appActions, []string{"project1/app1", "project2/app2"},
 			[]string{"register: project2/app2", "revoke mini_app_edit,mini_app_view: project1/app2"}},
@@ -294,38 +299,19 @@ func TestProtocolCreatorGrantRequiresReplace(t *testing.T) {
 // one and without a call to IAM, keeping every unknown value.
 func TestProtocolCreatorGrantUnknownValues(t *testing.T) {
 	unknownString := protocol.Unknown[string]()
-	instance := func(in authz.CreatorInstanceModel) protocol.Value[map[string]protocol.Value[authz.CreatorInstanceModel]] {
-		return protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"app1": protocol.Known(in)})
-	}
-	ancestor := func(a protocol.Value[authz.AncestorModel]) protocol.Value[[]protocol.Value[authz.AncestorModel]] {
-		return protocol.Known([]protocol.Value[authz.AncestorModel]{a})
-	}
-	project := authz.AncestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("project1")}
 	for _, tc := range []struct {
 		name   string
 		change func(m *authz.CreatorGrantModel)
 	}{
 		{"system", func(m *authz.CreatorGrantModel) { m.System = unknownString }},
 		{"creator", func(m *authz.CreatorGrantModel) { m.Creator = unknownString }},
-		{"instances", func(m *authz.CreatorGrantModel) {
-			m.Instances = protocol.Unknown[map[string]protocol.Value[authz.CreatorInstanceModel]]()
+		{"type", func(m *authz.CreatorGrantModel) { m.Type = unknownString }},
+		{"instances", func(m *authz.CreatorGrantModel) { m.Instances = protocol.Unknown[map[string]protocol.StringValue]() }},
+		{"a name under a path key", func(m *authz.CreatorGrantModel) {
+			m.Instances = protocol.Known(map[string]protocol.StringValue{appKey("project1", "app1"): unknownString})
 		}},
-		{"an instance", func(m *authz.CreatorGrantModel) {
-			m.Instances = protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"app1": protocol.Unknown[authz.CreatorInstanceModel]()})
-		}},
-		{"a name", func(m *authz.CreatorGrantModel) {
-			m.Instances = instance(authz.CreatorInstanceModel{Name: unknownString, Ancestors: ancestor(protocol.Known(project))})
-		}},
-		{"ancestors", func(m *authz.CreatorGrantModel) {
-			m.Instances = instance(authz.CreatorInstanceModel{Name: protocol.Known("app"), Ancestors: protocol.Unknown[[]protocol.Value[authz.AncestorModel]]()})
-		}},
-		{"an ancestor", func(m *authz.CreatorGrantModel) {
-			m.Instances = instance(authz.CreatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Unknown[authz.AncestorModel]())})
-		}},
-		{"an ancestor's id", func(m *authz.CreatorGrantModel) {
-			p := project
-			p.ID = unknownString
-			m.Instances = instance(authz.CreatorInstanceModel{Name: protocol.Known("app"), Ancestors: ancestor(protocol.Known(p))})
+		{"a name under an id key", func(m *authz.CreatorGrantModel) {
+			m.Instances = protocol.Known(map[string]protocol.StringValue{"app1": unknownString})
 		}},
 		{"actions", func(m *authz.CreatorGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }},
 		{"an action", func(m *authz.CreatorGrantModel) {
@@ -488,32 +474,46 @@ func creatorPaths(h grantplan.CreatorHoldings) []string {
 // TestProtocolCreatorGrantValidation: a mistake in the configuration is
 // reported on the attribute that holds it, before any call.
 func TestProtocolCreatorGrantValidation(t *testing.T) {
-	app := protocol.Root("instances").WithElementKeyString("app1")
+	instances := protocol.Root("instances")
+	key := appKey("project1", "app1")
+	// instancesAs replaces the configuration's instances.
+	instancesAs := func(names map[string]string) func(m *authz.CreatorGrantModel) {
+		return func(m *authz.CreatorGrantModel) { m.Instances = protocol.KnownStringMap(names) }
+	}
 	for _, tc := range []struct {
 		name   string
 		change func(m *authz.CreatorGrantModel)
-		want   acctest.ProtoDiag
+		want   []acctest.ProtoDiag
 	}{
-		{"blank system", func(m *authz.CreatorGrantModel) { m.System = protocol.Known("") }, acctest.ProtoError("Blank value", protocol.Root("system"))},
-		{"blank creator", func(m *authz.CreatorGrantModel) { m.Creator = protocol.Known(" ") }, acctest.ProtoError("Blank value", protocol.Root("creator"))},
-		{"blank ancestor id", func(m *authz.CreatorGrantModel) {
-			instances, _ := m.Instances.Get()
-			in, _ := instances["app1"].Get()
-			in.Ancestors = protocol.Known([]protocol.Value[authz.AncestorModel]{protocol.Known(authz.AncestorModel{System: protocol.Known("bk_sops"), Type: protocol.Known("project"), ID: protocol.Known("")})})
-			instances["app1"] = protocol.Known(in)
-		}, acctest.ProtoError("Blank value", app.WithAttributeName("ancestors").WithElementKeyInt(0).WithAttributeName("id"))},
-		{"blank name", func(m *authz.CreatorGrantModel) {
-			instances, _ := m.Instances.Get()
-			in, _ := instances["app1"].Get()
-			in.Name = protocol.Known("\t")
-			instances["app1"] = protocol.Known(in)
-		}, acctest.ProtoError("Blank value", app.WithAttributeName("name"))},
-		{"admin", func(m *authz.CreatorGrantModel) { m.Creator = protocol.Known("Admin") }, acctest.ProtoWarning("IAM ignores creator grants to admin", protocol.Root("creator"))},
+		{"blank system", func(m *authz.CreatorGrantModel) {
+			// A plain id: a path key would also be checked against the blank system.
+			m.System, m.Instances = protocol.Known(""), protocol.KnownStringMap(map[string]string{"app1": "app"})
+		}, []acctest.ProtoDiag{acctest.ProtoError("Blank value", protocol.Root("system"))}},
+		{"blank creator", func(m *authz.CreatorGrantModel) { m.Creator = protocol.Known(" ") }, []acctest.ProtoDiag{acctest.ProtoError("Blank value", protocol.Root("creator"))}},
+		{"blank ancestor id", instancesAs(map[string]string{"/bk_sops,project,/bk_sops,mini_app,app1/": "app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Invalid path", instances.WithElementKeyString("/bk_sops,project,/bk_sops,mini_app,app1/"))}},
+		{"a path whose last node is of another type", instancesAs(map[string]string{"/bk_sops,project,project1/bk_sops,flow,app1/": "app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Invalid path", instances.WithElementKeyString("/bk_sops,project,project1/bk_sops,flow,app1/"))}},
+		{"a one-node path", instancesAs(map[string]string{"/bk_sops,mini_app,app1/": "app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Invalid path", instances.WithElementKeyString("/bk_sops,mini_app,app1/"))}},
+		{"a repeated ancestor", instancesAs(map[string]string{"/bk_sops,project,p1/bk_sops,project,p1/bk_sops,mini_app,app1/": "app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Repeated path node", instances.WithElementKeyString("/bk_sops,project,p1/bk_sops,project,p1/bk_sops,mini_app,app1/"))}},
+		{"an instance given by its id and by its path", instancesAs(map[string]string{"app1": "app", key: "app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Instance given twice", instances.WithElementKeyString("app1"))}},
+		{"a path ending in *", instancesAs(map[string]string{appKey("project1", "*"): "every app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Invalid path", instances.WithElementKeyString(appKey("project1", "*")))}},
+		{"an ancestor id with white space", instancesAs(map[string]string{appKey("project1 ", "app1"): "app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Invalid path", instances.WithElementKeyString(appKey("project1 ", "app1")))}},
+		{"an instance under two paths", instancesAs(map[string]string{key: "app", appKey("project2", "app1"): "app"}),
+			[]acctest.ProtoDiag{acctest.ProtoError("Instance given twice", instances.WithElementKeyString(appKey("project2", "app1")))}},
+		{"blank name", instancesAs(map[string]string{key: "\t"}), []acctest.ProtoDiag{acctest.ProtoError("Blank value", instances.WithElementKeyString(key))}},
+		{"blank name under an id", instancesAs(map[string]string{"app1": ""}), []acctest.ProtoDiag{acctest.ProtoError("Blank value", instances.WithElementKeyString("app1"))}},
+		{"admin", func(m *authz.CreatorGrantModel) { m.Creator = protocol.Known("Admin") }, []acctest.ProtoDiag{acctest.ProtoWarning("IAM ignores creator grants to admin", protocol.Root("creator"))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := appsOf("project1", "app1")
 			tc.change(config)
-			acctest.ExpectDiags(t, creatorProto.Validate(t, acctest.ProtoServer(t), *config), tc.want)
+			acctest.ExpectDiags(t, creatorProto.Validate(t, acctest.ProtoServer(t), *config), tc.want...)
 		})
 	}
 }
@@ -530,7 +530,7 @@ func TestProtocolCreatorGrantDestroyDropsForeignActions(t *testing.T) {
 	grantOutsideTerraform(t, env.Sandbox, []string{"1", "2"})
 	config := &authz.CreatorGrantModel{
 		System: protocol.Known("bk_cmdb"), Type: protocol.Known("biz"), Creator: protocol.Known("alice"),
-		Instances: protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"biz1": protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("biz one")})}),
+		Instances: protocol.KnownStringMap(map[string]string{"biz1": "biz one"}),
 	}
 	created := creatorProto.MustChange(t, env.Server, nil, nil, config)
 	state := creatorProto.Model(t, created.NewState)
@@ -545,4 +545,48 @@ func TestProtocolCreatorGrantDestroyDropsForeignActions(t *testing.T) {
 	resp := creatorProto.Change(t, env.Server, creatorProto.Value(t, state), created.Private, nil)
 	acctest.ExpectDiags(t, resp.Diagnostics)
 	env.ExpectHeld(t, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")})
+}
+
+// TestProtocolCreatorGrantUpgradeV0: a state of schema version 0, whose
+// instances were objects of name and ancestors by id, upgrades to
+// version 1's names by key: an instance under ancestors under its path,
+// one without under its id, an imported state's null instances null. An
+// instance under ancestors whose id the path notation cannot carry (a
+// "," or "/") is refused, with what to do.
+func TestProtocolCreatorGrantUpgradeV0(t *testing.T) {
+	server := acctest.ProtoServer(t)
+	upgrade := func(instances string) *tfprotov6.UpgradeResourceStateResponse {
+		t.Helper()
+		raw := `{"id":"bk_sops/mini_app/alice","system":"bk_sops","type":"mini_app","creator":"alice","instances":` + instances +
+			`,"actions":["mini_app_edit","mini_app_view"],"granted_actions":["mini_app_edit","mini_app_view"],` +
+			`"policies":{"mini_app_edit":1,"mini_app_view":2},"timeouts":null}`
+		resp, err := server.UpgradeResourceState(t.Context(), &tfprotov6.UpgradeResourceStateRequest{
+			TypeName: "bkiam_creator_grant", Version: 0, RawState: &tfprotov6.RawState{JSON: []byte(raw)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := upgrade(`{"app1":{"name":"mini app app1","ancestors":[{"system":"bk_sops","type":"project","id":"project1"}]},` +
+		`"app2":{"name":"mini app app2","ancestors":null}}`)
+	acctest.ExpectDiags(t, resp.Diagnostics)
+	got := creatorProto.Model(t, resp.UpgradedState)
+	want := map[string]string{appKey("project1", "app1"): "mini app app1", "app2": "mini app app2"}
+	if names, ok := protocol.StringMapOf(got.Instances); !ok || !maps.Equal(names, want) {
+		t.Errorf("the upgraded state's instances are %+v, want %v", got.Instances, want)
+	}
+	if ids := protocol.Int64MapOf(got.Policies); !maps.Equal(ids, map[string]int64{"mini_app_edit": 1, "mini_app_view": 2}) {
+		t.Errorf("the upgraded state's policies are %v, want them kept", ids)
+	}
+
+	resp = upgrade(`null`)
+	acctest.ExpectDiags(t, resp.Diagnostics)
+	if got := creatorProto.Model(t, resp.UpgradedState); !got.Instances.IsNull() {
+		t.Errorf("an imported state upgrades to instances %+v, want null", got.Instances)
+	}
+
+	resp = upgrade(`{"app,1":{"name":"n","ancestors":[{"system":"bk_sops","type":"project","id":"project1"}]}}`)
+	acctest.ExpectDiags(t, resp.Diagnostics, acctest.ProtoError(`Cannot upgrade the stored state: The state of this bkiam_creator_grant: `+
+		`upgrading it from schema version 0: the instance "app,1" under its ancestors cannot be written as a path`, nil))
 }

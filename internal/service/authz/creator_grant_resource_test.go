@@ -26,6 +26,8 @@ import (
 type creatorConfig struct {
 	system, typ string
 	// instances maps ids to their project ("" for none); names are "<id> app".
+	// An instance under a project is keyed by its path,
+	// /SYSTEM,project,PROJECT/SYSTEM,TYPE,ID/; one without, by its id.
 	instances map[string]string
 	actions   []string
 }
@@ -43,11 +45,7 @@ func unlessModel(provider string, actions []string) []string {
 func (g creatorConfig) config(provider string) string {
 	var b strings.Builder
 	for _, id := range acctest.SortedKeys(g.instances) {
-		project := ""
-		if p := g.instances[id]; p != "" {
-			project = fmt.Sprintf(`, ancestors = [{ system = %q, type = "project", id = %q }]`, g.system, p)
-		}
-		fmt.Fprintf(&b, "    %q = { name = %q%s }\n", id, id+" app", project)
+		fmt.Fprintf(&b, "    %q = %q\n", g.key(id), id+" app")
 	}
 	actions := ""
 	if g.actions != nil {
@@ -62,6 +60,14 @@ resource "bkiam_creator_grant" "test" {
 %s  }
 %s}
 `, g.system, g.typ, b.String(), actions)
+}
+
+// key is the instances key of the instance id.
+func (g creatorConfig) key(id string) string {
+	if p := g.instances[id]; p != "" {
+		return "/" + g.system + ",project," + p + "/" + g.system + "," + g.typ + "," + id + "/"
+	}
+	return id
 }
 
 func jobs(ids ...string) map[string]string {
@@ -179,6 +185,10 @@ func TestAccCreatorGrant_miniApps(t *testing.T) {
 				{
 					Config:           before.config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(acctest.CreatorAddr, tfjsonpath.New("instances"), knownvalue.MapExact(map[string]knownvalue.Check{
+						sopsPath("project1", "mini_app1"): knownvalue.StringExact("mini_app1 app"),
+						sopsPath("project2", "mini_app2"): knownvalue.StringExact("mini_app2 app"),
+					}))},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project2", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_resource_creator_action": 1})),
 						checkCreatorPolicies(sb, "bk_sops"),
 					),
@@ -197,6 +207,10 @@ func TestAccCreatorGrant_miniApps(t *testing.T) {
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project1", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1})),
 						checkCreatorPolicies(sb, "bk_sops"),
+						// The move changes the key: the old path is gone, the new one there.
+						resource.TestCheckNoResourceAttr(acctest.CreatorAddr, "instances."+sopsPath("project2", "mini_app2")),
+						resource.TestCheckResourceAttr(acctest.CreatorAddr, "instances."+sopsPath("project1", "mini_app2"), "mini_app2 app"),
+						resource.TestCheckResourceAttr(acctest.CreatorAddr, "instances.%", "2"),
 					),
 				},
 			},

@@ -146,7 +146,7 @@ func (r *creatorGrantRunner) Record(ok bool, diags *protocol.Diagnostics) (*Crea
 		// have registered.
 		view, exact = r.held.UpperBound()
 	}
-	m.Instances = creatorInstancesValue(view)
+	m.Instances = creatorInstancesValue(r.target, view)
 	if exact {
 		writeCreatorHoldings(r.private, nil, diags)
 	} else {

@@ -185,8 +185,8 @@ resource "bkiam_creator_grant" "test" {
   creator = "alice"
   actions = ["mini_app_edit", "mini_app_view"]
   instances = {
-    "m1" = { name = "mini app 1", ancestors = [{ system = "bk_sops", type = "project", id = "project1" }] }
-    "m2" = { name = "mini app 2", ancestors = [{ system = "bk_sops", type = "project", id = "project1" }] }
+    "/bk_sops,project,project1/bk_sops,mini_app,m1/" = "mini app 1"
+    "/bk_sops,project,project1/bk_sops,mini_app,m2/" = "mini app 2"
   }
 }
 `

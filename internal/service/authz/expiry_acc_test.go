@@ -157,7 +157,7 @@ resource "bkiam_creator_grant" "dave" {
   system    = "bk_job"
   type      = "job"
   creator   = "dave"
-  instances = { "job1" = { name = "job1" } }
+  instances = { "job1" = "job1" }
 }
 `, nextWeek.Format(time.RFC3339))
 

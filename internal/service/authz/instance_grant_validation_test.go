@@ -131,8 +131,7 @@ func TestInstanceGrantWarnsAboutAdmin(t *testing.T) {
 func TestCreatorGrantWarnsAboutAdmin(t *testing.T) {
 	ctx := context.Background()
 	objType := acctest.ObjectTypeOf("bkiam_creator_grant")
-	instancesType := objType.AttributeTypes["instances"].(tftypes.Map)
-	instanceType := instancesType.ElementType.(tftypes.Object)
+	instancesType := objType.AttributeTypes["instances"]
 	values := map[string]tftypes.Value{}
 	for name, typ := range objType.AttributeTypes {
 		values[name] = tftypes.NewValue(typ, nil)
@@ -140,10 +139,7 @@ func TestCreatorGrantWarnsAboutAdmin(t *testing.T) {
 	values["system"] = tftypes.NewValue(tftypes.String, "bk_job")
 	values["type"] = tftypes.NewValue(tftypes.String, "job")
 	values["creator"] = tftypes.NewValue(tftypes.String, "ADMIN")
-	values["instances"] = tftypes.NewValue(instancesType, map[string]tftypes.Value{"job1": tftypes.NewValue(instanceType, map[string]tftypes.Value{
-		"name":      tftypes.NewValue(tftypes.String, "first job"),
-		"ancestors": tftypes.NewValue(instanceType.AttributeTypes["ancestors"], nil),
-	})})
+	values["instances"] = tftypes.NewValue(instancesType, map[string]tftypes.Value{"job1": tftypes.NewValue(tftypes.String, "first job")})
 	dv, err := tfprotov6.NewDynamicValue(objType, tftypes.NewValue(objType, values))
 	if err != nil {
 		t.Fatal(err)

@@ -114,7 +114,7 @@ resource "bkiam_creator_grant" "sops%d" {
   system    = "bk_sops"
   type      = "project"
   creator   = "carol"
-  instances = { "p%d" = { name = "project %d" } }
+  instances = { "p%d" = "project %d" }
 }
 `, i, i, i, i, i, i, i, i, i)
 	}

@@ -55,7 +55,7 @@ func TestProtocolModelWarnings(t *testing.T) {
 
 	creator := func(typ string) *authz.CreatorGrantModel {
 		return &authz.CreatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known(typ), Creator: protocol.Known("alice"),
-			Instances: protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"i1": protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("one")})})}
+			Instances: protocol.KnownStringMap(map[string]string{"i1": "one"})}
 	}
 	acctest.ExpectDiags(t, creatorProto.Plan(t, env.Server, nil, nil, creator("biz")).Diagnostics, acctest.ProtoWarning("Unlimited creator actions: The creator configuration of biz in system bk_cmdb lists create_host", protocol.Root("type")))
 	acctest.ExpectDiags(t, creatorProto.Plan(t, env.Server, nil, nil, creator("host")).Diagnostics)

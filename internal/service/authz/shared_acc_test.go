@@ -146,7 +146,7 @@ resource "bkiam_creator_grant" "jobs" {
   system    = "bk_job"
   type      = "job"
   creator   = "alice"
-  instances = { "job1" = { name = "job1" }, "job2" = { name = "job2" } }
+  instances = { "job1" = "job1", "job2" = "job2" }
   actions   = ["delete", "edit", "list", "view"]
 }
 `
@@ -251,7 +251,7 @@ resource "bkiam_instance_grant" "view" {
 	creator := func(ids ...string) string {
 		instances := make([]string, len(ids))
 		for i, id := range ids {
-			instances[i] = fmt.Sprintf("%q = { name = %q }", id, id)
+			instances[i] = fmt.Sprintf("%q = %q", id, id)
 		}
 		return fmt.Sprintf(`
 resource "bkiam_creator_grant" "jobs" {

@@ -153,7 +153,7 @@ func TestProtocolGroupGrantFailureNamesTheGroup(t *testing.T) {
 // destroy cannot undo: the apply warns. Without one, it does not.
 func TestProtocolCreatorGrantWarnsOfUnlimitedPolicies(t *testing.T) {
 	biz := &authz.CreatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("biz"), Creator: protocol.Known("alice"),
-		Instances: protocol.Known(map[string]protocol.Value[authz.CreatorInstanceModel]{"biz1": protocol.Known(authz.CreatorInstanceModel{Name: protocol.Known("biz one")})})}
+		Instances: protocol.KnownStringMap(map[string]string{"biz1": "biz one"})}
 	for _, unlimited := range []bool{true, false} {
 		env := acctest.NewProtoEnv(t, nil)
 		if unlimited {

@@ -157,7 +157,7 @@ func (GroupPermission) Validate(_ context.Context, config GroupPermissionModel, 
 		plain := map[string]protocol.StringValue{}
 		for id, name := range instances {
 			if strings.HasPrefix(id, "/") {
-				nodes, err := parsePathKey(id)
+				nodes, err := verify.ParsePath(id)
 				if err != nil {
 					diags.AddAttributeError(instancesPath.WithElementKeyString(id), "Invalid path",
 						fmt.Sprintf("The key %q of %s begins with \"/\", so it is a path, but %v. Write a path as IAM does: "+
@@ -188,25 +188,6 @@ func nodesAbove(typ string, nodes []bkiam.PathNode) [][2]string {
 		out[i] = [2]string{n.Type, n.ID}
 	}
 	return out
-}
-
-// parsePathKey reads a path in IAM's notation, /system,type,id/…/.
-func parsePathKey(key string) ([]bkiam.PathNode, error) {
-	if !strings.HasPrefix(key, "/") || !strings.HasSuffix(key, "/") || len(key) < 2 {
-		return nil, errors.New("it does not begin and end with \"/\"")
-	}
-	var nodes []bkiam.PathNode
-	for _, part := range strings.Split(strings.Trim(key, "/"), "/") {
-		f := strings.Split(part, ",")
-		if len(f) != 3 || f[0] == "" || f[1] == "" || f[2] == "" {
-			return nil, fmt.Errorf("its node %q is not SYSTEM,TYPE,ID", part)
-		}
-		if len(f[2]) > 36 {
-			return nil, fmt.Errorf("the id of its node %q is longer than IAM's 36 characters", part)
-		}
-		nodes = append(nodes, bkiam.PathNode{System: f[0], Type: f[1], ID: f[2]})
-	}
-	return nodes, nil
 }
 
 func (r GroupPermission) CheckModel(ctx context.Context, data *conns.Data, proposed GroupPermissionModel, diags *protocol.Diagnostics) {
@@ -585,7 +566,7 @@ func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInst
 		for _, in := range r.Instances {
 			nodes := []bkiam.PathNode{{System: r.System, Type: r.Type, ID: in.ID, Name: in.Name}}
 			if strings.HasPrefix(in.ID, "/") {
-				if nodes, err = parsePathKey(in.ID); err != nil {
+				if nodes, err = verify.ParsePath(in.ID); err != nil {
 					return nil, fmt.Errorf("instance %q: %w", in.ID, err)
 				}
 				nodes[len(nodes)-1].Name = in.Name

@@ -11,6 +11,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // checkPlannedScope refuses, at plan, the actions and instances of a group
@@ -57,7 +58,7 @@ func checkPlannedScope(data *conns.Data, m GroupPermissionModel, diags *protocol
 				nodes := []bkiam.PathNode{{System: rs, Type: typ, ID: key}}
 				if strings.HasPrefix(key, "/") {
 					var err error
-					if nodes, err = parsePathKey(key); err != nil {
+					if nodes, err = verify.ParsePath(key); err != nil {
 						continue // refused by validation
 					}
 				}
