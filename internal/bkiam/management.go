@@ -36,8 +36,8 @@ const (
 	MaxGroupsPerCreate = 10
 	// MaxMembersPerCall is the most members IAM's backend takes in one add or delete.
 	MaxMembersPerCall = 1000
-	// managementPageSize is the page size of the list scans; the server sets no maximum.
-	managementPageSize = 500
+	// ManagementPageSize is the page size of the list scans; the server sets no maximum.
+	ManagementPageSize = 500
 )
 
 // SubjectScope is one entry of a grade manager's subject scope: who its groups may hold.
@@ -336,6 +336,24 @@ func (c *Client) GroupMembers(ctx context.Context, system string, group int64) (
 	return all, err
 }
 
+// GroupMemberCount reads how many members (users and departments, expired ones included) a
+// group has: one call, the member list's count over a page of one row.
+func (c *Client) GroupMemberCount(ctx context.Context, system string, group int64) (int, error) {
+	q := url.Values{"page": {"1"}, "page_size": {"1"}}
+	var count int
+	err := c.manage(ctx, "member count", http.MethodGet, managementPath(system, "groups", idString(group), "members"), q, nil, func(d []byte) error {
+		var w struct {
+			Count *int `json:"count"`
+		}
+		if err := json.Unmarshal(d, &w); err != nil || w.Count == nil {
+			return fmt.Errorf("data is not a paged list: %s", d)
+		}
+		count = *w.Count
+		return nil
+	})
+	return count, err
+}
+
 // AddMembers adds up to MaxMembersPerCall members with one expiry. IAM raises the expiry of a
 // member already in the group, never lowers it, and silently drops admin and unknown users.
 func (c *Client) AddMembers(ctx context.Context, system string, group int64, members []MemberRef, expiredAt int64) error {
@@ -394,7 +412,7 @@ func checkMemberBatch(op string, members []MemberRef) error {
 
 // pages reads a paged v2 list ({count, results}) to its end, handing each row to row.
 func (c *Client) pages(ctx context.Context, op, path string, q url.Values, row func(json.RawMessage) error) error {
-	q.Set("page_size", strconv.Itoa(managementPageSize))
+	q.Set("page_size", strconv.Itoa(ManagementPageSize))
 	for page := 1; ; page++ {
 		q.Set("page", strconv.Itoa(page))
 		var count, got int
@@ -429,7 +447,7 @@ func (c *Client) pages(ctx context.Context, op, path string, q url.Values, row f
 			}
 			return err
 		}
-		if page*managementPageSize >= count || got == 0 {
+		if page*ManagementPageSize >= count || got == 0 {
 			return nil
 		}
 	}

@@ -780,11 +780,20 @@ func (r *memberRunner) Gone(ctx context.Context, err error) bool {
 	return true
 }
 
-// After reads the group back after an add: IAM drops unknown users and
-// departments (and admin) from an add without an error.
+// After checks the group after an add: IAM drops unknown users and
+// departments (and admin) from an add without an error. A group of more
+// than one page is first counted, in one call: only when the count is not
+// the members the run leaves is the whole group read (a page per 500
+// members), to name the dropped ones. A smaller group is read at once, in
+// the one call the count would take.
 func (r *memberRunner) After(ctx context.Context, ok bool, diags *protocol.Diagnostics) bool {
 	if !ok || !r.added || r.next == nil {
 		return ok
+	}
+	if len(r.wanted()) > bkiam.ManagementPageSize {
+		if n, err := r.client.GroupMemberCount(ctx, r.system, r.group); err == nil && n == len(r.wanted()) {
+			return ok
+		}
 	}
 	held, err := r.resource.readMembers(ctx, r.client, r.system, r.group)
 	if err != nil {
@@ -801,7 +810,7 @@ func (r *memberRunner) After(ctx context.Context, ok bool, diags *protocol.Diagn
 	}
 	if len(dropped) > 0 {
 		diags.AddError("IAM dropped members",
-			fmt.Sprintf("IAM accepted the add but did not make %s members of group %d: it drops, without an error, users "+
+			fmt.Sprintf("IAM accepted the add but did not add %s to group %d: it drops, without an error, users "+
 				"and departments its organisation does not know (and admin). Check the ids against IAM's user directory, "+
 				"and remove or correct them in the configuration. State records the members the group has.",
 				describeMembers(dropped), r.group))
