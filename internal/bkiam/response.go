@@ -93,7 +93,7 @@ func peekBody(resp *http.Response) ([]byte, error) {
 	var data []byte
 	var err error
 	if resp.Body != nil {
-		data, err = io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+		data, err = readBody(resp)
 		_ = resp.Body.Close()
 		if err == nil && len(data) > maxResponseBytes {
 			data, err = data[:maxResponseBytes], errBodyTooLarge
@@ -101,6 +101,29 @@ func peekBody(resp *http.Response) ([]byte, error) {
 	}
 	resp.Body = &peekedBody{Reader: bytes.NewReader(data), data: data, err: err}
 	return data, err
+}
+
+// readBody reads at most maxResponseBytes+1 bytes of the body: into one
+// buffer of the length the server announced, when it did (io.ReadAll
+// would grow its buffer several times over a page of a policy list), else
+// as io.ReadAll reads.
+func readBody(resp *http.Response) ([]byte, error) {
+	limited := io.LimitReader(resp.Body, maxResponseBytes+1)
+	n := resp.ContentLength
+	if n <= 0 || n > maxResponseBytes {
+		return io.ReadAll(limited)
+	}
+	buf := make([]byte, n)
+	if read, err := io.ReadFull(limited, buf); err != nil {
+		return buf[:read], err
+	}
+	// A body longer than announced: read on, as io.ReadAll would.
+	var probe [1]byte
+	if m, _ := limited.Read(probe[:]); m == 0 {
+		return buf, nil
+	}
+	rest, err := io.ReadAll(limited)
+	return append(append(buf, probe[0]), rest...), err
 }
 
 // codeLayer attributes a body code to the layer that emits that code range.

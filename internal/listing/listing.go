@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -113,11 +114,34 @@ func Limited(limit int64, push func(list.ListResult) bool) func(list.ListResult)
 // resource's own codec with the types of the schemas Terraform holds.
 func ProtocolResult(ctx context.Context, req list.ListRequest, name string, identity protocol.Identity,
 	encode func(tftypes.Object) tftypes.Value) list.ListResult {
-	result := req.NewListResult(ctx)
-	result.DisplayName = name
-	result.Identity.Raw = protocol.EncodeIdentity(objectType(ctx, req.ResourceIdentitySchema.Type().TerraformType(ctx)), identity)
+	types := typesOf(ctx, req)
+	result := newResult(req, name, protocol.EncodeIdentity(types.Identity, identity))
 	if req.IncludeResource {
-		result.Resource.Raw = encode(objectType(ctx, req.ResourceSchema.Type().TerraformType(ctx)))
+		result.Resource.Raw = encode(types.Resource)
+	}
+	return result
+}
+
+// typesOf returns the listed resource's types: the router's, computed once
+// per list type, else (a framework server alone, as in some tests) the
+// schemas'.
+func typesOf(ctx context.Context, req list.ListRequest) *protocol.ListTypes {
+	if t, ok := protocol.ListTypesFrom(ctx); ok {
+		return t
+	}
+	return &protocol.ListTypes{
+		Resource: objectType(ctx, req.ResourceSchema.Type().TerraformType(ctx)),
+		Identity: objectType(ctx, req.ResourceIdentitySchema.Type().TerraformType(ctx)),
+	}
+}
+
+// newResult is a result with its identity, and a null resource when
+// include_resource asks for one. (The framework's req.NewListResult would
+// compute both schemas' types again for every result.)
+func newResult(req list.ListRequest, name string, identity tftypes.Value) list.ListResult {
+	result := list.ListResult{DisplayName: name, Identity: &tfsdk.ResourceIdentity{Schema: req.ResourceIdentitySchema, Raw: identity}}
+	if req.IncludeResource {
+		result.Resource = &tfsdk.Resource{Schema: req.ResourceSchema}
 	}
 	return result
 }
@@ -132,17 +156,25 @@ func objectType(_ context.Context, t tftypes.Type) tftypes.Object {
 // object, ten times the rest of a listing (make bench). Attributes left
 // out are null.
 func ValueResult(ctx context.Context, req list.ListRequest, name string, identity map[string]string, attrs map[string]any) list.ListResult {
-	result := req.NewListResult(ctx)
-	result.DisplayName = name
-	idAttrs := make(map[string]any, len(identity))
-	for k, v := range identity {
-		idAttrs[k] = v
-	}
-	result.Identity.Raw = objectOf(objectType(ctx, req.ResourceIdentitySchema.Type().TerraformType(ctx)), idAttrs)
+	types := typesOf(ctx, req)
+	result := newResult(req, name, stringsObject(types.Identity, identity))
 	if req.IncludeResource {
-		result.Resource.Raw = objectOf(objectType(ctx, req.ResourceSchema.Type().TerraformType(ctx)), attrs)
+		result.Resource.Raw = objectOf(types.Resource, attrs)
 	}
 	return result
+}
+
+// stringsObject is an object of string attributes; those left out are null.
+func stringsObject(typ tftypes.Object, attrs map[string]string) tftypes.Value {
+	vals := make(map[string]tftypes.Value, len(typ.AttributeTypes))
+	for name, t := range typ.AttributeTypes {
+		if v, ok := attrs[name]; ok {
+			vals[name] = tftypes.NewValue(t, v)
+		} else {
+			vals[name] = tftypes.NewValue(t, nil)
+		}
+	}
+	return tftypes.NewValue(typ, vals)
 }
 
 func objectOf(typ tftypes.Object, attrs map[string]any) tftypes.Value {
@@ -166,17 +198,18 @@ func objectOf(typ tftypes.Object, attrs map[string]any) tftypes.Value {
 
 // Refused runs what the resource checks at plan (validate) on the object a
 // list would generate, and when it finds an error, is the warning that
-// leaves the object (what) out instead, quoting why (what is in the
+// leaves the object (describe names it) out instead, quoting why (what is in the
 // summary too: Terraform folds warnings of one summary into one): no list generates a
 // block that the provider refuses at plan (an instance id "*", which IAM
 // matches literally, such as a grade manager's sync group holds; an id IAM
 // would trim).
-func Refused(what string, validate func(*protocol.Diagnostics)) (list.ListResult, bool) {
+func Refused(describe func() string, validate func(*protocol.Diagnostics)) (list.ListResult, bool) {
 	var diags protocol.Diagnostics
 	validate(&diags)
 	if !diags.HasError() {
 		return list.ListResult{}, false
 	}
+	what := describe() // named only when refused: a listing validates every object
 	var why []string
 	for _, d := range diags {
 		if d.Severity == tfprotov6.DiagnosticSeverityError {

@@ -87,14 +87,22 @@ type Node struct{ Type, ID string }
 // Parse parses the JSON of a policy's "expression". Unknown ops or malformed shapes are an error that
 // says what and where (e.g. `content[1].op: unknown operator "xor"`); never panics.
 func Parse(raw []byte) (*Expr, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
+	// json.Unmarshal first: a Decoder copies the input into a buffer of its
+	// own, a kilobyte per policy of a listing. Numbers (rare: ids are
+	// strings) must keep their literal text, and errors their wording, so
+	// an expression holding a number, or one Unmarshal refuses, is read
+	// again by the Decoder.
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("policy expression: invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("policy expression: invalid JSON: data after the expression")
+	if err := json.Unmarshal(raw, &v); err != nil || holdsFloat(v) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		v = nil
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("policy expression: invalid JSON: %w", err)
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return nil, errors.New("policy expression: invalid JSON: data after the expression")
+		}
 	}
 	n, err := parseNode(v, "", 0)
 	if err != nil {
@@ -102,6 +110,27 @@ func Parse(raw []byte) (*Expr, error) {
 	}
 	n.index()
 	return &Expr{root: n}, nil
+}
+
+// holdsFloat reports whether json.Unmarshal read a number anywhere in v.
+func holdsFloat(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return true
+	case []any:
+		for _, e := range x {
+			if holdsFloat(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if holdsFloat(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // at joins a location and a key for error messages: "" + "op" = "op", "content[1]" + "op" = "content[1].op".

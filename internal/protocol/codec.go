@@ -156,15 +156,6 @@ func ElementType(typ tftypes.Type) tftypes.Type {
 	panic(fmt.Sprintf("%s has no element type", typ)) // the codecs ask only of collections: a bug
 }
 
-// attributeType is the type of an object type's attribute.
-func attributeType(typ tftypes.Type, name string) tftypes.Type {
-	t, ok := typ.(tftypes.Object).AttributeTypes[name]
-	if !ok {
-		panic(fmt.Sprintf("%s has no attribute %q", typ, name)) // a codec that names no attribute of its schema: a bug
-	}
-	return t
-}
-
 // FromList encodes a known list or set, element by element.
 func FromList[T any](elem func(tftypes.Type, T) tftypes.Value) func(tftypes.Type, []Value[T]) tftypes.Value {
 	return func(typ tftypes.Type, elems []Value[T]) tftypes.Value {
@@ -219,7 +210,13 @@ func NewAttrs(typ tftypes.Type) *Attrs {
 
 // With sets attribute name to encode(its type).
 func (a *Attrs) With(name string, encode func(tftypes.Type) tftypes.Value) *Attrs {
-	a.m[name] = encode(attributeType(a.typ, name))
+	// Looked up on the object itself: attributeType's tftypes.Type would
+	// box the object type anew for every attribute of every value.
+	t, ok := a.typ.AttributeTypes[name]
+	if !ok {
+		panic(fmt.Sprintf("%s has no attribute %q", a.typ, name)) // a codec that names no attribute of its schema: a bug
+	}
+	a.m[name] = encode(t)
 	return a
 }
 

@@ -19,12 +19,22 @@ type Router[D comparable] struct {
 	tfprotov6.ProviderServer
 	data      func() D
 	resources map[string]Resource[D]
+	lists     map[string]*servedList
 }
 
 func NewRouter[D comparable](framework tfprotov6.ProviderServer, data func() D, resources []Resource[D]) *Router[D] {
-	s := &Router[D]{ProviderServer: framework, data: data, resources: map[string]Resource[D]{}}
+	s := &Router[D]{ProviderServer: framework, data: data, resources: map[string]Resource[D]{}, lists: map[string]*servedList{}}
 	for _, r := range resources {
 		s.resources[r.TypeName()] = r
+	}
+	return s
+}
+
+// ServeLists makes the router stream the results of the list types (by
+// type name) itself (list.go); the others stay the framework's.
+func (s *Router[D]) ServeLists(lists map[string]ListType) *Router[D] {
+	for name, l := range lists {
+		s.lists[name] = &servedList{ListType: l}
 	}
 	return s
 }
@@ -81,7 +91,8 @@ func sameValue(a, b *tfprotov6.DynamicValue) bool {
 // The list resources (terraform query) are the framework's: their RPCs
 // are not in tfprotov6.ProviderServer yet (ListResourceServer,
 // terraform-plugin-go v0.31), so the router forwards them by name, or the
-// embedded interface would hide them. Their results of resources served
+// embedded interface would hide them. The list types given to ServeLists
+// are streamed by the router (list.go); their results of resources served
 // here are encoded by those resources' codecs (internal/listing).
 
 func (s *Router[D]) ValidateListResourceConfig(ctx context.Context, req *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error) {
@@ -93,6 +104,13 @@ func (s *Router[D]) ValidateListResourceConfig(ctx context.Context, req *tfproto
 }
 
 func (s *Router[D]) ListResource(ctx context.Context, req *tfprotov6.ListResourceRequest) (*tfprotov6.ListResourceServerStream, error) {
+	if l, ok := s.lists[req.TypeName]; ok {
+		var data any // nil until the provider is configured, as the framework passes it
+		if d, zero := s.data(), *new(D); d != zero {
+			data = d
+		}
+		return listResource(ctx, l, data, req), nil
+	}
 	lists, ok := s.ProviderServer.(tfprotov6.ListResourceServer)
 	if !ok {
 		return &tfprotov6.ListResourceServerStream{Results: func(push func(tfprotov6.ListResourceResult) bool) {

@@ -200,6 +200,13 @@ var notAtPlanTime = map[string]string{
 	"UpgradePrivate: which this provider cannot upgrade (a bug in the provider": "a bug: TestPrivateUpgradesCoverEveryVersion",
 	"UpgradePrivate: upgrading it from format":                                  "private state Terraform kept, and a bug",
 	"upgradeState: Cannot read the stored state":                                "state Terraform kept, not configuration (TestUpgradeState)",
+	"listResource: Cannot read the list block":                                  "terraform query sends the list block Terraform validated against the list schema; a bug otherwise",
+	"servedList.result: Incomplete list result":                                 "a list resource that streams a result without identity: a bug (the framework's list server says the same)",
+	"servedList.result: Cannot encode a list result's identity":                 "EncodeDynamic refuses unknown values and dynamic types, which no list result holds (TestEncodeDynamicRoundTrip)",
+	"servedList.result: Cannot encode a list result's resource":                 "as above",
+	"encoder.value: an unknown":                                                 "wrapped in servedList.result's errors above: list results hold no unknown value",
+	"encoder.value: has no value":                                               "wrapped in servedList.result's errors above: a value built by tftypes.NewValue has every attribute",
+	"encoder.value: which list results do not hold":                             "wrapped in servedList.result's errors above: no schema of this provider has a dynamic or tuple type",
 	"upgradeState: Cannot upgrade the stored state":                             "state Terraform kept; the CLIs refuse a newer schema version first (TestUpgradeState, TestAccStateUpgrade)",
 	"upgradeState: Cannot encode the resource's state":                          "a bug",
 	"upgradeJSON: by a newer version of the provider, and this one knows versions up to": "state Terraform kept; the CLIs refuse " +

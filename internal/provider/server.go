@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
@@ -30,7 +31,36 @@ func newServer(p *bkiamProvider, resources []protocol.Resource[*conns.Data]) (tf
 	if err != nil {
 		return nil, err
 	}
-	return &bkiamServer{Router: protocol.NewRouter(framework, p.data.Load, resources), provider: p}, nil
+	router := protocol.NewRouter(framework, p.data.Load, resources).ServeLists(servedLists(p, resources))
+	return &bkiamServer{Router: router, provider: p}, nil
+}
+
+// servedLists are p's list resources, each with the resource it lists, for
+// the router to stream (protocol.ListType).
+func servedLists(p *bkiamProvider, resources []protocol.Resource[*conns.Data]) map[string]protocol.ListType {
+	ctx := context.Background()
+	byName := map[string]resource.Resource{}
+	name := func(r resource.Resource) string {
+		var resp resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: typeName}, &resp)
+		return resp.TypeName
+	}
+	for _, r := range resources {
+		byName[r.TypeName()] = r.FrameworkResource()
+	}
+	for _, newResource := range p.frameworkResources {
+		r := newResource()
+		byName[name(r)] = r
+	}
+	lists := map[string]protocol.ListType{}
+	for _, newList := range p.listResources {
+		var resp resource.MetadataResponse
+		newList().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: typeName}, &resp)
+		if r, ok := byName[resp.TypeName]; ok {
+			lists[resp.TypeName] = protocol.ListType{New: newList, Resource: r}
+		}
+	}
+	return lists
 }
 
 // bkiamServer is the router with what the shared grants need of every

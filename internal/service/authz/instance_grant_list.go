@@ -235,11 +235,13 @@ func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, sy
 		for _, id := range ids {
 			instances[id] = id
 		}
+		// A user's grant of one action on one resource type: what an import
+		// of it reads (importedGrantOf), without copying the instances again.
 		resource := grantplan.Resource{System: rt.System, Type: rt.Type, Instances: instances}
-		held := grantplan.Holdings{action: {ExpiresAt: row.ExpiredAt, Resources: []grantplan.Resource{resource}}}
-		m, _ = importedGrant(InstanceGrantModel{}, system, row.Subject, held, grantplan.Resource{System: rt.System, Type: rt.Type})
+		m = grantModel(InstanceGrantModel{}, system, row.Subject,
+			grantplan.Grant{Actions: []string{action}, Resources: []grantplan.Resource{resource}, ExpiresAt: row.ExpiredAt})
 	}
-	if refused, ok := listing.Refused(fmt.Sprintf("%s's grant of %s", who, action), func(diags *protocol.Diagnostics) {
+	if refused, ok := listing.Refused(func() string { return fmt.Sprintf("%s's grant of %s", who, action) }, func(diags *protocol.Diagnostics) {
 		InstanceGrant{}.Validate(ctx, m, diags)
 		InstanceGrant{}.CheckModel(ctx, l.Data, m, diags)
 	}); ok {

@@ -283,7 +283,7 @@ func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, strea
 					return false
 				}
 				m = listedMembers(m, held)
-				if refused, ok := listing.Refused(fmt.Sprintf("The members of group %q (id %d)", g.Name, g.ID), func(diags *protocol.Diagnostics) {
+				if refused, ok := listing.Refused(func() string { return fmt.Sprintf("The members of group %q (id %d)", g.Name, g.ID) }, func(diags *protocol.Diagnostics) {
 					GroupMembers{}.Validate(ctx, m, diags)
 				}); ok {
 					return push(refused)
@@ -447,7 +447,7 @@ func (l *groupPermissionList) result(ctx context.Context, req list.ListRequest, 
 	m := GroupPermissionModel{System: protocol.Known(system), GroupID: protocol.Known(group),
 		Actions: protocol.KnownStrings([]string{p.Action}), Resources: authz.ResourcesValue(resources)}
 	m.ID = permissionID(m)
-	if refused, ok := listing.Refused(fmt.Sprintf("Group %s's permission of %s", group, p.Action), func(diags *protocol.Diagnostics) {
+	if refused, ok := listing.Refused(func() string { return fmt.Sprintf("Group %s's permission of %s", group, p.Action) }, func(diags *protocol.Diagnostics) {
 		GroupPermission{}.Validate(ctx, m, diags)
 		GroupPermission{}.CheckModel(ctx, l.Data, m, diags)
 	}); ok {
