@@ -28,7 +28,8 @@ import (
 
 func main() {
 	opts := bench.Options{Baselines: map[string][]time.Duration{}}
-	flag.StringVar(&opts.Terraform, "terraform", "bin/terraform", "the terraform binary")
+	var clis cliList
+	flag.Var(&clis, "terraform", "a terraform binary; repeat it to measure every scenario on each (default bin/terraform)")
 	flag.StringVar(&opts.ProviderDir, "provider-dir", "bin", "directory of the freshly built terraform-provider-bkiam")
 	flag.IntVar(&opts.LatencyMS, "latency-ms", 20, "latency injected into every IAM call")
 	flag.IntVar(&opts.Parallelism, "parallelism", 10, "terraform -parallelism")
@@ -42,9 +43,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bkiam-bench: unexpected arguments: %v\n", flag.Args())
 		os.Exit(2)
 	}
-	// Terraform runs in scratch directories: resolve its path first.
-	if abs, err := filepath.Abs(opts.Terraform); err == nil {
-		opts.Terraform = abs
+	if len(clis) == 0 {
+		clis = cliList{"bin/terraform"}
+	}
+	// Terraform runs in scratch directories: resolve its paths first.
+	for i, c := range clis {
+		if abs, err := filepath.Abs(c); err == nil {
+			clis[i] = abs
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -68,16 +74,24 @@ func main() {
 	// The report goes to stdout as it is measured, and to -out once complete.
 	var report bytes.Buffer
 	out := io.MultiWriter(os.Stdout, &report)
-	bench.WriteHeader(out, machine(ctx, opts), partial(*quick, *only, opts.SkipBaseline))
+	names := make([]string, len(clis))
+	for i, c := range clis {
+		names[i] = cliName(ctx, c)
+	}
+	bench.WriteHeader(out, machine(opts, names), partial(*quick, *only, opts.SkipBaseline))
 	for _, sc := range scenarios {
 		if !strings.Contains(sc.Name, *only) {
 			continue
 		}
-		results, err := bench.Run(ctx, opts, sc)
-		if err != nil {
-			fail(err)
+		// Each scenario on every CLI in turn, so that its tables sit together.
+		for i, c := range clis {
+			opts.Terraform = c
+			results, err := bench.Run(ctx, opts, sc)
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", names[i], err))
+			}
+			bench.Print(out, sc, names[i], opts.LatencyMS, results)
 		}
-		bench.Print(out, sc, opts.LatencyMS, results)
 	}
 	var goBench io.Reader
 	if *goBenchPath != "" {
@@ -119,8 +133,23 @@ func partial(quick bool, only string, noBaseline bool) string {
 	return strings.Join(flags, ", ")
 }
 
+// cliList is the repeatable -terraform flag.
+type cliList []string
+
+func (l *cliList) String() string     { return strings.Join(*l, ",") }
+func (l *cliList) Set(v string) error { *l = append(*l, v); return nil }
+
+// cliName is the CLI's name and version as it says them ("Terraform
+// v1.16.4"), or its path when it cannot say.
+func cliName(ctx context.Context, path string) string {
+	if cli, err := tfcli.Identify(ctx, path); err == nil {
+		return cli.String()
+	}
+	return path
+}
+
 // machine describes where the figures come from.
-func machine(ctx context.Context, opts bench.Options) string {
+func machine(opts bench.Options, clis []string) string {
 	cpu := "unknown CPU"
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		s := bufio.NewScanner(f)
@@ -132,10 +161,6 @@ func machine(ctx context.Context, opts bench.Options) string {
 		}
 		_ = f.Close()
 	}
-	tf := "terraform"
-	if cli, err := tfcli.Identify(ctx, opts.Terraform); err == nil {
-		tf = cli.String()
-	}
-	return fmt.Sprintf("Machine: %d × %s, %s, %s %s/%s. IAM sandbox latency %d ms per call, -parallelism=%d.",
-		runtime.NumCPU(), cpu, tf, runtime.Version(), runtime.GOOS, runtime.GOARCH, opts.LatencyMS, opts.Parallelism)
+	return fmt.Sprintf("Machine: %d × %s, %s, %s/%s; each scenario on %s. IAM sandbox latency %d ms per call, -parallelism=%d.",
+		runtime.NumCPU(), cpu, runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(clis, " and "), opts.LatencyMS, opts.Parallelism)
 }

@@ -279,7 +279,7 @@ func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
 		results[i] = Result{Step: s, Calls: map[string]int{}}
 	}
 
-	baselineKey := fmt.Sprintf("%d\x00%t\x00%s", sc.Size, sc.PlanOnly, sc.Baseline)
+	baselineKey := fmt.Sprintf("%s\x00%d\x00%t\x00%s", opts.Terraform, sc.Size, sc.PlanOnly, sc.Baseline)
 	if known, ok := opts.Baselines[baselineKey]; ok && len(known) == len(results) {
 		for i := range results {
 			results[i].Baseline = known[i]
@@ -433,10 +433,11 @@ func (w *workdir) terraform(ctx context.Context, args ...string) ([]byte, error)
 	return cmd.CombinedOutput()
 }
 
-// Print writes a scenario's results as a Markdown table. The target is
-// issue 7's: within 1.5× of terraform_data plus the calls' latency.
-func Print(out io.Writer, sc Scenario, latencyMS int, results []Result) {
-	fmt.Fprintf(out, "\n### %s\n\n", sc.Name)
+// Print writes a scenario's results on one CLI (cli names it, as
+// "Terraform v1.16.4") as a Markdown table. The target is issue 7's:
+// within 1.5× of terraform_data plus the calls' latency.
+func Print(out io.Writer, sc Scenario, cli string, latencyMS int, results []Result) {
+	fmt.Fprintf(out, "\n### %s — %s\n\n", sc.Name, cli)
 	fmt.Fprintf(out, "| step | bkiam | terraform_data | ratio | target: 1.5 × terraform_data + calls × %d ms | IAM calls | provider peak RSS |\n", latencyMS)
 	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---|---:|")
 	for _, r := range results {
