@@ -185,6 +185,7 @@ type Resource[D comparable] interface {
 	readResource(ctx context.Context, data D, req *tfprotov6.ReadResourceRequest) *tfprotov6.ReadResourceResponse
 	importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse
 	upgradeState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse
+	upgradeIdentity(ctx context.Context, req *tfprotov6.UpgradeResourceIdentityRequest) *tfprotov6.UpgradeResourceIdentityResponse
 	SchemaVersion() int64
 	UpgradeProblems() []string
 }

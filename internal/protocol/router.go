@@ -74,6 +74,13 @@ func (s *Router[D]) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upg
 	return s.ProviderServer.UpgradeResourceState(ctx, req)
 }
 
+func (s *Router[D]) UpgradeResourceIdentity(ctx context.Context, req *tfprotov6.UpgradeResourceIdentityRequest) (*tfprotov6.UpgradeResourceIdentityResponse, error) {
+	if r, ok := s.resources[req.TypeName]; ok {
+		return r.upgradeIdentity(ctx, req), nil
+	}
+	return s.ProviderServer.UpgradeResourceIdentity(ctx, req)
+}
+
 func (s *Router[D]) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
 	if r, ok := s.resources[req.TypeName]; ok {
 		return r.importResource(ctx, req), nil

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -80,37 +79,11 @@ func (s served[M, D]) upgradeState(_ context.Context, req *tfprotov6.UpgradeReso
 // upgradeJSON runs the upgrade steps from version to the schema's version
 // over a state's JSON attributes.
 func (s served[M, D]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
-	current := s.SchemaVersion()
-	switch {
-	case version > current:
-		return nil, fmt.Errorf("it was written at schema version %d by a newer version of the provider, and this one "+
-			"knows versions up to %d: use that newer version (or a later one) with this state", version, current)
-	case version < 0:
-		return nil, fmt.Errorf("its schema version %d is not a version", version)
-	case version == current:
-		return raw, nil
-	}
 	var steps map[int64]func(map[string]any) (map[string]any, error)
 	if u, ok := s.def.(StateUpgrader); ok {
 		steps = u.StateUpgrades()
 	}
-	var attributes map[string]any
-	if err := json.Unmarshal(raw, &attributes); err != nil {
-		return nil, fmt.Errorf("its attributes are not a JSON object: %w", err)
-	}
-	for v := version; v < current; v++ {
-		step := steps[v]
-		if step == nil {
-			return nil, fmt.Errorf("it was written at schema version %d, and this provider has no upgrade from that version "+
-				"(a bug in the provider)", v)
-		}
-		next, err := step(attributes)
-		if err != nil {
-			return nil, fmt.Errorf("upgrading it from schema version %d: %w", v, err)
-		}
-		attributes = next
-	}
-	return json.Marshal(attributes)
+	return upgradeSteps(version, s.SchemaVersion(), steps, raw, "schema")
 }
 
 // UpgradeProblems lists what is wrong with a resource's upgrade steps: a
@@ -131,6 +104,17 @@ func (s served[M, D]) UpgradeProblems() []string {
 	for v := range steps {
 		if v < 0 || v >= current {
 			problems = append(problems, fmt.Sprintf("an upgrade step from version %d, which schema version %d never runs", v, current))
+		}
+	}
+	identity, idSteps := s.IdentityVersion(), s.identitySteps()
+	for v := int64(0); v < identity; v++ {
+		if idSteps[v] == nil {
+			problems = append(problems, fmt.Sprintf("identity schema version %d has no upgrade step from version %d", identity, v))
+		}
+	}
+	for v := range idSteps {
+		if v < 0 || v >= identity {
+			problems = append(problems, fmt.Sprintf("an identity upgrade step from version %d, which identity schema version %d never runs", v, identity))
 		}
 	}
 	return problems

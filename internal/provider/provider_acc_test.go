@@ -209,12 +209,15 @@ var notAtPlanTime = map[string]string{
 	"encoder.value: which list results do not hold":                             "wrapped in servedList.result's errors above: no schema of this provider has a dynamic or tuple type",
 	"upgradeState: Cannot upgrade the stored state":                             "state Terraform kept; the CLIs refuse a newer schema version first (TestUpgradeState, TestAccStateUpgrade)",
 	"upgradeState: Cannot encode the resource's state":                          "a bug",
-	"upgradeJSON: by a newer version of the provider, and this one knows versions up to": "state Terraform kept; the CLIs refuse " +
-		"a newer schema version first (TestUpgradeState, TestAccStateUpgrade)",
-	"upgradeJSON: its schema version":                                                        "state Terraform kept: a negative version is a broken state file",
-	"upgradeJSON: its attributes are not a JSON object":                                      "state Terraform kept: a broken state file",
-	"upgradeJSON: and this provider has no upgrade from that version (a bug in the provider": "a bug: TestProtocolSchemasUseNothingIgnored",
-	"upgradeJSON: upgrading it from schema version":                                          "state Terraform kept, refused by an upgrade step (upgradeCreatorV0: TestProtocolCreatorGrantUpgradeV0)",
+	"upgradeSteps: by a newer version of the provider, and this one knows versions up to": "state or identity Terraform kept; " +
+		"the CLIs refuse a newer version first (TestUpgradeState, TestUpgradeIdentity, TestAccStateUpgrade)",
+	"upgradeSteps: is not a version":                                                          "state Terraform kept: a negative version is a broken state file",
+	"upgradeSteps: its attributes are not a JSON object":                                      "state Terraform kept: a broken state file",
+	"upgradeSteps: and this provider has no upgrade from that version (a bug in the provider": "a bug: TestProtocolSchemasUseNothingIgnored",
+	"upgradeSteps: upgrading it from":                                                         "state Terraform kept, refused by an upgrade step (upgradeCreatorV0: TestProtocolCreatorGrantUpgradeV0)",
+	"upgradeIdentity: Cannot read the stored identity":                                        "identity Terraform kept, not configuration (TestUpgradeIdentity)",
+	"upgradeIdentity: Cannot upgrade the stored identity":                                     "identity Terraform kept (TestUpgradeIdentity)",
+	"upgradeIdentity: Cannot encode the resource's identity":                                  "a bug",
 	"upgradeCreatorV0: under its ancestors cannot be written as a path (an id holds \",\" or \"/\"): remove the resource from state (terraform state rm), then import it and list its instances anew": "state " +
 		"Terraform kept at schema version 0, not configuration (TestProtocolCreatorGrantUpgradeV0 provokes it)",
 	"creatorGrantRunner.recordPolicies: do not include them. Remove them from actions, or leave actions unset to record what IAM grants": "apply time: " +

@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/provider"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
 // TestAccStateUpgrade: a state written by today's provider (schema
@@ -21,16 +23,18 @@ import (
 // the first schema change will need: its step runs, the plan is empty and
 // IAM is untouched. The state it writes back is at version 1, which
 // today's provider then refuses with an error naming the fix instead of
-// misreading it (the CLIs refuse it first).
+// misreading it (the CLIs refuse it first). The later provider's identity
+// is at version 1 too: Terraform 1.12+ upgrades today's stored identity
+// through its step (UpgradeResourceIdentity, routed to the resource).
 func TestAccStateUpgrade(t *testing.T) {
 	acctest.Parallel(t)
 	sb, block := acctest.Target(t)
 	acctest.SandboxNames(t)
-	var upgrades atomic.Int64
+	var upgrades, identityUpgrades atomic.Int64
 	config := block + acctest.SharedHostGrant("a", "view_host", "", "1", "2")
 	want := map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")}
 	today := acctest.ProtoV6ProviderFactories
-	later := map[string]func() (tfprotov6.ProviderServer, error){"bkiam": provider.VersionedServer(&upgrades)}
+	later := map[string]func() (tfprotov6.ProviderServer, error){"bkiam": provider.VersionedServer(&upgrades, &identityUpgrades)}
 	calls := acctest.NewCallCounter(sb)
 	resource.Test(t, resource.TestCase{
 		Steps: []resource.TestStep{
@@ -47,6 +51,11 @@ func TestAccStateUpgrade(t *testing.T) {
 				Check: func(*terraform.State) error {
 					if upgrades.Load() == 0 {
 						return errors.New("the upgrade step from schema version 0 never ran")
+					}
+					// Terraform 1.12+ keeps identities, and upgrades a stored
+					// one through the provider when its version is older.
+					if c := testutil.CLI(t); c.Terraform(1, 12) && identityUpgrades.Load() == 0 {
+						return fmt.Errorf("%s did not upgrade the version 0 identity through the provider's step", c)
 					}
 					return nil
 				},
