@@ -29,19 +29,3 @@ func ParsePath(key string) ([]bkiam.PathNode, error) {
 	}
 	return nodes, nil
 }
-
-// PathKey writes nodes in IAM's notation, the one form ParsePath reads
-// back to the same nodes when no id holds "," or "/".
-func PathKey(nodes []bkiam.PathNode) string {
-	var b strings.Builder
-	b.WriteByte('/')
-	for _, n := range nodes {
-		b.WriteString(n.System)
-		b.WriteByte(',')
-		b.WriteString(n.Type)
-		b.WriteByte(',')
-		b.WriteString(n.ID)
-		b.WriteByte('/')
-	}
-	return b.String()
-}

@@ -111,8 +111,8 @@ func checkCreatorInstances(config CreatorGrantModel, diags *protocol.Diagnostics
 	t.System, t.Type = system, typ
 	plain := map[string]protocol.StringValue{}
 	keyOf := map[string]string{} // instance id → the first key naming it
+	verify.CheckNames(at, names, diags)
 	for _, key := range slices.Sorted(maps.Keys(names)) {
-		verify.CheckNotBlank(at.WithElementKeyString(key), names[key], diags)
 		if !strings.HasPrefix(key, "/") {
 			plain[key] = names[key]
 			// Paths sort before ids ("/" before any id), so a path naming this

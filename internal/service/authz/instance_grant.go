@@ -330,13 +330,7 @@ func (InstanceGrant) Validate(_ context.Context, config InstanceGrantModel, diag
 		}
 		verify.CheckInstanceCount(instancesPath, len(instances), diags)
 		verify.CheckInstanceIDs(instancesPath, instances, diags)
-		for id, name := range instances {
-			// The path only for a blank name: a path per instance is most
-			// of the check's cost at 10 000 instances, and of a listing's.
-			if n, ok := name.Get(); ok && strings.TrimSpace(n) == "" {
-				verify.CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
-			}
-		}
+		verify.CheckNames(instancesPath, instances, diags)
 	}
 
 	checkExpiresAt(config.ExpiresAt, subjectType, typeKnown, diags)

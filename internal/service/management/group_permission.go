@@ -170,8 +170,8 @@ func (GroupPermission) Validate(_ context.Context, config GroupPermissionModel, 
 			} else {
 				plain[id] = name
 			}
-			verify.CheckNotBlank(instancesPath.WithElementKeyString(id), name, diags)
 		}
+		verify.CheckNames(instancesPath, instances, diags)
 		verify.CheckInstanceIDs(instancesPath, plain, diags)
 	}
 	protocol.CheckTimeouts(config.Timeouts, diags)
