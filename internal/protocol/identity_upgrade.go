@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // An identity outlives the provider version that wrote it, as state does
@@ -52,21 +51,17 @@ func (s served[M, D]) upgradeIdentity(_ context.Context, req *tfprotov6.UpgradeR
 		diags.AddError("Cannot upgrade the stored identity", fmt.Sprintf("The identity of this %s: %v.", s.TypeName(), err))
 		return resp
 	}
-	value, err := (&tfprotov6.RawState{JSON: upgraded}).UnmarshalWithOpts(s.identityType(), tfprotov6.UnmarshalOpts{
-		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
-	})
-	if err != nil {
+	dv, misfit, err := decodeUpgraded(upgraded, s.identityType())
+	switch {
+	case misfit != nil:
 		diags.AddError("Cannot read the stored identity",
 			fmt.Sprintf("The identity of this %s does not fit the resource's identity schema at version %d: %v. This is a bug "+
-				"in the provider: report it with the identity's attributes (they hold no secret).", s.TypeName(), s.IdentityVersion(), err))
-		return resp
-	}
-	dv, err := tfprotov6.NewDynamicValue(s.identityType(), value)
-	if err != nil {
+				"in the provider: report it with the identity's attributes (they hold no secret).", s.TypeName(), s.IdentityVersion(), misfit))
+	case err != nil:
 		diags.AddError("Cannot encode the resource's identity", err.Error()+". This is a bug in the provider.")
-		return resp
+	default:
+		resp.UpgradedIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &dv}
 	}
-	resp.UpgradedIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &dv}
 	return resp
 }
 

@@ -55,66 +55,68 @@ func (s served[M, D]) upgradeState(_ context.Context, req *tfprotov6.UpgradeReso
 		diags.AddError("Cannot upgrade the stored state", fmt.Sprintf("The state of this %s: %v.", s.TypeName(), err))
 		return resp
 	}
-	// Attributes a later schema dropped are ignored rather than refused:
-	// the upgrade steps rename and convert, and a removed attribute needs
-	// no step of its own.
-	value, err := (&tfprotov6.RawState{JSON: upgraded}).UnmarshalWithOpts(s.typ(), tfprotov6.UnmarshalOpts{
-		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
-	})
-	if err != nil {
+	dv, misfit, err := decodeUpgraded(upgraded, s.typ())
+	switch {
+	case misfit != nil:
 		diags.AddError("Cannot read the stored state",
 			fmt.Sprintf("The state of this %s does not fit the resource's schema at version %d: %v. This is a bug in the "+
-				"provider: report it with the state's attributes (they hold no secret).", s.TypeName(), s.SchemaVersion(), err))
-		return resp
-	}
-	dv, err := tfprotov6.NewDynamicValue(s.typ(), value)
-	if err != nil {
+				"provider: report it with the state's attributes (they hold no secret).", s.TypeName(), s.SchemaVersion(), misfit))
+	case err != nil:
 		diags.AddError("Cannot encode the resource's state", err.Error()+". This is a bug in the provider.")
-		return resp
+	default:
+		resp.UpgradedState = &dv
 	}
-	resp.UpgradedState = &dv
 	return resp
+}
+
+// decodeUpgraded reads upgraded JSON attributes as a value of typ: misfit
+// when they do not fit it, err when the value cannot be encoded.
+// Attributes a later schema dropped are ignored rather than refused: the
+// upgrade steps rename and convert, and a removed attribute needs no step
+// of its own.
+func decodeUpgraded(upgraded []byte, typ tftypes.Object) (dv tfprotov6.DynamicValue, misfit, err error) {
+	value, misfit := (&tfprotov6.RawState{JSON: upgraded}).UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{
+		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
+	})
+	if misfit != nil {
+		return dv, misfit, nil
+	}
+	dv, err = tfprotov6.NewDynamicValue(typ, value)
+	return dv, nil, err
 }
 
 // upgradeJSON runs the upgrade steps from version to the schema's version
 // over a state's JSON attributes.
 func (s served[M, D]) upgradeJSON(version int64, raw []byte) ([]byte, error) {
-	var steps map[int64]func(map[string]any) (map[string]any, error)
-	if u, ok := s.def.(StateUpgrader); ok {
-		steps = u.StateUpgrades()
-	}
-	return upgradeSteps(version, s.SchemaVersion(), steps, raw, "schema")
+	return upgradeSteps(version, s.SchemaVersion(), s.stateSteps(), raw, "schema")
 }
 
-// UpgradeProblems lists what is wrong with a resource's upgrade steps: a
-// version below the schema's without a step (its state could not be
-// read), or a step from the schema's version or above (never run).
-func (s served[M, D]) UpgradeProblems() []string {
-	var steps map[int64]func(map[string]any) (map[string]any, error)
+func (s served[M, D]) stateSteps() map[int64]func(map[string]any) (map[string]any, error) {
 	if u, ok := s.def.(StateUpgrader); ok {
-		steps = u.StateUpgrades()
+		return u.StateUpgrades()
 	}
-	current := s.SchemaVersion()
+	return nil
+}
+
+// UpgradeProblems lists what is wrong with a resource's upgrade steps, of
+// its state and of its identity: a version below the schema's without a
+// step (what it wrote could not be read), or a step from the schema's
+// version or above (never run).
+func (s served[M, D]) UpgradeProblems() []string {
+	return append(stepProblems("schema", s.SchemaVersion(), s.stateSteps()),
+		stepProblems("identity schema", s.IdentityVersion(), s.identitySteps())...)
+}
+
+func stepProblems(what string, current int64, steps map[int64]func(map[string]any) (map[string]any, error)) []string {
 	var problems []string
 	for v := int64(0); v < current; v++ {
 		if steps[v] == nil {
-			problems = append(problems, fmt.Sprintf("schema version %d has no upgrade step from version %d", current, v))
+			problems = append(problems, fmt.Sprintf("%s version %d has no upgrade step from version %d", what, current, v))
 		}
 	}
 	for v := range steps {
 		if v < 0 || v >= current {
-			problems = append(problems, fmt.Sprintf("an upgrade step from version %d, which schema version %d never runs", v, current))
-		}
-	}
-	identity, idSteps := s.IdentityVersion(), s.identitySteps()
-	for v := int64(0); v < identity; v++ {
-		if idSteps[v] == nil {
-			problems = append(problems, fmt.Sprintf("identity schema version %d has no upgrade step from version %d", identity, v))
-		}
-	}
-	for v := range idSteps {
-		if v < 0 || v >= identity {
-			problems = append(problems, fmt.Sprintf("an identity upgrade step from version %d, which identity schema version %d never runs", v, identity))
+			problems = append(problems, fmt.Sprintf("an upgrade step from version %d, which %s version %d never runs", v, what, current))
 		}
 	}
 	return problems
