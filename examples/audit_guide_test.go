@@ -38,18 +38,7 @@ func TestAccAuditGuide(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	ctx := context.Background()
 	c := acctest.OutsideClient(t, sb)
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "platform", Members: []string{"admin"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
-			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}}},
-		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "oncall"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	oncall := groups[0]
+	_, oncall := acctest.OutsideGroup(t, c, "platform", "oncall")
 	if err := c.AddMembers(ctx, "bk_cmdb", oncall, []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
 		t.Fatal(err)
 	}

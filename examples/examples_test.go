@@ -4,15 +4,13 @@
 package examples
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -141,21 +139,7 @@ func TestAccExamples(t *testing.T) {
 // with a group called name, and returns the grade manager's id.
 func outsideGroup(t *testing.T, sb *sandboxtest.Sandbox, name string) int64 {
 	t.Helper()
-	c, err := bkiam.New(bkiam.Config{APIGatewayURL: sb.URL, AppCode: sandboxtest.AppCode, AppSecret: sandboxtest.AppSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "platform", Members: []string{"alice"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
-			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}}},
-		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
+	gm, _ := acctest.OutsideGroup(t, acctest.OutsideClient(t, sb), "platform", name)
 	return gm
 }
 

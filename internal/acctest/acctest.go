@@ -1,6 +1,7 @@
 package acctest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -427,4 +428,28 @@ func ManagementCall(t *testing.T, sb *sandboxtest.Sandbox, method, path, body st
 			t.Fatalf("%s %s: data %s: %v", method, path, answer.Data, err)
 		}
 	}
+}
+
+// OutsideGroup makes, through IAM's management API as another team's
+// tooling would, a grade manager of bk_cmdb called gradeManager (alice its
+// member; view_host on every host; every subject in scope) and, unless
+// group is "", a group of it called group: their ids (id 0 without one).
+func OutsideGroup(t testing.TB, c *bkiam.Client, gradeManager, group string) (gm, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	hosts := []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: gradeManager, Members: []string{"alice"},
+		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}, Resources: hosts}},
+		SubjectScopes:       []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if group == "" {
+		return gm, 0
+	}
+	ids, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: group}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gm, ids[0]
 }

@@ -40,18 +40,8 @@ func TestAccAccessCheck(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	ctx := context.Background()
 	c := acctest.OutsideClient(t, sb)
-	hosts := []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "oncall-managers", Members: []string{"alice"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}, Resources: hosts}},
-		SubjectScopes:       []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "oncall"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddMembers(ctx, "bk_cmdb", groups[0], []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
+	_, oncall := acctest.OutsideGroup(t, c, "oncall-managers", "oncall")
+	if err := c.AddMembers(ctx, "bk_cmdb", oncall, []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
 		t.Fatal(err)
 	}
 
@@ -106,7 +96,7 @@ output "admin" {
 		t.Errorf("the plan does not show admin allowed as a manager:\n%s", out)
 	}
 
-	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", groups[0], bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
+	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", oncall, bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
 		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "1"}}}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,21 +147,11 @@ func TestAccEffectivePermissions(t *testing.T) {
 	ctx := context.Background()
 	c := acctest.OutsideClient(t, sb)
 	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"10"}, bkiam.PermanentExpiry)
-	hosts := []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "oncall-managers", Members: []string{"alice"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}, Resources: hosts}},
-		SubjectScopes:       []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
-	if err != nil {
+	_, oncall := acctest.OutsideGroup(t, c, "oncall-managers", "oncall")
+	if err := c.AddMembers(ctx, "bk_cmdb", oncall, []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
 		t.Fatal(err)
 	}
-	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "oncall"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddMembers(ctx, "bk_cmdb", groups[0], []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", groups[0], bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
+	if err := c.GrantGroupPolicies(ctx, "bk_cmdb", oncall, bkiam.GroupPolicyRequest{Actions: []bkiam.Action{{ID: "view_host"}},
 		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "1"}}}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +182,7 @@ output "admin" {
 }
 `)
 	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
-	want := fmt.Sprintf(`alice = jsonencode( { + delete = true + groups = [ + "%d", ] + view = { + "bk_cmdb/host" = [ + "1", + "10", ] } } )`, groups[0])
+	want := fmt.Sprintf(`alice = jsonencode( { + delete = true + groups = [ + "%d", ] + view = { + "bk_cmdb/host" = [ + "1", + "10", ] } } )`, oncall)
 	if !strings.Contains(out, want) {
 		t.Errorf("the plan does not show alice's effective permissions %q:\n%s", want, out)
 	}
@@ -227,13 +207,7 @@ func TestAccAccessThroughSubjectTemplate(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	ctx := context.Background()
 	c := acctest.OutsideClient(t, sb)
-	hosts := []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{Name: "platform", Members: []string{"admin"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}}, Resources: hosts}},
-		SubjectScopes:       []bkiam.SubjectScope{{Type: "*", ID: "*"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gm, _ := acctest.OutsideGroup(t, c, "platform", "")
 	var mirror []int64
 	acctest.ManagementCall(t, sb, http.MethodPost, fmt.Sprintf("/api/v2/open/management/systems/bk_cmdb/grade_managers/%d/groups/", gm),
 		`{"groups": [{"name": "mirror", "description": ""}], "sync_subject_template": true}`, &mirror)

@@ -40,20 +40,7 @@ func TestAccExpiringReportsWhatLapses(t *testing.T) {
 	c := acctest.OutsideClient(t, sb)
 	now := time.Now().UTC().Truncate(time.Second)
 	days := func(n int) int64 { return now.Add(time.Duration(n) * 24 * time.Hour).Unix() }
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{
-		Name: "oncall-managers", Members: []string{"alice"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
-			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*", Name: ""}}}}}}},
-		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "oncall"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	group := groups[0]
+	_, group := acctest.OutsideGroup(t, c, "oncall-managers", "oncall")
 	for _, add := range []struct {
 		members []bkiam.MemberRef
 		at      int64

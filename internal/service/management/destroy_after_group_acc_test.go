@@ -19,21 +19,7 @@ import (
 // host given by its id, and its group "dev".
 func adoptedSite(t *testing.T, c *bkiam.Client) (gm, group int64) {
 	t.Helper()
-	ctx := context.Background()
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{
-		Name: "adopted", Members: []string{"alice"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
-			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*"}}}}}}},
-		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "dev"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gm, ids[0]
+	return acctest.OutsideGroup(t, c, "adopted", "dev")
 }
 
 // membersAndPermissionHCL are the dev group's members and permission as a

@@ -28,21 +28,8 @@ import (
 // group under it, and returns the group's id.
 func newGroup(t *testing.T, c *bkiam.Client, name string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", bkiam.GradeManagerSpec{
-		Name: name + "-managers", Members: []string{"alice"},
-		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}},
-			Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{{System: "bk_cmdb", Type: "host", ID: "*", Name: ""}}}}}}},
-		SubjectScopes: []bkiam.SubjectScope{{Type: "*", ID: "*"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ids[0]
+	_, id := acctest.OutsideGroup(t, c, name+"-managers", name)
+	return id
 }
 
 // checkMembers is a step check: the group holds exactly want in the
