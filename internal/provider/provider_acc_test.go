@@ -97,6 +97,7 @@ var notAtPlanTime = map[string]string{
 	"checkRange: Invalid":                                        "the schema's int64validator.Between refuses the same value first, and the attributes have no environment fallback",
 	"bkiamProvider.Configure: Cannot create the IAM client":      "resolveConfig refuses first, on the attribute, everything bkiam.New refuses: a bug",
 	"newHTTPClient: Cannot create the HTTP client":               "only if http.DefaultTransport was replaced: a bug",
+	"readConfig: Provider not configured":                        "a bug: Terraform configures the provider before reading a data source",
 	"applyChange: Provider not configured":                       "apply time, and a bug",
 	"unmarshal: Cannot decode the":                               "Terraform sent a value that does not fit the schema: a bug",
 	"decodeValue: Cannot decode the":                             "a codec that does not fit its schema: a bug (TestCodecsRoundTrip)",
@@ -165,11 +166,6 @@ var notAtPlanTime = map[string]string{
 		"time: depends on the app's rights in IAM (TestAccGroupPermissionNotClientOfActionsSystem provokes it)",
 	"memberRunner.After: IAM dropped members": "apply time: depends on IAM's organisation " +
 		"(TestAccGroupMembersDropped provokes it)",
-	"systemDataSource.Configure: Unexpected provider data":         "a bug: Configure always hands over *conns.Data",
-	"systemDataSource.Read: Provider not configured":               "a bug: Terraform configures the provider before reading a data source",
-	"expiringDataSource.Read: Provider not configured":             "a bug: Terraform configures the provider before reading a data source",
-	"accessCheckDataSource.Read: Provider not configured":          "a bug: Terraform configures the provider before reading a data source",
-	"effectivePermissionsDataSource.Read: Provider not configured": "a bug: Terraform configures the provider before reading a data source",
 	"effectivePermissionsDataSource.Read: Cannot read the effective permissions": "read time: IAM's refusal of the query, or an " +
 		"expression it answers that the provider cannot parse",
 	"accessCheckDataSource.Read: Cannot check access": "read time: IAM's refusal of the check (TestAccAccessCheck provokes it with " +

@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
-	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
@@ -28,15 +27,13 @@ import (
 // department or an ancestor department, permission templates, expiry),
 // for check blocks, postconditions and terraform test assertions.
 type accessCheckDataSource struct {
-	data *conns.Data
+	dataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &accessCheckDataSource{}
 
-func NewAccessCheckDataSource() datasource.DataSource { return &accessCheckDataSource{} }
-
-func (d *accessCheckDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_access_check"
+func NewAccessCheckDataSource() datasource.DataSource {
+	return &accessCheckDataSource{dataSource{name: "access_check"}}
 }
 
 func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -101,10 +98,6 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 	}
 }
 
-func (d *accessCheckDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = conns.FromProviderData(req.ProviderData, "bkiam_access_check", &resp.Diagnostics)
-}
-
 type accessCheckModel struct {
 	System     types.String `tfsdk:"system"`
 	Subject    types.Object `tfsdk:"subject"`
@@ -116,13 +109,8 @@ type accessCheckModel struct {
 }
 
 func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m accessCheckModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "bkiam_access_check was read before the provider was configured; this is a bug in the provider.")
+	m, ok := readConfig[accessCheckModel](ctx, &d.dataSource, req, resp)
+	if !ok {
 		return
 	}
 	var subject struct {

@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
-	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -30,17 +29,13 @@ import (
 // user belongs to. What an auditor asks for and IAM's web UI does not
 // show in one place.
 type effectivePermissionsDataSource struct {
-	data *conns.Data
+	dataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &effectivePermissionsDataSource{}
 
 func NewEffectivePermissionsDataSource() datasource.DataSource {
-	return &effectivePermissionsDataSource{}
-}
-
-func (d *effectivePermissionsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_effective_permissions"
+	return &effectivePermissionsDataSource{dataSource{name: "effective_permissions"}}
 }
 
 var effectivePermissionType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -105,10 +100,6 @@ func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.
 	}
 }
 
-func (d *effectivePermissionsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = conns.FromProviderData(req.ProviderData, "bkiam_effective_permissions", &resp.Diagnostics)
-}
-
 type effectivePermissionsModel struct {
 	System      types.String `tfsdk:"system"`
 	User        types.String `tfsdk:"user"`
@@ -119,13 +110,8 @@ type effectivePermissionsModel struct {
 }
 
 func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m effectivePermissionsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "bkiam_effective_permissions was read before the provider was configured; this is a bug in the provider.")
+	m, ok := readConfig[effectivePermissionsModel](ctx, &d.dataSource, req, resp)
+	if !ok {
 		return
 	}
 	var actions []string

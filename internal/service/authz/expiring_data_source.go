@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
-	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -29,7 +28,7 @@ import (
 // user's grants of given actions through the policy lists (one scan per
 // action, shared with the plan's expiry check and detect_drift).
 type expiringDataSource struct {
-	data *conns.Data
+	dataSource
 }
 
 var (
@@ -37,10 +36,8 @@ var (
 	_ datasource.DataSourceWithConfigValidators = &expiringDataSource{}
 )
 
-func NewExpiringDataSource() datasource.DataSource { return &expiringDataSource{} }
-
-func (d *expiringDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_expiring"
+func NewExpiringDataSource() datasource.DataSource {
+	return &expiringDataSource{dataSource{name: "expiring"}}
 }
 
 var expiringMemberType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -118,10 +115,6 @@ func (d *expiringDataSource) ConfigValidators(context.Context) []datasource.Conf
 	}
 }
 
-func (d *expiringDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = conns.FromProviderData(req.ProviderData, "bkiam_expiring", &resp.Diagnostics)
-}
-
 type expiringModel struct {
 	System  types.String `tfsdk:"system"`
 	Within  types.String `tfsdk:"within"`
@@ -140,13 +133,8 @@ type lapse struct {
 }
 
 func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m expiringModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "bkiam_expiring was read before the provider was configured; this is a bug in the provider.")
+	m, ok := readConfig[expiringModel](ctx, &d.dataSource, req, resp)
+	if !ok {
 		return
 	}
 	within, ok := windowOf(path.Root("within"), m.Within.ValueString(), &resp.Diagnostics)

@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -13,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
-	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
@@ -22,15 +20,13 @@ import (
 // Its values are small (a system has tens of actions), so the framework
 // serves it.
 type systemDataSource struct {
-	data *conns.Data
+	dataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &systemDataSource{}
 
-func NewSystemDataSource() datasource.DataSource { return &systemDataSource{} }
-
-func (d *systemDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_system"
+func NewSystemDataSource() datasource.DataSource {
+	return &systemDataSource{dataSource{name: "system"}}
 }
 
 // typeRefAttrs are the attributes of a reference to a resource type.
@@ -120,18 +116,6 @@ func (d *systemDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	}
 }
 
-func (d *systemDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*conns.Data)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("bkiam_system got %T; this is a bug in the provider.", req.ProviderData))
-		return
-	}
-	d.data = data
-}
-
 type systemDataSourceModel struct {
 	System         types.String `tfsdk:"system"`
 	Actions        types.Map    `tfsdk:"actions"`
@@ -140,13 +124,8 @@ type systemDataSourceModel struct {
 }
 
 func (d *systemDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var config systemDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "bkiam_system was read before the provider was configured; this is a bug in the provider.")
+	config, ok := readConfig[systemDataSourceModel](ctx, &d.dataSource, req, resp)
+	if !ok {
 		return
 	}
 	system := config.System.ValueString()
