@@ -186,6 +186,7 @@ type Resource[D comparable] interface {
 	importResource(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) *tfprotov6.ImportResourceStateResponse
 	upgradeState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) *tfprotov6.UpgradeResourceStateResponse
 	upgradeIdentity(ctx context.Context, req *tfprotov6.UpgradeResourceIdentityRequest) *tfprotov6.UpgradeResourceIdentityResponse
+	movedIn(v tftypes.Value, diags *Diagnostics) (*tfprotov6.DynamicValue, *tfprotov6.ResourceIdentityData)
 	SchemaVersion() int64
 	UpgradeProblems() []string
 }

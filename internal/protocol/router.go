@@ -20,6 +20,7 @@ type Router[D comparable] struct {
 	data      func() D
 	resources map[string]Resource[D]
 	lists     map[string]*servedList
+	moves     []Move
 }
 
 func NewRouter[D comparable](framework tfprotov6.ProviderServer, data func() D, resources []Resource[D]) *Router[D] {

@@ -222,6 +222,13 @@ var notAtPlanTime = map[string]string{
 		"depends on whether IAM knows the group",
 	"checkNewExpiries: Rolling expiry passed": "plan time, but only once the rolling expiry a bkiam_group_members recorded without " +
 		"renew_before has passed, which a plan-only case cannot arrange: TestProtocolGroupMembersRollingPassed provokes it",
+	"MoveResourceState: Unsupported move": "plan time, but only of a moved block over state, which a plan-only case cannot " +
+		"arrange: TestMoveResourceState provokes each refusal, TestAccMoveRefused through the CLIs",
+	"permissionFromGrant: Unsupported move":    "as MoveResourceState's: TestMoveResourceState, TestAccMoveRefused",
+	"grantFromPermission: Unsupported move":    "as MoveResourceState's: TestMoveResourceState",
+	"MoveResourceState: Cannot move the state": "a bug: a move Terraform sent without state, or a source state that its own schema does not fit after its upgrade",
+	"NewMove: Cannot move the state":           "a bug: the source's state, upgraded by the router, read by the source's own codec",
+	"movedIn: Cannot move the state":           "a bug: a move that made a state the target's codec cannot read",
 	"checkPlannedScope: Outside the grade manager's scope": "plan time, but only once the grade manager and the group exist " +
 		"(their ids known at plan), which a plan-only case cannot arrange: TestAccGroupPermissionPlannedScope provokes both",
 }

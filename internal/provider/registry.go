@@ -24,6 +24,11 @@ var protocolResources = []protocol.Resource[*conns.Data]{
 	serveResource[management.GroupPermissionModel](management.NewGroupPermission()),
 }
 
+// protocolMoves are the moved blocks across resource types the provider
+// takes (protocol.Move): between an instance grant to a group and a group
+// permission, both ways.
+var protocolMoves = management.Moves()
+
 // frameworkResources and frameworkDataSources are served by the
 // framework itself, for values small enough that its machinery costs
 // nothing that matters (DESIGN.md, "Resources and data sources on the

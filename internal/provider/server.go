@@ -31,7 +31,7 @@ func newServer(p *bkiamProvider, resources []protocol.Resource[*conns.Data]) (tf
 	if err != nil {
 		return nil, err
 	}
-	router := protocol.NewRouter(framework, p.data.Load, resources).ServeLists(servedLists(p, resources))
+	router := protocol.NewRouter(framework, p.data.Load, resources).ServeLists(servedLists(p, resources)).ServeMoves(protocolMoves)
 	return &bkiamServer{Router: router, provider: p}, nil
 }
 
