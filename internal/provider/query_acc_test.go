@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/demo"
 	"github.com/bkiam/terraform-provider-bkiam/internal/provider"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
@@ -178,6 +180,100 @@ func TestAccQuery(t *testing.T) {
 	if err := acctest.CheckStateMatchesStore(w, sb, false, "user/alice", "user/dave"); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestAccQueryAgain: Terraform generates a block for every result of a
+// query, whatever state manages, so the adoption guide's second query
+// passes each list block the identities Terraform holds (managed, from
+// terraform state identities -json). Over a site adopted with TestAccQuery's
+// steps, and then changed outside Terraform (a new group qa with a member,
+// bob's grant of view_host, and a grant of edit_host to alice, whose
+// view_host is managed), it generates exactly those four objects, with a
+// warning for each managed one it leaves out; applying them imports the
+// four without a call that changes IAM, and the plan after is empty.
+// Without managed it generates all twelve.
+func TestAccQueryAgain(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	querier := queryCLI(t)
+	sb, site, w := adoptionWorkspace(t)
+	applier := w.Terraform
+	w.Terraform = querier
+	before := snapshotIAM(sb)
+	w.Write("site.tfquery.hcl", siteQuery(site))
+	w.MustRun("query", "-generate-config-out=generated.tf")
+	w.Remove("site.tfquery.hcl")
+	w.Terraform = applier
+	applyImportsOnly(t, w, sb, before, 8)
+
+	ctx := context.Background()
+	c := acctest.OutsideClient(t, sb)
+	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(site.GradeManager), []bkiam.GroupSpec{{Name: "qa"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddMembers(ctx, "bk_cmdb", groups[0], []bkiam.MemberRef{{Type: "user", ID: "dave"}}, bkiam.PermanentExpiry); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []struct{ user, action, host string }{{"bob", "view_host", "9"}, {"alice", "edit_host", "1"}} {
+		if _, err := c.BatchInstance(ctx, bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant,
+			Subject: bkiam.Subject{Type: "user", ID: g.user}, Actions: []bkiam.Action{{ID: g.action}},
+			Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: g.host, Name: "host " + g.host}}}},
+			ExpiredAt: bkiam.PermanentExpiry}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The second query: new labels, as Terraform names generated blocks
+	// after them and the first query's blocks are in the configuration.
+	w.Terraform = querier
+	w.Write("managed.json", w.MustRun("state", "identities", "-json"))
+	again := gradeManagerLists("bk_cmdb", site.GradeManager, "again", "again", "again") +
+		listBlock("bkiam_instance_grant", "again_view", "system", "bk_cmdb", "action", "view_host") +
+		listBlock("bkiam_instance_grant", "again_edit", "system", "bk_cmdb", "action", "edit_host")
+	blocks := func(file string) []string {
+		generated, err := os.ReadFile(filepath.Join(w.Dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, line := range strings.Split(string(generated), "\n") {
+			if strings.HasPrefix(line, "resource ") {
+				out = append(out, strings.TrimSuffix(line, " {"))
+			}
+		}
+		return out
+	}
+	w.Write("again.tfquery.hcl", again)
+	w.MustRun("query", "-generate-config-out=unfiltered.tf")
+	if got := blocks("unfiltered.tf"); len(got) != 12 {
+		t.Fatalf("without managed the second query generated %d blocks, want all 12: %v", len(got), got)
+	}
+	w.Remove("unfiltered.tf")
+	w.Write("again.tfquery.hcl", strings.ReplaceAll(again, "  config {\n", "  config {\n    managed = jsondecode(file(\"managed.json\"))\n"))
+	out := w.MustRun("query", "-generate-config-out=again.tf")
+	want := []string{`resource "bkiam_group" "again_0"`, `resource "bkiam_group_members" "again_0"`,
+		`resource "bkiam_instance_grant" "again_view_0"`, `resource "bkiam_instance_grant" "again_edit_0"`}
+	got := blocks("again.tf")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the second query generated %v, want %v\n%s", got, want, out)
+	}
+	// Terraform folds the warnings of one summary into the first.
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "Left out: already managed") ||
+		!strings.Contains(flat, "manages it, as managed says") || !strings.Contains(flat, "more similar warnings") {
+		t.Errorf("the second query did not warn that it left out what state manages:\n%s", out)
+	}
+	generated, _ := os.ReadFile(filepath.Join(w.Dir, "again.tf"))
+	for _, w := range []string{`name = "qa"`, `dave = "permanent"`, `id = "bob"`, `"9" = "9"`, `actions = ["edit_host"]`} {
+		if !strings.Contains(strings.Join(strings.Fields(string(generated)), " "), w) {
+			t.Errorf("the second query's configuration has no %s:\n%s", w, generated)
+		}
+	}
+	w.Remove("again.tfquery.hcl")
+	w.Terraform = applier
+	applyImportsOnly(t, w, sb, snapshotIAM(sb), 4)
 }
 
 // TestAccGenerateFromImportIDs: the adoption guide's path on every CLI,

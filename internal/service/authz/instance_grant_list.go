@@ -41,9 +41,10 @@ func NewInstanceGrantListResource() list.ListResource {
 }
 
 type instanceGrantListConfig struct {
-	System      types.String `tfsdk:"system"`
-	Action      types.String `tfsdk:"action"`
-	SubjectType types.String `tfsdk:"subject_type"`
+	System      types.String  `tfsdk:"system"`
+	Action      types.String  `tfsdk:"action"`
+	SubjectType types.String  `tfsdk:"subject_type"`
+	Managed     types.Dynamic `tfsdk:"managed"`
 }
 
 func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -69,12 +70,17 @@ func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.L
 			"subject_type": listschema.StringAttribute{Optional: true,
 				Description: "`user` (the default result), or `group`, which lists nothing and warns where groups' policies are listed: by `bkiam_group_permission`.",
 				Validators:  []validator.String{stringvalidator.OneOf(subjectUser, SubjectGroup)}},
+			"managed": listing.ManagedAttribute(),
 		},
 	}
 }
 
 func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
 	config, c, ok := listing.Begin[instanceGrantListConfig](ctx, &l.Base, req, stream)
+	if !ok {
+		return
+	}
+	managed, ok := listing.ReadManaged(ctx, "bkiam_instance_grant", config.Managed, stream)
 	if !ok {
 		return
 	}
@@ -119,7 +125,7 @@ func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stre
 		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
-		push = listing.Limited(req.Limit, push)
+		push = listing.Limited(req.Limit, managed.Leave(push))
 		now := time.Now().Unix()
 		// IAM's list is ordered by policy id, not by subject, and a user
 		// can hold an action through several rows (a permission template's

@@ -62,8 +62,9 @@ func NewGradeManagerListResource() list.ListResource {
 }
 
 type gradeManagerListConfig struct {
-	System types.String `tfsdk:"system"`
-	Name   types.String `tfsdk:"name"`
+	System  types.String  `tfsdk:"system"`
+	Name    types.String  `tfsdk:"name"`
+	Managed types.Dynamic `tfsdk:"managed"`
 }
 
 func (l *gradeManagerList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -79,6 +80,7 @@ func (l *gradeManagerList) ListResourceConfigSchema(_ context.Context, _ list.Li
 			"system": systemAttribute("The system whose grade managers to list, e.g. `bk_cmdb`."),
 			"name": listschema.StringAttribute{Optional: true,
 				Description: "Only grade managers whose name contains this, case-insensitively (IAM's filter)."},
+			"managed": listing.ManagedAttribute(),
 		},
 	}
 }
@@ -88,9 +90,13 @@ func (l *gradeManagerList) List(ctx context.Context, req list.ListRequest, strea
 	if !ok {
 		return
 	}
+	managed, ok := listing.ReadManaged(ctx, "bkiam_grade_manager", config.Managed, stream)
+	if !ok {
+		return
+	}
 	system := config.System.ValueString()
 	stream.Results = func(push func(list.ListResult) bool) {
-		push = listing.Limited(req.Limit, push)
+		push = listing.Limited(req.Limit, managed.Leave(push))
 		var failed list.ListResult
 		more := true
 		err := c.EachGradeManager(ctx, system, config.Name.ValueString(), func(info bkiam.GradeManagerInfo) bool {
@@ -124,11 +130,12 @@ type groupList struct{ listing.Base }
 func NewGroupListResource() list.ListResource { return &groupList{listing.Base{Name: "group"}} }
 
 type groupListConfig struct {
-	System         types.String `tfsdk:"system"`
-	GradeManagerID types.String `tfsdk:"grade_manager_id"`
-	Name           types.String `tfsdk:"name"`
-	Description    types.String `tfsdk:"description"`
-	Action         types.String `tfsdk:"action"`
+	System         types.String  `tfsdk:"system"`
+	GradeManagerID types.String  `tfsdk:"grade_manager_id"`
+	Name           types.String  `tfsdk:"name"`
+	Description    types.String  `tfsdk:"description"`
+	Action         types.String  `tfsdk:"action"`
+	Managed        types.Dynamic `tfsdk:"managed"`
 }
 
 func groupListAttributes(what string) map[string]listschema.Attribute {
@@ -142,6 +149,7 @@ func groupListAttributes(what string) map[string]listschema.Attribute {
 		"action": listschema.StringAttribute{Optional: true, Validators: []validator.String{verify.IAMIDValidator{}},
 			Description: "Only groups holding a permission of this action of `system`, e.g. `view_host` (IAM's `action_id` " +
 				"filter; IAM's filters by resource instance are not offered)."},
+		"managed": listing.ManagedAttribute(),
 	}
 }
 
@@ -235,8 +243,12 @@ func (l *groupList) List(ctx context.Context, req list.ListRequest, stream *list
 	if !ok {
 		return
 	}
+	managed, ok := listing.ReadManaged(ctx, "bkiam_group", config.Managed, stream)
+	if !ok {
+		return
+	}
 	stream.Results = func(push func(list.ListResult) bool) {
-		push = listing.Limited(req.Limit, push)
+		push = listing.Limited(req.Limit, managed.Leave(push))
 		eachGroup(ctx, c, config, "groups", push, func(g bkiam.Group) bool {
 			system, gm, id := config.System.ValueString(), config.GradeManagerID.ValueString(), strconv.FormatInt(g.ID, 10)
 			return push(listing.ValueResult(ctx, req, g.Name, map[string]string{"system": system, "grade_manager_id": gm, "id": id},
@@ -269,9 +281,13 @@ func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, strea
 	if !ok {
 		return
 	}
+	managed, ok := listing.ReadManaged(ctx, "bkiam_group_members", config.Managed, stream)
+	if !ok {
+		return
+	}
 	system := config.System.ValueString()
 	stream.Results = func(push func(list.ListResult) bool) {
-		push = listing.Limited(req.Limit, push)
+		push = listing.Limited(req.Limit, managed.Leave(push))
 		eachGroup(ctx, c, config, "members", push, func(g bkiam.Group) bool {
 			m := GroupMembersModel{System: protocol.Known(system), GroupID: protocol.Known(strconv.FormatInt(g.ID, 10))}
 			m.ID = protocol.Known(system + "/" + strconv.FormatInt(g.ID, 10))
@@ -312,9 +328,10 @@ func NewGroupPermissionListResource() list.ListResource {
 }
 
 type groupPermissionListConfig struct {
-	System         types.String `tfsdk:"system"`
-	GroupID        types.String `tfsdk:"group_id"`
-	GradeManagerID types.String `tfsdk:"grade_manager_id"`
+	System         types.String  `tfsdk:"system"`
+	GroupID        types.String  `tfsdk:"group_id"`
+	GradeManagerID types.String  `tfsdk:"grade_manager_id"`
+	Managed        types.Dynamic `tfsdk:"managed"`
 }
 
 func (l *groupPermissionList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -339,6 +356,7 @@ func (l *groupPermissionList) ListResourceConfigSchema(_ context.Context, _ list
 				Description: "A grade manager the system created, whose groups' permissions to list (its own groups, not its subset " +
 					"managers'). Exactly one of `group_id` and `grade_manager_id`.",
 				Validators: []validator.String{stringvalidator.RegexMatches(positiveIDPattern, "must be a numeric id IAM gave, e.g. \"42\"")}},
+			"managed": listing.ManagedAttribute(),
 		},
 	}
 }
@@ -352,10 +370,14 @@ func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, st
 	if !ok {
 		return
 	}
+	managed, ok := listing.ReadManaged(ctx, "bkiam_group_permission", config.Managed, stream)
+	if !ok {
+		return
+	}
 	system := config.System.ValueString()
 	if gm := config.GradeManagerID.ValueString(); gm != "" {
 		stream.Results = func(push func(list.ListResult) bool) {
-			push = listing.Limited(req.Limit, push)
+			push = listing.Limited(req.Limit, managed.Leave(push))
 			eachGroup(ctx, c, groupListConfig{System: config.System, GradeManagerID: config.GradeManagerID}, "permissions", push,
 				func(g bkiam.Group) bool {
 					policies, err := c.GroupPolicies(ctx, system, g.ID)
@@ -381,7 +403,7 @@ func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, st
 		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
-		push = listing.Limited(req.Limit, push)
+		push = listing.Limited(req.Limit, managed.Leave(push))
 		if len(policies) > 0 {
 			sync, g, err := syncGroupWith(ctx, c, system, group)
 			if err != nil {

@@ -1,0 +1,92 @@
+package listing
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+func TestAddressType(t *testing.T) {
+	for address, want := range map[string]string{
+		"bkiam_group.dev":                                 "bkiam_group",
+		`bkiam_group_members.all["a.b"]`:                  "bkiam_group_members",
+		`module.team["x.y"].bkiam_instance_grant.g[0]`:    "bkiam_instance_grant",
+		`module.a.module.b.bkiam_group_permission.p["]"]`: "bkiam_group_permission",
+		"nonsense": "",
+	} {
+		if got := addressType(address); got != want {
+			t.Errorf("addressType(%q) = %q, want %q", address, got, want)
+		}
+	}
+}
+
+// TestCovers: what a managed identity leaves out of a list. A grant and a
+// group permission of the same subject cover each other's results whose
+// actions they hold; anything else covers only its own type's equal
+// identity.
+func TestCovers(t *testing.T) {
+	grant := func(subjectType, subjectID string, actions ...any) map[string]any {
+		return map[string]any{"system": "bk_cmdb", "subject_type": subjectType, "subject_id": subjectID, "actions": actions,
+			"resource_types": []any{"bk_cmdb/host"}}
+	}
+	permission := func(group string, actions ...any) map[string]any {
+		return map[string]any{"system": "bk_cmdb", "group_id": group, "actions": actions}
+	}
+	group := func(id string) map[string]any {
+		return map[string]any{"system": "bk_cmdb", "grade_manager_id": "1", "id": id}
+	}
+	cases := []struct {
+		name                string
+		listed, managedType string
+		result, managed     map[string]any
+		want                bool
+	}{
+		{"same grant", "bkiam_instance_grant", "bkiam_instance_grant", grant("user", "alice", "view_host"), grant("user", "alice", "view_host"), true},
+		{"a grant of more actions", "bkiam_instance_grant", "bkiam_instance_grant", grant("user", "alice", "view_host"), grant("user", "alice", "edit_host", "view_host"), true},
+		{"another action", "bkiam_instance_grant", "bkiam_instance_grant", grant("user", "alice", "view_host"), grant("user", "alice", "edit_host"), false},
+		{"another user", "bkiam_instance_grant", "bkiam_instance_grant", grant("user", "alice", "view_host"), grant("user", "bob", "view_host"), false},
+		{"a group's grant covers its permission", "bkiam_group_permission", "bkiam_instance_grant", permission("4", "view_host"), grant("group", "4", "view_host"), true},
+		{"a permission covers the group's grant", "bkiam_instance_grant", "bkiam_group_permission", grant("group", "4", "view_host"), permission("4", "edit_host", "view_host"), true},
+		{"another group", "bkiam_group_permission", "bkiam_instance_grant", permission("4", "view_host"), grant("group", "5", "view_host"), false},
+		{"a user is no group", "bkiam_group_permission", "bkiam_instance_grant", permission("4", "view_host"), grant("user", "4", "view_host"), false},
+		{"same group", "bkiam_group", "bkiam_group", group("4"), group("4"), true},
+		{"another group id", "bkiam_group", "bkiam_group", group("4"), group("5"), false},
+		{"same identity, another type", "bkiam_group", "other_group", group("4"), group("4"), false},
+		{"members are not the group", "bkiam_group_members", "bkiam_group", map[string]any{"system": "bk_cmdb", "group_id": "4"}, group("4"), false},
+	}
+	for _, c := range cases {
+		if got := covers(c.listed, c.result, c.managedType, c.managed); got != c.want {
+			t.Errorf("%s: covers = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReadManaged: managed takes the object terraform state identities
+// -json prints; anything else fails the list, saying what it takes.
+func TestReadManaged(t *testing.T) {
+	ctx := context.Background()
+	identity := types.ObjectValueMust(map[string]attr.Type{"system": types.StringType, "id": types.StringType},
+		map[string]attr.Value{"system": types.StringValue("bk_cmdb"), "id": types.StringValue("4")})
+	state := types.ObjectValueMust(map[string]attr.Type{"bkiam_group.dev": identity.Type(ctx), `module.m["x"].bkiam_grade_manager.gm`: identity.Type(ctx)},
+		map[string]attr.Value{"bkiam_group.dev": identity, `module.m["x"].bkiam_grade_manager.gm`: identity})
+	var stream list.ListResultsStream
+	m, ok := ReadManaged(ctx, "bkiam_group", types.DynamicValue(state), &stream)
+	if !ok || len(m.entries) != 2 || m.entries[0].typeName != "bkiam_group" || m.entries[1].typeName != "bkiam_grade_manager" {
+		t.Fatalf("ReadManaged = %+v, %v", m, ok)
+	}
+	if m, ok := ReadManaged(ctx, "bkiam_group", types.DynamicNull(), &stream); !ok || m != nil {
+		t.Fatalf("a null managed: %+v, %v", m, ok)
+	}
+	if _, ok := ReadManaged(ctx, "bkiam_group", types.DynamicValue(types.StringValue("managed.json")), &stream); ok {
+		t.Fatal("a string was taken as managed")
+	}
+	for r := range stream.Results {
+		if !r.Diagnostics.HasError() || !strings.Contains(r.Diagnostics[0].Detail(), "terraform state identities -json") {
+			t.Errorf("the error does not say what managed takes: %v", r.Diagnostics)
+		}
+	}
+}
