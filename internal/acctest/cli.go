@@ -90,13 +90,13 @@ func (w *CLIWorkspace) Remove(name string) {
 }
 
 // Command prepares a Terraform command with -no-color, and -input=false
-// where the command takes it (not query or output); state subcommands, taint and
+// where the command takes it (not query, output or show); state subcommands, taint and
 // untaint as they are.
 func (w *CLIWorkspace) Command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	full := []string{args[0]}
 	switch args[0] {
 	case "state", "taint", "untaint":
-	case "query", "output":
+	case "query", "output", "show":
 		full = append(full, "-no-color")
 	default:
 		full = append(full, "-no-color", "-input=false")

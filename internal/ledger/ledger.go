@@ -165,13 +165,17 @@ type scope struct {
 	// changed is closed, and replaced, whenever a claim or a flight ends,
 	// waking those who wait for one.
 	changed chan struct{}
+	// pending are the holders that will claim paths not known yet (plan
+	// walk: their instances come from another resource), with their
+	// actions; nil actions: any.
+	pending map[*Holder][]string
 }
 
 func (l *Ledger) scope(s Scope) *scope {
 	sc := l.scopes[s]
 	if sc == nil {
 		sc = &scope{claims: index{}, revokes: index{}, revoked: index{}, left: index{}, expiries: map[string]map[int64]holders{},
-			flights: map[string]int{}, changed: make(chan struct{})}
+			flights: map[string]int{}, changed: make(chan struct{}), pending: map[*Holder][]string{}}
 		l.scopes[s] = sc
 	}
 	return sc
@@ -260,6 +264,10 @@ type Report struct {
 	// Expiries are the other holders that grant one of h's actions with
 	// another expiry: IAM keeps one, the later.
 	Expiries []Expiry
+	// Pending are the holders registered before h (Pend) that will claim,
+	// for one of h's actions, paths not known yet: none can tell at plan
+	// whether they and h share a path.
+	Pending []*Holder
 }
 
 // Expiry is another holder's expiry for one of h's actions.
@@ -315,8 +323,44 @@ func (l *Ledger) Plan(h *Holder, after, revokes Claims) Report {
 			}
 		}
 	}
+	for p, actions := range sc.pending {
+		if p != h && (actions == nil || slices.ContainsFunc(actions, func(a string) bool { _, ok := after.Actions[a]; return ok })) {
+			r.Pending = append(r.Pending, p)
+		}
+	}
 	slices.SortStableFunc(r.Expiries, func(a, b Expiry) int { return cmp.Compare(a.Other.id, b.Other.id) })
+	slices.SortFunc(r.Pending, func(a, b *Holder) int { return cmp.Compare(a.id, b.id) })
 	return r
+}
+
+// Pend records that h will claim, in scope s, paths not known yet (its
+// instances come from another resource) for actions, nil for any action
+// or actions not known yet either, and returns the holders registered
+// so far that claim paths there for one of them: none can tell at plan
+// whether they and h share a path. Holders planned after h learn of it
+// from Plan (Report.Pending).
+func (l *Ledger) Pend(h *Holder, s Scope, actions []string) []*Holder {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sc := l.scope(s)
+	sc.pending[h] = actions
+	seen := map[*Holder]bool{}
+	var out []*Holder
+	for action, paths := range sc.claims {
+		if actions != nil && !slices.Contains(actions, action) {
+			continue
+		}
+		for _, hs := range paths {
+			for _, o := range hs {
+				if o != h && !seen[o] {
+					seen[o] = true
+					out = append(out, o)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *Holder) int { return cmp.Compare(a.id, b.id) })
+	return out
 }
 
 // Revoke decides what h may revoke of paths, per action, in scope s: what

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
@@ -25,6 +27,16 @@ type Claimer[M any] interface {
 	// another resource of the command revokes: the update must show a
 	// change, or Terraform would not apply it.
 	Reassert(planned M) M
+}
+
+// Unknowable is what a resource adds whose claims can be unknown at plan,
+// as when its instances come from another resource.
+type Unknowable[M any] interface {
+	// PendingScope reports whether m grants paths not known until apply
+	// (Claims then names nothing), and, when known, the scope and actions
+	// they will be in (actions nil when not known either); known is false
+	// when the scope is not known.
+	PendingScope(m M) (pending bool, scope ledger.Scope, actions []string, known bool)
 }
 
 // Data is what the shared grants need of the provider's data. Its
@@ -121,17 +133,29 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 			forcedSpare = spareOf(b.ledger.Plan(old, ledger.Claims{}, minusClaims(oldBefore, oldKept)).Spare, oldKept)
 		}
 	}
-	if after.Actions == nil && revokes.Actions == nil && oldID == "" {
-		return planned
-	}
 	labelOf := prior
 	if planned != nil {
 		labelOf = planned
+	}
+	if u, ok := a.c.(Unknowable[M]); ok && planned != nil {
+		if pending, scope, actions, known := u.PendingScope(*planned); pending {
+			a.pend(b, n.TypeName+" "+a.c.Label(*labelOf), scope, actions, known, allowShared, diags)
+		}
+	}
+	if after.Actions == nil && revokes.Actions == nil && oldID == "" {
+		return planned
 	}
 	h, id := b.holder(n.TypeName + " " + a.c.Label(*labelOf))
 	b.planned(id, before)
 	h.Changing = planned != prior || replace
 	report := b.ledger.Plan(h, after, revokes)
+	if len(report.Pending) > 0 && !h.Changing && !allowShared {
+		diags.AddError("Grants not comparable until apply",
+			fmt.Sprintf("This resource does not change in this plan, and %s grants the same subject %s with instances not "+
+				"known until apply. Terraform applies only what changes, so the apply, where those instances become known, "+
+				"cannot compare them with this resource's: if they shared one, both resources would keep granting it, and a "+
+				"revoke by either would take it from the other. %s", labels(report.Pending), actionsOf(after), notComparableFix))
+	}
 	if len(report.Overlaps) > 0 && !allowShared {
 		// A lasting overlap: both resources stay and grant the path
 		// (DESIGN.md, "Shared grants").
@@ -223,6 +247,72 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 		resp.PlannedPrivate = newPrivate.Bytes(diags)
 	}
 	return planned
+}
+
+// notComparableFix is what to do about grants not comparable until apply.
+const notComparableFix = "Nothing is sent. Apply the resource the instances come from first (terraform apply " +
+	"-target=<its address>), so that the plan knows them; or write them literally; or set allow_shared_grants = true in " +
+	"the provider configuration to let resources share paths."
+
+// pend records a resource whose paths are not known until apply (its
+// instances come from another resource). An unchanged resource that
+// grants the same subject one of its actions cannot be compared with it
+// at apply, where only what changes is planned again: the plan fails,
+// whichever of the two is planned first (Plan refuses the unchanged one
+// planned after). Resources that change are compared with it in the
+// apply's own plans, before either's calls: it warns of that.
+func (a Account[M, D]) pend(b *Book, label string, scope ledger.Scope, actions []string, known, allowShared bool, diags *protocol.Diagnostics) {
+	if allowShared {
+		return
+	}
+	if !known {
+		diags.AddWarning("Shared grants checked at apply",
+			"Neither what this resource grants nor its subject is known until apply (they come from other resources), so the "+
+				"plan cannot compare it with the other resources of the configuration. The apply compares it with those that "+
+				"change in it, before either's calls; a resource that does not change is not compared.")
+		return
+	}
+	h, _ := b.holder(label)
+	var unchanged []*ledger.Holder
+	for _, o := range b.ledger.Pend(h, scope, actions) {
+		if !o.Changing {
+			unchanged = append(unchanged, o)
+		}
+	}
+	if len(unchanged) > 0 {
+		diags.AddError("Grants not comparable until apply",
+			fmt.Sprintf("What this resource grants is not known until apply (it comes from another resource), and %s grants "+
+				"the same subject %s and does not change in this plan. Terraform applies only what changes, so the apply, "+
+				"where this resource's instances become known, cannot compare them with that resource's: if they shared one, "+
+				"both resources would keep granting it, and a revoke by either would take it from the other. %s",
+				labels(unchanged), actionText(actions), notComparableFix))
+		return
+	}
+	diags.AddWarning("Shared grants checked at apply",
+		"What this resource grants is not known until apply (it comes from another resource), so the plan cannot compare it "+
+			"with the other resources that grant the same subject. The apply compares it with those that change in it, "+
+			"before either's calls: if they share a path, the one the apply plans later fails, sending nothing. A resource "+
+			"that grants the same subject one of its actions and does not change cannot be compared there, so the plan "+
+			"fails instead.")
+}
+
+func labels(hs []*ledger.Holder) string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Label
+	}
+	return strings.Join(out, ", ")
+}
+
+func actionsOf(c ledger.Claims) string {
+	return actionText(slices.Sorted(maps.Keys(c.Actions)))
+}
+
+func actionText(actions []string) string {
+	if actions == nil {
+		return "actions not known until apply"
+	}
+	return strings.Join(actions, ", ")
 }
 
 // Apply finds the apply's holder in the process's ledger: the one

@@ -1093,3 +1093,17 @@ func (InstanceGrant) Reassert(planned InstanceGrantModel) InstanceGrantModel {
 	planned.Policies = protocol.Unknown[map[string]protocol.Value[int64]]()
 	return planned
 }
+
+// PendingScope: the grant's paths are not known until apply, as when its
+// instances come from another resource (sharedgrants.Unknowable); an
+// imported grant, which holds nothing known, is not pending.
+func (InstanceGrant) PendingScope(m InstanceGrantModel) (pending bool, scope ledger.Scope, actions []string, known bool) {
+	g := ViewGrant(m)
+	if g.Known && g.System != "" && g.Subject.ID != "" || m.Actions.IsNull() && m.Resources.IsNull() {
+		return false, ledger.Scope{}, nil, false
+	}
+	if a, ok := protocol.StringsOf(m.Actions); ok {
+		actions = a
+	}
+	return true, grantScope(g.System, g.Subject), actions, g.System != "" && g.Subject.Type != "" && g.Subject.ID != ""
+}

@@ -1,6 +1,7 @@
 package authz_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
@@ -275,4 +277,114 @@ resource "bkiam_creator_grant" "jobs" {
 	}
 	w.Configure(provider, "")
 	applyAndCheck(t, w, sb, "bk_job", nil)
+}
+
+// TestAccShared_overlapUnknownAtPlan: a grant whose instance comes from
+// another resource is not known at plan, so the plan cannot compare it
+// with the other grants of the subject. Beside an unchanged grant of the
+// same action, which the apply would not plan again, the plan fails,
+// sending nothing (before, the apply passed and every later plan failed
+// with "Grants shared with another resource"); applying the source first
+// (-target) lets the plan compare them. Beside a grant that changes too,
+// the plan warns, and the apply, where both are planned again, refuses
+// the one it plans later before its calls: IAM then holds what state
+// records, no path is recorded twice, and the next plan names the overlap.
+func TestAccShared_overlapUnknownAtPlan(t *testing.T) {
+	acctest.Parallel(t)
+	w, sb, provider := sharedWorkspace(t)
+	a := func(ids ...string) string { return acctest.SharedHostGrant("a", "view_host", "", ids...) }
+	b := func(host string) string {
+		return fmt.Sprintf(`
+resource "terraform_data" "host" {
+  input = %q
+}
+
+resource "bkiam_instance_grant" "b" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { (terraform_data.host.output) = "host" } }]
+}
+`, host)
+	}
+	w.Configure(provider, a("1", "2"))
+	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")})
+
+	for _, host := range []string{"2", "3"} {
+		w.Configure(provider, a("1", "2")+b(host))
+		writes := acctest.IAMWrites(sb)
+		out, code := w.Run("apply", "-auto-approve")
+		if code == 0 || !acctest.PlanErrorPattern("Error: Grants not comparable until apply", "does not change in this plan",
+			"terraform apply -target=<its address>").MatchString(out) {
+			t.Fatalf("host %s: a grant unknown at plan beside an unchanged grant of the action was not refused at plan (exit %d):\n%s", host, code, out)
+		}
+		if n := acctest.IAMWrites(sb) - writes; n != 0 {
+			t.Fatalf("host %s: the refused plan sent %d calls that change IAM", host, n)
+		}
+		if got := w.MustRun("state", "list"); strings.Contains(got, "bkiam_instance_grant.b") {
+			t.Fatalf("host %s: the refused grant is in state:\n%s", host, got)
+		}
+	}
+	w.MustRun("apply", "-auto-approve", "-target=terraform_data.host")
+	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")})
+
+	// Both change, and share host 5, which b's plan cannot know.
+	w.Configure(provider, a("1", "2", "5")+b("5"))
+	out, code := w.Run("apply", "-auto-approve")
+	if code == 0 || !acctest.PlanErrorPattern("Error: Grants shared with another resource", "/bk_cmdb,host,5/").MatchString(out) {
+		t.Fatalf("the apply of two grants sharing host 5, unknown at plan, refused neither (exit %d):\n%s", code, out)
+	}
+	if !strings.Contains(out, "Shared grants checked at apply") {
+		t.Errorf("the plan did not warn that the apply checks the grant it cannot know:\n%s", out)
+	}
+	if recorded := hostRecords(t, w, "/bk_cmdb,host,5/"); recorded != 1 {
+		t.Fatalf("host 5 is recorded by %d grants in state, want 1", recorded)
+	}
+	if err := acctest.CheckStateMatchesStore(w, sb, false, "user/alice"); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := w.Run("plan"); code == 0 || !acctest.PlanErrorPattern("Error: Grants shared with another resource", "/bk_cmdb,host,5/").MatchString(out) {
+		t.Fatalf("the plan after did not name the overlap (exit %d):\n%s", code, out)
+	}
+	w.Configure(provider, a("1", "2", "5")+b("6"))
+	w.MustRun("apply", "-auto-approve", "-target=terraform_data.host")
+	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "5", "6")})
+}
+
+// hostRecords counts the grants in state that record path.
+func hostRecords(t *testing.T, w *acctest.CLIWorkspace, path string) int {
+	t.Helper()
+	var show struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Type   string `json:"type"`
+					Values struct {
+						Resources []struct {
+							System    string            `json:"system"`
+							Type      string            `json:"type"`
+							Instances map[string]string `json:"instances"`
+						} `json:"resources"`
+					} `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(w.MustRun("show", "-json")), &show); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range show.Values.RootModule.Resources {
+		if r.Type != "bkiam_instance_grant" {
+			continue
+		}
+		for _, res := range r.Values.Resources {
+			for id := range res.Instances {
+				if sharedgrants.InstancePath(res.System, res.Type, id) == path {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }

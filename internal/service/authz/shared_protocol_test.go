@@ -176,3 +176,70 @@ func TestProtocolCreatorGrantWarnsOfUnlimitedPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestProtocolSharedUnknownAtPlan: a grant whose instances are unknown at
+// plan beside an unchanged grant of the same subject and action fails the
+// plan, whichever of the two is planned first (the one planned second
+// says so); beside a grant of another action, or one that changes in the
+// same plan, it only warns that the apply compares them; with
+// allow_shared_grants, nothing is said.
+func TestProtocolSharedUnknownAtPlan(t *testing.T) {
+	view := []string{"view_host"}
+	unknownHosts := func(actions []string) *authz.InstanceGrantModel {
+		m := acctest.HostsOf(actions)
+		m.Resources = protocol.Known([]protocol.Value[authz.ResourceModel]{protocol.Known(authz.ResourceModel{
+			System: protocol.Known("bk_cmdb"), Type: protocol.Known("host"), Instances: protocol.Unknown[map[string]protocol.StringValue]()})})
+		return m
+	}
+	const notComparable, checkedAtApply = "Grants not comparable until apply", "Shared grants checked at apply"
+	summaries := func(resp *tfprotov6.PlanResourceChangeResponse) []string {
+		var out []string
+		for _, d := range resp.Diagnostics {
+			out = append(out, d.Summary)
+		}
+		return out
+	}
+	cases := []struct {
+		name                   string
+		otherActions           []string
+		otherChanges, unknown1 bool // unknown1: the unknown grant is planned first
+		allowShared            bool
+		wantUnknown, wantOther []string
+	}{
+		{name: "unchanged, planned first", otherActions: view, wantUnknown: []string{notComparable}},
+		{name: "unchanged, planned second", otherActions: view, unknown1: true, wantUnknown: []string{checkedAtApply}, wantOther: []string{notComparable}},
+		{name: "another action", otherActions: []string{"edit_host"}, wantUnknown: []string{checkedAtApply}},
+		{name: "another action, planned second", otherActions: []string{"edit_host"}, unknown1: true, wantUnknown: []string{checkedAtApply}},
+		{name: "changes too", otherActions: view, otherChanges: true, wantUnknown: []string{checkedAtApply}},
+		{name: "changes too, planned second", otherActions: view, otherChanges: true, unknown1: true, wantUnknown: []string{checkedAtApply}},
+		{name: "allow_shared_grants", otherActions: view, allowShared: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := acctest.NewProtoEnv(t, map[string]any{"allow_shared_grants": c.allowShared})
+			other := acctest.InstanceProto.MustChange(t, env.Server, nil, nil, acctest.HostsOf(c.otherActions, "1", "2"))
+			acctest.NewCommand(env.Server)
+			otherConfig := acctest.HostsOf(c.otherActions, "1", "2")
+			if c.otherChanges {
+				otherConfig = acctest.HostsOf(c.otherActions, "1", "2", "3")
+			}
+			var unknownPlan, otherPlan *tfprotov6.PlanResourceChangeResponse
+			planOther := func() {
+				otherPlan = acctest.InstanceProto.PlanInCommand(t, env.Server, other.NewState, other.Private, otherConfig)
+			}
+			if !c.unknown1 {
+				planOther()
+			}
+			unknownPlan = acctest.InstanceProto.PlanInCommand(t, env.Server, nil, nil, unknownHosts(view))
+			if c.unknown1 {
+				planOther()
+			}
+			if got := summaries(unknownPlan); !slices.Equal(got, c.wantUnknown) {
+				t.Errorf("the unknown grant's plan says %q, want %q: %s", got, c.wantUnknown, testutil.RenderDiags(unknownPlan.Diagnostics))
+			}
+			if got := summaries(otherPlan); !slices.Equal(got, c.wantOther) {
+				t.Errorf("the other grant's plan says %q, want %q: %s", got, c.wantOther, testutil.RenderDiags(otherPlan.Diagnostics))
+			}
+		})
+	}
+}

@@ -597,3 +597,8 @@ func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInst
 	}
 	return nil, err
 }
+
+// PendingScope: as bkiam_instance_grant's (sharedgrants.Unknowable).
+func (r GroupPermission) PendingScope(m GroupPermissionModel) (bool, ledger.Scope, []string, bool) {
+	return r.grant.PendingScope(m.asGrant())
+}
