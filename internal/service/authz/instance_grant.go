@@ -1016,11 +1016,50 @@ func grantID(system string, subject bkiam.Subject) string {
 // resource type; the whole combination for a combined resource, which
 // IAM stores as one group; "/" for actions related to no type.
 func (InstanceGrant) Claims(m InstanceGrantModel) ledger.Claims {
-	g := ViewGrant(m)
-	if !g.Known || g.System == "" || g.Subject.ID == "" {
+	g, ok := claimedGrant(m)
+	if !ok {
 		return ledger.Claims{}
 	}
 	return grantClaims(g.System, g.Subject, grantplan.Held(&g.Grant))
+}
+
+// claimedGrant is the grant as far as it names paths: its system, subject,
+// actions and instance ids. Unlike ViewGrant it needs neither the
+// instances' names nor the expiry, which name no path (an expiry not
+// known yet claims 0, which compares with no other); false when a path is
+// not known.
+func claimedGrant(m InstanceGrantModel) (GrantView, bool) {
+	g := ViewGrant(m)
+	if g.System == "" || g.Subject.Type == "" || g.Subject.ID == "" {
+		return g, false
+	}
+	if g.Known {
+		return g, true
+	}
+	actions, ok := protocol.StringsOf(m.Actions)
+	entries, okEntries := m.Resources.Get()
+	if !ok || !okEntries {
+		return g, false
+	}
+	slices.Sort(actions)
+	grant := grantplan.Grant{Actions: actions}
+	for _, e := range entries {
+		entry, okEntry := e.Get()
+		system, okSystem := entry.System.Get()
+		typ, okType := entry.Type.Get()
+		instances, okInstances := entry.Instances.Get()
+		if !okEntry || !okSystem || !okType || !okInstances {
+			return g, false
+		}
+		ids := make(map[string]string, len(instances))
+		for id, name := range instances {
+			ids[id], _ = name.Get()
+		}
+		grant.Resources = append(grant.Resources, grantplan.Resource{System: system, Type: typ, Instances: ids})
+	}
+	grant.ExpiresAt, _ = expiresUnix(m.ExpiresAt, g.Subject.Type)
+	g.Grant = grant
+	return g, true
 }
 
 // grantClaims are the claims of holdings.
@@ -1098,8 +1137,8 @@ func (InstanceGrant) Reassert(planned InstanceGrantModel) InstanceGrantModel {
 // instances come from another resource (sharedgrants.Unknowable); an
 // imported grant, which holds nothing known, is not pending.
 func (InstanceGrant) PendingScope(m InstanceGrantModel) (pending bool, scope ledger.Scope, actions []string, known bool) {
-	g := ViewGrant(m)
-	if g.Known && g.System != "" && g.Subject.ID != "" || m.Actions.IsNull() && m.Resources.IsNull() {
+	g, claimed := claimedGrant(m)
+	if claimed || m.Actions.IsNull() && m.Resources.IsNull() {
 		return false, ledger.Scope{}, nil, false
 	}
 	if a, ok := protocol.StringsOf(m.Actions); ok {

@@ -335,8 +335,11 @@ func TestProtocolInstanceGrantRequiresReplace(t *testing.T) {
 
 // TestProtocolInstanceGrantUnknownValues: a configuration whose values
 // are unknown at any depth (known only after another resource's apply)
-// validates without a diagnostic, and plans without one and without a
-// call to IAM, keeping every unknown value as it is.
+// validates without a diagnostic, and plans without a call to IAM,
+// keeping every unknown value as it is. Where a path the grant claims is
+// unknown, the plan warns that shared grants are checked at apply
+// (TestProtocolSharedUnknownAtPlan); an instance's name or the expiry
+// names no path, and plans without a diagnostic.
 func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 	entry := func(change func(r *authz.ResourceModel)) protocol.Value[[]protocol.Value[authz.ResourceModel]] {
 		r := authz.ResourceModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known("host"), Instances: protocol.KnownStringMap(acctest.HostNames("1", "2"))}
@@ -350,41 +353,43 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 		// grant: the grant itself is unknown, so that an update cannot
 		// show the policy ids it keeps.
 		grant bool
+		// pending: a path is unknown; scopeUnknown: the subject too.
+		pending, scopeUnknown bool
 	}{
-		{"system", func(m *authz.InstanceGrantModel) { m.System = unknownString }, false},
-		{"subject", func(m *authz.InstanceGrantModel) { m.Subject = protocol.Unknown[authz.SubjectModel]() }, false},
+		{"system", func(m *authz.InstanceGrantModel) { m.System = unknownString }, false, true, true},
+		{"subject", func(m *authz.InstanceGrantModel) { m.Subject = protocol.Unknown[authz.SubjectModel]() }, false, true, true},
 		{"subject type", func(m *authz.InstanceGrantModel) {
 			m.Subject = protocol.Known(authz.SubjectModel{Type: unknownString, ID: protocol.Known("1")})
-		}, false},
+		}, false, true, true},
 		{"subject id of a group", func(m *authz.InstanceGrantModel) {
 			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("group"), ID: unknownString})
-		}, false},
-		{"actions", func(m *authz.InstanceGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }, true},
+		}, false, true, true},
+		{"actions", func(m *authz.InstanceGrantModel) { m.Actions = protocol.Unknown[[]protocol.StringValue]() }, true, true, false},
 		{"an action", func(m *authz.InstanceGrantModel) {
 			m.Actions = protocol.Known([]protocol.StringValue{protocol.Known("view_host"), unknownString})
-		}, true},
+		}, true, true, false},
 		{"resources", func(m *authz.InstanceGrantModel) {
 			m.Resources = protocol.Unknown[[]protocol.Value[authz.ResourceModel]]()
-		}, true},
+		}, true, true, false},
 		{"a resource entry", func(m *authz.InstanceGrantModel) {
 			m.Resources = protocol.Known([]protocol.Value[authz.ResourceModel]{protocol.Unknown[authz.ResourceModel]()})
-		}, true},
+		}, true, true, false},
 		{"a resource entry's type", func(m *authz.InstanceGrantModel) {
 			m.Resources = entry(func(r *authz.ResourceModel) { r.Type = unknownString })
-		}, true},
+		}, true, true, false},
 		{"instances", func(m *authz.InstanceGrantModel) {
 			m.Resources = entry(func(r *authz.ResourceModel) { r.Instances = protocol.Unknown[map[string]protocol.StringValue]() })
-		}, true},
+		}, true, true, false},
 		{"an instance name", func(m *authz.InstanceGrantModel) {
 			m.Resources = entry(func(r *authz.ResourceModel) {
 				r.Instances = protocol.Known(map[string]protocol.StringValue{"1": protocol.Known("host1"), "2": unknownString})
 			})
-		}, true},
-		{"expires_at", func(m *authz.InstanceGrantModel) { m.ExpiresAt = unknownString }, true},
-		{"timeouts", func(m *authz.InstanceGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }, false},
+		}, true, false, false},
+		{"expires_at", func(m *authz.InstanceGrantModel) { m.ExpiresAt = unknownString }, true, false, false},
+		{"timeouts", func(m *authz.InstanceGrantModel) { m.Timeouts = protocol.Unknown[protocol.TimeoutsModel]() }, false, false, false},
 		{"a timeout", func(m *authz.InstanceGrantModel) {
 			m.Timeouts = protocol.Known(protocol.TimeoutsModel{Create: unknownString})
-		}, false},
+		}, false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := acctest.NewProtoEnv(t, nil)
@@ -392,9 +397,16 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 			tc.change(config)
 			acctest.ExpectDiags(t, acctest.InstanceProto.Validate(t, env.Server, *config))
 
+			var want []acctest.ProtoDiag
+			switch {
+			case tc.scopeUnknown:
+				want = append(want, acctest.ProtoWarning("Shared grants checked at apply: Neither what this resource grants nor its subject", nil))
+			case tc.pending:
+				want = append(want, acctest.ProtoWarning("Shared grants checked at apply: What this resource grants is not known", nil))
+			}
 			// A create plans without a call...
 			create := acctest.InstanceProto.Plan(t, env.Server, nil, nil, config)
-			acctest.ExpectDiags(t, create.Diagnostics)
+			acctest.ExpectDiags(t, create.Diagnostics, want...)
 			planned := acctest.InstanceProto.Model(t, create.PlannedState)
 			if !planned.ID.IsUnknown() || !planned.Policies.IsUnknown() {
 				t.Errorf("a create plans id %+v and policies %+v, want both known after apply", planned.ID, planned.Policies)
@@ -405,7 +417,7 @@ func TestProtocolInstanceGrantUnknownValues(t *testing.T) {
 			created := acctest.InstanceProto.MustChange(t, env.Server, nil, nil, acctest.HostsOf([]string{"view_host"}, "1"))
 			env.Calls.Reset()
 			update := acctest.InstanceProto.Plan(t, env.Server, created.NewState, created.Private, config)
-			acctest.ExpectDiags(t, update.Diagnostics)
+			acctest.ExpectDiags(t, update.Diagnostics, want...)
 			env.ExpectCalls(t, nil)
 			planned = acctest.InstanceProto.Model(t, update.PlannedState)
 			expectConfigPlanned(t, planned, config)
