@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
 // Terraform generates a block for every result of a query, whatever the
@@ -68,7 +68,7 @@ func ReadManaged(ctx context.Context, typeName string, v types.Dynamic, stream *
 	if err != nil {
 		return fail(err.Error() + ".")
 	}
-	byAddress, ok := goValue(raw).(map[string]any)
+	byAddress, ok := protocol.GoValue(raw).(map[string]any)
 	if !ok {
 		return fail(fmt.Sprintf("Got a %s.", raw.Type()))
 	}
@@ -95,7 +95,7 @@ func (m *Managed) Leave(push func(list.ListResult) bool) func(list.ListResult) b
 		if r.Identity == nil || r.Diagnostics.HasError() {
 			return push(r)
 		}
-		identity, _ := goValue(r.Identity.Raw).(map[string]any)
+		identity, _ := protocol.GoValue(r.Identity.Raw).(map[string]any)
 		for _, e := range m.entries {
 			if covers(m.typeName, identity, e.typeName, e.identity) {
 				return push(Warning("Left out: already managed", fmt.Sprintf("%s %q (identity %s) is left out: %s manages it, as "+
@@ -206,43 +206,4 @@ func addressType(address string) string {
 		return ""
 	}
 	return parts[len(parts)-2]
-}
-
-// goValue is v as encoding/json would decode its JSON: objects and maps
-// are map[string]any, lists, sets and tuples []any, numbers strings.
-func goValue(v tftypes.Value) any {
-	if v.IsNull() || !v.IsKnown() {
-		return nil
-	}
-	typ := v.Type()
-	switch {
-	case typ.Is(tftypes.String):
-		var s string
-		_ = v.As(&s)
-		return s
-	case typ.Is(tftypes.Bool):
-		var b bool
-		_ = v.As(&b)
-		return b
-	case typ.Is(tftypes.Number):
-		var n big.Float
-		_ = v.As(&n)
-		return n.Text('g', -1)
-	case typ.Is(tftypes.Object{}), typ.Is(tftypes.Map{}):
-		var m map[string]tftypes.Value
-		_ = v.As(&m)
-		out := make(map[string]any, len(m))
-		for k, e := range m {
-			out[k] = goValue(e)
-		}
-		return out
-	default:
-		var l []tftypes.Value
-		_ = v.As(&l)
-		out := make([]any, 0, len(l))
-		for _, e := range l {
-			out = append(out, goValue(e))
-		}
-		return out
-	}
 }

@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"encoding/json"
-	"math/big"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
@@ -139,57 +139,15 @@ func jsonOf(t *testing.T, dv *tfprotov6.DynamicValue, typ tftypes.Type) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return goValue(t, v)
-}
-
-// goValue is v as encoding/json decodes the JSON of it.
-func goValue(t *testing.T, v tftypes.Value) any {
-	t.Helper()
-	if v.IsNull() {
-		return nil
-	}
-	typ := v.Type()
-	switch {
-	case typ.Is(tftypes.String):
-		var s string
-		_ = v.As(&s)
-		return s
-	case typ.Is(tftypes.Number):
-		var f big.Float
-		_ = v.As(&f)
-		n, _ := f.Float64()
-		return n
-	case typ.Is(tftypes.Bool):
-		var b bool
-		_ = v.As(&b)
-		return b
-	case typ.Is(tftypes.Object{}), typ.Is(tftypes.Map{}):
-		var m map[string]tftypes.Value
-		if err := v.As(&m); err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]any{}
-		for k, e := range m {
-			out[k] = goValue(t, e)
-		}
-		return out
-	default:
-		var l []tftypes.Value
-		if err := v.As(&l); err != nil {
-			t.Fatal(err)
-		}
-		out := []any{}
-		for _, e := range l {
-			out = append(out, goValue(t, e))
-		}
-		return out
-	}
+	return protocol.GoValue(v)
 }
 
 func normalJSON(t *testing.T, s string) any {
 	t.Helper()
 	var out any
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if err := d.Decode(&out); err != nil {
 		t.Fatalf("%v: %s", err, s)
 	}
 	return out
