@@ -88,7 +88,8 @@ func siteSyncGroupNames(gradeManager string) []string {
 //
 // terraform query lists every kind (the grade manager by name, its groups,
 // their members, their permissions by grade_manager_id, and the users'
-// grants of the second action) and generates the blocks: the sync group
+// grants of the second action) and generates the blocks (and, run again
+// with managed after the imports, generates none of them again): the sync group
 // is left out of the three group lists with a warning naming it and its
 // grade manager, the group's row of the instance-grant list is left to
 // bkiam_group_permission, and the first user's grant of "/srv" is left
@@ -355,6 +356,30 @@ func TestAccSite_Query(t *testing.T) {
 	if !w.PlanIsEmpty() {
 		t.Fatal("the plan after importing is not empty")
 	}
+
+	// 2b. Query again, told what state manages (managed, from terraform
+	// state identities -json): nothing adopted is generated again, only
+	// the users' grants the test left to their owners.
+	w.Terraform = querier
+	w.Write("managed.json", w.MustRun("state", "identities", "-json"))
+	w.Write("again.tfquery.hcl", strings.ReplaceAll(siteRoundTripQuery(p.System, gmName, gm, actionB), "  config {\n",
+		"  config {\n    managed = jsondecode(file(\"managed.json\"))\n"))
+	out = w.MustRun("query", "-generate-config-out=again.tf")
+	again, _ := os.ReadFile(filepath.Join(w.Dir, "again.tf")) // absent when nothing is generated
+	var regenerated []string
+	for _, b := range topBlocks(string(again)) {
+		if addr := resourceAddr(b); addr != "" {
+			regenerated = append(regenerated, addr)
+		}
+	}
+	if len(regenerated) != len(foreign) || slices.ContainsFunc(regenerated, func(a string) bool { return !strings.HasPrefix(a, "bkiam_instance_grant.") }) {
+		t.Errorf("the second query, told what state manages, generated %v; want only the %d users' grants left to their owners:\n%s",
+			regenerated, len(foreign), out)
+	}
+	_ = os.Remove(filepath.Join(w.Dir, "again.tf"))
+	w.Remove("again.tfquery.hcl")
+	w.Remove("managed.json")
+	w.Terraform = applier
 
 	// 3. Let the grade manager go: its destroy would delete its sync group
 	// and every group with it.
