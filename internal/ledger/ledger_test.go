@@ -213,3 +213,40 @@ func TestConcurrentRenames(t *testing.T) {
 		}
 	}
 }
+
+// TestPendMeetsClaimsEitherWay: a holder whose paths are not known yet
+// meets the holders of its scope that claim one of its actions, whichever
+// registered first; nil actions meet every action; another action, or
+// another scope, meets nothing.
+func TestPendMeetsClaimsEitherWay(t *testing.T) {
+	bob := Scope{System: "bk_cmdb", SubjectType: "user", SubjectID: "bob"}
+	for _, tc := range []struct {
+		name    string
+		scope   Scope
+		actions []string
+		want    bool
+	}{
+		{"same action", alice, []string{"view_host"}, true},
+		{"actions not known", alice, nil, true},
+		{"another action", alice, []string{"edit_host"}, false},
+		{"another subject", bob, []string{"view_host"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The claim first: Pend returns it.
+			l := New()
+			claimer := NewHolder("claimer")
+			l.Plan(claimer, claims("view_host", 0, "/h,1/"), Claims{})
+			if got := l.Pend(NewHolder("pending"), tc.scope, tc.actions); (len(got) == 1 && got[0] == claimer) != tc.want {
+				t.Errorf("Pend after the claim returned %v, want the claimer: %v", got, tc.want)
+			}
+			// The pending holder first: the claim's report names it.
+			l = New()
+			pending := NewHolder("pending")
+			l.Pend(pending, tc.scope, tc.actions)
+			r := l.Plan(NewHolder("claimer"), claims("view_host", 0, "/h,1/"), Claims{})
+			if (len(r.Pending) == 1 && r.Pending[0] == pending) != tc.want {
+				t.Errorf("the claim's report names %v pending, want the pending holder: %v", r.Pending, tc.want)
+			}
+		})
+	}
+}

@@ -11,10 +11,11 @@ import (
 // resources routed to them. The framework serves everything else: the
 // provider's schema, configuration and validation, the resources'
 // schemas, and any plain framework resource or data source. The
-// resources' stored state is upgraded here too (state_upgrade.go), not by
-// the framework, so that the upgrade steps work on the same JSON and
-// types as the codecs. data is the provider's data, the zero D until the
-// provider is configured.
+// resources' stored state and identities are upgraded here too
+// (state_upgrade.go, identity_upgrade.go), not by the framework, so that
+// the upgrade steps work on the same JSON and types as the codecs, and
+// moved blocks between their types are answered here (move.go). data is
+// the provider's data, the zero D until the provider is configured.
 type Router[D comparable] struct {
 	tfprotov6.ProviderServer
 	data      func() D
