@@ -102,6 +102,12 @@ func GroupMembersValidationCases() []PlanTimeCase {
 	rolling := `{ alice = "expires_in" }`
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	return []PlanTimeCase{
+		{Name: "two resources own one group's members", Config: config("42", alice, "{}", "", "") +
+			strings.Replace(config("42", `{ bob = "permanent" }`, "{}", "", ""), `"test"`, `"again"`, 1),
+			Want: []string{"Owned by another resource", `This resource owns the members of group 42 whole, and so does bkiam_group_members "bk_cmdb/42" ` +
+				"of this configuration: each would undo what only the other declares on every apply. Keep one resource per object. To let one go " +
+				"without changing IAM, replace its block with a removed block (lifecycle { destroy = false }); terraform query, given the " +
+				"identities in state (managed), generates nothing already managed."}},
 		{Name: "group id not a number", Config: config("dev", alice, "{}", "", ""),
 			Want: []string{"Invalid group id", `group_id must be a user group's numeric id, such as bkiam_group.dev.id or "42"; got "dev".`}},
 		{Name: "username with white space", Config: config("42", `{ " alice" = "permanent" }`, "{}", "", ""),

@@ -43,6 +43,10 @@ const (
 	privateHolderKey = "ledger_holder"
 	// privateSpareKey holds, by action, the paths a destroy must spare.
 	privateSpareKey = "ledger_spare"
+	// privateOwnerKey carries a plan's ownership token (Book.own) to the
+	// create half of a replacement Terraform forces on it, which Terraform
+	// plans again with this plan's private state.
+	privateOwnerKey = "ledger_owner"
 )
 
 // Book is the ledger of one provider process, and the holders its plans
@@ -62,6 +66,10 @@ type Book struct {
 	// holder again as a destroy (served.account).
 	befores map[string]ledger.Claims
 
+	// owners are, by the object they own whole (Owner), the resources of
+	// the command that own it: their token and label.
+	owners map[string][2]string
+
 	// Refreshed says this process has refreshed a resource, which only a
 	// plan walk does (Terraform's apply never calls ReadResource): its
 	// updates are planned here, not re-planned by an apply.
@@ -71,7 +79,8 @@ type Book struct {
 func NewBook() *Book {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &Book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}, befores: map[string]ledger.Claims{}}
+	return &Book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}, befores: map[string]ledger.Claims{},
+		owners: map[string][2]string{}}
 }
 
 // holder returns a new holder and its id.
@@ -89,6 +98,19 @@ func (b *Book) planned(id string, before ledger.Claims) {
 	b.mu.Lock()
 	b.befores[id] = before
 	b.mu.Unlock()
+}
+
+// own records that the resource token names owns object whole, and
+// returns the label of another resource of the command that owns it
+// already.
+func (b *Book) own(object, token, label string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o, ok := b.owners[object]; ok && o[0] != token {
+		return o[1], true
+	}
+	b.owners[object] = [2]string{token, label}
+	return "", false
 }
 
 // existing returns the holder id names in this process, with the claims

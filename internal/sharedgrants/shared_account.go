@@ -39,6 +39,16 @@ type Unknowable[M any] interface {
 	PendingScope(m M) (pending bool, scope ledger.Scope, actions []string, known bool)
 }
 
+// Owner is what a resource adds that owns one object of IAM whole, as
+// bkiam_group_members owns a group's membership: two resources of one
+// configuration that own the same object would each undo the other on
+// every apply, so the plan of the second fails, whichever it is.
+type Owner[M any] interface {
+	// Owns names the object m owns whole, e.g. "the members of group 42";
+	// false while it is not known.
+	Owns(m M) (string, bool)
+}
+
 // Data is what the shared grants need of the provider's data. Its
 // methods answer on a nil receiver too: the provider before it is
 // configured.
@@ -137,12 +147,18 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 	if planned != nil {
 		labelOf = planned
 	}
+	owner := a.own(b, n, labelOf, diags)
 	if u, ok := a.c.(Unknowable[M]); ok && planned != nil {
 		if pending, scope, actions, known := u.PendingScope(*planned); pending {
 			a.pend(b, n.TypeName+" "+a.c.Label(*labelOf), scope, actions, known, allowShared, diags)
 		}
 	}
 	if after.Actions == nil && revokes.Actions == nil && oldID == "" {
+		if owner != "" {
+			newPrivate := maps.Clone(private)
+			newPrivate.Set(privateOwnerKey, owner, diags)
+			resp.PlannedPrivate = newPrivate.Bytes(diags)
+		}
 		return planned
 	}
 	h, id := b.holder(n.TypeName + " " + a.c.Label(*labelOf))
@@ -243,10 +259,43 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 		// Only a change is applied; its apply finds its holder by this id.
 		newPrivate.Set(privateHolderKey, id, diags)
 	}
+	if owner != "" {
+		newPrivate.Set(privateOwnerKey, owner, diags)
+	}
 	if len(newPrivate) != len(private) || newPrivate[privateHolderKey] != nil || newPrivate[privateSpareKey] != nil {
 		resp.PlannedPrivate = newPrivate.Bytes(diags)
 	}
 	return planned
+}
+
+// own registers the object the planned resource owns whole (Owner), and
+// fails the plan when another resource of the command owns it already. It
+// returns the resource's ownership token, for its planned private state:
+// the create half of a replacement Terraform forces on this plan comes
+// back with it, and is the same resource. A replacement's first plan
+// registers nothing: its create half, planned next, does.
+func (a Account[M, D]) own(b *Book, n *protocol.PlanNote[M], labelOf *M, diags *protocol.Diagnostics) string {
+	o, ok := a.c.(Owner[M])
+	if !ok || n.Planned == nil || n.Replace {
+		return ""
+	}
+	object, known := o.Owns(*n.Planned)
+	if !known {
+		return ""
+	}
+	var token string
+	if !n.Private.Get(privateOwnerKey, &token, diags) {
+		token = fmt.Sprintf("%s-owner-%d", b.prefix, b.next.Add(1))
+	}
+	label := n.TypeName + " " + a.c.Label(*labelOf)
+	if other, taken := b.own(object, token, label); taken {
+		diags.AddError("Owned by another resource",
+			fmt.Sprintf("This resource owns %s whole, and so does %s of this configuration: each would undo what only the "+
+				"other declares on every apply. Keep one resource per object. To let one go without changing IAM, replace its "+
+				"block with a removed block (lifecycle { destroy = false }); terraform query, given the identities in state "+
+				"(managed), generates nothing already managed.", object, other))
+	}
+	return token
 }
 
 // notComparableFix is what to do about grants not comparable until apply.
@@ -326,6 +375,7 @@ func (a Account[M, D]) Apply(ctx context.Context, data D, n protocol.ApplyNote[M
 	spare := ReadSpare(private, diags)
 	delete(private, privateHolderKey)
 	delete(private, privateSpareKey)
+	delete(private, privateOwnerKey)
 	b := data.LedgerBook()
 	if b == nil {
 		return ctx

@@ -933,3 +933,13 @@ func describeMembers(keys []memberplan.Key) string {
 	}
 	return fmt.Sprintf("%d %s (%s)", len(keys), noun, strings.Join(names, ", "))
 }
+
+// Owns: the resource owns its group's membership whole
+// (sharedgrants.Owner).
+func (GroupMembers) Owns(m GroupMembersModel) (string, bool) {
+	group, ok := m.GroupID.Get()
+	if !ok {
+		return "", false
+	}
+	return "the members of group " + group, true
+}

@@ -613,3 +613,45 @@ func TestAccGroupMembersRenewal(t *testing.T) {
 		},
 	})
 }
+
+// TestAccGroupMembersOneOwner: two bkiam_group_members of one group
+// would each remove, on every apply, the members only the other declares;
+// the plan fails, whichever is planned first, sending nothing. One
+// resource's own replacements never count as a second owner: -replace,
+// a taint, and a group_id changed to another group (a replacement
+// Terraform plans in two calls) apply as before.
+func TestAccGroupMembersOneOwner(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	testutil.Terraform(t)
+	sb := sandboxtest.Start(t)
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
+	client := acctest.OutsideClient(t, sb)
+	dev, ops := newGroup(t, client, "dev"), newGroup(t, client, "ops")
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	members := func(label string, group int64, user string) string {
+		return fmt.Sprintf("resource \"bkiam_group_members\" %q {\n  system   = \"bk_cmdb\"\n  group_id = \"%d\"\n  users    = { %s = \"permanent\" }\n}\n",
+			label, group, user)
+	}
+	w.Configure(provider, members("test", dev, "alice"))
+	w.MustRun("apply", "-auto-approve")
+	for _, args := range [][]string{{"apply", "-auto-approve", "-replace=bkiam_group_members.test"}, {"taint", "bkiam_group_members.test"},
+		{"apply", "-auto-approve"}} {
+		w.MustRun(args...)
+	}
+	w.Configure(provider, members("test", ops, "alice"))
+	w.MustRun("apply", "-auto-approve")
+	if !w.PlanIsEmpty() {
+		t.Fatal("the plan after moving the members to another group is not empty")
+	}
+
+	w.Configure(provider, members("test", ops, "alice")+members("again", ops, "bob"))
+	writes := acctest.IAMWrites(sb)
+	out, code := w.Run("apply", "-auto-approve")
+	if code == 0 || !acctest.PlanErrorPattern("Error: Owned by another resource", fmt.Sprintf("the members of group %d whole", ops)).MatchString(out) {
+		t.Fatalf("two resources of one group's members planned (exit %d):\n%s", code, out)
+	}
+	if n := acctest.IAMWrites(sb) - writes; n != 0 {
+		t.Fatalf("the refused plan sent %d calls that change IAM", n)
+	}
+}
