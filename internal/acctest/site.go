@@ -197,3 +197,34 @@ func (e *SiteEnv) InstanceCall(op bkiam.Operation, user, action, id string) {
 		e.T.Fatalf("%s outside Terraform: %v", op, err)
 	}
 }
+
+// GroupBase is a grade manager "site" of the profile's system, whose
+// member is the first user and whose groups may be granted action on
+// instances (by id), and its group "site"; both named after what (and the
+// test's suffix), as the site tests make them.
+func (e *SiteEnv) GroupBase(what, action string, instances ...string) string {
+	p := e.P
+	scope := make([]string, len(instances))
+	for i, id := range instances {
+		scope[i] = fmt.Sprintf("{ id = %q }", id)
+	}
+	return fmt.Sprintf(`
+resource "bkiam_grade_manager" "site" {
+  system  = %[1]q
+  name    = %[2]q
+  members = [%[3]q]
+  authorization_scopes = [{
+    system    = %[1]q
+    actions   = [%[4]q]
+    resources = [{ system = %[1]q, type = %[5]q, instances = [%[6]s] }]
+  }]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "site" {
+  system           = %[1]q
+  grade_manager_id = bkiam_grade_manager.site.id
+  name             = %[7]q
+}
+`, p.System, "tf-acc-"+what+"-"+e.Suffix, p.Users[0], action, p.Type, strings.Join(scope, ", "), "tf-acc-"+what+"-dev-"+e.Suffix)
+}

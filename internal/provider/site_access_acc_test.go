@@ -63,31 +63,13 @@ func TestAccSite_AccessCheck(t *testing.T) {
 			}
 		}
 	}
-	base := fmt.Sprintf(`
-resource "bkiam_grade_manager" "site" {
-  system  = %[1]q
-  name    = %[2]q
-  members = [%[3]q]
-  authorization_scopes = [{
-    system    = %[1]q
-    actions   = [%[4]q]
-    resources = [{ system = %[1]q, type = %[5]q, instances = [{ id = %[6]q }] }]
-  }]
-  subject_scopes = [{ type = "*", id = "*" }]
-}
-
-resource "bkiam_group" "site" {
-  system           = %[1]q
-  grade_manager_id = bkiam_grade_manager.site.id
-  name             = %[7]q
-}
-
+	base := e.GroupBase("access", action, instance) + fmt.Sprintf(`
 resource "bkiam_group_members" "site" {
-  system      = %[1]q
+  system      = %q
   group_id    = bkiam_group.site.id
-  %[8]s
+  %s
 }
-`, p.System, "tf-acc-access-"+e.Suffix, p.Users[0], action, p.Type, instance, "tf-acc-access-dev-"+e.Suffix, members)
+`, p.System, members)
 	for _, w := range ways {
 		base += fmt.Sprintf(`
 data "bkiam_access_check" %[1]q {

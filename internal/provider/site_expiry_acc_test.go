@@ -205,33 +205,15 @@ func TestAccSite_MemberRenewal(t *testing.T) {
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	ctx := context.Background()
-	config := e.Provider + fmt.Sprintf(`
-resource "bkiam_grade_manager" "site" {
-  system  = %[1]q
-  name    = %[2]q
-  members = [%[3]q]
-  authorization_scopes = [{
-    system    = %[1]q
-    actions   = [%[4]q]
-    resources = [{ system = %[1]q, type = %[5]q, instances = [{ id = %[6]q }] }]
-  }]
-  subject_scopes = [{ type = "*", id = "*" }]
-}
-
-resource "bkiam_group" "site" {
-  system           = %[1]q
-  grade_manager_id = bkiam_grade_manager.site.id
-  name             = %[7]q
-}
-
+	config := e.Provider + e.GroupBase("renew", p.Actions[0], p.Instances[0]) + fmt.Sprintf(`
 resource "bkiam_group_members" "site" {
   system       = %[1]q
   group_id     = bkiam_group.site.id
-  users        = { %[3]q = "expires_in", %[8]q = "expires_in" }
+  users        = { %[2]q = "expires_in", %[3]q = "expires_in" }
   expires_in   = "1h"
   renew_before = "59m50s"
 }
-`, p.System, "tf-acc-renew-"+e.Suffix, p.Users[0], p.Actions[0], p.Type, p.Instances[0], "tf-acc-renew-dev-"+e.Suffix, p.Users[1])
+`, p.System, p.Users[0], p.Users[1])
 	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
 	w.SiteSecret()
 	w.Configure("", config)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -29,29 +28,7 @@ func TestAccSite_MoveGroupGrant(t *testing.T) {
 	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
-	scope := make([]string, len(p.Instances))
-	for i, id := range p.Instances {
-		scope[i] = fmt.Sprintf("{ id = %q }", id)
-	}
-	base := e.Provider + fmt.Sprintf(`
-resource "bkiam_grade_manager" "site" {
-  system  = %[1]q
-  name    = %[2]q
-  members = [%[3]q]
-  authorization_scopes = [{
-    system    = %[1]q
-    actions   = [%[4]q]
-    resources = [{ system = %[1]q, type = %[5]q, instances = [%[6]s] }]
-  }]
-  subject_scopes = [{ type = "*", id = "*" }]
-}
-
-resource "bkiam_group" "site" {
-  system           = %[1]q
-  grade_manager_id = bkiam_grade_manager.site.id
-  name             = %[7]q
-}
-`, p.System, "tf-acc-move-"+e.Suffix, p.Users[0], p.Actions[0], p.Type, strings.Join(scope, ", "), "tf-acc-move-dev-"+e.Suffix)
+	base := e.Provider + e.GroupBase("move", p.Actions[0], p.Instances...)
 	held := p.Instances[:2]
 	grant := `
 resource "bkiam_instance_grant" "x" {
