@@ -36,16 +36,54 @@ func ManagedAttribute() listschema.DynamicAttribute {
 			"action), so a second query over an adopted site generates nothing already managed."}
 }
 
-// Managed is what a list block's managed argument names; nil names
-// nothing.
+// Managed is what a list block's managed argument names, indexed so that
+// each result is looked up once, however many resources state holds; nil
+// names nothing.
 type Managed struct {
 	typeName string
-	entries  []managedEntry
+	// exact is, by type and identity (render), the address that manages it.
+	exact map[string]string
+	// policies are, by system and subject, the grants and group permissions
+	// that manage a slice of the subject's policies (policyOf).
+	policies map[[2]string][]managedPolicy
 }
 
-type managedEntry struct {
-	address, typeName string
-	identity          map[string]any
+type managedPolicy struct {
+	actions []string
+	address string
+}
+
+func newManaged(typeName string) *Managed {
+	return &Managed{typeName: typeName, exact: map[string]string{}, policies: map[[2]string][]managedPolicy{}}
+}
+
+// add indexes the resource at address, of type typeName, with identity.
+func (m *Managed) add(address, typeName string, identity map[string]any) {
+	if p, ok := policyOf(typeName, identity); ok {
+		k := [2]string{p.system, p.subject}
+		m.policies[k] = append(m.policies[k], managedPolicy{actions: p.actions, address: address})
+		return
+	}
+	if k := typeName + "\x00" + render(identity); m.exact[k] == "" {
+		m.exact[k] = address
+	}
+}
+
+// managedBy is the address of the resource that manages the listed object
+// with identity, "" for none. A grant and a group permission name a slice
+// of the one policy IAM keeps per subject and action, so either kind
+// manages the other's results of the same subject whose actions it holds;
+// any other identity manages its own type's equal one.
+func (m *Managed) managedBy(identity map[string]any) string {
+	if p, ok := policyOf(m.typeName, identity); ok {
+		for _, mp := range m.policies[[2]string{p.system, p.subject}] {
+			if isSubset(p.actions, mp.actions) {
+				return mp.address
+			}
+		}
+		return ""
+	}
+	return m.exact[m.typeName+"\x00"+render(identity)]
 }
 
 // ReadManaged reads the managed argument of a list of the resource type
@@ -72,23 +110,23 @@ func ReadManaged(ctx context.Context, typeName string, v types.Dynamic, stream *
 	if !ok {
 		return fail(fmt.Sprintf("Got a %s.", raw.Type()))
 	}
-	m := &Managed{typeName: typeName}
+	m := newManaged(typeName)
 	for _, address := range slices.Sorted(maps.Keys(byAddress)) {
 		identity, ok := byAddress[address].(map[string]any)
 		if !ok {
 			return fail(fmt.Sprintf("The identity of %s is not an object.", address))
 		}
 		if t := addressType(address); t != "" {
-			m.entries = append(m.entries, managedEntry{address: address, typeName: t, identity: identity})
+			m.add(address, t, identity)
 		}
 	}
 	return m, true
 }
 
-// Leave wraps push: a result whose identity an entry covers is not pushed
-// but a warning naming the resource that manages it.
+// Leave wraps push: a result whose object a resource in managed manages
+// is not pushed but a warning naming that resource.
 func (m *Managed) Leave(push func(list.ListResult) bool) func(list.ListResult) bool {
-	if m == nil || len(m.entries) == 0 {
+	if m == nil || len(m.exact) == 0 && len(m.policies) == 0 {
 		return push
 	}
 	return func(r list.ListResult) bool {
@@ -96,32 +134,21 @@ func (m *Managed) Leave(push func(list.ListResult) bool) func(list.ListResult) b
 			return push(r)
 		}
 		identity, _ := protocol.GoValue(r.Identity.Raw).(map[string]any)
-		for _, e := range m.entries {
-			if covers(m.typeName, identity, e.typeName, e.identity) {
-				return push(Warning("Left out: already managed", fmt.Sprintf("%s %q (identity %s) is left out: %s manages it, as "+
-					"managed says.", m.typeName, r.DisplayName, render(identity), e.address)))
-			}
+		if address := m.managedBy(identity); address != "" {
+			return push(Warning("Left out: already managed", fmt.Sprintf("%s %q (identity %s) is left out: %s manages it, as "+
+				"managed says.", m.typeName, r.DisplayName, render(identity), address)))
 		}
 		return push(r)
 	}
 }
 
 // covers reports whether a resource of type managedType with identity
-// managed manages the listed object of type listed with identity result.
-// A grant and a group permission name a slice of the one policy IAM keeps
-// per subject and action, so either kind covers the other's results of
-// the same subject whose actions it holds; any other identity covers its
-// own type's equal one.
+// managed manages the listed object of type listed with identity result
+// (managedBy).
 func covers(listed string, result map[string]any, managedType string, managed map[string]any) bool {
-	rp, okResult := policyOf(listed, result)
-	mp, okManaged := policyOf(managedType, managed)
-	switch {
-	case okResult && okManaged:
-		return rp.system == mp.system && rp.subject == mp.subject && isSubset(rp.actions, mp.actions)
-	case listed != managedType:
-		return false
-	}
-	return render(result) == render(managed)
+	m := newManaged(listed)
+	m.add("managed", managedType, managed)
+	return m.managedBy(result) != ""
 }
 
 type policySlice struct {

@@ -75,8 +75,12 @@ func TestReadManaged(t *testing.T) {
 		map[string]attr.Value{"bkiam_group.dev": identity, `module.m["x"].bkiam_grade_manager.gm`: identity})
 	var stream list.ListResultsStream
 	m, ok := ReadManaged(ctx, "bkiam_group", types.DynamicValue(state), &stream)
-	if !ok || len(m.entries) != 2 || m.entries[0].typeName != "bkiam_group" || m.entries[1].typeName != "bkiam_grade_manager" {
-		t.Fatalf("ReadManaged = %+v, %v", m, ok)
+	id := map[string]any{"system": "bk_cmdb", "id": "4"}
+	if !ok || len(m.exact) != 2 || m.managedBy(id) != "bkiam_group.dev" {
+		t.Fatalf("ReadManaged = %+v, %v: want both resources, bkiam_group.dev managing group 4", m, ok)
+	}
+	if gm := (&Managed{typeName: "bkiam_grade_manager", exact: m.exact}); gm.managedBy(id) != `module.m["x"].bkiam_grade_manager.gm` {
+		t.Fatalf("the grade manager in a module is not read by its type: %+v", m.exact)
 	}
 	if m, ok := ReadManaged(ctx, "bkiam_group", types.DynamicNull(), &stream); !ok || m != nil {
 		t.Fatalf("a null managed: %+v, %v", m, ok)

@@ -67,8 +67,8 @@ type Book struct {
 	befores map[string]ledger.Claims
 
 	// owners are, by the object they own whole (Owner), the resources of
-	// the command that own it: their token and label.
-	owners map[string][2]string
+	// the command that own it.
+	owners map[string]owner
 
 	// Refreshed says this process has refreshed a resource, which only a
 	// plan walk does (Terraform's apply never calls ReadResource): its
@@ -80,7 +80,7 @@ func NewBook() *Book {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return &Book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}, befores: map[string]ledger.Claims{},
-		owners: map[string][2]string{}}
+		owners: map[string]owner{}}
 }
 
 // holder returns a new holder and its id.
@@ -100,16 +100,27 @@ func (b *Book) planned(id string, before ledger.Claims) {
 	b.mu.Unlock()
 }
 
+// owner is a resource that owns an object whole: its token, and its label,
+// computed only for another owner's error (a label of 10 000 members is
+// not built on every plan).
+type owner struct {
+	token string
+	label func() string
+}
+
 // own records that the resource token names owns object whole, and
 // returns the label of another resource of the command that owns it
 // already.
-func (b *Book) own(object, token, label string) (string, bool) {
+func (b *Book) own(object, token string, label func() string) (string, bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if o, ok := b.owners[object]; ok && o[0] != token {
-		return o[1], true
+	o, ok := b.owners[object]
+	if !ok {
+		b.owners[object] = owner{token: token, label: label}
 	}
-	b.owners[object] = [2]string{token, label}
+	b.mu.Unlock()
+	if ok && o.token != token {
+		return o.label(), true
+	}
 	return "", false
 }
 

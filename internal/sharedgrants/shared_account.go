@@ -148,7 +148,9 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 		labelOf = planned
 	}
 	owner := a.own(b, n, labelOf, diags)
-	if u, ok := a.c.(Unknowable[M]); ok && planned != nil {
+	// Only a plan that claims nothing can be pending: a grant's claims are
+	// not read twice on the way.
+	if u, ok := a.c.(Unknowable[M]); ok && planned != nil && next.Actions == nil {
 		if pending, scope, actions, known := u.PendingScope(*planned); pending {
 			a.pend(b, n.TypeName+" "+a.c.Label(*labelOf), scope, actions, known, allowShared, diags)
 		}
@@ -287,7 +289,7 @@ func (a Account[M, D]) own(b *Book, n *protocol.PlanNote[M], labelOf *M, diags *
 	if !n.Private.Get(privateOwnerKey, &token, diags) {
 		token = fmt.Sprintf("%s-owner-%d", b.prefix, b.next.Add(1))
 	}
-	label := n.TypeName + " " + a.c.Label(*labelOf)
+	label := func() string { return n.TypeName + " " + a.c.Label(*labelOf) }
 	if other, taken := b.own(object, token, label); taken {
 		diags.AddError("Owned by another resource",
 			fmt.Sprintf("This resource owns %s whole, and so does %s of this configuration: each would undo what only the "+
