@@ -310,13 +310,14 @@ resource "bkiam_instance_grant" "b" {
 	w.Configure(provider, a("1", "2"))
 	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2")})
 
-	for _, host := range []string{"2", "3"} {
+	for _, c := range []struct{ host, path string }{{"2", "apply"}, {"2", "plan -refresh=false"}, {"3", "apply"}} {
+		host := c.host
 		w.Configure(provider, a("1", "2")+b(host))
 		writes := acctest.IAMWrites(sb)
-		out, code := w.Run("apply", "-auto-approve")
+		out, code := w.Run(strings.Fields(map[string]string{"apply": "apply -auto-approve", "plan -refresh=false": "plan -refresh=false"}[c.path])...)
 		if code == 0 || !acctest.PlanErrorPattern("Error: Grants not comparable until apply", "does not change in this plan",
 			"terraform apply -target=<its address>").MatchString(out) {
-			t.Fatalf("host %s: a grant unknown at plan beside an unchanged grant of the action was not refused at plan (exit %d):\n%s", host, code, out)
+			t.Fatalf("host %s, %s: a grant unknown at plan beside an unchanged grant of the action was not refused at plan (exit %d):\n%s", host, c.path, code, out)
 		}
 		if n := acctest.IAMWrites(sb) - writes; n != 0 {
 			t.Fatalf("host %s: the refused plan sent %d calls that change IAM", host, n)
@@ -328,9 +329,12 @@ resource "bkiam_instance_grant" "b" {
 	w.MustRun("apply", "-auto-approve", "-target=terraform_data.host")
 	applyAndCheck(t, w, sb, "bk_cmdb", map[string][]string{"view_host": sandboxtest.HostPaths("1", "2", "3")})
 
-	// Both change, and share host 5, which b's plan cannot know.
+	// Both change, and share host 5, which b's plan cannot know: a saved
+	// plan, applied by another process.
 	w.Configure(provider, a("1", "2", "5")+b("5"))
-	out, code := w.Run("apply", "-auto-approve")
+	planOut := w.MustRun("plan", "-out=both.tfplan")
+	out, code := w.Run("apply", "both.tfplan")
+	out = planOut + out
 	if code == 0 || !acctest.PlanErrorPattern("Error: Grants shared with another resource", "/bk_cmdb,host,5/").MatchString(out) {
 		t.Fatalf("the apply of two grants sharing host 5, unknown at plan, refused neither (exit %d):\n%s", code, out)
 	}
