@@ -378,6 +378,28 @@ func NoModelChecks(provider string) string {
 	return strings.Replace(provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  check_model = false\n", 1)
 }
 
+// ChangeHostsOutside grants or revokes a user's actions on bk_cmdb hosts
+// as someone using the IAM API directly would, expiring at expiresAt
+// (grants).
+func ChangeHostsOutside(t *testing.T, sb *sandboxtest.Sandbox, op bkiam.Operation, subject string, actions []string, ids []string, expiresAt int64) {
+	t.Helper()
+	req := bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: op, Subject: bkiam.Subject{Type: "user", ID: subject}}
+	if op == bkiam.OperationGrant {
+		req.ExpiredAt = expiresAt
+	}
+	for _, a := range actions {
+		req.Actions = append(req.Actions, bkiam.Action{ID: a})
+	}
+	var instances []bkiam.Instance
+	for _, id := range ids {
+		instances = append(instances, bkiam.Instance{ID: id, Name: sandboxtest.HostName(id)})
+	}
+	req.Resources = []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: instances}}
+	if _, err := OutsideClient(t, sb).BatchInstance(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // OutsiderProvider turns a provider block into one for the sandbox model's
 // app that is a client of no system (on ESB, with a user's token: it is
 // not on the skip-login whitelist either).

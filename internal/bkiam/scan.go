@@ -86,7 +86,7 @@ func NewScanCache(c *Client, now func() time.Time) *ScanCache {
 }
 
 // subjectGroup is the subject type of IAM user groups, the only subjects with RBAC rows.
-const subjectGroup = "group"
+const subjectGroup = SubjectGroup
 
 // Lookup returns the subject's unexpired rows for the action (expired_at <= now counts as gone),
 // ordered by backend id; none when it holds nothing. If ctx ends while a scan runs, Lookup returns

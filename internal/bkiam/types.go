@@ -31,6 +31,12 @@ type Subject struct {
 	ID   string `json:"id"`
 }
 
+// The subject types an authorization call takes.
+const (
+	SubjectUser  = "user"
+	SubjectGroup = "group"
+)
+
 // Action is one IAM action id.
 type Action struct {
 	ID string `json:"id"`

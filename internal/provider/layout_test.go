@@ -10,8 +10,9 @@ import (
 
 // layers are the provider's packages from the bottom up (DESIGN.md,
 // "Layers"): each may import those before it, never one after it, and the
-// seam none of the module's. The pure packages beneath them (bkiam,
-// grantplan, memberplan, policyexpr, ledger) are open to all but the seam.
+// seam none of the module's. The packages beneath them (bkiam, heldpolicy,
+// and the pure grantplan, memberplan, policyexpr, ledger) are open to all
+// but the seam.
 var layers = []string{
 	"internal/protocol",
 	"internal/sharedgrants",
@@ -20,6 +21,7 @@ var layers = []string{
 	"internal/verify",
 	"internal/listing",
 	"internal/service/authz",
+	"internal/service/access",
 	"internal/service/management",
 	"internal/provider",
 }

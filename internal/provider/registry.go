@@ -7,6 +7,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/access"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/management"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
@@ -35,7 +36,7 @@ var protocolMoves = management.Moves()
 // framework"). They get the provider's *conns.Data from Configure.
 var (
 	frameworkResources   = []func() resource.Resource{management.NewGradeManagerResource, management.NewGroupResource}
-	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, authz.NewExpiringDataSource, authz.NewAccessCheckDataSource, authz.NewEffectivePermissionsDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
+	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, access.NewExpiringDataSource, access.NewAccessCheckDataSource, access.NewEffectivePermissionsDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
 )
 
 // listResources are the list resources (terraform query, Terraform

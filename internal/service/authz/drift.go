@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
@@ -22,42 +22,6 @@ import (
 // and shared by every resource (bkiam.ScanCache), and keeps of what state
 // records only what the expression still holds. It never adds what state
 // does not record: a grant made outside Terraform is not this resource's.
-
-// heldPolicy is what a subject holds for one action: the union of its
-// rows in IAM's lists (a group's custom policy and each permission
-// template's are separate rows, and a group's RBAC-stored grants are in
-// a list of their own), parsed as one expression; nil when it has none
-// (never granted, revoked whole, or expired). Its expiry is the latest of
-// the rows'.
-type heldRows struct {
-	expr      *policyexpr.Expr
-	expiredAt int64
-}
-
-func heldPolicy(ctx context.Context, scans *bkiam.ScanCache, system, action string, subject bkiam.Subject) (*heldRows, error) {
-	rows, err := scans.Lookup(ctx, system, action, subject)
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	held := &heldRows{}
-	raws := make([][]byte, len(rows))
-	for i, row := range rows {
-		if held.expr, err = policyexpr.Parse(row.Expression); err != nil {
-			return nil, fmt.Errorf("cannot read the expression of %s's policy %d for %s: %w", subjectName(subject), row.ID, action, err)
-		}
-		raws[i] = row.Expression
-		held.expiredAt = max(held.expiredAt, row.ExpiredAt)
-	}
-	if len(raws) > 1 {
-		// The rows are alternatives: an OR of them, each standing on its
-		// own. Each parsed alone above, so their OR parses too.
-		union := slices.Concat([]byte(`{"op":"OR","content":[`), bytes.Join(raws, []byte(",")), []byte("]}"))
-		if held.expr, err = policyexpr.Parse(union); err != nil {
-			return nil, fmt.Errorf("cannot read the expression of %s's policies for %s: %w", subjectName(subject), action, err)
-		}
-	}
-	return held, nil
-}
 
 // stillHeld returns the part of held that IAM still holds: for each
 // action, the recorded instances its policy's expression still grants; a
@@ -72,15 +36,15 @@ func stillHeld(ctx context.Context, scans *bkiam.ScanCache, system string, subje
 	now, iamExpiry = grantplan.Holdings{}, map[string]int64{}
 	for _, action := range slices.Sorted(maps.Keys(held)) {
 		h := held[action]
-		policy, err := heldPolicy(ctx, scans, system, action, subject)
+		policy, err := heldpolicy.Read(ctx, scans, system, action, subject)
 		if err != nil {
 			return nil, nil, err
 		}
 		if policy == nil {
 			continue
 		}
-		iamExpiry[action] = policy.expiredAt
-		expr := policy.expr
+		iamExpiry[action] = policy.ExpiredAt
+		expr := policy.Expr
 		switch len(h.Resources) {
 		case 0:
 			now[action] = h
@@ -166,7 +130,7 @@ func DescribeLoss(held, now grantplan.Holdings) string {
 	return strings.Join(parts, "; ")
 }
 
-func subjectName(s bkiam.Subject) string { return s.Type + " " + s.ID }
+func subjectName(s bkiam.Subject) string { return heldpolicy.SubjectName(s) }
 
 // importedHoldings reads what the subject holds of actions on one
 // resource type, for an import: every instance its policy grants
@@ -175,14 +139,14 @@ func subjectName(s bkiam.Subject) string { return s.Type + " " + s.ID }
 func importedHoldings(ctx context.Context, scans *bkiam.ScanCache, system string, subject bkiam.Subject, actions []string, resource grantplan.Resource) (grantplan.Holdings, error) {
 	held := grantplan.Holdings{}
 	for _, action := range actions {
-		policy, err := heldPolicy(ctx, scans, system, action, subject)
+		policy, err := heldpolicy.Read(ctx, scans, system, action, subject)
 		if err != nil {
 			return nil, err
 		}
 		if policy == nil {
 			continue
 		}
-		ids, anyInstance := policy.expr.Instances(resource.Type)
+		ids, anyInstance := policy.Expr.Instances(resource.Type)
 		if anyInstance {
 			return nil, fmt.Errorf("%s holds %s on every %s/%s instance (a grant with an empty instance list); "+
 				"bkiam_instance_grant never grants that, so it cannot be imported", subjectName(subject), action, resource.System, resource.Type)
@@ -194,7 +158,7 @@ func importedHoldings(ctx context.Context, scans *bkiam.ScanCache, system string
 		for _, id := range ids {
 			instances[id] = id
 		}
-		held[action] = grantplan.Holding{ExpiresAt: policy.expiredAt,
+		held[action] = grantplan.Holding{ExpiresAt: policy.ExpiredAt,
 			Resources: []grantplan.Resource{{System: resource.System, Type: resource.Type, Instances: instances}}}
 	}
 	if len(held) == 0 {
@@ -217,13 +181,13 @@ func creatorStillHeld(ctx context.Context, scans *bkiam.ScanCache, c creatorView
 	subject := bkiam.Subject{Type: subjectUser, ID: c.creator}
 	var exprs []*policyexpr.Expr
 	for _, action := range c.granted {
-		policy, err := heldPolicy(ctx, scans, c.target.System, action, subject)
+		policy, err := heldpolicy.Read(ctx, scans, c.target.System, action, subject)
 		if err != nil {
 			return nil, err
 		}
 		switch {
-		case policy != nil && (c.actions != nil || policy.expr.Mentions(c.target.Type)):
-			exprs = append(exprs, policy.expr)
+		case policy != nil && (c.actions != nil || policy.Expr.Mentions(c.target.Type)):
+			exprs = append(exprs, policy.Expr)
 		case policy == nil && c.actions != nil:
 			exprs = append(exprs, nil) // an expected action revoked whole: nothing is held
 		}

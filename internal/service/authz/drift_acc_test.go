@@ -24,27 +24,6 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// changeOutside grants or revokes alice's actions on hosts as someone
-// using the IAM API directly would, expiring at expiresAt (grants).
-func changeOutside(t *testing.T, sb *sandboxtest.Sandbox, op bkiam.Operation, subject string, actions []string, ids []string, expiresAt int64) {
-	t.Helper()
-	req := bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: op, Subject: bkiam.Subject{Type: "user", ID: subject}}
-	if op == bkiam.OperationGrant {
-		req.ExpiredAt = expiresAt
-	}
-	for _, a := range actions {
-		req.Actions = append(req.Actions, bkiam.Action{ID: a})
-	}
-	var instances []bkiam.Instance
-	for _, id := range ids {
-		instances = append(instances, bkiam.Instance{ID: id, Name: sandboxtest.HostName(id)})
-	}
-	req.Resources = []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: instances}}
-	if _, err := acctest.OutsideClient(t, sb).BatchInstance(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestAccInstanceGrant_driftDetection: with detect_drift, instances and a
 // whole action revoked behind Terraform's back show in the plan as
 // granted again, and the apply restores exactly them; a revoke of an
@@ -68,7 +47,7 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 				PreConfig: func() {
 					// A grant of the configuration's action on an instance
 					// it never had, made outside Terraform.
-					changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"99"}, bkiam.PermanentExpiry)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"99"}, bkiam.PermanentExpiry)
 				},
 				Config:           cfg,
 				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
@@ -78,7 +57,7 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 			{
 				// Revoking what the configuration never had is not drift.
 				PreConfig: func() {
-					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"99"}, 0)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"99"}, 0)
 					calls.Reset()
 				},
 				Config:   cfg,
@@ -89,8 +68,8 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 				// are revoked outside: the plan grants exactly those
 				// again, and the apply sends only them.
 				PreConfig: func() {
-					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"2", "3"}, 0)
-					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"edit_host"}, ids, 0)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"2", "3"}, 0)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"edit_host"}, ids, 0)
 					calls.Reset()
 				},
 				Config: cfg,
@@ -120,8 +99,8 @@ func TestAccInstanceGrant_driftDetection(t *testing.T) {
 				// expiring in a moment: once expired, IAM holds nothing,
 				// and the plan grants it all again.
 				PreConfig: func() {
-					changeOutside(t, sb, bkiam.OperationRevoke, "alice", both, ids, 0)
-					changeOutside(t, sb, bkiam.OperationGrant, "alice", both, ids, time.Now().Add(2*time.Second).Unix())
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationRevoke, "alice", both, ids, 0)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "alice", both, ids, time.Now().Add(2*time.Second).Unix())
 					time.Sleep(3 * time.Second)
 				},
 				Config: cfg,
@@ -152,7 +131,7 @@ func TestAccInstanceGrant_driftImport(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"edit_host", "view_host"}, ids, bkiam.PermanentExpiry)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "alice", []string{"edit_host", "view_host"}, ids, bkiam.PermanentExpiry)
 				},
 				Config: cfg + `
 import {
@@ -311,7 +290,7 @@ resource "bkiam_instance_grant" "u" {
 	}
 
 	// A revoke behind Terraform's back shows for that subject alone.
-	changeOutside(t, sb, bkiam.OperationRevoke, "u42", []string{"view_host"}, []string{"7"}, 0)
+	acctest.ChangeHostsOutside(t, sb, bkiam.OperationRevoke, "u42", []string{"view_host"}, []string{"7"}, 0)
 	out, code := w.Run("plan", "-detailed-exitcode")
 	if code != 2 || !strings.Contains(out, `bkiam_instance_grant.u["u42"] will be created`) || strings.Count(out, "will be created") != 1 {
 		t.Fatalf("the plan after u42's revoke (exit %d) does not re-grant u42 alone:\n%s", code, out)
@@ -471,8 +450,8 @@ func TestAccInstanceGrantIDsWithCommas(t *testing.T) {
 			{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply, Check: acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", all)},
 			{
 				PreConfig: func() {
-					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"edit_host"}, []string{"a,b"}, 0)
-					changeOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"a", "b"}, 0)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"edit_host"}, []string{"a,b"}, 0)
+					acctest.ChangeHostsOutside(t, sb, bkiam.OperationRevoke, "alice", []string{"view_host"}, []string{"a", "b"}, 0)
 				},
 				Config:           cfg,
 				ConfigPlanChecks: acctest.EmptyPlanAfterApply,

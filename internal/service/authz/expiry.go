@@ -12,6 +12,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 )
 
@@ -49,7 +50,7 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 		if prior != nil && !grantsAgain(prior.Grant, next.Grant, action) {
 			continue
 		}
-		policy, err := heldPolicy(ctx, data.ExpiryScans, next.System, action, next.Subject)
+		policy, err := heldpolicy.Read(ctx, data.ExpiryScans, next.System, action, next.Subject)
 		if err != nil {
 			unreadable(data, diags, subjectName(next.Subject), action, err)
 			return
@@ -59,19 +60,19 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 		}
 		want := next.Grant.ExpiresAt
 		switch {
-		case policy.expiredAt > want && prior != nil && prior.Grant.ExpiresAt > want && !holdsBeyond(policy, prior.Grant):
+		case policy.ExpiredAt > want && prior != nil && prior.Grant.ExpiresAt > want && !holdsBeyond(policy, prior.Grant):
 			// A lowering revokes what the grant holds before granting it
 			// again, and the policy holds nothing else: the revoke
 			// deletes it, and the new expiry takes effect.
-		case policy.expiredAt > want:
+		case policy.ExpiredAt > want:
 			conflict(data, diags, "Expiry cannot take effect",
 				fmt.Sprintf("%s already holds %s %s in IAM, which keeps one expiry per user and action and only ever raises it: "+
 					"this grant, %s, cannot make it end sooner, and its instances stay as long as the policy does. To have them "+
 					"end then, revoke the user's other grants of %s (the IAM web UI shows them).", subjectName(next.Subject), action,
-					expiryText(policy.expiredAt, "expiring"), expiryText(want, "expiring"), action))
-		case policy.expiredAt < want && len(next.Grant.Resources) == 1:
+					expiryText(policy.ExpiredAt, "expiring"), expiryText(want, "expiring"), action))
+		case policy.ExpiredAt < want && len(next.Grant.Resources) == 1:
 			r := next.Grant.Resources[0]
-			ids, _ := policy.expr.Instances(r.Type)
+			ids, _ := policy.Expr.Instances(r.Type)
 			var others []string
 			for _, id := range ids {
 				if _, managed := r.Instances[id]; !managed {
@@ -82,7 +83,7 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 				conflict(data, diags, "Expiry raised beyond this grant",
 					fmt.Sprintf("IAM keeps one expiry per user and action, and this grant raises it: %s's %s on %d %s/%s "+
 						"instances this resource does not manage (%s), %s, becomes %s.", subjectName(next.Subject), action,
-						len(others), r.System, r.Type, protocol.SomeIDs(others), expiryText(policy.expiredAt, "expiring"), expiryText(want, "expiring")))
+						len(others), r.System, r.Type, protocol.SomeIDs(others), expiryText(policy.ExpiredAt, "expiring"), expiryText(want, "expiring")))
 			}
 		}
 	}
@@ -120,12 +121,12 @@ func unreadable(data *conns.Data, diags *protocol.Diagnostics, subject, action s
 // holdsBeyond reports whether the policy grants anything the grant does
 // not hold: instances of its types that it does not name, every instance,
 // or any instance when the grant has no instance list to compare.
-func holdsBeyond(policy *heldRows, g grantplan.Grant) bool {
+func holdsBeyond(policy *heldpolicy.Policy, g grantplan.Grant) bool {
 	if len(g.Resources) != 1 {
 		return true // a combined resource or no type: not told apart here
 	}
 	r := g.Resources[0]
-	ids, anyInstance := policy.expr.Instances(r.Type)
+	ids, anyInstance := policy.Expr.Instances(r.Type)
 	if anyInstance {
 		return true
 	}
@@ -195,15 +196,15 @@ func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoco
 	}
 	creator := bkiam.Subject{Type: subjectUser, ID: next.creator}
 	for _, action := range actions {
-		policy, err := heldPolicy(ctx, data.ExpiryScans, next.target.System, action, creator)
+		policy, err := heldpolicy.Read(ctx, data.ExpiryScans, next.target.System, action, creator)
 		if err != nil {
 			unreadable(data, diags, subjectName(creator), action, err)
 			return
 		}
-		if policy == nil || policy.expiredAt >= bkiam.PermanentExpiry {
+		if policy == nil || policy.ExpiredAt >= bkiam.PermanentExpiry {
 			continue
 		}
-		ids, anyInstance := policy.expr.Instances(next.target.Type)
+		ids, anyInstance := policy.Expr.Instances(next.target.Type)
 		var others []string
 		for _, id := range ids {
 			if _, managed := next.instances[id]; !managed {
@@ -215,14 +216,14 @@ func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoco
 		switch {
 		case anyInstance:
 			what = fmt.Sprintf("every %s/%s instance", next.target.System, next.target.Type)
-		case len(others) == 0 && policy.expr.Mentions(next.target.Type):
+		case len(others) == 0 && policy.Expr.Mentions(next.target.Type):
 			continue // the policy holds only this resource's instances
 		case len(others) == 0:
 			what = "what the policy grants on other resource types"
 		}
 		conflictAt(data, diags, protocol.Root("instances"), "Creator grant makes a policy permanent",
 			fmt.Sprintf("IAM grants a creator permanently, and keeps one expiry per user and action: registering these instances "+
-				"makes %s's %s on %s, %s, permanent.", subjectName(creator), action, what, expiryText(policy.expiredAt, "expiring")))
+				"makes %s's %s on %s, %s, permanent.", subjectName(creator), action, what, expiryText(policy.ExpiredAt, "expiring")))
 	}
 }
 

@@ -43,7 +43,7 @@ resource "bkiam_instance_grant" "alice" {
 		t.Fatalf("the plan after the apply is not quiet:\n%s", out)
 	}
 
-	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"2"}, bkiam.PermanentExpiry)
+	acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"2"}, bkiam.PermanentExpiry)
 	out := w.MustRun("plan")
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{warning, "user alice holds view_host permanent in IAM, recorded until " + until, "No changes"} {
@@ -79,7 +79,7 @@ resource "bkiam_instance_grant" %[1]q {
 	}
 	w.Configure(acctest.DriftProvider(sb, ""), grant("alice", "1")+grant("carol", "3"))
 	w.MustRun("apply", "-auto-approve")
-	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"2"}, bkiam.PermanentExpiry)
+	acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"2"}, bkiam.PermanentExpiry)
 	time.Sleep(time.Until(expires) + time.Second)
 
 	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
@@ -119,8 +119,8 @@ func TestAccPlanSaysWhatAGrantDoesToIAMsExpiry(t *testing.T) {
 			sb := sandboxtest.Start(t)
 			calls := acctest.NewCallCounter(sb)
 			nextWeek := time.Now().Add(7 * 24 * time.Hour).UTC().Truncate(time.Second)
-			changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"9"}, nextWeek.Unix())
-			changeOutside(t, sb, bkiam.OperationGrant, "carol", []string{"view_host"}, []string{"90"}, bkiam.PermanentExpiry)
+			acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"9"}, nextWeek.Unix())
+			acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "carol", []string{"view_host"}, []string{"90"}, bkiam.PermanentExpiry)
 			if _, err := acctest.OutsideClient(t, sb).BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
 				System: "bk_job", Operate: bkiam.OperationGrant, Subject: bkiam.Subject{Type: "user", ID: "dave"},
 				Actions:   []bkiam.Action{{ID: "edit"}},

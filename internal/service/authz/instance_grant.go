@@ -19,6 +19,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
@@ -45,8 +46,8 @@ type InstanceGrant struct {
 func (InstanceGrant) Name() string { return "instance_grant" }
 
 const (
-	subjectUser  = "user"
-	SubjectGroup = "group"
+	subjectUser  = bkiam.SubjectUser
+	SubjectGroup = bkiam.SubjectGroup
 )
 
 func (InstanceGrant) Schema(context.Context) schema.Schema {
@@ -707,18 +708,18 @@ func (InstanceGrant) readImport(ctx context.Context, scans *bkiam.ScanCache, g G
 func importedWithoutType(ctx context.Context, scans *bkiam.ScanCache, system string, subject bkiam.Subject, actions []string) (grantplan.Holdings, error) {
 	held := grantplan.Holdings{}
 	for _, action := range actions {
-		policy, err := heldPolicy(ctx, scans, system, action, subject)
+		policy, err := heldpolicy.Read(ctx, scans, system, action, subject)
 		if err != nil {
 			return nil, err
 		}
 		if policy == nil {
 			continue
 		}
-		if _, everything := policy.expr.Instances(""); !everything {
+		if _, everything := policy.Expr.Instances(""); !everything {
 			return nil, fmt.Errorf("%s holds %s on resource instances, not as an action related to no resource type; "+
 				"name its resource types after the actions in the import", subjectName(subject), action)
 		}
-		held[action] = grantplan.Holding{ExpiresAt: policy.expiredAt}
+		held[action] = grantplan.Holding{ExpiresAt: policy.ExpiredAt}
 	}
 	if len(held) == 0 {
 		return nil, fmt.Errorf("%s holds none of %s; there is nothing to import", subjectName(subject), strings.Join(actions, ", "))
@@ -739,7 +740,7 @@ func importedCombinations(ctx context.Context, scans *bkiam.ScanCache, system st
 	}
 	held := grantplan.Holdings{}
 	for _, action := range actions {
-		policy, err := heldPolicy(ctx, scans, system, action, subject)
+		policy, err := heldpolicy.Read(ctx, scans, system, action, subject)
 		if err != nil {
 			return nil, err
 		}
@@ -774,10 +775,10 @@ func importedCombinations(ctx context.Context, scans *bkiam.ScanCache, system st
 		case len(found) > 1:
 			return nil, fmt.Errorf("%s holds %s on %d combinations of %s; a bkiam_instance_grant holds one, so it cannot be imported",
 				subjectName(subject), action, len(found), strings.Join(names, " × "))
-		case !policy.expr.HoldsCombination(found[0]):
+		case !policy.Expr.HoldsCombination(found[0]):
 			continue // not a combination that stands on its own: as a refresh would read it, not held
 		}
-		h := grantplan.Holding{ExpiresAt: policy.expiredAt}
+		h := grantplan.Holding{ExpiresAt: policy.ExpiredAt}
 		for _, t := range types {
 			instances := make(map[string]string, len(found[0][t.Type]))
 			for _, id := range found[0][t.Type] {

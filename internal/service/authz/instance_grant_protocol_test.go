@@ -492,8 +492,8 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 
 	t.Run("completed by the read with detect_drift", func(t *testing.T) {
 		env := acctest.NewProtoEnv(t, map[string]any{"detect_drift": true})
-		changeOutside(t, env.Sandbox, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
-		changeOutside(t, env.Sandbox, bkiam.OperationGrant, "alice", []string{"edit_host"}, []string{"3"}, bkiam.PermanentExpiry)
+		acctest.ChangeHostsOutside(t, env.Sandbox, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
+		acctest.ChangeHostsOutside(t, env.Sandbox, bkiam.OperationGrant, "alice", []string{"edit_host"}, []string{"3"}, bkiam.PermanentExpiry)
 		imported := importLong(t, env.Server)
 		read := acctest.InstanceProto.Read(t, env.Server, imported.State, imported.Private)
 		acctest.ExpectDiags(t, read.Diagnostics)
@@ -526,7 +526,7 @@ func TestProtocolInstanceGrantImport(t *testing.T) {
 
 	t.Run("without detect_drift", func(t *testing.T) {
 		env := acctest.NewProtoEnv(t, nil)
-		changeOutside(t, env.Sandbox, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
+		acctest.ChangeHostsOutside(t, env.Sandbox, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"1", "2"}, bkiam.PermanentExpiry)
 		env.Calls.Reset()
 		imported := importLong(t, env.Server)
 		read := acctest.InstanceProto.Read(t, env.Server, imported.State, imported.Private)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
@@ -20,13 +21,13 @@ import (
 // Its values are small (a system has tens of actions), so the framework
 // serves it.
 type systemDataSource struct {
-	dataSource
+	conns.DataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &systemDataSource{}
 
 func NewSystemDataSource() datasource.DataSource {
-	return &systemDataSource{dataSource{name: "system"}}
+	return &systemDataSource{conns.DataSource{Name: "system"}}
 }
 
 // typeRefAttrs are the attributes of a reference to a resource type.
@@ -124,12 +125,12 @@ type systemDataSourceModel struct {
 }
 
 func (d *systemDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	config, ok := readConfig[systemDataSourceModel](ctx, &d.dataSource, req, resp)
+	config, ok := conns.ReadConfig[systemDataSourceModel](ctx, &d.DataSource, req, resp)
 	if !ok {
 		return
 	}
 	system := config.System.ValueString()
-	model, err := d.data.Models.Get(ctx, system)
+	model, err := d.Data.Models.Get(ctx, system)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("system"), "Cannot read the model of system "+system, err.Error())
 		return

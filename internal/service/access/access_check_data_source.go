@@ -1,4 +1,4 @@
-package authz
+package access
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
@@ -27,13 +28,13 @@ import (
 // department or an ancestor department, permission templates, expiry),
 // for check blocks, postconditions and terraform test assertions.
 type accessCheckDataSource struct {
-	dataSource
+	conns.DataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &accessCheckDataSource{}
 
 func NewAccessCheckDataSource() datasource.DataSource {
-	return &accessCheckDataSource{dataSource{name: "access_check"}}
+	return &accessCheckDataSource{conns.DataSource{Name: "access_check"}}
 }
 
 func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -58,7 +59,7 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				MarkdownDescription: "Who: `{ type = \"user\", id = \"alice\" }`, or a user group by its numeric id.",
 				Attributes: map[string]schema.Attribute{
 					"type": schema.StringAttribute{Required: true, MarkdownDescription: "`user` or `group`.",
-						Validators: []validator.String{stringvalidator.OneOf(subjectUser, SubjectGroup)}},
+						Validators: []validator.String{stringvalidator.OneOf(bkiam.SubjectUser, bkiam.SubjectGroup)}},
 					"id": schema.StringAttribute{Required: true, MarkdownDescription: "The username or the group's id."},
 				},
 			},
@@ -109,7 +110,7 @@ type accessCheckModel struct {
 }
 
 func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	m, ok := readConfig[accessCheckModel](ctx, &d.dataSource, req, resp)
+	m, ok := conns.ReadConfig[accessCheckModel](ctx, &d.DataSource, req, resp)
 	if !ok {
 		return
 	}
@@ -142,9 +143,9 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if who.Type == subjectUser && !strings.EqualFold(who.ID, "admin") {
+	if who.Type == bkiam.SubjectUser && !strings.EqualFold(who.ID, "admin") {
 		at := path.Root("subject").AtName("id")
-		_, known, err := knownUser(ctx, d.data, who.ID, at, `"denied"`, &resp.Diagnostics)
+		_, known, err := knownUser(ctx, d.Data, who.ID, at, `"denied"`, &resp.Diagnostics)
 		if !known {
 			return
 		}
@@ -154,7 +155,7 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 					"(the gateway's user-groups route, which an app may need granted): %v.", who.ID, err))
 		}
 	}
-	answer, err := d.data.Client.AuthByActions(ctx, system, who, actions, resources)
+	answer, err := d.Data.Client.AuthByActions(ctx, system, who, actions, resources)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot check access", err.Error())
 		return
@@ -176,7 +177,7 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 // not have and resources that are not one of each of the actions'
 // related types, in order.
 func (d *accessCheckDataSource) checkAgainstModel(ctx context.Context, system string, actions []string, resources []bkiam.AuthResource, diags *diag.Diagnostics) {
-	related, ok := relatedTypes(ctx, d.data, system, actions, diags)
+	related, ok := relatedTypes(ctx, d.Data, system, actions, diags)
 	if !ok || related == nil {
 		return
 	}

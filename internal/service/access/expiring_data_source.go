@@ -1,4 +1,4 @@
-package authz
+package access
 
 import (
 	"cmp"
@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -28,7 +30,7 @@ import (
 // user's grants of given actions through the policy lists (one scan per
 // action, shared with the plan's expiry check and detect_drift).
 type expiringDataSource struct {
-	dataSource
+	conns.DataSource
 }
 
 var (
@@ -37,7 +39,7 @@ var (
 )
 
 func NewExpiringDataSource() datasource.DataSource {
-	return &expiringDataSource{dataSource{name: "expiring"}}
+	return &expiringDataSource{conns.DataSource{Name: "expiring"}}
 }
 
 var expiringMemberType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -133,7 +135,7 @@ type lapse struct {
 }
 
 func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	m, ok := readConfig[expiringModel](ctx, &d.dataSource, req, resp)
+	m, ok := conns.ReadConfig[expiringModel](ctx, &d.DataSource, req, resp)
 	if !ok {
 		return
 	}
@@ -154,7 +156,7 @@ func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadReques
 				fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", m.GroupID.ValueString()))
 			return
 		}
-		members, err := d.data.Client.GroupMembers(ctx, system, group)
+		members, err := d.Data.Client.GroupMembers(ctx, system, group)
 		if err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("group_id"), "Cannot read the group's members", err.Error())
 			return
@@ -170,19 +172,19 @@ func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadReques
 		if resp.Diagnostics.HasError() {
 			return
 		}
-		scans := d.data.ExpiryScans
+		scans := d.Data.ExpiryScans
 		if scans == nil {
-			scans = bkiam.NewScanCache(d.data.Client, time.Now)
+			scans = bkiam.NewScanCache(d.Data.Client, time.Now)
 		}
-		user := bkiam.Subject{Type: subjectUser, ID: m.User.ValueString()}
+		user := bkiam.Subject{Type: bkiam.SubjectUser, ID: m.User.ValueString()}
 		for _, action := range actions {
-			policy, err := heldPolicy(ctx, scans, system, action, user)
+			policy, err := heldpolicy.Read(ctx, scans, system, action, user)
 			if err != nil {
 				resp.Diagnostics.AddAttributeError(path.Root("actions"), "Cannot read the user's policies", err.Error())
 				return
 			}
-			if policy != nil && soon(policy.expiredAt) {
-				rows = append(rows, lapse{id: action, expiresAt: policy.expiredAt})
+			if policy != nil && soon(policy.ExpiredAt) {
+				rows = append(rows, lapse{id: action, expiresAt: policy.ExpiredAt})
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package authz
+package access
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -29,13 +30,13 @@ import (
 // user belongs to. What an auditor asks for and IAM's web UI does not
 // show in one place.
 type effectivePermissionsDataSource struct {
-	dataSource
+	conns.DataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &effectivePermissionsDataSource{}
 
 func NewEffectivePermissionsDataSource() datasource.DataSource {
-	return &effectivePermissionsDataSource{dataSource{name: "effective_permissions"}}
+	return &effectivePermissionsDataSource{conns.DataSource{Name: "effective_permissions"}}
 }
 
 var effectivePermissionType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -110,7 +111,7 @@ type effectivePermissionsModel struct {
 }
 
 func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	m, ok := readConfig[effectivePermissionsModel](ctx, &d.dataSource, req, resp)
+	m, ok := conns.ReadConfig[effectivePermissionsModel](ctx, &d.DataSource, req, resp)
 	if !ok {
 		return
 	}
@@ -121,13 +122,13 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 	}
 	slices.Sort(actions)
 	system, user := m.System.ValueString(), m.User.ValueString()
-	related, ok := relatedTypes(ctx, d.data, system, actions, &resp.Diagnostics) // nil without check_model
+	related, ok := relatedTypes(ctx, d.Data, system, actions, &resp.Diagnostics) // nil without check_model
 	if !ok {
 		return
 	}
 	m.Groups = types.ListNull(types.StringType)
 	if !strings.EqualFold(user, "admin") {
-		groups, known, err := knownUser(ctx, d.data, user, path.Root("user"), `"no permissions"`, &resp.Diagnostics)
+		groups, known, err := knownUser(ctx, d.Data, user, path.Root("user"), `"no permissions"`, &resp.Diagnostics)
 		switch {
 		case !known:
 			return
@@ -142,7 +143,7 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 			m.Groups = list
 		}
 	}
-	conditions, asManager, err := d.data.Client.QueryByActions(ctx, system, bkiam.Subject{Type: subjectUser, ID: user}, actions)
+	conditions, asManager, err := d.Data.Client.QueryByActions(ctx, system, bkiam.Subject{Type: bkiam.SubjectUser, ID: user}, actions)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the effective permissions", err.Error())
 		return

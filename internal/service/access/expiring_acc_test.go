@@ -1,4 +1,4 @@
-package authz_test
+package access_test
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func TestAccExpiringReportsWhatLapses(t *testing.T) {
 		}
 	}
 	for action, at := range map[string]int64{"view_host": days(10), "edit_host": bkiam.PermanentExpiry, "delete_host": days(40)} {
-		changeOutside(t, sb, bkiam.OperationGrant, "dave", []string{action}, []string{"1"}, at)
+		acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "dave", []string{action}, []string{"1"}, at)
 	}
 
 	config := func(within string) string {

@@ -1,4 +1,4 @@
-package authz_test
+package access_test
 
 import (
 	"context"
@@ -146,7 +146,7 @@ func TestAccEffectivePermissions(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	ctx := context.Background()
 	c := acctest.OutsideClient(t, sb)
-	changeOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"10"}, bkiam.PermanentExpiry)
+	acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"10"}, bkiam.PermanentExpiry)
 	_, oncall := acctest.OutsideGroup(t, c, "oncall-managers", "oncall")
 	if err := c.AddMembers(ctx, "bk_cmdb", oncall, []bkiam.MemberRef{{Type: "department", ID: "1"}}, bkiam.PermanentExpiry); err != nil {
 		t.Fatal(err)
