@@ -427,7 +427,9 @@
 //     and the one-node path of the type, "*" included, as an id comparison (a lone "*" is the
 //     literal id). Errors, in the
 //     backend's order: 1901404 unknown system, 1901401 not a client, 1901400 bad parameters,
-//     1901404 unknown action or policy, 1901403 a policy of another system asked for by id.
+//     1901404 unknown action or policy (a policy: "not found:policy not found", whatever the id),
+//     1901403 a policy of another system asked for by id. GET by id answers a row expired or
+//     not, as the real backend does (only the housekeeping takes it away).
 //   - GET /api/v1/open/systems/{s}/policies[/] answers 301 to the slashed backend path, with or
 //     without the client's slash: the gateway forwards the route without it and the backend
 //     serves only the slashed form, so through a gateway the route never lists.
