@@ -63,20 +63,26 @@ func partlyMatchesAction(system string, a *Action, rs []accessResource) bool {
 // for a user, of every group it reaches: as an unexpired member, or through a subject template
 // bound to the group until after now. A subject IAM does not know holds
 // none: the backend answers it as one without permissions, not as an error.
-func (s *Server) effectiveRowsLocked(system, action string, subj subject, now int64) []*policy {
+func (s *Server) effectiveRowsLocked(system, action string, subj subject, now int64, force bool) []*policy {
 	holders, known := s.holdersLocked(subj, now)
 	if !known {
 		return nil
 	}
 	var rows []*policy
 	for k, p := range s.store.policies {
-		// Expiry is strict, as in the backend's caches: a row expiring this second no longer counts.
-		if k.System == system && k.Action == action && p.ExpiredAt > now && holders[subject{Type: k.SubjectType, ID: k.SubjectID}] {
+		if k.System == system && k.Action == action && rowUnexpired(p, now, force) && holders[subject{Type: k.SubjectType, ID: k.SubjectID}] {
 			rows = append(rows, p)
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].BackendID < rows[j].BackendID })
 	return rows
+}
+
+// rowUnexpired is the backend's expiry test of a policy row. Its caches keep expired_at > now, so a
+// row expiring this second no longer counts; ?force=1 bypasses them, and the database query keeps
+// expired_at >= now (bk-iam's selectAuthBySubjectAction).
+func rowUnexpired(p *policy, now int64, force bool) bool {
+	return p.ExpiredAt > now || force && p.ExpiredAt == now
 }
 
 // holdersLocked returns the subjects whose rows count for subj: itself and, for a user, the
@@ -171,6 +177,11 @@ func allowedBy(rows []*policy, a *Action, rs []accessResource) bool {
 		}
 	}
 	return false
+}
+
+// rowAllows is allowedBy for one row.
+func rowAllows(p *policy, a *Action, rs []accessResource) bool {
+	return allowedBy([]*policy{p}, a, rs)
 }
 
 // evalExpr evaluates an expression for resources: AND, OR, any (always true) and the leaves of

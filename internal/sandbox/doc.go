@@ -41,7 +41,7 @@
 // which answers 301 as it does through a real gateway (details under "Emulated behaviour").
 //
 // Access-check routes (gateway only), the backend's "may this subject do this?": POST
-// /api/v2/policy/systems/{system}/{auth,auth_by_actions,query_by_actions}/ and POST
+// /api/v2/policy/systems/{system}/{auth,auth_by_actions,query_by_actions}/[?debug=1&force=1] and POST
 // /api/v1/policy/auth_by_resources (details under "Emulated behaviour", "Access checks").
 //
 // Management routes (gateway only, credentials in X-Bkapi-Authorization): the management API v2
@@ -473,7 +473,9 @@
 //     Group members come from the management API (model groups have none). The backend's
 //     user-groups route, GET /api/v1/open/users/{id}/groups[?inherit=true], reads the memberships
 //     alone (subject_relation): a group reached only through a template is not in its answer. For a group, its own rows. Rows stored as RBAC count like any other;
-//     expiry is strict (expired_at > now) for rows and memberships alike. A user IAM does not know
+//     expiry is strict (expired_at > now) for rows and memberships alike, except that ?force
+//     (any value; the v2 routes), which bypasses the backend's caches, keeps the rows expiring
+//     this very second (its database query reads expired_at >= now). A user IAM does not know
 //     (not in users, nor a directory user synced), an unknown or deleted group, or a subject of
 //     another type is answered as one without permissions (false, all false, {}), not an error.
 //   - Evaluation: each row's expression, as the read routes render it, against the resources by
@@ -491,6 +493,34 @@
 //     rest, a lone condition bare. With resources, each row is first partly evaluated as the
 //     backend does: a row failing on a given type is dropped, the conditions on given types that
 //     hold are removed, and a row left with nothing is {"op":"any","field":"","value":[]}.
+//   - Debug output: ?debug (any value, even "0" or none) on the v2 routes adds "debug" beside
+//     code, message and data: a tree of entries {time, context, steps [{index, name}], evals
+//     {backend id: "pass"|"no pass"|"unknown"}, error, sub_debugs [entries]}. auth's tree is the
+//     action's entry; auth_by_actions' and query_by_actions' a root (empty context) with one entry
+//     per action, in order. An action's entry has context.action {ID, Attribute:{Attribute:
+//     {auth_type (1 abac, 2 rbac, 15 all), pk, resource_type [{System, Type}]}}} and
+//     context.subject {Type, ID, Attribute:{Attribute:{department [keys of its departments and
+//     their ancestors], pk}}}; for a subject IAM does not know (a user never synced, a group that
+//     does not exist or not a number, another type) Attribute.Attribute is {} and the steps stop
+//     after "Fetch subject details", with no sub entries. Otherwise its one sub entry (the policy
+//     query) holds the rows in the backend's internal form and, under it, the database's entry,
+//     whose context.effectPolicies lists every row the backend read for the subject and action —
+//     the subject's own (SubjectPK its key) and those of the groups it reaches (SubjectPK the
+//     group's key), custom and template rows — as {PK (the backend id the policy list
+//     shows and GET policies/{id} takes), SubjectPK, ExpressionPK, ExpiredAt}, ordered by subject
+//     key, expiry, id; unexpired by the test above (force or not); never the rows stored as RBAC
+//     relations, which the backend reads apart (their groups' keys are in context.rbacGroupPks).
+//     For an action related to no type that entry has "without_resource_types": true and
+//     ExpressionPK -1; with no rows, "got_no_policies": true. Subject keys are derived from the
+//     model: the users in order from 1, then the directory users, the departments, and the groups
+//     at that offset plus their id; stable for the sandbox's lifetime and across its state file
+//     (with the same model), distinct for every subject. A manager's answer has no "debug" key at
+//     all. With a tree, a system error (1901500) answers HTTP 200, not 500, carrying for
+//     query_by_actions the failing action's entry, for auth the action's entry, for
+//     auth_by_actions the root with the entries of the actions before it; an error of the binding
+//     (1901400) has none. The rest (times, step names, the merged "expression", the internal
+//     expressions and their md5 signatures, expression keys, evals) is kept plausible, as
+//     recorded from a real IAM, not exact.
 //   - They count in the stats under policy_auth, policy_auth_by_actions, policy_auth_by_resources
 //     and policy_query_by_actions, and the faults treat them as the policy reads (spare_reads
 //     spares them; a slow fault delays them, a drop resets the connection).
@@ -520,9 +550,10 @@
 //     routes (not served at all), and the backend's group quota (subject_max_groups) counting
 //     the groups a member reaches through a template.
 //   - Of the backend's access checks, the v1 auth, auth_by_actions, query, query_by_actions and
-//     query_by_ext_resources and the v2 query/ are not served; neither are ?force and ?debug (the
-//     sandbox has no cache to bypass), frozen subjects (1901403), the security-audit app's pass to
-//     every system on v1, temporary policies, department subjects, nor the backend's rate limit.
+//     query_by_ext_resources and the v2 query/ are not served; neither are ?debug on
+//     auth_by_resources, the "RBAC Eval" step of a debug tree, frozen subjects (1901403), the
+//     security-audit app's pass to every system on v1, temporary policies, department subjects,
+//     nor the backend's rate limit.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
