@@ -223,94 +223,6 @@ func leafType(e expr) (typ, attr string) {
 	return field[:dot], field[dot+1:]
 }
 
-// evalLeaf evaluates eq, in and starts_with on the resource of the leaf's type: its id, or an
-// attribute (a string or a list of strings, any of which may match).
-func evalLeaf(e expr, set resourceSet) bool {
-	typ, attr := leafType(e)
-	r, ok := set[typ]
-	if !ok {
-		return false
-	}
-	var got []string
-	if attr == "id" {
-		got = []string{r.ID}
-	} else {
-		got = stringsOf(r.Attribute[attr])
-	}
-	want := stringsOf(e["value"])
-	for _, g := range got {
-		for _, w := range want {
-			switch e["op"] {
-			case "eq", "in":
-				if g == w {
-					return true
-				}
-			case "starts_with":
-				if attr == iamPathAttr {
-					// The backend reads a caller's path in its two-part or three-part node form,
-					// and a policy path ending at ",*/" as "any instance under its parent".
-					g = standardPath(g)
-					if strings.HasSuffix(w, ",*/") {
-						w = strings.TrimSuffix(w, "*/")
-					}
-				}
-				if strings.HasPrefix(g, w) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// iamPathAttr is the attribute holding an instance's path to its parent.
-const iamPathAttr = "_bk_iam_path_"
-
-// stringsOf reads an expression value or an attribute as strings; other values match nothing.
-func stringsOf(v any) []string {
-	switch x := v.(type) {
-	case string:
-		return []string{x}
-	case []string:
-		return x
-	case []any:
-		var out []string
-		for _, item := range x {
-			if s, ok := item.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// standardPath writes a caller's path "/system,type,id/…/" as "/type,id/…/", the form of the
-// expressions; a path in that form already, or not a path, is left alone.
-func standardPath(path string) string {
-	if !strings.HasPrefix(path, "/") {
-		return path
-	}
-	var b strings.Builder
-	b.WriteByte('/')
-	for _, node := range strings.Split(strings.Trim(path, "/"), "/") {
-		parts := strings.Split(node, ",")
-		switch len(parts) {
-		case 2:
-			b.WriteString(parts[0] + "," + parts[1] + "/")
-		case 3:
-			b.WriteString(parts[1] + "," + parts[2] + "/")
-		default:
-			return path
-		}
-	}
-	out := b.String()
-	if !strings.HasSuffix(path, "/") {
-		out = strings.TrimSuffix(out, "/")
-	}
-	return out
-}
-
 // partialExpr is the backend's partial evaluation of a row for the resources a query gives: false
 // when a condition on a given type fails the row, else what is left to decide, the conditions on
 // the types not given (the any of no field when nothing is left). Without resources the row is
@@ -407,9 +319,7 @@ func mergeEqIn(conds []expr) []expr {
 		}
 		var values []any
 		for _, c := range same {
-			for _, v := range stringsOf(c["value"]) {
-				values = append(values, v)
-			}
+			values = append(values, leafValues(c)...)
 		}
 		out = append(out, leaf(field, "in", values))
 	}

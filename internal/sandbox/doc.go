@@ -71,7 +71,8 @@
 //     policy of an action related to several types (a combined resource) has
 //     "groups":[{"biz":["/bk_cmdb,biz,1/"],"host":["/bk_cmdb,host,7/"]}] instead of paths: one object
 //     per resource group, each type's paths sorted. A row a group holds through a permission
-//     template has "template_id":N; a policy the real server stores as RBAC relations has "rbac":true.
+//     template has "template_id":N; a policy the real server stores as RBAC relations has "rbac":true;
+//     a row with an attribute condition (below) has "expression":{…} as given, instead of paths.
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N,"model_query":N,
@@ -102,14 +103,26 @@
 //     (ordered by id, members by type then id); both keys are absent otherwise.
 //     In Go: Server.Management, GradeManagers, Groups(gradeManager), Members(group) and
 //     SubjectTemplates.
-//   - POST /_sandbox/reset clears policies, the management state, stats and faults, and keeps the
-//     model (whose template policies are seeded again).
+//   - POST /_sandbox/reset clears policies (attribute-condition rows included), the management
+//     state, stats and faults, and keeps the model (whose template policies are seeded again).
 //   - POST /_sandbox/template_policies with {"system":"bk_cmdb","template_id":7,"group":"1",
 //     "action":"edit_host","paths":["/bk_cmdb,host,9/"],"expired_at":0} gives a group (of the
 //     model, or of the management API; or, with "user" instead of "group", a user of the model, as
 //     an older IAM granted templates to users) a row held through a permission template
 //     (Server.AddTemplatePolicy; no paths = any; expired_at 0 = permanent), replacing the row of
 //     the same group, action and template. 400 with {"error":…} naming the bad field.
+//   - POST /_sandbox/expression_policies with {"system":"bk_cmdb","subject":{"type":"user","id":"alice"},
+//     "action":"delete_host","expression":{"op":"AND","content":[{"field":"host.id","op":"in",
+//     "value":["1","2"]},{"field":"host.os","op":"eq","value":"linux"}]},"expired_at":0} stands in
+//     for IAM's web UI granting a row with an attribute condition (Server.AddExpressionPolicy): a
+//     new row each time, answered {"ok":true,"backend_id":N}. The subject is a user of the model
+//     (or a directory user synced) or a group of the model or of the management API; the action
+//     relates to at least one type (a combined resource too); the expression is in the read
+//     routes' form: AND and OR with a non-empty content, leaves {field "TYPE.ATTRIBUTE" of the
+//     action's types, op, value} with op eq (a string, number or boolean), in (a non-empty list of
+//     one kind), starts_with or string_contains (a string), gt, gte, lt or lte (a number or a
+//     string), any ([]); no other key. expired_at 0 = permanent. 400 with {"error":…} naming the
+//     bad field ("expression.content[1].field: …").
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next
@@ -203,7 +216,13 @@
 //     (idempotent). A group can also hold rows through permission templates (the model's
 //     template_policies, POST /_sandbox/template_policies): separate rows for the same action,
 //     listed by the read routes beside the custom one, never touched by a grant or revoke and
-//     never in a grant's answer. The subject holds the union of its rows.
+//     never in a grant's answer. So is a row with an attribute condition (POST
+//     /_sandbox/expression_policies), which any user or group can hold, several per action: the
+//     read routes list it and GET policies/{id} reads it with its expression as given, the access
+//     checks count it, a group's delete takes it away, and the housekeeping purges a user's as it
+//     purges the user's custom policies (the web UI writes it as one); the management API's group
+//     permission routes neither list nor delete it (their custom policies are paths). The subject
+//     holds the union of its rows.
 //   - A group's instance policy of one type, for an action whose auth_type is rbac or all, is
 //     stored as RBAC relations: the read list shows it only with type=rbac, under its backend id
 //     plus 500000000, and GET by id does not find it. A user's policy, an any-policy and a
@@ -479,16 +498,25 @@
 //     (not in users, nor a directory user synced), an unknown or deleted group, or a subject of
 //     another type is answered as one without permissions (false, all false, {}), not an error.
 //   - Evaluation: each row's expression, as the read routes render it, against the resources by
-//     type. eq and in compare the id; starts_with compares attribute._bk_iam_path_ (a path or a
-//     list of paths, "/type,id/…/" or "/system,type,id/…/"), a policy path ending ",*/" taking
-//     any instance under its parent; any holds. So a grant held as a path through ancestors
+//     type, as the backend's conditions do (bk-iam pkg/abac/pdp/condition). A leaf reads the
+//     attribute its field names of the resource of its type from resources[].attribute, "id"
+//     being the resource's id whatever the attribute says; a resource or an attribute not sent
+//     makes it false, and an attribute sent as a list holds when one element does. eq and in are
+//     the backend's StringEquals (or, for boolean and number values, Bool and NumericEquals):
+//     equality of decoded JSON values, so the string "8" does not equal the number 8, and a
+//     boolean never matches a list; starts_with (StringPrefix) compares strings, and on
+//     _bk_iam_path_ (a path or a list of paths, "/type,id/…/" or "/system,type,id/…/") a policy
+//     path ending ",*/" takes any instance under its parent; string_contains (StringContains);
+//     gt, gte, lt and lte compare two numbers or two strings, with one value; any holds; AND and
+//     OR. So a grant held as a path through ancestors
 //     (/biz,1/host,7/) allows host 7 only when the caller sends its path, as on the real backend,
 //     while a one-node grant (/host,7/) allows it whatever the path. The subject is allowed when
 //     one row holds; an action related to no type is allowed by any row.
 //   - query_by_actions' condition: the rows that count, merged as the backend merges them — {}
 //     when none counts (the backend's empty answer, which allows nothing; what the official SDK
 //     reads as "no permission"); the first any whole when a row is an any; otherwise the eq and in
-//     leaves of one field merged into one in (values concatenated, a repeated id repeated; fields
+//     leaves of one field merged into one in (values concatenated, numbers kept numbers, a
+//     repeated id repeated; fields
 //     in name order after the other conditions, where the backend's order varies) and an OR of the
 //     rest, a lone condition bare. With resources, each row is first partly evaluated as the
 //     backend does: a row failing on a given type is dropped, the conditions on given types that
@@ -506,7 +534,7 @@
 //     query) holds the rows in the backend's internal form and, under it, the database's entry,
 //     whose context.effectPolicies lists every row the backend read for the subject and action —
 //     the subject's own (SubjectPK its key) and those of the groups it reaches (SubjectPK the
-//     group's key), custom and template rows — as {PK (the backend id the policy list
+//     group's key), custom, template and attribute-condition rows — as {PK (the backend id the policy list
 //     shows and GET policies/{id} takes), SubjectPK, ExpressionPK, ExpiredAt}, ordered by subject
 //     key, expiry, id; unexpired by the test above (force or not); never the rows stored as RBAC
 //     relations, which the backend reads apart (their groups' keys are in context.rbacGroupPks).
@@ -658,7 +686,8 @@
 // file that does not exist yet starts an empty store and is created at once (so an unwritable location
 // fails at startup, not on the first grant); the management API's state (subject templates included) is kept in it too, under
 // "management", which a file from an older sandbox lacks and still loads without, and so are the
-// directory users the authorization API synced ("synced_users"); one that exists but cannot be read, parsed or checked is
+// directory users the authorization API synced ("synced_users"), and the rows with attribute conditions (a policy
+// with "expression", which older files lack); one that exists but cannot be read, parsed or checked is
 // a startup error and is left untouched — never silently emptied. If a save fails, the change is rolled back and
 // the call answers 1902500.
 package sandbox
