@@ -89,7 +89,8 @@ func (st *store) restoreLocked(sf stateFile) error {
 		if sp.PolicyID <= 0 || sp.BackendID <= 0 || k.System == "" || k.SubjectType == "" || k.SubjectID == "" || k.Action == "" {
 			return fmt.Errorf("policies[%d]: incomplete policy", i)
 		}
-		if sp.Template < 0 || sp.Template > 0 && k.SubjectType != "group" {
+		// A template row is a group's, or a user's as an older IAM granted templates to users.
+		if sp.Template < 0 || sp.Template > 0 && k.SubjectType != "group" && k.SubjectType != "user" {
 			return fmt.Errorf("policies[%d]: template_id %d on a %s policy", i, sp.Template, k.SubjectType)
 		}
 		if policies[k] != nil {
