@@ -201,11 +201,17 @@
 // rows with expired_at ≤ now. The route has no rate limit; a whole scan costs ceil(count/500) calls
 // per action, whatever the number of subjects of interest (ScanCache shares one scan among them).
 //
-// The backend also serves one policy by backend id, GET {gw}/api/v1/systems/{system}/policies/{id}
-// ({version, id, system, subject, action: {id}, expression, expired_at}; 1901404 when gone; 1901403
-// for another system's policy). It cannot find a grant — no API maps the SaaS policy_id a grant
-// returned to a backend id — so this client has no call for it; the sandbox serves it, as the real
-// backend does.
+// The backend also serves one policy by backend id (GetPolicy):
+//
+//	GET {gw}/api/v1/systems/{system}/policies/{id} → {version, id, system, subject: {type, id, name}, action: {id}, expression, expired_at}
+//
+// an expired row as well (a real IAM answered one expired that day), 1901404 "not found:policy not
+// found" for an id no ABAC row has (ErrPolicyNotFound; an RBAC row's id from the type=rbac list is
+// one: the route reads ABAC rows, and bk-iam's source takes ?type=rbac for the others, which this
+// client does not send), 1901403 for another system's policy,
+// 1901401 when the app is not a client of the path's system, all in HTTP 200. It cannot find a
+// grant — no API maps the SaaS policy_id a grant returned to a backend id — but it reads a row the
+// policy list or the debug output below named.
 //
 // Writes are synchronous: an answered grant or revoke is in the list at once (a backend with
 // several replicas may serve an updated expression stale for up to about five minutes).

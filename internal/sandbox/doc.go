@@ -582,6 +582,8 @@
 //     auth_by_resources, the "RBAC Eval" step of a debug tree, frozen subjects (1901403), the
 //     security-audit app's pass to every system on v1, temporary policies, department subjects,
 //     nor the backend's rate limit.
+//   - GET policies/{id}?type=rbac (the backend's read of an RBAC row by id) is not served: an
+//     RBAC row's id is not found, as without the parameter.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
