@@ -126,6 +126,29 @@ func (s *ScanCache) LookupAll(ctx context.Context, system, action string, subjec
 	return live, expired, nil
 }
 
+// LookupCached is LookupAll for a user, answered only from a scan this cache has already made and
+// still holds (ok false: none, or one a write of this process has invalidated); it reads nothing.
+func (s *ScanCache) LookupCached(system, action string, subject Subject) (live, expired []Policy, ok bool) {
+	if subject.Type == subjectGroup {
+		return nil, nil, false // a group's rows can be in the RBAC list too
+	}
+	s.mu.Lock()
+	res, ok := s.results[scanKey{system, action, PolicyKindABAC}]
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil, false
+	}
+	now := s.now().Unix()
+	for _, p := range s.pick(res, subject) {
+		if p.ExpiredAt > now {
+			live = append(live, p)
+		} else {
+			expired = append(expired, p)
+		}
+	}
+	return live, expired, true
+}
+
 // lookup is Lookup in one list.
 func (s *ScanCache) lookup(ctx context.Context, k scanKey, subject Subject) ([]Policy, error) {
 	list := "policy list"

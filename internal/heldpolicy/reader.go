@@ -37,6 +37,9 @@ type Source interface {
 	// Scan reads the subject's rows of the action from the action's policy list: live ones, and
 	// those that expired within bkiam.ExpiredWindow.
 	Scan(ctx context.Context, system, action string, subject bkiam.Subject) (live, expired []bkiam.Policy, err error)
+	// Scanned is Scan answered from a list already read (detect_drift's refresh reads every
+	// list its resources grant), reading nothing; ok false when there is none.
+	Scanned(system, action string, subject bkiam.Subject) (live, expired []bkiam.Policy, ok bool)
 }
 
 // Errors of a Source and a Reader.
@@ -188,21 +191,34 @@ func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject,
 	return held, written, nil
 }
 
-// read reads actions of subject from IAM.
+// read reads actions of subject from IAM: from lists already read (detect_drift's), else by
+// asking IAM about the subject.
 func (r *Reader) read(ctx context.Context, system string, subject bkiam.Subject, actions []string) (map[string]Held, error) {
 	out := map[string]Held{}
+	var ask []string
+	for _, a := range actions {
+		live, expired, ok := r.src.Scanned(system, a, subject)
+		if !ok {
+			ask = append(ask, a)
+			continue
+		}
+		if r.liveOnly {
+			expired = nil
+		}
+		var err error
+		if out[a], err = held(subject, a, live, expired); err != nil {
+			return nil, err
+		}
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	actions = ask
 	rows, known, err := r.src.OwnRows(ctx, system, subject, actions)
 	switch {
 	case errors.Is(err, ErrUnanswered):
 		for _, a := range actions {
-			live, expired, err := r.src.Scan(ctx, system, a, subject)
-			if err != nil {
-				return nil, err
-			}
-			if r.liveOnly {
-				expired = nil
-			}
-			if out[a], err = held(subject, a, live, expired); err != nil {
+			if out[a], err = r.listed(ctx, system, a, subject); err != nil {
 				return nil, err
 			}
 		}
@@ -216,6 +232,7 @@ func (r *Reader) read(ctx context.Context, system string, subject bkiam.Subject,
 		}
 		return out, nil
 	}
+actions:
 	for _, a := range actions {
 		var live []bkiam.Policy
 		for _, id := range rows[a] {
@@ -224,7 +241,14 @@ func (r *Reader) read(ctx context.Context, system string, subject bkiam.Subject,
 			case errors.Is(err, ErrGone):
 				continue // revoked since: not held
 			case err != nil:
-				return nil, fmt.Errorf("reading %s's policy %d for %s: %w", SubjectName(subject), id, a, err)
+				// The read by id failed (a gateway may not grant it): the
+				// list says it too.
+				live, listErr := r.listed(ctx, system, a, subject)
+				if listErr != nil {
+					return nil, fmt.Errorf("reading %s's policy %d for %s: %w (and the policy list: %w)", SubjectName(subject), id, a, err, listErr)
+				}
+				out[a] = live
+				continue actions
 			case p.Subject != subject || p.Action != a:
 				// Ids are reused after a delete: not the row the route named.
 				continue
@@ -250,6 +274,18 @@ func (r *Reader) scanned(ctx context.Context, system, action string, subject bki
 		if live, expired, err = r.src.Scan(ctx, system, action, subject); err != nil {
 			return Held{}, err
 		}
+	}
+	return held(subject, action, live, expired)
+}
+
+// listed is what the action's policy list says the subject holds.
+func (r *Reader) listed(ctx context.Context, system, action string, subject bkiam.Subject) (Held, error) {
+	live, expired, err := r.src.Scan(ctx, system, action, subject)
+	if err != nil {
+		return Held{}, err
+	}
+	if r.liveOnly {
+		expired = nil
 	}
 	return held(subject, action, live, expired)
 }

@@ -28,6 +28,10 @@ type fakeSource struct {
 	unknown map[bkiam.Subject]bool
 	// hook runs inside OwnRows (to write while a read is in flight).
 	hook func()
+	// policyErr fails every read by id (a gateway that does not grant it).
+	policyErr error
+	// scanned are the actions whose list is already read.
+	scanned map[string]bool
 
 	ownRows, policies, scans int
 }
@@ -63,6 +67,9 @@ func (f *fakeSource) Policy(_ context.Context, _ string, id int64) (bkiam.Policy
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.policies++
+	if f.policyErr != nil {
+		return bkiam.Policy{}, f.policyErr
+	}
 	r, ok := f.rows[id]
 	if !ok {
 		return bkiam.Policy{}, ErrGone
@@ -70,10 +77,28 @@ func (f *fakeSource) Policy(_ context.Context, _ string, id int64) (bkiam.Policy
 	return r, nil
 }
 
+func (f *fakeSource) Scanned(_, action string, subject bkiam.Subject) (live, expired []bkiam.Policy, ok bool) {
+	f.mu.Lock()
+	ok = f.scanned[action]
+	f.mu.Unlock()
+	if !ok {
+		return nil, nil, false
+	}
+	live, expired = f.list(action, subject)
+	return live, expired, true
+}
+
 func (f *fakeSource) Scan(_ context.Context, _, action string, subject bkiam.Subject) (live, expired []bkiam.Policy, err error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.scans++
+	f.mu.Unlock()
+	live, expired = f.list(action, subject)
+	return live, expired, nil
+}
+
+func (f *fakeSource) list(action string, subject bkiam.Subject) (live, expired []bkiam.Policy) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for _, r := range f.rows {
 		if r.Subject != subject || r.Action != action {
 			continue
@@ -84,7 +109,7 @@ func (f *fakeSource) Scan(_ context.Context, _, action string, subject bkiam.Sub
 			expired = append(expired, r)
 		}
 	}
-	return live, expired, nil
+	return live, expired
 }
 
 const (
@@ -240,5 +265,31 @@ func TestReaderSharesOneReadAmongCallers(t *testing.T) {
 	}
 	if src.ownRows != 1 || src.policies != 1 {
 		t.Errorf("%d own-row reads and %d by id for 8 callers, want 1 and 1", src.ownRows, src.policies)
+	}
+}
+
+// TestReaderListsWhatItCannotReadByID: a row IAM named but the read by id fails for (a gateway may
+// not grant that route) is read from the list instead.
+func TestReaderListsWhatItCannotReadByID(t *testing.T) {
+	src := &fakeSource{now: 100, policyErr: errors.New("HTTP 403"), rows: map[int64]bkiam.Policy{7: row(7, alice, "view_host", biz1, 500)}}
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host"})
+	if err != nil || held["view_host"].Live == nil || src.scans != 1 {
+		t.Errorf("got %+v, %v, %d scans; want the row from the list", held["view_host"], err, src.scans)
+	}
+}
+
+// TestReaderTakesListsAlreadyRead: with detect_drift the refresh has read the list of every action
+// a resource grants; what it read answers without a call.
+func TestReaderTakesListsAlreadyRead(t *testing.T) {
+	src := &fakeSource{now: 100, scanned: map[string]bool{"view_host": true}, rows: map[int64]bkiam.Policy{
+		7: row(7, alice, "view_host", biz1, 500),
+		8: row(8, alice, "edit_host", host1, 500),
+	}}
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"})
+	if err != nil || held["view_host"].Live == nil || held["edit_host"].Live == nil {
+		t.Fatalf("got %+v, %v", held, err)
+	}
+	if src.ownRows != 1 || src.policies != 1 || src.scans != 0 {
+		t.Errorf("calls: %d own-rows, %d by id, %d scans; want IAM asked of edit_host alone", src.ownRows, src.policies, src.scans)
 	}
 }

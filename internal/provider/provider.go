@@ -147,7 +147,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 				scans.UseModels(data.Models)
 			}
 		}
-		data.Policies = heldpolicy.ClientSource{Client: client, Scans: scans}
+		data.Policies = heldpolicy.NewClientSource(client, scans)
 		if settings.expiryConflicts != expiryConflictsOff {
 			data.Expiry = heldpolicy.NewReader(data.Policies)
 		}

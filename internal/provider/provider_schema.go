@@ -238,23 +238,29 @@ func providerSchema() schema.Schema {
 					"(in the IAM web UI, by a script) shows in the plan as granted again. Defaults to `false`, or the " +
 					"environment variable `" + envDetectDrift + "` (`true`/`false`). Needs `apigw_url`: IAM serves its " +
 					"policy reads through the API gateway only. The cost is one scan of each action's policy list per " +
-					"Terraform run (pages of 500 policies, shared by every resource that grants the action), not a call " +
-					"per resource. It sees the subject's own direct grants, not what it holds through groups; a site " +
+					"provider process (pages of 500 policies, shared by every resource that grants the action; a `terraform " +
+					"apply` without a saved plan runs one for its plan and one for its apply), not a call per resource. " +
+					"It sees the subject's own direct grants, not what it holds through groups; a site " +
 					"whose IAM backend has several replicas can serve a change up to about five minutes late. With it, " +
 					"import reads what the subject holds (see the resources' import IDs).",
 			},
 			"expiry_conflicts": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "What a plan does when it reads that a user grant conflicts with the one expiry IAM " +
-					"keeps per user and action: the grant would raise the expiry of instances it does not manage (a creator " +
-					"grant makes the policy permanent), or its `expires_at` cannot take effect because IAM's policy already " +
-					"expires later. `warn` (the default) plans with a warning naming the instances and dates; `error` fails " +
-					"the plan, for teams that want a hard guarantee that no expiry changes unannounced, and fails it too when " +
-					"the policy cannot be read; `off` reads nothing and checks nothing. The check reads the policy list of " +
-					"each action a plan grants to a user: with `detect_drift`, the scan the refresh made; otherwise one scan " +
-					"of that action's list per Terraform run that creates or changes such a grant, none when nothing " +
-					"changes. It needs `apigw_url` (IAM's policy reads are served through the API gateway only); through " +
-					"ESB the plan says the check cannot run.",
+				MarkdownDescription: "What a plan does when it reads that a user grant changes the one expiry IAM keeps " +
+					"per user and action, for everything the policy holds (ids, every host under a business, every " +
+					"instance, attribute conditions): the grant would raise the expiry of what it does not manage (a " +
+					"creator grant makes the policy permanent), revive a policy that expired (with all it held), or its " +
+					"`expires_at` cannot take effect because IAM's policy already expires later; or two resources of the " +
+					"configuration grant one user and action with different expiries. `warn` (the default) plans with a " +
+					"warning naming what changes and the dates; `error` fails the plan, for teams that want a hard guarantee " +
+					"that no expiry changes unannounced, and fails it too when the policy cannot be read; `off` reads " +
+					"nothing and checks nothing. The check asks IAM about each user a plan grants to, once per provider " +
+					"process: one query for the user's actions (the backend's policy query, whose debug output names the " +
+					"user's own rows), one read per row it holds, and the action's policy list only where the user holds " +
+					"nothing live (IAM lists a policy that expired within the last day; a grant would revive it) or where " +
+					"IAM's answer cannot tell (a manager of the system); with `detect_drift`, the lists the refresh read " +
+					"answer instead. None when nothing changes. It needs `apigw_url` (IAM's policy reads are served " +
+					"through the API gateway only): with `esb_url` it is `off`, and setting it otherwise is an error.",
 				Validators: []validator.String{stringvalidator.OneOf(expiryConflictsWarn, expiryConflictsError, expiryConflictsOff)},
 			},
 			"allow_shared_grants": schema.BoolAttribute{

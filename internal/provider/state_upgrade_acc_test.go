@@ -72,7 +72,7 @@ func TestAccStateUpgrade(t *testing.T) {
 				ProtoV6ProviderFactories: later,
 				Config:                   config,
 				ConfigPlanChecks:         acctest.EmptyPlanAfterApply,
-				Check:                    resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", want), calls.Expect(map[string]int{"batch_instance:grant": 1, "policy_list": 2})),
+				Check:                    resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", want), calls.Expect(map[string]int{"batch_instance:grant": 1, "policy_query_by_actions": 2, "policy_list": 2})),
 			},
 		},
 		CheckDestroy: acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", nil),

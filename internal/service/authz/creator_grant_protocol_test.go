@@ -169,7 +169,7 @@ func TestProtocolCreatorGrantCreate(t *testing.T) {
 			if got := shownInstances(planned); !slices.Equal(got, tc.shown) {
 				t.Errorf("the plan shows instances %v, want %v", got, tc.shown)
 			}
-			env.ExpectCalls(t, map[string]int{"policy_list": len(tc.actions)})
+			env.ExpectCalls(t, map[string]int{"policy_query_by_actions": 1, "policy_list": len(tc.actions)})
 
 			resp := creatorProto.Apply(t, env.Server, nil, plan, tc.config)
 			acctest.ExpectDiags(t, resp.Diagnostics)

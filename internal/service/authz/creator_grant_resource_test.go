@@ -114,16 +114,17 @@ func TestAccCreatorGrant_jobs(t *testing.T) {
 						})),
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3"))), checkExpiry(sb, bkiam.PermanentExpiry),
-						// The expiry check reads the four actions' lists in
-						// the plan and in the apply.
-						calls.Expect(acctest.ExpiryReads(provider, 8, map[string]int{"batch_resource_creator_action": 1})),
+						// The expiry check asks IAM about alice, then reads the
+						// four actions' lists (she holds none of them), in the
+						// plan and in the apply.
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 8}, map[string]int{"batch_resource_creator_action": 1})),
 					),
 				},
 				{
 					// Add job4, remove job1: one creator grant, one path revoke.
 					Config:           changed.config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job2", "job3", "job4"))), calls.Expect(acctest.ExpiryReads(provider, 8, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job2", "job3", "job4"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 8}, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1}))),
 				},
 				{
 					Config:   changed.config(provider),
@@ -151,7 +152,7 @@ func TestAccCreatorGrant_scale(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config:           creatorConfig{system: "bk_job", typ: "job", instances: jobs(ids...)}.config(provider),
 			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-			Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))), calls.Expect(acctest.ExpiryReads(provider, 8, map[string]int{"batch_resource_creator_action": 3}))),
+			Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 8}, map[string]int{"batch_resource_creator_action": 3}))),
 		}},
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", nil), calls.Expect(map[string]int{"batch_path:revoke": 1})),
 	})
@@ -189,7 +190,7 @@ func TestAccCreatorGrant_miniApps(t *testing.T) {
 						sopsPath("project1", "mini_app1"): knownvalue.StringExact("mini_app1 app"),
 						sopsPath("project2", "mini_app2"): knownvalue.StringExact("mini_app2 app"),
 					}))},
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project2", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_resource_creator_action": 1})),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project2", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 4}, map[string]int{"batch_resource_creator_action": 1})),
 						checkCreatorPolicies(sb, "bk_sops"),
 					),
 				},
@@ -205,7 +206,7 @@ func TestAccCreatorGrant_miniApps(t *testing.T) {
 						},
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project1", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1})),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project1", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 4}, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1})),
 						checkCreatorPolicies(sb, "bk_sops"),
 						// The move changes the key: the old path is gone, the new one there.
 						resource.TestCheckNoResourceAttr(acctest.CreatorAddr, "instances."+sopsPath("project2", "mini_app2")),
@@ -368,7 +369,7 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 					},
 					Config:           few.config(provider) + "\nimport {\n  to = bkiam_creator_grant.test\n  id = \"bk_job/job/alice\"\n}\n",
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3"))), calls.Expect(acctest.ExpiryReads(provider, 8, map[string]int{"batch_resource_creator_action": 1}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 8}, map[string]int{"batch_resource_creator_action": 1}))),
 				},
 				{
 					// 447 more in 3 calls; the second fails.
@@ -394,7 +395,7 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 					},
 					Config:           many.config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))), calls.Expect(acctest.ExpiryReads(provider, 8, map[string]int{"batch_resource_creator_action": 2}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 8}, map[string]int{"batch_resource_creator_action": 2}))),
 				},
 			},
 			CheckDestroy: acctest.CheckHeld(sb, "bk_job", "user", "alice", nil),

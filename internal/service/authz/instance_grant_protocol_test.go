@@ -46,10 +46,12 @@ func expectShown(t *testing.T, what string, m *authz.InstanceGrantModel, wantAct
 }
 
 // TestProtocolInstanceGrantCreate: the plan of a create leaves id and
-// policies to the apply and writes nothing: a user's reads each action's
-// policy list once, for the expiry check (a group's policies never
-// expire: it reads nothing); the apply grants exactly the configuration
-// in one call, and state records IAM's policy ids.
+// policies to the apply and writes nothing: a user's asks IAM once what
+// the user holds, for the expiry check, and reads the list of each action
+// the user holds nothing of (a policy that expired within the day is
+// listed, and a grant revives it); a group's policies never expire: it
+// reads nothing. The apply grants exactly the configuration in one call,
+// and state records IAM's policy ids.
 func TestProtocolInstanceGrantCreate(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -59,7 +61,7 @@ func TestProtocolInstanceGrantCreate(t *testing.T) {
 		planCalls map[string]int
 	}{
 		{"user", acctest.HostsOf([]string{"edit_host", "view_host"}, "1", "2"), bkiam.Subject{Type: "user", ID: "alice"}, "bk_cmdb/user/alice",
-			map[string]int{"policy_list": 2}},
+			map[string]int{"policy_query_by_actions": 1, "policy_list": 2}},
 		{"group", func() *authz.InstanceGrantModel {
 			m := acctest.HostsOf([]string{"view_host"}, "7")
 			m.Subject = protocol.Known(authz.SubjectModel{Type: protocol.Known("group"), ID: protocol.Known("1")})

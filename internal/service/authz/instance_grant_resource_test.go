@@ -64,8 +64,9 @@ func checkPolicyIDs(sb *sandboxtest.Sandbox) func(*terraform.State) error {
 }
 
 // TestAccInstanceGrant_lifecycle pins the calls of each step: the writes,
-// and the expiry check's reads (acctest.ExpiryReads), one scan of each
-// action the step grants in its plan and again in its apply; a step that
+// and the expiry check's reads (acctest.ExpiryReads), in its plan and
+// again in its apply: one query of the user, then each action the step
+// grants by id where the user holds it, else from its list; a step that
 // grants nothing (a new name, the same instant spelled otherwise) reads
 // nothing.
 func TestAccInstanceGrant_lifecycle(t *testing.T) {
@@ -93,7 +94,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(acctest.GrantAddr, tfjsonpath.New("id"), knownvalue.StringExact("bk_cmdb/user/alice"))},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids450...), "view_host": sandboxtest.HostPaths(ids450...)}), checkExpiry(sb, bkiam.PermanentExpiry),
 						checkPolicyIDs(sb),
-						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 3})),
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 4}, map[string]int{"batch_instance:grant": 3})),
 					),
 				},
 				{
@@ -101,7 +102,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					Config:           acctest.HostGrant{Actions: both, Ids: ids455}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkPolicyIDs(sb),
-						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1})),
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 4}, map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1})),
 					),
 				},
 				{
@@ -117,7 +118,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkPolicyIDs(sb),
-						calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 3, "batch_instance:revoke": 1})),
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 2}, map[string]int{"batch_instance:grant": 3, "batch_instance:revoke": 1})),
 					),
 				},
 				{
@@ -138,7 +139,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkExpiry(sb, 4070908800),
 						checkPolicyIDs(sb),
-						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3})),
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 4}, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3})),
 					),
 				},
 				{
@@ -148,7 +149,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					Check: resource.ComposeAggregateTestCheckFunc(
 						checkExpiry(sb, 4083955200),
 						checkPolicyIDs(sb),
-						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 3})),
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 4}, map[string]int{"batch_instance:grant": 3})),
 					),
 				},
 				{
@@ -230,7 +231,7 @@ import {
 }
 `,
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", held), calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 1})),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", held), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 2}, map[string]int{"batch_instance:grant": 1})),
 						func(s *terraform.State) error {
 							if sb == nil {
 								return nil
@@ -332,7 +333,7 @@ resource "bkiam_instance_grant" "admin" {
 						// The expiry check reads bob's and carol's actions in
 						// the plan and the apply: a group's never expire, and
 						// IAM stores nothing for admin.
-						calls.Expect(acctest.ExpiryReads(provider, 4, map[string]int{"batch_instance:grant": 4})),
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 4, Pages: 4}, map[string]int{"batch_instance:grant": 4})),
 					),
 				},
 				{
@@ -342,7 +343,7 @@ resource "bkiam_instance_grant" "admin" {
 					// contains adds nothing.
 					Config:           config(`{ "7" = "host7", "8" = "host8", "9" = "host9" }`),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8", "9")}), calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "bob", map[string][]string{"edit_biz_host": combo("7", "8", "9")}), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 2}, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}))),
 				},
 				{
 					// Shrunk: a revoke of hosts 8 and 9 alone would overlap
@@ -419,7 +420,7 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 					},
 					Config:           acctest.HostGrant{Actions: view, Ids: ids}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all}), calls.Expect(acctest.ExpiryReads(provider, 1, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all}), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 1, Gets: 1}, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3}))),
 				},
 				{
 					// Update: adding an action takes three grants; the
@@ -448,10 +449,10 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all, "delete_host": all}), checkPolicyIDs(sb),
 						// State shows the 200 hosts both actions hold, so each
-						// plan grants both again: 2 reads in each of the
-						// plan-only step's two plans and this step's plan
-						// and apply.
-						calls.Expect(acctest.ExpiryReads(provider, 8, map[string]int{"batch_instance:grant": 2})),
+						// plan grants both again: a query and 2 reads by id
+						// in each of the plan-only step's two plans and this
+						// step's plan and apply.
+						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 4, Gets: 8}, map[string]int{"batch_instance:grant": 2})),
 					),
 				},
 			},
@@ -512,11 +513,11 @@ func TestAccInstanceGrant_policyLimit(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: acctest.HostGrant{Actions: []string{"view_host"}, Ids: full}.Config(provider),
-				Check:  calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 50})),
+				Check:  calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 2}, map[string]int{"batch_instance:grant": 50})),
 			},
 			{
 				Config: acctest.HostGrant{Actions: []string{"view_host"}, Ids: shifted}.Config(provider),
-				Check:  resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths(shifted...)}), calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}))),
+				Check:  resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths(shifted...)}), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 2}, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 1}))),
 			},
 		},
 	})

@@ -60,7 +60,7 @@ func TestAccInstanceGrant_expiredGrantStays(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: grant(soon, "1"), Check: calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 1}))},
+			{Config: grant(soon, "1"), Check: calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 2}, map[string]int{"batch_instance:grant": 1}))},
 			{
 				// Expired: no plan fails, nothing is sent.
 				PreConfig: func() { time.Sleep(time.Until(expiry) + time.Second) },
@@ -80,7 +80,7 @@ func TestAccInstanceGrant_expiredGrantStays(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					calls.Expect(acctest.ExpiryReads(provider, 2, map[string]int{"batch_instance:grant": 1})), acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1")}),
+					calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 2}, map[string]int{"batch_instance:grant": 1})), acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": sandboxtest.HostPaths("1")}),
 				),
 			},
 		},
