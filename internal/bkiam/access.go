@@ -29,11 +29,17 @@ const MaxAuthActions = 10
 const managerMessage = "ok, as super_manager or system_manager"
 
 // AuthResource is one resource of an access check: an instance of a type, in the order of the
-// action's related resource types. Attribute is sent as {} (the backend requires the key).
+// action's related resource types, with what the caller knows of it.
 type AuthResource struct {
 	System string `json:"system"`
 	Type   string `json:"type"`
 	ID     string `json:"id"`
+	// Attribute is sent as the resource's "attribute" ({} when nil: the backend requires the
+	// key). The backend never looks an instance's path or attributes up: a policy granted by
+	// topology ("host._bk_iam_path_" starts_with "/biz,1/") allows the instance only when its
+	// path is sent here, "_bk_iam_path_": ["/biz,1/"], and one granted on an attribute ("host.os"
+	// eq "linux") only when the attribute is; otherwise the answer is false.
+	Attribute map[string]any `json:"attribute,omitempty"`
 }
 
 // AccessAnswer is the backend's answer for a set of actions.
@@ -133,7 +139,11 @@ func wireActions(actions []string) []map[string]string {
 func wireResources(resources []AuthResource) []map[string]any {
 	out := make([]map[string]any, len(resources))
 	for i, r := range resources {
-		out[i] = map[string]any{"system": r.System, "type": r.Type, "id": r.ID, "attribute": map[string]any{}}
+		attribute := r.Attribute
+		if attribute == nil {
+			attribute = map[string]any{}
+		}
+		out[i] = map[string]any{"system": r.System, "type": r.Type, "id": r.ID, "attribute": attribute}
 	}
 	return out
 }

@@ -100,6 +100,24 @@ func TestAuthByActions(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != 1901500 {
 		t.Errorf("resources of another type: %v, want IAM's 1901500", err)
 	}
+
+	// What the caller knows of the instance is sent as its attribute: a
+	// grant of every host under biz 1 allows host 7 with its path, and
+	// IAM answers false without it.
+	if _, err := c.BatchPath(ctx, BatchPathRequest{System: "bk_cmdb", Operate: OperationGrant, ExpiredAt: PermanentExpiry, Subject: alice,
+		Actions: []Action{{ID: "edit_host"}}, Resources: []PathResource{{System: "bk_cmdb", Type: "host",
+			Paths: [][]PathNode{{{System: "bk_cmdb", Type: "biz", ID: "1", Name: "b1"}, {System: "bk_cmdb", Type: "host", ID: "*", Name: ""}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c2 := range []struct {
+		attribute map[string]any
+		want      bool
+	}{{nil, false}, {map[string]any{"_bk_iam_path_": []string{"/biz,1/"}}, true}, {map[string]any{"_bk_iam_path_": []string{"/biz,2/"}}, false}} {
+		got, err := c.AuthByActions(ctx, "bk_cmdb", alice, []string{"edit_host"}, []AuthResource{{System: "bk_cmdb", Type: "host", ID: "7", Attribute: c2.attribute}})
+		if err != nil || got.Allowed["edit_host"] != c2.want {
+			t.Errorf("host 7 with attribute %v: %+v, %v; want %t", c2.attribute, got, err, c2.want)
+		}
+	}
 }
 
 // TestQueryByActions: the effective expression of each action, and a
