@@ -159,11 +159,33 @@ func (c *Client) backendPost(ctx context.Context, op, path, system string, body,
 		return 1, json.Unmarshal(d, out)
 	})
 	if e != nil {
+		c.explainAccessError(e)
 		c.explainReadError(e, path, system, "checking access")
 		return false, e
 	}
 	env, _ := decodeEnvelope(raw)
 	return strings.Contains(env.Message, managerMessage), nil
+}
+
+// explainAccessError adds the fix to the access routes' refusals of a request: resources that
+// are not the action's related types (the backend's system error, 1901500, not a 400) and an action
+// the system does not have (1901400).
+func (c *Client) explainAccessError(e *Error) {
+	if e.kind != kindCode {
+		return
+	}
+	var advice string
+	switch {
+	case e.Code == 1901500 && strings.Contains(e.Message, "request resources not match action"):
+		advice = "; the resources do not match the action's related resource types: give one instance of each related " +
+			"type, in the order of the system's model (the bkiam_system data source lists each action's related types)"
+	case e.Code == 1901400 && strings.Contains(e.Message, "action.id invalid"):
+		advice = "; the system has no such action: check the action id against the system's actions (the bkiam_system " +
+			"data source lists them)"
+	default:
+		return
+	}
+	e.Message = c.cleanMessage(e.Message + advice)
 }
 
 // ErrUnknownSubject is returned by UserGroups for a user IAM does not know.

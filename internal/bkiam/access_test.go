@@ -97,8 +97,12 @@ func TestAuthByActions(t *testing.T) {
 	// IAM's system error for resources that are not the action's types.
 	_, err = c.AuthByActions(ctx, "bk_cmdb", alice, []string{"view_host"}, []AuthResource{{System: "bk_cmdb", Type: "biz", ID: "1"}})
 	var e *Error
-	if !errors.As(err, &e) || e.Code != 1901500 {
-		t.Errorf("resources of another type: %v, want IAM's 1901500", err)
+	if !errors.As(err, &e) || e.Code != 1901500 || !strings.Contains(err.Error(), "give one instance of each related type, in the order of the system's model") {
+		t.Errorf("resources of another type: %v, want IAM's 1901500 with the fix", err)
+	}
+	_, err = c.AuthByActions(ctx, "bk_cmdb", alice, []string{"view_hots"}, host1)
+	if !errors.As(err, &e) || e.Code != 1901400 || !strings.Contains(err.Error(), "check the action id against the system's actions") {
+		t.Errorf("an unknown action: %v, want IAM's 1901400 with the fix", err)
 	}
 
 	// What the caller knows of the instance is sent as its attribute: a

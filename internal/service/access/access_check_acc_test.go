@@ -32,8 +32,8 @@ func TestAccAccessCheck_planTimeValidation(t *testing.T) {
 // that alice's assertion failed; once it is granted (through the
 // management API) the plan passes, alice allowed through an ancestor
 // department's group. admin is allowed as a manager. With check_model
-// off, resources of another type are IAM's system error, not a silent
-// false.
+// off, resources of another type are IAM's system error, with its fix,
+// not a silent false.
 func TestAccAccessCheck(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -120,8 +120,10 @@ output "wrong" {
   value = data.bkiam_access_check.wrong.all_allowed
 }
 `)
-	if out, code := w.Run("plan"); code == 0 || !strings.Contains(out, "Cannot check access") {
-		t.Errorf("resources of another type did not fail the plan with IAM's error (exit %d):\n%s", code, out)
+	out, code := w.Run("plan")
+	if out = strings.Join(strings.Fields(out), " "); code == 0 || !strings.Contains(out, "Cannot check access") ||
+		!strings.Contains(out, "give one instance of each related type, in the order of the system's model") {
+		t.Errorf("resources of another type did not fail the plan with IAM's error and its fix (exit %d):\n%s", code, out)
 	}
 }
 
