@@ -192,7 +192,8 @@ func (c *Client) explainAccessError(e *Error) {
 var ErrUnknownSubject = errors.New("bkiam: IAM does not know the user")
 
 // UserGroups returns the ids of the groups a user belongs to, unexpired, directly or through a
-// department or an ancestor department (GET /api/v1/open/users/{id}/groups?inherit=true). Its
+// department or an ancestor department (GET /api/v1/open/users/{id}/groups?inherit=true); an
+// empty slice, not nil, for a user in none. Its
 // point here is its answer for a user IAM does not know, ErrUnknownSubject: the access checks
 // answer such a user false, not an error. The route is not public on the gateway: an app may need
 // it granted, and a refusal is an ordinary error.
@@ -205,7 +206,7 @@ func (c *Client) UserGroups(ctx context.Context, user string) ([]string, error) 
 	}
 	path := "/api/v1/open/users/" + url.PathEscape(user) + "/groups"
 	op := "user groups GET " + path
-	var ids []string
+	ids := []string{} // a user in no group: none, not nil
 	e := c.get(ctx, op, path, url.Values{"inherit": {"true"}}, func(d []byte) (int, error) {
 		var rows []struct {
 			ID json.RawMessage `json:"id"`

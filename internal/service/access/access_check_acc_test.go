@@ -141,7 +141,8 @@ func TestAccEffectivePermissions_planTimeValidation(t *testing.T) {
 // member is department 1, the parent of her department) view_host on
 // host 1. bkiam_effective_permissions shows view_host on hosts 1 and 10
 // as one merged answer, delete_host as nothing, the group among her
-// groups, and admin's answer as a manager's: everything.
+// groups, and admin's answer as a manager's: everything. dave, in no
+// department and no group, has groups [], not null.
 func TestAccEffectivePermissions(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -182,6 +183,16 @@ output "alice" {
 output "admin" {
   value = "${data.bkiam_effective_permissions.admin.permissions["delete_host"].any} ${data.bkiam_effective_permissions.admin.as_manager}"
 }
+
+data "bkiam_effective_permissions" "dave" {
+  system  = "bk_cmdb"
+  user    = "dave"
+  actions = ["view_host"]
+}
+
+output "dave_groups" {
+  value = data.bkiam_effective_permissions.dave.groups == null ? "null" : jsonencode(data.bkiam_effective_permissions.dave.groups)
+}
 `)
 	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
 	want := fmt.Sprintf(`alice = jsonencode( { + delete = true + groups = [ + "%d", ] + view = { + "bk_cmdb/host" = [ + "1", + "10", ] } } )`, oncall)
@@ -190,6 +201,9 @@ output "admin" {
 	}
 	if !strings.Contains(out, `admin = "true true"`) {
 		t.Errorf("the plan does not show admin's answer as a manager's:\n%s", out)
+	}
+	if !strings.Contains(out, `dave_groups = jsonencode([])`) {
+		t.Errorf("the plan does not show dave, in no group, with groups []:\n%s", out)
 	}
 }
 

@@ -43,7 +43,8 @@ func grantUnderBiz(t *testing.T, c *bkiam.Client, user, action, biz string) {
 // names the action, and the plan warns naming the resource, the action
 // and resources[0].paths; an action the subject holds nothing of beside
 // it stays a plain false, and makes all_allowed false. The policy is
-// read only when IAM denies something, in one call.
+// read only when IAM denies something, in one call; whether IAM knows a
+// user, once per user and provider process.
 func TestAccAccessCheckPaths(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -142,6 +143,34 @@ output "answers" {
 	}
 	if strings.Contains(out, "alice's view_host") {
 		t.Errorf("the apply warns of view_host, which alice holds nothing of:\n%s", out)
+	}
+
+	// Whether IAM knows a user is read once per user and provider process,
+	// however many data sources name the user.
+	users := acctest.NewCLIWorkspace(t, providerDir)
+	users.Configure(provider, `
+data "bkiam_access_check" "c" {
+  for_each  = { alice_7 = ["alice", "7"], alice_8 = ["alice", "8"], alice_9 = ["alice", "9"], bob_7 = ["bob", "7"] }
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = each.value[0] }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", id = each.value[1] }]
+}
+
+data "bkiam_effective_permissions" "alice" {
+  system  = "bk_cmdb"
+  user    = "alice"
+  actions = ["view_host"]
+}
+
+output "read" {
+  value = [length(data.bkiam_access_check.c), length(data.bkiam_effective_permissions.alice.groups)]
+}
+`)
+	before := sb.Stats().Requests["user_groups"]
+	users.MustRun("plan")
+	if n := sb.Stats().Requests["user_groups"] - before; n != 2 {
+		t.Errorf("five data sources of two users read IAM's user groups %d times in one plan, want 2", n)
 	}
 
 	// The policy is read only for a check IAM denies something of: one

@@ -50,10 +50,10 @@ func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.
 			"`query_by_actions`): the user's own grants and those of every group it belongs to (directly, through a " +
 			"department or an ancestor department), permission-template rows, merged into one expression per action, " +
 			"expired ones left out. In IAM's JSON and in a readable form, with the groups the user belongs to. What an " +
-			"app cannot see: role permissions (a super manager's, a system manager's, a grade manager's: IAM answers " +
-			"those as *any* without reading a policy, and `as_manager` says so), and which group gave what (IAM " +
-			"merges them; `groups` lists every group the user is in, whoever granted what). Read through the API " +
-			"gateway (`apigw_url`); the app must be a client of the system.",
+			"app cannot see: which users are managers (IAM answers `admin`, super managers and the system's managers " +
+			"as *any* without reading a policy, and `as_manager` says so; a grade manager is answered by its policies, " +
+			"like any user), and which group gave what (IAM merges them; `groups` lists the groups the user is in). " +
+			"Read through the API gateway (`apigw_url`); the app must be a client of the system.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{
 				Required:            true,
@@ -89,13 +89,15 @@ func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.
 			"groups": schema.ListAttribute{
 				Computed:    true,
 				ElementType: types.StringType,
-				MarkdownDescription: "The ids of the groups the user belongs to, unexpired, directly or through a " +
-					"department: every group, whichever actions it grants (IAM's user-groups route, which a site may need to " +
-					"grant the app; null when it cannot be read).",
+				MarkdownDescription: "The ids of the groups the user is a member of, unexpired, directly or through a " +
+					"department or an ancestor department: every such group, whichever actions it grants, from IAM's " +
+					"user-groups route. Groups the user reaches through a subject template (人员模板) count in " +
+					"`permissions` but are not listed: the route does not follow templates. `[]` for a user in no group; " +
+					"null only when the route cannot be read (a site may need to grant it to the app), and the plan then warns.",
 			},
 			"as_manager": schema.BoolAttribute{
 				Computed:            true,
-				MarkdownDescription: "Whether IAM answered as for a super manager or a manager of the system: everything, without reading a policy.",
+				MarkdownDescription: "Whether IAM answered as for `admin`, a super manager or a manager of the system: everything, without reading a policy.",
 			},
 		},
 	}
@@ -137,6 +139,9 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 				fmt.Sprintf("The provider could not read %q's groups (the gateway's user-groups route, which an app may need "+
 					"granted), so groups is null and a typo in the user cannot be told from a user without permissions: %v.", user, err))
 		default:
+			if groups == nil {
+				groups = []string{} // in no group: [], which null would not say
+			}
 			slices.Sort(groups)
 			list, diags := types.ListValueFrom(ctx, types.StringType, groups)
 			resp.Diagnostics.Append(diags...)
