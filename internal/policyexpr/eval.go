@@ -39,10 +39,6 @@ import (
 // operators, which parse for the record checks) evaluates Unknown, and so does a condition on a
 // resource type the request does not give.
 
-// AttributePath is the attribute that holds an instance's topology paths, in expressions
-// ("host._bk_iam_path_") and in a request's attributes.
-const AttributePath = attrPath
-
 // Truth is a three-valued answer.
 type Truth uint8
 
