@@ -216,7 +216,8 @@ output "all" {
 //     alltrue warns, and "nobody may" written as !anytrue passes
 //     silently; written as alltrue of all_allowed == false, it warns.
 //   - null && true is false on Terraform 1.16 and OpenTofu, and an error
-//     on Terraform 1.5.7.
+//     on Terraform 1.5.7: there "nobody may" written as !anytrue of
+//     all_allowed && !as_manager passes silently.
 func TestAccAccessCheckNullInConditions(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -287,6 +288,13 @@ check "c" {
     error_message = "MARK"
   }
 }`, 0, "Check block assertion failed"},
+		{"nobody may, with !anytrue of &&", `
+check "c" {
+  assert {
+    condition     = !anytrue([for c in [data.bkiam_access_check.host["7"], data.bkiam_access_check.host["8"]] : c.all_allowed && !c.as_manager])
+    error_message = "MARK"
+  }
+}`, map[bool]int{true: 1, false: 0}[!cli.AtLeast(1, 6) && !cli.IsTofu()], map[bool]string{true: "argument must not be null", false: ""}[!cli.AtLeast(1, 6) && !cli.IsTofu()]},
 		{"null && true", `
 output "and" {
   value = data.bkiam_access_check.host["7"].all_allowed && true
