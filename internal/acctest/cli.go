@@ -381,3 +381,53 @@ func (w *CLIWorkspace) StateInstances(t *testing.T, typeName string) map[string]
 	}
 	return out
 }
+
+// Diagnostic is one diagnostic a command printed with -json: its
+// severity ("warning", "error"), summary and detail with white space
+// folded, and the address of the resource it is about ("" when none).
+type Diagnostic struct {
+	Severity, Summary, Detail, Address string
+}
+
+func (d Diagnostic) String() string {
+	return d.Severity + ": " + d.Summary + " (" + d.Address + "): " + d.Detail
+}
+
+// Diagnostics runs a command with -json (plan, apply) and returns every
+// diagnostic it printed, one by one: the human-readable output folds
+// warnings of one summary into "and N more similar warnings", which
+// hides which resources they are about.
+func (w *CLIWorkspace) Diagnostics(args ...string) ([]Diagnostic, int) {
+	w.t.Helper()
+	out, code := w.Run(append(args, "-json")...)
+	var diags []Diagnostic
+	for _, line := range strings.Split(out, "\n") {
+		var msg struct {
+			Type       string `json:"type"`
+			Diagnostic struct {
+				Severity, Summary, Detail, Address string
+			} `json:"diagnostic"`
+		}
+		if json.Unmarshal([]byte(line), &msg) != nil || msg.Type != "diagnostic" {
+			continue
+		}
+		d := msg.Diagnostic
+		diags = append(diags, Diagnostic{Severity: d.Severity, Summary: d.Summary, Detail: strings.Join(strings.Fields(d.Detail), " "), Address: d.Address})
+	}
+	if len(diags) == 0 && code != 0 {
+		w.t.Fatalf("terraform %s -json exited %d without a diagnostic:\n%s", strings.Join(args, " "), code, out)
+	}
+	return diags, code
+}
+
+// DiagnosticsAbout returns the diagnostics of diags with summary about the
+// resource at address, joined, for a test to look for what one says.
+func DiagnosticsAbout(diags []Diagnostic, summary, address string) string {
+	var parts []string
+	for _, d := range diags {
+		if d.Summary == summary && d.Address == address {
+			parts = append(parts, d.Severity+": "+d.Detail)
+		}
+	}
+	return strings.Join(parts, "\n")
+}

@@ -230,12 +230,12 @@ resource "bkiam_instance_grant" "test" {
 			Want: []string{"Invalid Attribute Value", "Attribute max_retries value must be between 0 and 20, got: 21"}},
 		{Name: "unknown expiry_conflicts", Config: block(map[string]string{"expiry_conflicts": `"fail"`}),
 			Want: []string{"Invalid Attribute Value Match", `Attribute expiry_conflicts value must be one of: ["warn" "error" "off"], got: "fail"`}},
-		// The grant's plan reads alice's policy for the expiry check,
-		// which ESB cannot; "error" promises a checked plan or none.
+		// The expiry check reads each user's policy, which ESB cannot: a
+		// setting that asks for it is refused once, at configure time.
 		{Name: "expiry_conflicts error with esb_url", Config: block(esb(map[string]string{"expiry_conflicts": `"error"`})),
-			Want: []string{"Cannot read the expiry IAM keeps", "The provider could not read user alice's policy for view_host",
-				"ESB has no policy-list API; set apigw_url", `Set expiry_conflicts = "off" to plan without reading it.`,
-				`The plan fails because the provider sets expiry_conflicts = "error".`}},
+			Want: []string{"expiry_conflicts needs apigw_url", `expiry_conflicts = "error" reads each user's policy through IAM's policy ` +
+				"reads, which IAM serves only through the API gateway; the ESB (esb_url, set by the provider block) has none. Set " +
+				`apigw_url (or BKIAM_APIGW_URL or BK_IAM_APIGATEWAY_URL) instead of esb_url, or set expiry_conflicts = "off".`}},
 		{Name: "timeout not a duration", Config: block(map[string]string{"request_timeout": `"soon"`}),
 			Want: []string{"Invalid duration", `request_timeout: value must be a positive Go duration such as "30s" or "2m", got "soon".`}},
 		{Name: "zero timeout", Config: block(map[string]string{"request_timeout": `"0s"`}),

@@ -201,11 +201,50 @@
 // rows with expired_at ≤ now. The route has no rate limit; a whole scan costs ceil(count/500) calls
 // per action, whatever the number of subjects of interest (ScanCache shares one scan among them).
 //
-// The backend also serves one policy by backend id, GET {gw}/api/v1/systems/{system}/policies/{id}
-// ({version, id, system, subject, action: {id}, expression, expired_at}; 1901404 when gone; 1901403
-// for another system's policy). It cannot find a grant — no API maps the SaaS policy_id a grant
-// returned to a backend id — so this client has no call for it; the sandbox serves it, as the real
-// backend does.
+// The backend also serves one policy by backend id (GetPolicy):
+//
+//	GET {gw}/api/v1/systems/{system}/policies/{id} → {version, id, system, subject: {type, id, name}, action: {id}, expression, expired_at}
+//
+// an expired row as well (a real IAM answered one expired that day), 1901404 "not found:policy not
+// found" for an id no ABAC row has (ErrPolicyNotFound; an RBAC row's id from the type=rbac list is
+// one: the route reads ABAC rows, and bk-iam's source takes ?type=rbac for the others, which this
+// client does not send), 1901403 for another system's policy, 1901401 when the app is not a client
+// of the path's system, all in HTTP 200. It cannot find a grant — no API maps the SaaS policy_id a
+// grant returned to a backend id — but it reads a row the policy list or the debug output below
+// named.
+//
+// The rows that count for one subject, by backend id, come from the effective-permission query
+// with the backend's debug output (QuerySubjectRows):
+//
+//	POST {gw}/api/v2/policy/systems/{system}/query_by_actions/?debug=1&force=1
+//	{"subject": {"type": "user", "id": "carol"}, "actions": [{"id": "host_edit"}], "resources": []}
+//
+// Any value of debug turns it on (the backend only asks whether the key is there), and the answer
+// gains a top-level "debug" beside code, message and data: a root whose sub_debugs hold one entry
+// per action, in order, each {time, context, steps [{index, name}], evals, error, sub_debugs}. An
+// entry's context.action.ID is its action and context.subject.Attribute.Attribute is {"department":
+// [keys], "pk": the subject's internal key}; for a subject IAM does not know (a user never synced,
+// a group that does not exist, an id such as "abc") it is {}, the entry's steps stop after "Fetch
+// subject details" and data answers {}. Below, the policy query's entry lists the rows with their
+// internal expressions ({Version, ID, Expression, ExpressionSignature, ExpiredAt}) and, one level
+// deeper, the database's entry lists in context.effectPolicies the rows it read: {PK, SubjectPK,
+// ExpressionPK, ExpiredAt}, PK being the backend id, SubjectPK the key of the subject holding the
+// row (the subject's own rows, its groups' — joined directly, through a department or an ancestor,
+// through a subject template — with the group's key). An action related to no resource type adds
+// "without_resource_types": true and ExpressionPK -1; no rows, "got_no_policies": true. The rows
+// come in the database index's order (by subject key, then expiry), not by id. Rows IAM keeps as
+// RBAC relations are not among them: the backend reads them apart (the groups holding them are in
+// the entry's rbacGroupPks), while data still counts them. force bypasses the backend's caches: its
+// database query keeps rows with expired_at >= now, where the caches keep expired_at > now (without
+// force the cache's entries have the same shape). Managers short-circuit: the message "ok, as
+// super_manager or system_manager", "any" for each action and no "debug" key at all. With debug, a
+// system error (1901500, e.g. an unknown action on this route) answers HTTP 200 and carries the
+// failing action's entry, where without it the v2 routes answer 500. The rest of the tree (times,
+// steps, the merged expression, evals, the internal expressions) is the backend's to change, so the
+// client reads only the parts above, wherever they sit under an action's entry, and refuses a tree
+// that lacks them (ErrUnexpectedResponse) or an answer without one (ErrNoDebug: a gateway or
+// backend that does not pass ?debug on). auth and auth_by_actions take debug too, auth's tree
+// being the action's entry itself.
 //
 // Writes are synchronous: an answered grant or revoke is in the list at once (a backend with
 // several replicas may serve an updated expression stale for up to about five minutes).

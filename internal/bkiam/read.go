@@ -139,11 +139,27 @@ func (c *Client) ListPolicies(ctx context.Context, kind PolicyKind, system, acti
 // page*500 >= count. Rows of subjects IAM cannot resolve are skipped but counted, so a page can
 // be short, or even null, before the end: the count, not the length of a page, says when the list
 // ends. A policy listed twice (rows shifting between pages while policies are deleted) is kept
-// once. Expired rows are returned: callers drop ExpiredAt <= now.
+// once. Expired rows are returned: callers drop ExpiredAt <= now. IAM lists the rows that expired
+// since today 00:00 of its own clock; ScanPoliciesSince reaches further back.
 func (c *Client) ScanPolicies(ctx context.Context, kind PolicyKind, system, action string) ([]Policy, error) {
+	return c.ScanPoliciesSince(ctx, kind, system, action, 0)
+}
+
+// ExpiredWindow is how far back ExpiredSince reaches: IAM's list refuses a timestamp more than a
+// day before today 00:00 of its own clock (1901400), whatever its time zone, and now less a day
+// is never earlier than that; ten minutes spare a client whose clock runs behind IAM's.
+const ExpiredWindow = 24*time.Hour - 10*time.Minute
+
+// ExpiredSince is the oldest list timestamp IAM accepts whatever its time zone, at now: the
+// policy list then shows the rows that expired since (at least the last 23 hours and 50 minutes).
+func ExpiredSince(now time.Time) int64 { return now.Add(-ExpiredWindow).Unix() }
+
+// ScanPoliciesSince is ScanPolicies listing the rows that expired after since (unix seconds; 0
+// lets IAM pick today 00:00 of its clock), as IAM's timestamp parameter does.
+func (c *Client) ScanPoliciesSince(ctx context.Context, kind PolicyKind, system, action string, since int64) ([]Policy, error) {
 	var all []Policy
 	seen := map[int64]int{} // backend id → index in all
-	var ts int64
+	ts := since
 	limit := 0
 	for page := 1; ; page++ {
 		p, err := c.ListPolicies(ctx, kind, system, action, page, ScanPageSize, ts)
@@ -151,7 +167,9 @@ func (c *Client) ScanPolicies(ctx context.Context, kind PolicyKind, system, acti
 			return nil, err
 		}
 		if page == 1 {
-			ts = p.Timestamp
+			if p.Timestamp > 0 {
+				ts = p.Timestamp
+			}
 			limit = pagesFor(p.Count) + scanSlackPages
 		}
 		for _, row := range p.Results {

@@ -89,24 +89,41 @@ func NewScanCache(c *Client, now func() time.Time) *ScanCache {
 const subjectGroup = SubjectGroup
 
 // Lookup returns the subject's unexpired rows for the action (expired_at <= now counts as gone),
-// ordered by backend id; none when it holds nothing. If ctx ends while a scan runs, Lookup returns
+// ordered by backend id; none when it holds nothing. A scan lists the rows that expired within
+// ExpiredWindow too (LookupAll). If ctx ends while a scan runs, Lookup returns
 // at once; the scan goes on for the other callers, and stops only when no caller waits for it any
 // more.
 func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject Subject) ([]Policy, error) {
+	live, _, err := s.LookupAll(ctx, system, action, subject)
+	return live, err
+}
+
+// LookupAll is Lookup, with the subject's rows that have expired but IAM still lists: a scan lists
+// the rows that expired within ExpiredWindow, which IAM keeps (a year, for a user's) and revives
+// whole when the subject is granted the action again.
+func (s *ScanCache) LookupAll(ctx context.Context, system, action string, subject Subject) (live, expired []Policy, err error) {
 	kinds := []PolicyKind{PolicyKindABAC}
 	if subject.Type == subjectGroup && s.needsRBAC(ctx, system, action) {
 		kinds = append(kinds, PolicyKindRBAC)
 	}
-	var out []Policy
 	for _, kind := range kinds {
 		rows, err := s.lookup(ctx, scanKey{system, action, kind}, subject)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, rows...)
+		now := s.now().Unix()
+		for _, p := range rows {
+			if p.ExpiredAt > now {
+				live = append(live, p)
+			} else {
+				expired = append(expired, p)
+			}
+		}
 	}
-	slices.SortFunc(out, func(a, b Policy) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
+	byID := func(a, b Policy) int { return cmp.Compare(a.ID, b.ID) }
+	slices.SortFunc(live, byID)
+	slices.SortFunc(expired, byID)
+	return live, expired, nil
 }
 
 // lookup is Lookup in one list.
@@ -169,7 +186,7 @@ func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 	gen := s.gens[k]
 	go func() {
 		defer cancel()
-		pols, err := s.client.ScanPolicies(sctx, k.kind, k.system, k.action)
+		pols, err := s.client.ScanPoliciesSince(sctx, k.kind, k.system, k.action, ExpiredSince(s.now()))
 		var bySubj map[Subject][]Policy
 		if err == nil {
 			// Every row counts: a subject holds the union of its rows.
@@ -194,16 +211,9 @@ func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 	return f
 }
 
-// pick returns a copy of the subject's unexpired rows.
+// pick returns a copy of the subject's rows, expired ones included.
 func (s *ScanCache) pick(bySubj map[Subject][]Policy, subject Subject) []Policy {
-	now := s.now().Unix()
-	var out []Policy
-	for _, p := range bySubj[subject] {
-		if p.ExpiredAt > now {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.Clone(bySubj[subject])
 }
 
 // Invalidate drops the scan results of (system, action), both lists, and detaches scans in flight

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
+	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
@@ -45,12 +46,14 @@ type Data struct {
 	// one expiry IAM keeps per user and action, which it otherwise warns
 	// of (expiry_conflicts = "error"; authz/expiry.go).
 	ExpiryConflictsFail bool
-	// ExpiryScans are the policy-list scans the plan-time expiry check
-	// reads: Scans with detect_drift, else scans of its own, made only
-	// when a plan creates or changes a user grant; nil when the check is
-	// off (expiry_conflicts = "off"). Through ESB its reads fail, and the
-	// plan says the check cannot run.
-	ExpiryScans *bkiam.ScanCache
+	// Policies reads what one subject holds (internal/heldpolicy): IAM's
+	// answer about the subject, the policy lists where that cannot tell.
+	// nil through ESB, which has no reads.
+	Policies heldpolicy.Source
+	// Expiry is the plan-time view of IAM the expiry check reads, one
+	// per process (authz/expiry.go); nil when the check is off
+	// (expiry_conflicts = "off", or through ESB).
+	Expiry *heldpolicy.Reader
 	// PlannedScopes holds the grade managers' scopes and the groups'
 	// grade managers this process planned, for the plan-time scope check of
 	// bkiam_group_permission (planned_scopes.go).
@@ -60,14 +63,20 @@ type Data struct {
 	UserGroups *UserGroupCache
 }
 
+// Writing tells the expiry check's view of IAM that this process is about
+// to write to subject's actions (nil: every action): an action it has not
+// read yet is left to the plan, which read it before anything was written.
+func (d *Data) Writing(system string, subject bkiam.Subject, actions []string) {
+	if d != nil {
+		d.Expiry.Writing(system, subject, actions)
+	}
+}
+
 // InvalidateScans forgets the policy-list scans of actions this process
 // has just written to, so that a later read in the same process sees the
-// write.
+// write. The expiry check's view keeps what it read (Writing).
 func (d *Data) InvalidateScans(system string, actions []string) {
 	if d.Scans == nil {
-		// The expiry check's own scans are a plan-time view of IAM, read
-		// once per process: a write of this process does not make it read
-		// again (an apply's re-plan of a later resource reads what it read).
 		return
 	}
 	for _, a := range actions {
@@ -84,6 +93,9 @@ func (d *Data) Limits() grantplan.Limits {
 // the provider's data (sharedgrants.Data); nil is the provider before it
 // is configured.
 func (d *Data) AllowsSharedGrants() bool { return d == nil || d.AllowSharedGrants }
+
+// FailsExpiryConflicts is expiry_conflicts = "error" (sharedgrants.Data).
+func (d *Data) FailsExpiryConflicts() bool { return d != nil && d.ExpiryConflictsFail }
 
 func (d *Data) LedgerBook() *sharedgrants.Book {
 	if d == nil {

@@ -49,6 +49,11 @@ const AnyAction = "*"
 type Claims struct {
 	Scope   Scope
 	Actions map[string]Action
+	// EveryAction, when not 0, is the expiry the resource grants every
+	// action of the scope with, whatever Actions names: a creator grant,
+	// which IAM makes permanent for each action of the type's creator
+	// configuration (the resource may know only some of them).
+	EveryAction int64
 }
 
 // Action is what a resource claims of one action.
@@ -158,8 +163,10 @@ type scope struct {
 	// whose own grant then fails must still record them, as IAM holds
 	// them.
 	left index
-	// expiries counts, per action, the holders granting with each expiry.
+	// expiries counts, per action, the holders granting with each expiry;
+	// every, the holders granting every action with one (EveryAction).
 	expiries map[string]map[int64]holders
+	every    map[int64]holders
 	// flights counts the revokes in flight per path, any action.
 	flights map[string]int
 	// changed is closed, and replaced, whenever a claim or a flight ends,
@@ -175,6 +182,7 @@ func (l *Ledger) scope(s Scope) *scope {
 	sc := l.scopes[s]
 	if sc == nil {
 		sc = &scope{claims: index{}, revokes: index{}, revoked: index{}, left: index{}, expiries: map[string]map[int64]holders{},
+			every:   map[int64]holders{},
 			flights: map[string]int{}, changed: make(chan struct{}), pending: map[*Holder][]string{}}
 		l.scopes[s] = sc
 	}
@@ -198,6 +206,12 @@ func (l *Ledger) set(h *Holder, after, revokes Claims) {
 				if len(old.expiries[action][a.ExpiresAt]) == 0 {
 					delete(old.expiries[action], a.ExpiresAt)
 				}
+			}
+		}
+		if e := h.after.EveryAction; e != 0 {
+			delete(old.every[e], h)
+			if len(old.every[e]) == 0 {
+				delete(old.every, e)
 			}
 		}
 		old.wake()
@@ -224,6 +238,12 @@ func (l *Ledger) set(h *Holder, after, revokes Claims) {
 			}
 			sc.expiries[action][a.ExpiresAt][h] = struct{}{}
 		}
+	}
+	if e := after.EveryAction; e != 0 && after.Actions != nil {
+		if sc.every[e] == nil {
+			sc.every[e] = holders{}
+		}
+		sc.every[e][h] = struct{}{}
 	}
 }
 
@@ -315,6 +335,32 @@ func (l *Ledger) Plan(h *Holder, after, revokes Claims) Report {
 				}
 			}
 		}
+		if action == AnyAction {
+			continue
+		}
+		for exp, hs := range sc.every {
+			for o := range hs {
+				if _, named := o.after.Actions[action]; o != h && exp != a.ExpiresAt && !named {
+					r.Expiries = append(r.Expiries, Expiry{Action: action, Mine: a.ExpiresAt, Theirs: exp, Other: o})
+				}
+			}
+		}
+	}
+	if e := after.EveryAction; e != 0 {
+		// Every action of the scope: another holder's action with another
+		// expiry meets it, unless h names that action (compared above).
+		for action, byExpiry := range sc.expiries {
+			if _, named := after.Actions[action]; named || action == AnyAction {
+				continue
+			}
+			for exp, hs := range byExpiry {
+				for o := range hs {
+					if o != h && exp != e {
+						r.Expiries = append(r.Expiries, Expiry{Action: action, Mine: e, Theirs: exp, Other: o})
+					}
+				}
+			}
+		}
 	}
 	for _, action := range sortedKeys(revokes.Actions) {
 		for _, p := range revokes.Actions[action].Paths {
@@ -328,7 +374,9 @@ func (l *Ledger) Plan(h *Holder, after, revokes Claims) Report {
 			r.Pending = append(r.Pending, p)
 		}
 	}
-	slices.SortStableFunc(r.Expiries, func(a, b Expiry) int { return cmp.Compare(a.Other.id, b.Other.id) })
+	slices.SortStableFunc(r.Expiries, func(a, b Expiry) int {
+		return cmp.Or(cmp.Compare(a.Other.id, b.Other.id), cmp.Compare(a.Action, b.Action))
+	})
 	slices.SortFunc(r.Pending, func(a, b *Holder) int { return cmp.Compare(a.id, b.id) })
 	return r
 }

@@ -250,3 +250,44 @@ func TestPendMeetsClaimsEitherWay(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryActionMeetsEachAction: a holder that grants every action of the
+// scope with one expiry (a creator grant: IAM makes each action of the
+// type's creator configuration permanent, named or not) meets another
+// holder's expiry for any action, planned before or after it, except one
+// it names itself (compared as that action); equal expiries meet nothing.
+func TestEveryActionMeetsEachAction(t *testing.T) {
+	creator := func(named string) Claims {
+		c := claims(named, 9, "/job,1/")
+		c.EveryAction = 9
+		return c
+	}
+	for _, tc := range []struct {
+		name        string
+		first, then func(l *Ledger, h *Holder) Report
+		want        []string // the second's report: action mine theirs
+	}{
+		{"creator first", func(l *Ledger, h *Holder) Report { return l.Plan(h, creator("view"), Claims{}) },
+			func(l *Ledger, h *Holder) Report { return l.Plan(h, claims("edit", 5, "/job,5/"), Claims{}) }, []string{"edit 5 9"}},
+		{"creator second", func(l *Ledger, h *Holder) Report { return l.Plan(h, claims("edit", 5, "/job,5/"), Claims{}) },
+			func(l *Ledger, h *Holder) Report { return l.Plan(h, creator("view"), Claims{}) }, []string{"edit 9 5"}},
+		{"a named action", func(l *Ledger, h *Holder) Report { return l.Plan(h, creator("edit"), Claims{}) },
+			func(l *Ledger, h *Holder) Report { return l.Plan(h, claims("edit", 5, "/job,5/"), Claims{}) }, []string{"edit 5 9"}},
+		{"the same expiry", func(l *Ledger, h *Holder) Report { return l.Plan(h, creator("view"), Claims{}) },
+			func(l *Ledger, h *Holder) Report { return l.Plan(h, claims("edit", 9, "/job,5/"), Claims{}) }, nil},
+		{"two creators", func(l *Ledger, h *Holder) Report { return l.Plan(h, creator("view"), Claims{}) },
+			func(l *Ledger, h *Holder) Report { return l.Plan(h, creator("edit"), Claims{}) }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := New()
+			tc.first(l, NewHolder("first"))
+			var got []string
+			for _, e := range tc.then(l, NewHolder("second")).Expiries {
+				got = append(got, fmt.Sprintf("%s %d %d", e.Action, e.Mine, e.Theirs))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("expiries %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

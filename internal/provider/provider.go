@@ -24,6 +24,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 )
 
@@ -134,14 +135,22 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 			data.Scans.UseModels(data.Models)
 		}
 	}
-	switch {
-	case settings.expiryConflicts == expiryConflictsOff:
-	case data.Scans != nil:
-		data.ExpiryScans = data.Scans
-	default:
-		data.ExpiryScans = bkiam.NewScanCache(client, time.Now)
-		if settings.checkModel {
-			data.ExpiryScans.UseModels(data.Models)
+	if client.Transport() == bkiam.TransportGateway {
+		// What one subject holds, for the expiry check and bkiam_expiring:
+		// IAM's answer about the subject, and the policy lists where it
+		// cannot tell (detect_drift's scans when it is on: a write of this
+		// process never changes what the expiry check has read, see
+		// heldpolicy.Reader).
+		scans := data.Scans
+		if scans == nil {
+			scans = bkiam.NewScanCache(client, time.Now)
+			if settings.checkModel {
+				scans.UseModels(data.Models)
+			}
+		}
+		data.Policies = heldpolicy.ClientSource{Client: client, Scans: scans}
+		if settings.expiryConflicts != expiryConflictsOff {
+			data.Expiry = heldpolicy.NewReader(data.Policies)
 		}
 	}
 	p.data.Store(data)

@@ -78,6 +78,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	checkCredentials(&diags, ep, cred)
 	checkDrift(&diags, ep, drift)
 	checkModel := checkModelSetting(&diags, ep, m.CheckModel)
+	expiryConflicts = expiryConflictsSetting(&diags, ep, m.ExpiryConflicts, expiryConflicts)
 	timeout, window := checkLimits(&diags, lim)
 	if diags.HasError() {
 		return providerSettings{}, diags
@@ -315,6 +316,23 @@ func checkModelSetting(diags *diag.Diagnostics, e endpointConfig, v types.Bool) 
 		return false
 	}
 	return v.ValueBool()
+}
+
+// expiryConflictsSetting is expiry_conflicts (set: its value): "warn" by
+// default with apigw_url, "off" with esb_url, where setting it to check is
+// an error (ESB serves no reads), settled here once rather than said on
+// every plan.
+func expiryConflictsSetting(diags *diag.Diagnostics, e endpointConfig, v types.String, set string) string {
+	if e.apigw.value != "" {
+		return set
+	}
+	if !v.IsNull() && set != expiryConflictsOff {
+		diags.AddAttributeError(path.Root("expiry_conflicts"), "expiry_conflicts needs apigw_url",
+			fmt.Sprintf("expiry_conflicts = %q reads each user's policy through IAM's policy reads, which IAM serves only through "+
+				"the API gateway; the ESB (esb_url, set by %s) has none. Set apigw_url (or %s) instead of esb_url, or set "+
+				"expiry_conflicts = \"off\".", set, e.esb.source, settingAPIGatewayURL.envList()))
+	}
+	return expiryConflictsOff
 }
 
 // blankWhy and blankOr complete a blank setting's message: what the

@@ -63,20 +63,26 @@ func partlyMatchesAction(system string, a *Action, rs []accessResource) bool {
 // for a user, of every group it reaches: as an unexpired member, or through a subject template
 // bound to the group until after now. A subject IAM does not know holds
 // none: the backend answers it as one without permissions, not as an error.
-func (s *Server) effectiveRowsLocked(system, action string, subj subject, now int64) []*policy {
+func (s *Server) effectiveRowsLocked(system, action string, subj subject, now int64, force bool) []*policy {
 	holders, known := s.holdersLocked(subj, now)
 	if !known {
 		return nil
 	}
 	var rows []*policy
 	for k, p := range s.store.policies {
-		// Expiry is strict, as in the backend's caches: a row expiring this second no longer counts.
-		if k.System == system && k.Action == action && p.ExpiredAt > now && holders[subject{Type: k.SubjectType, ID: k.SubjectID}] {
+		if k.System == system && k.Action == action && rowUnexpired(p, now, force) && holders[subject{Type: k.SubjectType, ID: k.SubjectID}] {
 			rows = append(rows, p)
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].BackendID < rows[j].BackendID })
 	return rows
+}
+
+// rowUnexpired is the backend's expiry test of a policy row. Its caches keep expired_at > now, so a
+// row expiring this second no longer counts; ?force=1 bypasses them, and the database query keeps
+// expired_at >= now (bk-iam's selectAuthBySubjectAction).
+func rowUnexpired(p *policy, now int64, force bool) bool {
+	return p.ExpiredAt > now || force && p.ExpiredAt == now
 }
 
 // holdersLocked returns the subjects whose rows count for subj: itself and, for a user, the
@@ -173,6 +179,11 @@ func allowedBy(rows []*policy, a *Action, rs []accessResource) bool {
 	return false
 }
 
+// rowAllows is allowedBy for one row.
+func rowAllows(p *policy, a *Action, rs []accessResource) bool {
+	return allowedBy([]*policy{p}, a, rs)
+}
+
 // evalExpr evaluates an expression for resources: AND, OR, any (always true) and the leaves of
 // evalLeaf. A field of a type the resources lack is false.
 func evalExpr(e expr, set resourceSet) bool {
@@ -210,94 +221,6 @@ func leafType(e expr) (typ, attr string) {
 		return "", ""
 	}
 	return field[:dot], field[dot+1:]
-}
-
-// evalLeaf evaluates eq, in and starts_with on the resource of the leaf's type: its id, or an
-// attribute (a string or a list of strings, any of which may match).
-func evalLeaf(e expr, set resourceSet) bool {
-	typ, attr := leafType(e)
-	r, ok := set[typ]
-	if !ok {
-		return false
-	}
-	var got []string
-	if attr == "id" {
-		got = []string{r.ID}
-	} else {
-		got = stringsOf(r.Attribute[attr])
-	}
-	want := stringsOf(e["value"])
-	for _, g := range got {
-		for _, w := range want {
-			switch e["op"] {
-			case "eq", "in":
-				if g == w {
-					return true
-				}
-			case "starts_with":
-				if attr == iamPathAttr {
-					// The backend reads a caller's path in its two-part or three-part node form,
-					// and a policy path ending at ",*/" as "any instance under its parent".
-					g = standardPath(g)
-					if strings.HasSuffix(w, ",*/") {
-						w = strings.TrimSuffix(w, "*/")
-					}
-				}
-				if strings.HasPrefix(g, w) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// iamPathAttr is the attribute holding an instance's path to its parent.
-const iamPathAttr = "_bk_iam_path_"
-
-// stringsOf reads an expression value or an attribute as strings; other values match nothing.
-func stringsOf(v any) []string {
-	switch x := v.(type) {
-	case string:
-		return []string{x}
-	case []string:
-		return x
-	case []any:
-		var out []string
-		for _, item := range x {
-			if s, ok := item.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// standardPath writes a caller's path "/system,type,id/…/" as "/type,id/…/", the form of the
-// expressions; a path in that form already, or not a path, is left alone.
-func standardPath(path string) string {
-	if !strings.HasPrefix(path, "/") {
-		return path
-	}
-	var b strings.Builder
-	b.WriteByte('/')
-	for _, node := range strings.Split(strings.Trim(path, "/"), "/") {
-		parts := strings.Split(node, ",")
-		switch len(parts) {
-		case 2:
-			b.WriteString(parts[0] + "," + parts[1] + "/")
-		case 3:
-			b.WriteString(parts[1] + "," + parts[2] + "/")
-		default:
-			return path
-		}
-	}
-	out := b.String()
-	if !strings.HasSuffix(path, "/") {
-		out = strings.TrimSuffix(out, "/")
-	}
-	return out
 }
 
 // partialExpr is the backend's partial evaluation of a row for the resources a query gives: false
@@ -396,9 +319,7 @@ func mergeEqIn(conds []expr) []expr {
 		}
 		var values []any
 		for _, c := range same {
-			for _, v := range stringsOf(c["value"]) {
-				values = append(values, v)
-			}
+			values = append(values, leafValues(c)...)
 		}
 		out = append(out, leaf(field, "in", values))
 	}

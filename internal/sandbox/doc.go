@@ -41,7 +41,7 @@
 // which answers 301 as it does through a real gateway (details under "Emulated behaviour").
 //
 // Access-check routes (gateway only), the backend's "may this subject do this?": POST
-// /api/v2/policy/systems/{system}/{auth,auth_by_actions,query_by_actions}/ and POST
+// /api/v2/policy/systems/{system}/{auth,auth_by_actions,query_by_actions}/[?debug=1&force=1] and POST
 // /api/v1/policy/auth_by_resources (details under "Emulated behaviour", "Access checks").
 //
 // Management routes (gateway only, credentials in X-Bkapi-Authorization): the management API v2
@@ -71,7 +71,8 @@
 //     policy of an action related to several types (a combined resource) has
 //     "groups":[{"biz":["/bk_cmdb,biz,1/"],"host":["/bk_cmdb,host,7/"]}] instead of paths: one object
 //     per resource group, each type's paths sorted. A row a group holds through a permission
-//     template has "template_id":N; a policy the real server stores as RBAC relations has "rbac":true.
+//     template has "template_id":N; a policy the real server stores as RBAC relations has "rbac":true;
+//     a row with an attribute condition (below) has "expression":{…} as given, instead of paths.
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N,"model_query":N,
@@ -102,14 +103,26 @@
 //     (ordered by id, members by type then id); both keys are absent otherwise.
 //     In Go: Server.Management, GradeManagers, Groups(gradeManager), Members(group) and
 //     SubjectTemplates.
-//   - POST /_sandbox/reset clears policies, the management state, stats and faults, and keeps the
-//     model (whose template policies are seeded again).
+//   - POST /_sandbox/reset clears policies (attribute-condition rows included), the management
+//     state, stats and faults, and keeps the model (whose template policies are seeded again).
 //   - POST /_sandbox/template_policies with {"system":"bk_cmdb","template_id":7,"group":"1",
 //     "action":"edit_host","paths":["/bk_cmdb,host,9/"],"expired_at":0} gives a group (of the
 //     model, or of the management API; or, with "user" instead of "group", a user of the model, as
 //     an older IAM granted templates to users) a row held through a permission template
 //     (Server.AddTemplatePolicy; no paths = any; expired_at 0 = permanent), replacing the row of
 //     the same group, action and template. 400 with {"error":…} naming the bad field.
+//   - POST /_sandbox/expression_policies with {"system":"bk_cmdb","subject":{"type":"user","id":"alice"},
+//     "action":"delete_host","expression":{"op":"AND","content":[{"field":"host.id","op":"in",
+//     "value":["1","2"]},{"field":"host.os","op":"eq","value":"linux"}]},"expired_at":0} stands in
+//     for IAM's web UI granting a row with an attribute condition (Server.AddExpressionPolicy): a
+//     new row each time, answered {"ok":true,"backend_id":N}. The subject is a user of the model
+//     (or a directory user synced) or a group of the model or of the management API; the action
+//     relates to at least one type (a combined resource too); the expression is in the read
+//     routes' form: AND and OR with a non-empty content, leaves {field "TYPE.ATTRIBUTE" of the
+//     action's types, op, value} with op eq (a string, number or boolean), in (a non-empty list of
+//     one kind), starts_with or string_contains (a string), gt, gte, lt or lte (a number or a
+//     string), any ([]); no other key. expired_at 0 = permanent. 400 with {"error":…} naming the
+//     bad field ("expression.content[1].field: …").
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next
@@ -203,7 +216,13 @@
 //     (idempotent). A group can also hold rows through permission templates (the model's
 //     template_policies, POST /_sandbox/template_policies): separate rows for the same action,
 //     listed by the read routes beside the custom one, never touched by a grant or revoke and
-//     never in a grant's answer. The subject holds the union of its rows.
+//     never in a grant's answer. So is a row with an attribute condition (POST
+//     /_sandbox/expression_policies), which any user or group can hold, several per action: the
+//     read routes list it and GET policies/{id} reads it with its expression as given, the access
+//     checks count it, a group's delete takes it away, and the housekeeping purges a user's as it
+//     purges the user's custom policies (the web UI writes it as one); the management API's group
+//     permission routes neither list nor delete it (their custom policies are paths). The subject
+//     holds the union of its rows.
 //   - A group's instance policy of one type, for an action whose auth_type is rbac or all, is
 //     stored as RBAC relations: the read list shows it only with type=rbac, under its backend id
 //     plus 500000000, and GET by id does not find it. A user's policy, an any-policy and a
@@ -427,7 +446,9 @@
 //     and the one-node path of the type, "*" included, as an id comparison (a lone "*" is the
 //     literal id). Errors, in the
 //     backend's order: 1901404 unknown system, 1901401 not a client, 1901400 bad parameters,
-//     1901404 unknown action or policy, 1901403 a policy of another system asked for by id.
+//     1901404 unknown action or policy (a policy: "not found:policy not found", whatever the id),
+//     1901403 a policy of another system asked for by id. GET by id answers a row expired or
+//     not, as the real backend does (only the housekeeping takes it away).
 //   - GET /api/v1/open/systems/{s}/policies[/] answers 301 to the slashed backend path, with or
 //     without the client's slash: the gateway forwards the route without it and the backend
 //     serves only the slashed form, so through a gateway the route never lists.
@@ -471,24 +492,63 @@
 //     Group members come from the management API (model groups have none). The backend's
 //     user-groups route, GET /api/v1/open/users/{id}/groups[?inherit=true], reads the memberships
 //     alone (subject_relation): a group reached only through a template is not in its answer. For a group, its own rows. Rows stored as RBAC count like any other;
-//     expiry is strict (expired_at > now) for rows and memberships alike. A user IAM does not know
+//     expiry is strict (expired_at > now) for rows and memberships alike, except that ?force
+//     (any value; the v2 routes), which bypasses the backend's caches, keeps the rows expiring
+//     this very second (its database query reads expired_at >= now). A user IAM does not know
 //     (not in users, nor a directory user synced), an unknown or deleted group, or a subject of
 //     another type is answered as one without permissions (false, all false, {}), not an error.
 //   - Evaluation: each row's expression, as the read routes render it, against the resources by
-//     type. eq and in compare the id; starts_with compares attribute._bk_iam_path_ (a path or a
-//     list of paths, "/type,id/…/" or "/system,type,id/…/"), a policy path ending ",*/" taking
-//     any instance under its parent; any holds. So a grant held as a path through ancestors
+//     type, as the backend's conditions do (bk-iam pkg/abac/pdp/condition). A leaf reads the
+//     attribute its field names of the resource of its type from resources[].attribute, "id"
+//     being the resource's id whatever the attribute says; a resource or an attribute not sent
+//     makes it false, and an attribute sent as a list holds when one element does. eq and in are
+//     the backend's StringEquals (or, for boolean and number values, Bool and NumericEquals):
+//     equality of decoded JSON values, so the string "8" does not equal the number 8, and a
+//     boolean never matches a list; starts_with (StringPrefix) compares strings, and on
+//     _bk_iam_path_ (a path or a list of paths, "/type,id/…/" or "/system,type,id/…/") a policy
+//     path ending ",*/" takes any instance under its parent; string_contains (StringContains);
+//     gt, gte, lt and lte compare two numbers or two strings, with one value; any holds; AND and
+//     OR. So a grant held as a path through ancestors
 //     (/biz,1/host,7/) allows host 7 only when the caller sends its path, as on the real backend,
 //     while a one-node grant (/host,7/) allows it whatever the path. The subject is allowed when
 //     one row holds; an action related to no type is allowed by any row.
 //   - query_by_actions' condition: the rows that count, merged as the backend merges them — {}
 //     when none counts (the backend's empty answer, which allows nothing; what the official SDK
 //     reads as "no permission"); the first any whole when a row is an any; otherwise the eq and in
-//     leaves of one field merged into one in (values concatenated, a repeated id repeated; fields
+//     leaves of one field merged into one in (values concatenated, numbers kept numbers, a
+//     repeated id repeated; fields
 //     in name order after the other conditions, where the backend's order varies) and an OR of the
 //     rest, a lone condition bare. With resources, each row is first partly evaluated as the
 //     backend does: a row failing on a given type is dropped, the conditions on given types that
 //     hold are removed, and a row left with nothing is {"op":"any","field":"","value":[]}.
+//   - Debug output: ?debug (any value, even "0" or none) on the v2 routes adds "debug" beside
+//     code, message and data: a tree of entries {time, context, steps [{index, name}], evals
+//     {backend id: "pass"|"no pass"|"unknown"}, error, sub_debugs [entries]}. auth's tree is the
+//     action's entry; auth_by_actions' and query_by_actions' a root (empty context) with one entry
+//     per action, in order. An action's entry has context.action {ID, Attribute:{Attribute:
+//     {auth_type (1 abac, 2 rbac, 15 all), pk, resource_type [{System, Type}]}}} and
+//     context.subject {Type, ID, Attribute:{Attribute:{department [keys of its departments and
+//     their ancestors], pk}}}; for a subject IAM does not know (a user never synced, a group that
+//     does not exist or not a number, another type) Attribute.Attribute is {} and the steps stop
+//     after "Fetch subject details", with no sub entries. Otherwise its one sub entry (the policy
+//     query) holds the rows in the backend's internal form and, under it, the database's entry,
+//     whose context.effectPolicies lists every row the backend read for the subject and action —
+//     the subject's own (SubjectPK its key) and those of the groups it reaches (SubjectPK the
+//     group's key), custom, template and attribute-condition rows — as {PK (the backend id the policy list
+//     shows and GET policies/{id} takes), SubjectPK, ExpressionPK, ExpiredAt}, ordered by subject
+//     key, expiry, id; unexpired by the test above (force or not); never the rows stored as RBAC
+//     relations, which the backend reads apart (their groups' keys are in context.rbacGroupPks).
+//     For an action related to no type that entry has "without_resource_types": true and
+//     ExpressionPK -1; with no rows, "got_no_policies": true. Subject keys are derived from the
+//     model: the users in order from 1, then the directory users, the departments, and the groups
+//     at that offset plus their id; stable for the sandbox's lifetime and across its state file
+//     (with the same model), distinct for every subject. A manager's answer has no "debug" key at
+//     all. With a tree, a system error (1901500) answers HTTP 200, not 500, carrying for
+//     query_by_actions the failing action's entry, for auth the action's entry, for
+//     auth_by_actions the root with the entries of the actions before it; an error of the binding
+//     (1901400) has none. The rest (times, step names, the merged "expression", the internal
+//     expressions and their md5 signatures, expression keys, evals) is kept plausible, as
+//     recorded from a real IAM, not exact.
 //   - They count in the stats under policy_auth, policy_auth_by_actions, policy_auth_by_resources
 //     and policy_query_by_actions, and the faults treat them as the policy reads (spare_reads
 //     spares them; a slow fault delays them, a drop resets the connection).
@@ -518,9 +578,12 @@
 //     routes (not served at all), and the backend's group quota (subject_max_groups) counting
 //     the groups a member reaches through a template.
 //   - Of the backend's access checks, the v1 auth, auth_by_actions, query, query_by_actions and
-//     query_by_ext_resources and the v2 query/ are not served; neither are ?force and ?debug (the
-//     sandbox has no cache to bypass), frozen subjects (1901403), the security-audit app's pass to
-//     every system on v1, temporary policies, department subjects, nor the backend's rate limit.
+//     query_by_ext_resources and the v2 query/ are not served; neither are ?debug on
+//     auth_by_resources, the "RBAC Eval" step of a debug tree, frozen subjects (1901403), the
+//     security-audit app's pass to every system on v1, temporary policies, department subjects,
+//     nor the backend's rate limit.
+//   - GET policies/{id}?type=rbac (the backend's read of an RBAC row by id) is not served: an
+//     RBAC row's id is not found, as without the parameter.
 //   - Subject names in read results are the subject ids (the model has no display names); rows are
 //     never skipped for unresolvable subjects since every stored subject exists in the model.
 //   - Replication lag of the backend (stale expressions for minutes) is not emulated: reads see
@@ -625,7 +688,8 @@
 // file that does not exist yet starts an empty store and is created at once (so an unwritable location
 // fails at startup, not on the first grant); the management API's state (subject templates included) is kept in it too, under
 // "management", which a file from an older sandbox lacks and still loads without, and so are the
-// directory users the authorization API synced ("synced_users"); one that exists but cannot be read, parsed or checked is
+// directory users the authorization API synced ("synced_users"), and the rows with attribute conditions (a policy
+// with "expression", which older files lack); one that exists but cannot be read, parsed or checked is
 // a startup error and is left untouched — never silently emptied. If a save fails, the change is rolled back and
 // the call answers 1902500.
 package sandbox

@@ -22,6 +22,9 @@ func composite(op string, content []expr) expr {
 
 // expression builds the policy's expression for the action's related types.
 func (p *policy) expression(a *Action) expr {
+	if p.Cond != nil {
+		return p.Cond
+	}
 	types := []string{""}
 	if a != nil && len(a.RelatedTypes) > 0 {
 		types = a.RelatedTypes

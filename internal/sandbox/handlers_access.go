@@ -53,13 +53,26 @@ type accessCall struct {
 	body    accessBody
 	now     int64
 	request string
+	// debug asks for the backend's debug tree (?debug, any value; the v2 routes); force bypasses its
+	// caches (?force), which changes the expiry test of the rows (rowUnexpired).
+	debug, force bool
 }
 
-// accessAnswer is the backend's answer before the transport: data and message, or an error.
+// accessAnswer is the backend's answer before the transport: data and message, or an error; with
+// ?debug, the debug tree to send beside them (nil for none).
 type accessAnswer struct {
-	code int
-	msg  string
-	data any
+	code  int
+	msg   string
+	data  any
+	debug *debugEntry
+}
+
+// debugBody is the backend envelope with its debug tree.
+type debugBody struct {
+	Code    int         `json:"code"`
+	Message string      `json:"message"`
+	Data    any         `json:"data"`
+	Debug   *debugEntry `json:"debug"`
 }
 
 func accessOK(data any) accessAnswer { return accessAnswer{msg: "ok", data: data} }
@@ -110,14 +123,29 @@ func (s *Server) serveAccess(c *call) bool {
 		return true
 	}
 	ac := &accessCall{s: s, route: route, system: system, request: c.w.Header().Get("X-Request-Id")}
+	if route != "auth_by_resources" {
+		q := c.r.URL.Query()
+		_, ac.debug = q["debug"]
+		_, ac.force = q["force"]
+	}
 	a := ac.serve(app, raw, readErr)
 	if a.code != 0 {
+		if a.debug != nil {
+			// The backend's system error with a debug tree answers HTTP 200 (its
+			// SystemErrorJSONResponseWithDebug), where the same error without one is a 500.
+			c.writeJSON(http.StatusOK, debugBody{Code: a.code, Message: a.msg, Data: map[string]any{}, Debug: a.debug})
+			return true
+		}
 		c.writeJSON(ac.status(a.code), backendBody{Code: a.code, Message: a.msg, Data: map[string]any{}})
 		return true
 	}
 	failed = false
 	if !spared {
 		s.faults.success()
+	}
+	if a.debug != nil {
+		c.writeJSON(http.StatusOK, debugBody{Code: 0, Message: a.msg, Data: a.data, Debug: a.debug})
+		return true
 	}
 	c.writeJSON(http.StatusOK, backendBody{Code: 0, Message: a.msg, Data: a.data})
 	return true
@@ -333,55 +361,90 @@ func (ac *accessCall) action(id string) *Action {
 	return ac.s.model.systems[ac.system].actions[id]
 }
 
-// resourceMismatch is the system error of resources that do not match the action.
-func (ac *accessCall) resourceMismatch(handler, layer, action string) accessAnswer {
-	return ac.systemError(fmt.Sprintf("[Handler:%s] systemID=`%s` => [PDP:%s] ValidateActionResource systemID=`%s`, actionID=`%s` fail, "+
-		"request resources not match action => validateActionResource fail", handler, ac.system, layer, ac.system, action))
+// resourceMismatch is the system error of resources that do not match the action, and the
+// decision point's part of it (what its debug entry records).
+func (ac *accessCall) resourceMismatch(handler, layer, action string) (accessAnswer, string) {
+	pdp := fmt.Sprintf("[PDP:%s] ValidateActionResource systemID=`%s`, actionID=`%s` fail, "+
+		"request resources not match action => validateActionResource fail", layer, ac.system, action)
+	return ac.systemError(fmt.Sprintf("[Handler:%s] systemID=`%s` => %s", handler, ac.system, pdp)), pdp
 }
 
-// allowed decides one action for the call's subject and resources, after checking them.
-func (ac *accessCall) allowed(id, handler string) (bool, *accessAnswer) {
+// allowed decides one action for the call's subject and resources, after checking them; with
+// ?debug, trace receives the action's debug entry (also when the resources do not match).
+func (ac *accessCall) allowed(id, handler string, trace func(*debugEntry)) (bool, *accessAnswer) {
 	a := ac.action(id)
 	if a == nil {
 		e := invalidAction()
 		return false, &e
 	}
 	if !matchesAction(ac.system, a, ac.body.Resources) {
-		e := ac.resourceMismatch(handler, "Eval", id)
+		e, pdp := ac.resourceMismatch(handler, "Eval", id)
+		if ac.debug {
+			trace(ac.actionEntry(actionTrace{id: id, a: a, fail: pdp}))
+		}
 		return false, &e
 	}
-	rows := ac.s.effectiveRowsLocked(ac.system, id, ac.body.Subject, ac.now)
+	rows := ac.s.effectiveRowsLocked(ac.system, id, ac.body.Subject, ac.now, ac.force)
+	if ac.debug {
+		trace(ac.actionEntry(actionTrace{id: id, a: a}))
+	}
 	return allowedBy(rows, a, ac.body.Resources), nil
 }
 
+// auth's debug tree is the action's entry itself, where the batch routes hang one entry per action
+// under a root.
 func (ac *accessCall) auth(manager bool) accessAnswer {
 	if manager {
 		return asManager(map[string]bool{"allowed": true})
 	}
-	ok, e := ac.allowed(ac.body.Action.ID, "AuthV2")
+	var entry *debugEntry
+	ok, e := ac.allowed(ac.body.Action.ID, "AuthV2", func(d *debugEntry) { entry = d })
 	if e != nil {
+		e.debug = entry
 		return *e
 	}
-	return accessOK(map[string]bool{"allowed": ok})
+	a := accessOK(map[string]bool{"allowed": ok})
+	a.debug = entry
+	return a
 }
 
+// authByActions: a system error answers the root as it stands, without the failing action's
+// entry (the backend adds an entry only after its action succeeded).
 func (ac *accessCall) authByActions(manager bool) accessAnswer {
 	data := map[string]bool{}
+	root := ac.debugRoot()
 	for _, a := range ac.body.Actions {
 		if manager {
 			data[a.ID] = true
 			continue
 		}
-		ok, e := ac.allowed(a.ID, "BatchAuthV2ByActions")
+		var entry *debugEntry
+		ok, e := ac.allowed(a.ID, "BatchAuthV2ByActions", func(d *debugEntry) { entry = d })
 		if e != nil {
+			if e.code == backendSystemError {
+				e.debug = root
+			}
 			return *e
 		}
 		data[a.ID] = ok
+		if root != nil {
+			root.SubDebugs = append(root.SubDebugs, entry)
+		}
 	}
 	if manager {
 		return asManager(data)
 	}
-	return accessOK(data)
+	a := accessOK(data)
+	a.debug = root
+	return a
+}
+
+// debugRoot is the root of a batch route's debug tree, nil without ?debug.
+func (ac *accessCall) debugRoot() *debugEntry {
+	if !ac.debug {
+		return nil
+	}
+	return newDebugEntry(ac.s.now())
 }
 
 // actionCondition is one row of query_by_actions' answer.
@@ -392,8 +455,16 @@ type actionCondition struct {
 
 // queryByActions answers each action's effective expression. Unlike the auth routes, the
 // backend's batch query does not tell an unknown action from a failure: it is a system error.
+// With ?debug a system error answers the failing action's entry alone, as the backend does.
 func (ac *accessCall) queryByActions(manager bool) accessAnswer {
 	data := []actionCondition{}
+	root := ac.debugRoot()
+	fail := func(e accessAnswer, tr actionTrace) accessAnswer {
+		if ac.debug {
+			e.debug = ac.actionEntry(tr)
+		}
+		return e
+	}
 	for _, ref := range ac.body.Actions {
 		if manager {
 			data = append(data, actionCondition{Action: ref, Condition: anyLeaf("")})
@@ -401,13 +472,15 @@ func (ac *accessCall) queryByActions(manager bool) accessAnswer {
 		}
 		a := ac.action(ref.ID)
 		if a == nil {
-			return ac.systemError(fmt.Sprintf("[Handler:BatchQueryV2ByActions] systemID=`%s`, request.Action.ID=`%s` => "+
-				"[PDP:Query] queryAndPartialEvalConditions fail => action.id invalid", ac.system, ref.ID))
+			pdp := "[PDP:Query] queryAndPartialEvalConditions fail => action.id invalid"
+			return fail(ac.systemError(fmt.Sprintf("[Handler:BatchQueryV2ByActions] systemID=`%s`, request.Action.ID=`%s` => %s",
+				ac.system, ref.ID, pdp)), actionTrace{id: ref.ID, fail: pdp})
 		}
 		if !partlyMatchesAction(ac.system, a, ac.body.Resources) {
-			return ac.resourceMismatch("BatchQueryV2ByActions", "queryAndPartialEvalConditions", ref.ID)
+			e, pdp := ac.resourceMismatch("BatchQueryV2ByActions", "queryAndPartialEvalConditions", ref.ID)
+			return fail(e, actionTrace{id: ref.ID, a: a, fail: pdp})
 		}
-		rows := ac.s.effectiveRowsLocked(ac.system, ref.ID, ac.body.Subject, ac.now)
+		rows := ac.s.effectiveRowsLocked(ac.system, ref.ID, ac.body.Subject, ac.now, ac.force)
 		set := newResourceSet(ac.body.Resources)
 		var conds []expr
 		for _, p := range rows {
@@ -415,12 +488,18 @@ func (ac *accessCall) queryByActions(manager bool) accessAnswer {
 				conds = append(conds, left)
 			}
 		}
-		data = append(data, actionCondition{Action: ref, Condition: effectiveExpression(conds)})
+		cond := effectiveExpression(conds)
+		data = append(data, actionCondition{Action: ref, Condition: cond})
+		if root != nil {
+			root.SubDebugs = append(root.SubDebugs, ac.actionEntry(actionTrace{id: ref.ID, a: a, answer: cond}))
+		}
 	}
 	if manager {
 		return asManager(data)
 	}
-	return accessOK(data)
+	a := accessOK(data)
+	a.debug = root
+	return a
 }
 
 // authByResources decides one action for each resource set. The backend reads the subject's rows
@@ -438,7 +517,7 @@ func (ac *accessCall) authByResources(manager bool) accessAnswer {
 	if a == nil {
 		return invalidAction()
 	}
-	rows := ac.s.effectiveRowsLocked(ac.system, a.ID, ac.body.Subject, ac.now)
+	rows := ac.s.effectiveRowsLocked(ac.system, a.ID, ac.body.Subject, ac.now, false)
 	for _, rs := range ac.body.ResourcesList {
 		data[resourceSetKey(rs)] = allowedBy(rows, a, rs)
 	}

@@ -77,6 +77,28 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		reply(http.StatusOK, map[string]bool{"ok": true})
+	case "POST /_sandbox/expression_policies":
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			fail(http.StatusBadRequest, "read body: "+err.Error())
+			return
+		}
+		var body struct {
+			System string `json:"system"`
+			ExpressionPolicy
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			fail(http.StatusBadRequest, "expression policy: "+err.Error())
+			return
+		}
+		id, err := s.AddExpressionPolicy(body.System, body.ExpressionPolicy)
+		if err != nil {
+			fail(http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(http.StatusOK, map[string]any{"ok": true, "backend_id": id})
 	case "POST /_sandbox/faults":
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 		if err != nil {

@@ -230,5 +230,7 @@ func (s *Server) policyGet(app *App, system, rawID string) (any, int, string) {
 			"expired_at": p.ExpiredAt,
 		}, 0, ""
 	}
-	return nil, codeBackendNotFound, fmt.Sprintf("not found:policy(%d) of system(%s) not exists", id, system)
+	// The backend's prp.ErrPolicyNotFound, the same words whatever the id or system (as recorded
+	// from a real IAM).
+	return nil, codeBackendNotFound, "not found:policy not found"
 }

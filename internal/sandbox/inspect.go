@@ -1,6 +1,9 @@
 package sandbox
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // PolicyFilter selects policies for inspection; empty fields match everything.
 type PolicyFilter struct {
@@ -32,6 +35,9 @@ type PolicyView struct {
 	RBAC       bool                  `json:"rbac,omitempty"`
 	Paths      []string              `json:"paths,omitzero"`
 	Groups     []map[string][]string `json:"groups,omitzero"`
+	// Expression is set, instead of Paths, on a row granted with an attribute condition
+	// (AddExpressionPolicy): its expression as given.
+	Expression map[string]any `json:"expression,omitempty"`
 }
 
 // PolicyList is the body of GET /_sandbox/policies.
@@ -73,6 +79,12 @@ func (p *policy) view() PolicyView {
 		ExpiredAt:  p.ExpiredAt,
 		Any:        p.Any,
 		TemplateID: p.Key.TemplateID,
+	}
+	if p.Cond != nil {
+		// A copy of plain JSON values, as a caller decoding the route's answer gets them (the
+		// stored one holds the evaluation's own types).
+		_ = json.Unmarshal(marshalJSON(p.Cond), &v.Expression)
+		return v
 	}
 	if !p.Combined {
 		v.Paths = sortedKeys(p.Paths)

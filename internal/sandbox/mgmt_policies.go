@@ -250,7 +250,7 @@ func (mc *mgmtCall) deleteGroupPolicies(g *mgmtGroup) (any, bool, *saasError) {
 	st := mc.s.store
 	t := st.begin()
 	for k := range st.policies {
-		if k.System == system && k.SubjectType == "group" && k.SubjectID == itoa64(g.ID) && k.TemplateID == 0 &&
+		if k.System == system && k.SubjectType == "group" && k.SubjectID == itoa64(g.ID) && k.custom() &&
 			(all || slices.Contains(actions, k.Action)) {
 			t.put(k, nil)
 		}
@@ -274,7 +274,7 @@ func (mc *mgmtCall) groupPolicyActions(g *mgmtGroup) (any, bool, *saasError) {
 func (mc *mgmtCall) groupPolicies(g *mgmtGroup) []*policy {
 	var out []*policy
 	for k, p := range mc.s.store.policies {
-		if k.System == mc.system && k.SubjectType == "group" && k.SubjectID == itoa64(g.ID) && k.TemplateID == 0 {
+		if k.System == mc.system && k.SubjectType == "group" && k.SubjectID == itoa64(g.ID) && k.custom() {
 			out = append(out, p)
 		}
 	}
@@ -404,7 +404,7 @@ func (mc *mgmtCall) syncGroupPolicies(gm *gradeManager, g *mgmtGroup, specs [][]
 	}
 	var outOfScope []policyKey
 	for k := range mc.s.store.policies {
-		if k.SubjectType == subj.Type && k.SubjectID == subj.ID && k.TemplateID == 0 && inScope[k.System] != nil && !inScope[k.System][k.Action] {
+		if k.SubjectType == subj.Type && k.SubjectID == subj.ID && k.custom() && inScope[k.System] != nil && !inScope[k.System][k.Action] {
 			outOfScope = append(outOfScope, k)
 		}
 	}

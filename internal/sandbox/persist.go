@@ -38,6 +38,8 @@ type statePolicy struct {
 	Collapsed bool                  `json:"collapsed,omitempty"`
 	Paths     [][]Node              `json:"paths,omitempty"`
 	Groups    []map[string][][]Node `json:"groups,omitempty"`
+	// Expression is a row's attribute condition (AddExpressionPolicy); absent in older files.
+	Expression map[string]any `json:"expression,omitempty"`
 }
 
 const stateVersion = 1
@@ -48,7 +50,7 @@ func (st *store) snapshotLocked() stateFile {
 	for _, p := range st.sortedPoliciesLocked() {
 		sp := statePolicy{PolicyID: p.ID, BackendID: p.BackendID, System: p.Key.System,
 			Subject: Subject{Type: p.Key.SubjectType, ID: p.Key.SubjectID}, Action: p.Key.Action, Template: p.Key.TemplateID,
-			ExpiredAt: p.ExpiredAt, Any: p.Any, Combined: p.Combined, Collapsed: p.Collapsed}
+			ExpiredAt: p.ExpiredAt, Any: p.Any, Combined: p.Combined, Collapsed: p.Collapsed, Expression: p.Cond}
 		for _, k := range sortedKeys(p.Paths) {
 			sp.Paths = append(sp.Paths, p.Paths[k])
 		}
@@ -76,17 +78,26 @@ func (st *store) restoreLocked(sf stateFile) error {
 	maxID, maxB := int64(0), int64(0)
 	for i, sp := range sf.Policies {
 		k := policyKey{System: sp.System, SubjectType: sp.Subject.Type, SubjectID: sp.Subject.ID, Action: sp.Action, TemplateID: sp.Template}
+		var cond expr
+		if sp.Expression != nil {
+			var err error
+			if cond, err = conditionNode(sp.Expression, fmt.Sprintf("policies[%d].expression", i), nil); err != nil {
+				return err
+			}
+			k.ExprRow = sp.PolicyID // a row of its own, named by its policy_id
+		}
 		if sp.PolicyID <= 0 || sp.BackendID <= 0 || k.System == "" || k.SubjectType == "" || k.SubjectID == "" || k.Action == "" {
 			return fmt.Errorf("policies[%d]: incomplete policy", i)
 		}
-		if sp.Template < 0 || sp.Template > 0 && k.SubjectType != "group" {
+		// A template row is a group's, or a user's as an older IAM granted templates to users.
+		if sp.Template < 0 || sp.Template > 0 && k.SubjectType != "group" && k.SubjectType != "user" {
 			return fmt.Errorf("policies[%d]: template_id %d on a %s policy", i, sp.Template, k.SubjectType)
 		}
 		if policies[k] != nil {
 			return fmt.Errorf("policies[%d]: duplicate policy for %s %s/%s %s (template %d)", i, k.System, k.SubjectType, k.SubjectID, k.Action, k.TemplateID)
 		}
 		p := &policy{ID: sp.PolicyID, BackendID: sp.BackendID, Key: k, ExpiredAt: sp.ExpiredAt, Any: sp.Any,
-			Combined: sp.Combined, Collapsed: sp.Collapsed, Paths: map[string][]Node{}}
+			Combined: sp.Combined, Collapsed: sp.Collapsed, Paths: map[string][]Node{}, Cond: cond}
 		for _, path := range sp.Paths {
 			p.Paths[pathKey(path)] = path
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 )
@@ -44,6 +45,33 @@ func TestStatePersistsAcrossRestarts(t *testing.T) {
 	}
 	if got := policies(t, newServer(t, sandbox.WithStateFile(path)), all); got != noPolicies {
 		t.Fatalf("after reset and restart: %s", got)
+	}
+}
+
+// Every kind of row survives a restart: a user's template row (as an older IAM granted templates
+// to users) once made the state file unloadable.
+func TestStateKeepsEveryKindOfRow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s := newServer(t, sandbox.WithStateFile(path))
+	for _, tp := range []sandbox.TemplatePolicy{
+		{TemplateID: 7, Group: "1", Action: "edit_host", Paths: []string{"/bk_cmdb,host,9/"}},
+		{TemplateID: 8, User: "alice", Action: "edit_host"},
+	} {
+		if err := s.AddTemplatePolicy("bk_cmdb", tp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "bob"},
+		Action: "view_host", Expression: []byte(`{"field":"host.os","op":"eq","value":"linux"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	before := policies(t, s, all)
+	s2, err := sandbox.New(sandbox.WithNow(func() time.Time { return fixedNow }), sandbox.WithStateFile(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := policies(t, s2, all); got != before {
+		t.Fatalf("after a restart:\n got %s\nwant %s", got, before)
 	}
 }
 

@@ -207,7 +207,7 @@ func TestReadRouteErrors(t *testing.T) {
 		{"/api/v1/systems/bk_cmdb/policies?action_id=fly", goodAuth, 1901404, "not found:action(fly) of system(bk_cmdb) not exists"},
 		{"/api/v1/systems/bk_cmdb/policies?action_id=edit_host&page_size=5", goodAuth, 1901400, "bad request:page_size must be an integer between 10 and 500"},
 		{"/api/v1/systems/bk_cmdb/policies?action_id=edit_host&page=0", goodAuth, 1901400, "bad request:page must be an integer >= 1"},
-		{"/api/v1/systems/bk_cmdb/policies/999", goodAuth, 1901404, "not found:policy(999) of system(bk_cmdb) not exists"},
+		{"/api/v1/systems/bk_cmdb/policies/999", goodAuth, 1901404, "not found:policy not found"},
 	}
 	for _, tc := range cases {
 		r := getRead(t, s, tc.path, tc.auth)

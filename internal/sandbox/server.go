@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,22 +178,11 @@ func (s *Server) DeleteGroup(id string) error {
 // groupExists reports whether IAM knows the group: a model group not deleted since the last reset,
 // or a group of the management API that still exists.
 func (s *Server) groupExists(id string) bool {
-	if _, gone := s.deletedGroups.Load(id); gone {
-		return false
-	}
-	if s.model.groups[id] {
-		return true
-	}
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil {
-		return false
-	}
 	st := s.store
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	_ = st.purgeMgmtLocked(s.now())
-	_, ok := st.mgmt.groups[n]
-	return ok
+	return s.groupKnownLocked(id)
 }
 
 // Reset clears policies (and the state file's content), stats and faults; the model, with its

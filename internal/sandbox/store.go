@@ -9,15 +9,22 @@ import (
 )
 
 // policyKey identifies a policy row. batch_instance writes the subject's custom policy (TemplateID
-// 0), one per (subject, system, action); a group also holds one row per permission template that
-// grants the action (TemplateID > 0), which the SaaS calls never touch.
+// and ExprRow 0), one per (subject, system, action); a group also holds one row per permission
+// template that grants the action (TemplateID > 0), and a subject any number of rows with an
+// attribute condition, as the web UI grants them (ExprRow: the row's policy_id; see
+// expression_policy.go). The SaaS calls never touch the last two.
 type policyKey struct {
 	System      string
 	SubjectType string
 	SubjectID   string
 	Action      string
 	TemplateID  int64
+	ExprRow     int64
 }
+
+// custom reports whether the key is a subject's custom policy, the row the SaaS's grants and
+// revokes write.
+func (k policyKey) custom() bool { return k.TemplateID == 0 && k.ExprRow == 0 }
 
 // policy is one stored custom policy. A single-type action (or one without types) keeps Paths; an
 // action related to several types (a combined resource) keeps Groups, one per granted combination.
@@ -33,6 +40,9 @@ type policy struct {
 	// Collapsed records that the last write was a user grant of an ignore_iam_path action: the real
 	// translator then writes bare ids to the backend; a later revoke writes full paths again.
 	Collapsed bool
+	// Cond is the expression of a row granted with an attribute condition (in the read routes'
+	// form, as given), which holds no paths; nil for every other row.
+	Cond expr
 }
 
 // group is one combination of a combined resource: type -> path key -> nodes. An empty type means any.
@@ -77,7 +87,7 @@ func (p *policy) typeCount(typ string) int {
 // rbac reports whether the real server keeps this policy as RBAC relations rather than an ABAC
 // expression: a group's instance policy of one type for an action whose auth_type is rbac or all.
 func (p *policy) rbac(a *Action) bool {
-	return a != nil && a.rbac() && p.Key.SubjectType == "group" && !p.Any
+	return a != nil && a.rbac() && p.Key.SubjectType == "group" && !p.Any && p.Cond == nil
 }
 
 func (p *policy) empty() bool {
@@ -439,7 +449,8 @@ func revokeContains(req, g group) bool {
 	return true
 }
 
-// purgeExpiredLocked deletes the users' custom policies that expired more than expiredPolicyKeepSec
+// purgeExpiredLocked deletes the users' custom policies (with their rows of attribute conditions,
+// which the web UI writes as custom policies too) that expired more than expiredPolicyKeepSec
 // before now (expired_at < now - one year), as the real IAM's housekeeping does daily; the sandbox
 // does it lazily, before each call reads or writes policies. Until then an expired policy is a row
 // like any other, and a grant merges into it; after it, a grant creates a new policy (a new id,
@@ -468,7 +479,7 @@ func (st *store) purgeExpiredLocked(now time.Time) *saasError {
 func (st *store) subjectPoliciesLocked(system string, subj subject) []resultEntry {
 	var ps []*policy
 	for k, p := range st.policies {
-		if k.System == system && k.SubjectType == subj.Type && k.SubjectID == subj.ID && k.TemplateID == 0 {
+		if k.System == system && k.SubjectType == subj.Type && k.SubjectID == subj.ID && k.custom() {
 			ps = append(ps, p)
 		}
 	}

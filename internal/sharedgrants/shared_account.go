@@ -57,6 +57,10 @@ type Data interface {
 	// path (allow_shared_grants); true before the provider is configured,
 	// when nothing is refused.
 	AllowsSharedGrants() bool
+	// FailsExpiryConflicts reports whether a plan that changes an expiry
+	// unannounced fails rather than warns (expiry_conflicts = "error");
+	// false before the provider is configured.
+	FailsExpiryConflicts() bool
 	// LedgerBook is the process's book; nil before the provider is
 	// configured.
 	LedgerBook() *Book
@@ -192,10 +196,15 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 				describeShared(report.Overlaps)))
 	}
 	if len(report.Expiries) > 0 {
-		diags.AddWarning("One expiry per subject and action",
-			fmt.Sprintf("Another resource grants the same subject and action with a different expiry (%s). IAM keeps one "+
-				"expiry per subject and action, the later, for every instance of the policy: the earlier one never applies.",
-				describeExpiries(report.Expiries)))
+		detail := fmt.Sprintf("Another resource grants the same subject and action with a different expiry (%s). IAM keeps one "+
+			"expiry per subject and action, the later, for every instance of the policy: the earlier one never applies.",
+			describeExpiries(report.Expiries))
+		if data.FailsExpiryConflicts() {
+			diags.AddError("One expiry per subject and action", detail+" Give both resources the same expiry, or grant the "+
+				"instances in one resource. The plan fails because the provider sets expiry_conflicts = \"error\".")
+		} else {
+			diags.AddWarning("One expiry per subject and action", detail)
+		}
 	}
 	// An update that revokes paths an unchanged resource keeps cannot
 	// leave them by itself: the unchanged resource is not in the apply,

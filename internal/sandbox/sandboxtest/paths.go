@@ -16,10 +16,14 @@ import (
 // HeldPaths is what the sandbox stores for a subject: action → sorted
 // paths (for a combined resource, each group rendered as its paths joined
 // with " & "); "any" for a policy over every instance. The rows of one
-// action (a custom policy and template rows) are merged.
+// action (a custom policy and template rows) are merged; a row with an
+// attribute condition holds no paths and adds none.
 func HeldPaths(sb *Sandbox, system, subjectType, subjectID string) map[string][]string {
 	out := map[string][]string{}
 	for _, p := range sb.Policies(sandbox.PolicyFilter{System: system, SubjectType: subjectType, SubjectID: subjectID}).Policies {
+		if p.Expression != nil {
+			continue
+		}
 		var paths []string
 		switch {
 		case p.Any:

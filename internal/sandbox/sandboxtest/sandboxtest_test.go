@@ -32,3 +32,24 @@ func TestStart(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// HeldPaths merges a subject's rows of an action; a row with an attribute condition holds no paths.
+func TestHeldPaths(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	if err := sb.AddTemplatePolicy("bk_cmdb", sandbox.TemplatePolicy{TemplateID: 7, User: "alice", Action: "view_host",
+		Paths: []string{"/bk_cmdb,host,2/"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "alice"},
+		Action: "view_host", Expression: []byte(`{"field":"host.os","op":"eq","value":"linux"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "alice"},
+		Action: "edit_host", Expression: []byte(`{"field":"host.os","op":"eq","value":"linux"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice")
+	if len(got) != 1 || strings.Join(got["view_host"], ",") != "/bk_cmdb,host,2/" {
+		t.Fatalf("held paths %v, want view_host's template path alone", got)
+	}
+}

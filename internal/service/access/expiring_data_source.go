@@ -172,18 +172,18 @@ func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadReques
 		if resp.Diagnostics.HasError() {
 			return
 		}
-		scans := d.Data.ExpiryScans
-		if scans == nil {
-			scans = bkiam.NewScanCache(d.Data.Client, time.Now)
+		if d.Data.Policies == nil {
+			resp.Diagnostics.AddAttributeError(path.Root("user"), "Cannot read the user's policies", bkiam.ErrReadNeedsGateway.Error())
+			return
 		}
 		user := bkiam.Subject{Type: bkiam.SubjectUser, ID: m.User.ValueString()}
+		held, _, err := heldpolicy.NewLiveReader(d.Data.Policies).Read(ctx, system, user, actions)
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("actions"), "Cannot read the user's policies", err.Error())
+			return
+		}
 		for _, action := range actions {
-			policy, err := heldpolicy.Read(ctx, scans, system, action, user)
-			if err != nil {
-				resp.Diagnostics.AddAttributeError(path.Root("actions"), "Cannot read the user's policies", err.Error())
-				return
-			}
-			if policy != nil && soon(policy.ExpiredAt) {
+			if policy := held[action].Live; policy != nil && soon(policy.ExpiredAt) {
 				rows = append(rows, lapse{id: action, expiresAt: policy.ExpiredAt})
 			}
 		}

@@ -358,7 +358,9 @@ func creatorClaims(t grantplan.CreatorTarget, creator string, actions []string, 
 		return ledger.Claims{}
 	}
 	paths := slices.Collect(maps.Keys(held))
-	c := ledger.Claims{Scope: creatorScope(t, creator), Actions: map[string]ledger.Action{}}
+	// IAM makes every action of the type's creator configuration
+	// permanent, those the resource names or not.
+	c := ledger.Claims{Scope: creatorScope(t, creator), Actions: map[string]ledger.Action{}, EveryAction: bkiam.PermanentExpiry}
 	for _, a := range actions {
 		c.Actions[a] = ledger.Action{Paths: paths, ExpiresAt: bkiam.PermanentExpiry}
 	}

@@ -164,6 +164,9 @@ func (r *creatorGrantRunner) Describe(call grantplan.CreatorCall) (string, map[s
 // Send sends everything, the ledger's waits too, with callCtx: a stop
 // waits for a wait on another resource's revoke as for IAM's answer.
 func (r *creatorGrantRunner) Send(_, callCtx context.Context, call grantplan.CreatorCall) error {
+	// A creator grant writes every action of the type's creator
+	// configuration, which the runner need not know.
+	r.data.Writing(r.target.System, bkiam.Subject{Type: subjectUser, ID: r.creator}, nil)
 	if call.Operation == grantplan.OperationGrant {
 		return r.grant(callCtx, call)
 	}

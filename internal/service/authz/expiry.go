@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -14,24 +15,28 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // IAM keeps one expiry per user and action, the latest any grant gave,
-// and only ever raises it. So a grant can change the expiry of instances
-// it does not manage (alice's host 9, expiring next week, becomes
-// permanent when a grant of host 1 sends the permanent expiry), and a
-// configured expires_at cannot take effect when IAM's policy already
-// expires later. CheckPlan tells both at plan, from the subject's policy
-// in the action's policy list: with detect_drift the scan the refresh
-// made (no call of its own, except after -refresh=false), otherwise a
-// scan of its own, once per action and process, made only for a planned
-// create or change that grants the action (conns.Data.ExpiryScans).
+// and only ever raises it, for everything the policy holds: ids, a
+// topology path (every host under a business, the web UI's usual grant),
+// every instance, an attribute condition, a combination of types. So a
+// grant can change the expiry of what it does not manage (alice's hosts
+// under business 1, expiring the day after tomorrow, become permanent
+// when a grant of host 1 sends the permanent expiry), a configured
+// expires_at cannot take effect when IAM's policy already expires later,
+// and a grant revives a policy that expired (IAM keeps it a year) with
+// everything it held. CheckPlan tells each at plan, from the one
+// subject's policy (conns.Data.Expiry, a plan-time view read once per
+// process: heldpolicy.Reader), for a planned create or change that grants
+// the action.
 
 // CheckPlan warns, for each action a planned create or change of a user
 // grant will grant, what the grant does to the expiry IAM keeps.
 func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protocol.PlanRequest[InstanceGrantModel], diags *protocol.Diagnostics) {
-	if data == nil || data.ExpiryScans == nil {
-		return // expiry_conflicts = "off", or the provider is not configured
+	if data == nil || data.Expiry == nil {
+		return // expiry_conflicts = "off", ESB, or the provider is not configured
 	}
 	next := ViewGrant(req.Proposed)
 	if !next.Known || next.System == "" || next.Subject.ID == "" {
@@ -46,47 +51,65 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 			prior = &p
 		}
 	}
+	var actions []string
 	for _, action := range next.Grant.Actions {
-		if prior != nil && !grantsAgain(prior.Grant, next.Grant, action) {
+		if prior == nil || grantsAgain(prior.Grant, next.Grant, action) {
+			actions = append(actions, action)
+		}
+	}
+	if len(actions) == 0 {
+		return
+	}
+	held, _, err := data.Expiry.Read(ctx, next.System, next.Subject, actions)
+	if err != nil {
+		unreadable(data, diags, subjectName(next.Subject), strings.Join(actions, ", "), err)
+		return
+	}
+	// An action missing from held was written by this process before it
+	// was read (an apply's re-plan): the plan read it and decided.
+	mine := instanceShape(next.Grant)
+	want := next.Grant.ExpiresAt
+	for _, action := range actions {
+		h, ok := held[action]
+		if !ok {
 			continue
 		}
-		policy, err := heldpolicy.Read(ctx, data.ExpiryScans, next.System, action, next.Subject)
-		if err != nil {
-			unreadable(data, diags, subjectName(next.Subject), action, err)
-			return
-		}
-		if policy == nil {
-			continue
-		}
-		want := next.Grant.ExpiresAt
-		switch {
-		case policy.ExpiredAt > want && prior != nil && prior.Grant.ExpiresAt > want && !holdsBeyond(policy, prior.Grant):
+		who := fmt.Sprintf("%s's %s", subjectName(next.Subject), action)
+		switch policy := h.Live; {
+		case policy == nil && h.Expired != nil:
+			if what := mine.beyond(h.Expired.Expr); what != "" {
+				conflict(data, diags, "Grant revives an expired policy", revives(who, h.Expired, what, want))
+			}
+		case policy == nil:
+		case policy.ExpiredAt > want && prior != nil && prior.Grant.ExpiresAt > want && instanceShape(prior.Grant).beyond(policy.Expr) == "":
 			// A lowering revokes what the grant holds before granting it
 			// again, and the policy holds nothing else: the revoke
 			// deletes it, and the new expiry takes effect.
 		case policy.ExpiredAt > want:
-			conflict(data, diags, "Expiry cannot take effect",
-				fmt.Sprintf("%s already holds %s %s in IAM, which keeps one expiry per user and action and only ever raises it: "+
-					"this grant, %s, cannot make it end sooner, and its instances stay as long as the policy does. To have them "+
-					"end then, revoke the user's other grants of %s (the IAM web UI shows them).", subjectName(next.Subject), action,
-					expiryText(policy.ExpiredAt, "expiring"), expiryText(want, "expiring"), action))
-		case policy.ExpiredAt < want && len(next.Grant.Resources) == 1:
-			r := next.Grant.Resources[0]
-			ids, _ := policy.Expr.Instances(r.Type)
-			var others []string
-			for _, id := range ids {
-				if _, managed := r.Instances[id]; !managed {
-					others = append(others, id)
-				}
+			detail := fmt.Sprintf("%s already holds %s %s in IAM, which keeps one expiry per user and action and only ever raises it: "+
+				"this grant, %s, cannot make it end sooner, and its instances stay as long as the policy does.", subjectName(next.Subject),
+				action, expiryText(policy.ExpiredAt, "expiring"), expiryText(want, "expiring"))
+			if what := mine.beyond(policy.Expr); what != "" {
+				detail += fmt.Sprintf(" The policy also holds what this resource does not grant: %s.", what)
 			}
-			if len(others) > 0 {
+			conflict(data, diags, "Expiry cannot take effect", detail+fmt.Sprintf(" To have them end then, revoke the user's other "+
+				"grants of %s (the IAM web UI shows them).", action))
+		case policy.ExpiredAt < want:
+			if what := mine.beyond(policy.Expr); what != "" {
 				conflict(data, diags, "Expiry raised beyond this grant",
-					fmt.Sprintf("IAM keeps one expiry per user and action, and this grant raises it: %s's %s on %d %s/%s "+
-						"instances this resource does not manage (%s), %s, becomes %s.", subjectName(next.Subject), action,
-						len(others), r.System, r.Type, protocol.SomeIDs(others), expiryText(policy.ExpiredAt, "expiring"), expiryText(want, "expiring")))
+					fmt.Sprintf("IAM keeps one expiry per user and action, and this grant raises it: %s on %s, %s, becomes %s.",
+						who, what, expiryText(policy.ExpiredAt, "expiring"), expiryText(want, "expiring")))
 			}
 		}
 	}
+}
+
+// revives is the detail of a grant that revives an expired policy.
+func revives(who string, expired *heldpolicy.Policy, what string, want int64) string {
+	return fmt.Sprintf("%s expired at %s, and IAM keeps an expired policy (a year) and merges the next grant into it: this "+
+		"grant brings back everything it held, with the grant's expiry (%s), including what this resource does not grant: %s. "+
+		"To keep those expired, revoke them first (they show in IAM's policy list until IAM's housekeeping deletes them).",
+		who, time.Unix(expired.ExpiredAt, 0).UTC().Format(time.RFC3339), expiryText(want, "expiring"), what)
 }
 
 // conflict reports an expiry conflict on expires_at: a warning, or an
@@ -118,26 +141,6 @@ func unreadable(data *conns.Data, diags *protocol.Diagnostics, subject, action s
 	diags.AddWarning("Cannot read the expiry IAM keeps", detail)
 }
 
-// holdsBeyond reports whether the policy grants anything the grant does
-// not hold: instances of its types that it does not name, every instance,
-// or any instance when the grant has no instance list to compare.
-func holdsBeyond(policy *heldpolicy.Policy, g grantplan.Grant) bool {
-	if len(g.Resources) != 1 {
-		return true // a combined resource or no type: not told apart here
-	}
-	r := g.Resources[0]
-	ids, anyInstance := policy.Expr.Instances(r.Type)
-	if anyInstance {
-		return true
-	}
-	for _, id := range ids {
-		if _, held := r.Instances[id]; !held {
-			return true
-		}
-	}
-	return false
-}
-
 // grantsAgain reports whether an update from prior to next grants
 // action: it is new, its expiry changes, or an instance is added.
 func grantsAgain(prior, next grantplan.Grant, action string) bool {
@@ -157,12 +160,13 @@ func grantsAgain(prior, next grantplan.Grant, action string) bool {
 var _ protocol.PlanChecker[InstanceGrantModel, *conns.Data] = InstanceGrant{}
 
 // CheckPlan warns, for a planned creator grant that registers instances,
-// which of the creator's policies it makes permanent: IAM grants a
-// creator permanently, and the one expiry of the creator's policy for
-// each creator action goes with it, so instances the creator holds of
-// that action through another grant stop expiring.
+// which of the creator's policies it makes permanent or revives: IAM
+// grants a creator every action of the type's creator configuration,
+// permanently, and the one expiry of the creator's policy for each action
+// goes with it, so what the creator holds of those actions through other
+// grants stops expiring (or, expired, comes back for good).
 func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protocol.PlanRequest[CreatorGrantModel], diags *protocol.Diagnostics) {
-	if data == nil || data.ExpiryScans == nil {
+	if data == nil || data.Expiry == nil {
 		return
 	}
 	next := viewCreator(req.Proposed)
@@ -188,43 +192,76 @@ func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoco
 	if !registers {
 		return // a removal grants nothing
 	}
-	actions := next.actions
-	if actions == nil {
-		// The type's creator actions, from the model CheckModel has read
-		// (and reported on: its errors are not repeated here).
-		actions = creatorConfigActions(ctx, data, req.Proposed.System, next.target.Type, &protocol.Diagnostics{})
-	}
+	actions, related := creatorCheckActions(ctx, data, req.Proposed.System, next, diags)
 	creator := bkiam.Subject{Type: subjectUser, ID: next.creator}
+	held, _, err := data.Expiry.Read(ctx, next.target.System, creator, actions)
+	if err != nil {
+		unreadable(data, diags, subjectName(creator), strings.Join(actions, ", "), err)
+		return
+	}
 	for _, action := range actions {
-		policy, err := heldpolicy.Read(ctx, data.ExpiryScans, next.target.System, action, creator)
-		if err != nil {
-			unreadable(data, diags, subjectName(creator), action, err)
-			return
+		h, ok := held[action]
+		if !ok {
+			continue // written by this process first: the plan decided
 		}
-		if policy == nil || policy.ExpiredAt >= bkiam.PermanentExpiry {
-			continue
-		}
-		ids, anyInstance := policy.Expr.Instances(next.target.Type)
-		var others []string
-		for _, id := range ids {
-			if _, managed := next.instances[id]; !managed {
-				others = append(others, id)
+		mine := creatorShape(next.target, next.instances, related[action])
+		who := fmt.Sprintf("%s's %s", subjectName(creator), action)
+		switch policy := h.Live; {
+		case policy == nil && h.Expired != nil:
+			if what := mine.beyond(h.Expired.Expr); what != "" {
+				conflictAt(data, diags, protocol.Root("instances"), "Creator grant revives an expired policy",
+					revives(who, h.Expired, what, bkiam.PermanentExpiry))
+			}
+		case policy == nil || policy.ExpiredAt >= bkiam.PermanentExpiry:
+		default:
+			if what := mine.beyond(policy.Expr); what != "" {
+				conflictAt(data, diags, protocol.Root("instances"), "Creator grant makes a policy permanent",
+					fmt.Sprintf("IAM grants a creator permanently, and keeps one expiry per user and action: registering these instances "+
+						"makes %s on %s, %s, permanent.", who, what, expiryText(policy.ExpiredAt, "expiring")))
 			}
 		}
-		what := fmt.Sprintf("%d %s/%s instances this resource does not manage (%s)", len(others), next.target.System, next.target.Type,
-			protocol.SomeIDs(others))
-		switch {
-		case anyInstance:
-			what = fmt.Sprintf("every %s/%s instance", next.target.System, next.target.Type)
-		case len(others) == 0 && policy.Expr.Mentions(next.target.Type):
-			continue // the policy holds only this resource's instances
-		case len(others) == 0:
-			what = "what the policy grants on other resource types"
-		}
-		conflictAt(data, diags, protocol.Root("instances"), "Creator grant makes a policy permanent",
-			fmt.Sprintf("IAM grants a creator permanently, and keeps one expiry per user and action: registering these instances "+
-				"makes %s's %s on %s, %s, permanent.", subjectName(creator), action, what, expiryText(policy.ExpiredAt, "expiring")))
 	}
+}
+
+// creatorCheckActions returns the actions a creator grant of next gives,
+// which the expiry check reads: IAM grants every action of the type's
+// creator configuration whatever the actions attribute says, so the
+// configured ones and the model's; and, by action, whether it relates to
+// the type (one that relates to none IAM grants whole). Without the model
+// (check_model = false) only the configured ones can be read, which it
+// says.
+func creatorCheckActions(ctx context.Context, data *conns.Data, system protocol.StringValue, next creatorView, diags *protocol.Diagnostics) ([]string, map[string]bool) {
+	related := map[string]bool{}
+	actions := slices.Clone(next.actions)
+	// The model CheckModel has read (and reported on: its errors are not
+	// repeated here).
+	model := verify.SystemModel(ctx, data, protocol.Root("system"), system, &protocol.Diagnostics{})
+	if model == nil {
+		for _, a := range actions {
+			related[a] = true
+		}
+		if len(actions) > 0 {
+			conflictAt(data, diags, protocol.Root("actions"), "Creator actions not checked",
+				fmt.Sprintf("IAM grants a creator every action of the type's creator configuration, whatever actions says, and makes "+
+					"each policy permanent. The expiry check read the creator's policies of %s only: with check_model = false the "+
+					"provider does not read the model that lists the others. Set check_model = true to check them all.",
+					strings.Join(actions, ", ")))
+		}
+		return actions, related
+	}
+	if node := model.CreatorNode(next.target.Type); node != nil {
+		for _, a := range node.Actions {
+			actions = append(actions, a.ID)
+		}
+	}
+	actions = unique(actions)
+	for _, id := range actions {
+		related[id] = true
+		if a := model.Action(id); a != nil {
+			related[id] = len(a.RelatedResourceTypes) > 0
+		}
+	}
+	return actions, related
 }
 
 var _ protocol.PlanChecker[CreatorGrantModel, *conns.Data] = CreatorGrant{}

@@ -157,6 +157,7 @@ func (r *instanceGrantRunner) Describe(call grantplan.Call) (string, map[string]
 }
 
 func (r *instanceGrantRunner) Send(wait, callCtx context.Context, call grantplan.Call) error {
+	r.data.Writing(r.system, r.subject, call.Actions)
 	results, err := r.sendCall(wait, callCtx, call)
 	if err != nil {
 		return err

@@ -145,3 +145,22 @@ resource "bkiam_creator_grant" "sops%d" {
 		t.Fatalf("a plan of the unchanged configuration sent %d requests", n)
 	}
 }
+
+// TestAccExpiryConflictsError_planTime: with expiry_conflicts = "error"
+// the plans of acctest.ExpiryConflictCases fail, whatever IAM holds, and
+// send IAM nothing: the configuration's own conflict (two resources
+// granting alice view_host, one permanent, one until a date: IAM keeps
+// the later for both) and a policy the check cannot read.
+func TestAccExpiryConflictsError_planTime(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	test := acctest.PlanTimeTest(t, acctest.ExpiryConflictsError(acctest.Transports[acctest.GatewayTransport].Block(sb.URL)), acctest.ExpiryConflictCases())
+	test.CheckDestroy = func(*terraform.State) error {
+		if n := acctest.IAMCalls(sb); n != 0 {
+			return fmt.Errorf("refused plans sent %d requests besides reads: %v", n, sb.Stats().Requests)
+		}
+		return nil
+	}
+	resource.Test(t, test)
+}

@@ -1,0 +1,244 @@
+package heldpolicy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+)
+
+var (
+	alice = bkiam.Subject{Type: bkiam.SubjectUser, ID: "alice"}
+	bob   = bkiam.Subject{Type: bkiam.SubjectUser, ID: "bob"}
+)
+
+// fakeSource answers from rows by id, and counts what it was asked.
+type fakeSource struct {
+	mu sync.Mutex
+	// rows are every row, live or expired, by backend id.
+	rows map[int64]bkiam.Policy
+	now  int64
+	// unanswered makes OwnRows answer ErrUnanswered (a manager, no debug).
+	unanswered bool
+	// unknown are subjects IAM does not know.
+	unknown map[bkiam.Subject]bool
+	// hook runs inside OwnRows (to write while a read is in flight).
+	hook func()
+
+	ownRows, policies, scans int
+}
+
+func row(id int64, s bkiam.Subject, action, expr string, expiredAt int64) bkiam.Policy {
+	return bkiam.Policy{ID: id, Subject: s, Action: action, Expression: json.RawMessage(expr), ExpiredAt: expiredAt}
+}
+
+func (f *fakeSource) OwnRows(_ context.Context, _ string, subject bkiam.Subject, actions []string) (map[string][]int64, bool, error) {
+	f.mu.Lock()
+	f.ownRows++
+	hook := f.hook
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	if f.unanswered {
+		return nil, false, ErrUnanswered
+	}
+	if f.unknown[subject] {
+		return nil, false, nil
+	}
+	out := map[string][]int64{}
+	for id, r := range f.rows {
+		if r.Subject == subject && slices.Contains(actions, r.Action) && r.ExpiredAt > f.now {
+			out[r.Action] = append(out[r.Action], id)
+		}
+	}
+	return out, true, nil
+}
+
+func (f *fakeSource) Policy(_ context.Context, _ string, id int64) (bkiam.Policy, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.policies++
+	r, ok := f.rows[id]
+	if !ok {
+		return bkiam.Policy{}, ErrGone
+	}
+	return r, nil
+}
+
+func (f *fakeSource) Scan(_ context.Context, _, action string, subject bkiam.Subject) (live, expired []bkiam.Policy, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scans++
+	for _, r := range f.rows {
+		if r.Subject != subject || r.Action != action {
+			continue
+		}
+		if r.ExpiredAt > f.now {
+			live = append(live, r)
+		} else {
+			expired = append(expired, r)
+		}
+	}
+	return live, expired, nil
+}
+
+const (
+	host1 = `{"field":"host.id","op":"eq","value":"1"}`
+	biz1  = `{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/"}`
+)
+
+// TestReaderReadsOneSubject: a subject IAM names its rows for is read by them, one call for all
+// its actions and one per row, never the list; an action it holds no live row of is looked for
+// in the list, whose expired rows are what a grant revives; a subject IAM does not know holds
+// nothing and costs no list.
+func TestReaderReadsOneSubject(t *testing.T) {
+	src := &fakeSource{now: 100, rows: map[int64]bkiam.Policy{
+		7: row(7, alice, "view_host", biz1, 500),
+		8: row(8, alice, "edit_host", host1, 50), // expired
+		9: row(9, bob, "view_host", host1, 500),
+	}, unknown: map[bkiam.Subject]bool{{Type: "user", ID: "ghost"}: true}}
+	r := NewReader(src)
+	held, written, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host", "delete_host"})
+	if err != nil || written != nil {
+		t.Fatalf("Read: %v, written %v", err, written)
+	}
+	if p := held["view_host"].Live; p == nil || p.ExpiredAt != 500 || len(p.Rows) != 1 || p.Rows[0].ID != 7 {
+		t.Errorf("view_host: got %+v, want row 7", held["view_host"])
+	}
+	if h := held["edit_host"]; h.Live != nil || h.Expired == nil || h.Expired.ExpiredAt != 50 {
+		t.Errorf("edit_host, expired: got %+v, want the expired row", h)
+	}
+	if h := held["delete_host"]; h.Live != nil || h.Expired != nil {
+		t.Errorf("delete_host, never granted: got %+v", h)
+	}
+	if src.ownRows != 1 || src.policies != 1 || src.scans != 2 {
+		t.Errorf("calls: %d own-rows, %d by id, %d scans; want 1, 1 and 2 (the two actions without a live row)",
+			src.ownRows, src.policies, src.scans)
+	}
+	// Read again: nothing is asked again.
+	if _, _, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"}); err != nil {
+		t.Fatal(err)
+	}
+	if src.ownRows != 1 || src.policies != 1 || src.scans != 2 {
+		t.Errorf("a second read asked IAM again: %d, %d, %d", src.ownRows, src.policies, src.scans)
+	}
+	held, _, err = r.Read(context.Background(), "bk_cmdb", bkiam.Subject{Type: "user", ID: "ghost"}, []string{"view_host"})
+	if err != nil || held["view_host"].Live != nil || src.scans != 2 {
+		t.Errorf("an unknown user: %+v, %v, %d scans", held, err, src.scans)
+	}
+	// A live reader never reads the list for what a grant revives.
+	src.scans = 0
+	held, _, err = NewLiveReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"edit_host"})
+	if err != nil || held["edit_host"].Live != nil || held["edit_host"].Expired != nil || src.scans != 0 {
+		t.Errorf("live reader: %+v, %v, %d scans", held, err, src.scans)
+	}
+}
+
+// TestReaderFallsBackToTheList: where IAM's answer cannot tell the subject's rows (a manager, a
+// backend without debug output), the list says what it holds, live and expired.
+func TestReaderFallsBackToTheList(t *testing.T) {
+	src := &fakeSource{now: 100, unanswered: true, rows: map[int64]bkiam.Policy{
+		7: row(7, alice, "view_host", biz1, 500),
+		8: row(8, alice, "edit_host", host1, 50),
+	}}
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held["view_host"].Live == nil || held["edit_host"].Expired == nil || src.policies != 0 || src.scans != 2 {
+		t.Errorf("got %+v, %d by id, %d scans", held, src.policies, src.scans)
+	}
+}
+
+// TestReaderSkipsRowsNoLongerItsOwn: a row revoked between the answer and its read is not held;
+// an id reused by another subject's row after a delete is not the subject's.
+func TestReaderSkipsRowsNoLongerItsOwn(t *testing.T) {
+	src := &fakeSource{now: 100, rows: map[int64]bkiam.Policy{7: row(7, alice, "view_host", biz1, 500)}}
+	src.hook = func() {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		src.rows[7] = row(7, bob, "view_host", host1, 500) // alice's revoked, the id reused
+		src.hook = nil
+	}
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host"})
+	if err != nil || held["view_host"].Live != nil {
+		t.Errorf("got %+v, %v; want nothing held", held["view_host"], err)
+	}
+}
+
+// TestReaderKeepsWhatItReadBeforeWrites: a plan-time view. What was read stays as it was read
+// after this process writes; an action written before it was read is not read (the plan
+// decided), and neither is one written while it was being read; another subject's, or another
+// action's, is read as usual.
+func TestReaderKeepsWhatItReadBeforeWrites(t *testing.T) {
+	src := &fakeSource{now: 100, rows: map[int64]bkiam.Policy{7: row(7, alice, "view_host", host1, 500)}}
+	r := NewReader(src)
+	ctx := context.Background()
+	if _, _, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host"}); err != nil {
+		t.Fatal(err)
+	}
+	r.Writing("bk_cmdb", alice, []string{"view_host", "edit_host"})
+	src.rows[7] = row(7, alice, "view_host", biz1, 900) // what the write did
+	held, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host", "edit_host", "delete_host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := held["view_host"].Live; p == nil || p.ExpiredAt != 500 {
+		t.Errorf("view_host after this process's write: got %+v, want what was read before it", p)
+	}
+	if !slices.Equal(written, []string{"edit_host"}) {
+		t.Errorf("written = %v, want [edit_host]: written before it was read", written)
+	}
+	if _, ok := held["delete_host"]; !ok {
+		t.Error("delete_host, never written, was not read")
+	}
+	// A creator grant writes every action of the subject.
+	r.Writing("bk_cmdb", bob, nil)
+	if _, written, _ := r.Read(ctx, "bk_cmdb", bob, []string{"view_host"}); !slices.Equal(written, []string{"view_host"}) {
+		t.Errorf("after a write of every action of bob: written = %v", written)
+	}
+	if _, written, _ := r.Read(ctx, "bk_job", bob, []string{"view"}); written != nil {
+		t.Errorf("another system's: written = %v", written)
+	}
+	// A write while the read is in flight: the answer is not kept.
+	src.hook = func() { r.Writing("bk_cmdb", alice, []string{"create_biz"}) }
+	if _, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"create_biz"}); err != nil || !slices.Equal(written, []string{"create_biz"}) {
+		t.Errorf("written during the read: %v, %v", written, err)
+	}
+}
+
+// TestReaderSharesOneReadAmongCallers: callers that ask at once for one subject's action wait for
+// one read.
+func TestReaderSharesOneReadAmongCallers(t *testing.T) {
+	release := make(chan struct{})
+	src := &fakeSource{now: 100, rows: map[int64]bkiam.Policy{7: row(7, alice, "view_host", host1, 500)}}
+	src.hook = func() { <-release }
+	r := NewReader(src)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			held, _, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host"})
+			if err == nil && held["view_host"].Live == nil {
+				err = errors.New("nothing held")
+			}
+			errs <- err
+		})
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if src.ownRows != 1 || src.policies != 1 {
+		t.Errorf("%d own-row reads and %d by id for 8 callers, want 1 and 1", src.ownRows, src.policies)
+	}
+}
