@@ -24,7 +24,8 @@ import (
 // its query answers):
 //
 //   - eq and in: the attribute equals one of the values, as Go's == on decoded JSON: a string never
-//     equals a number ("8" is not 8) or a bool; numbers equal when their values do;
+//     equals a number ("8" is not 8) or a bool; numbers equal when their values do; boolean values
+//     are the backend's Bool condition: one value, and an attribute that is one boolean, not a list;
 //   - starts_with: both strings, the attribute starts with the value; on _bk_iam_path_ a value ending
 //     in ",*/" ("/biz,1/set,*/") drops its "*/" first, so that it covers every set under biz 1;
 //   - string_contains: both strings, the attribute contains the value;
@@ -170,6 +171,15 @@ func (r Request) evalLeaf(n *node) Verdict {
 	want := n.operands()
 	match := func(a, b operand) bool { return a.equal(b) }
 	switch n.op {
+	case opEq, opIn:
+		// Values that are booleans stand for the backend's Bool condition
+		// (the SaaS's translator picks by the first value): one value, and an
+		// attribute that is one boolean, not a list.
+		if len(want) > 0 && want[0].kind == kindBool {
+			if len(want) != 1 || len(got) != 1 || isList(res.Attributes[n.attr]) {
+				return Verdict{Truth: False}
+			}
+		}
 	case opStartsWith:
 		path := n.attr == attrPath
 		match = func(a, b operand) bool {
@@ -215,6 +225,15 @@ func (r Request) evalLeaf(n *node) Verdict {
 		}
 	}
 	return Verdict{Truth: False}
+}
+
+// isList reports whether an attribute was given as a list.
+func isList(v any) bool {
+	switch v.(type) {
+	case []string, []any:
+		return true
+	}
+	return false
 }
 
 // operand is one value of a condition or an attribute, with its JSON type.

@@ -2,6 +2,7 @@ package policyexpr
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 )
 
@@ -76,6 +78,8 @@ func TestEval(t *testing.T) {
 		{"in: the number 9", levelIn, host("1", "level", 9), True, nil},
 		{"a bool is not its text", trusted, host("1", "trusted", "true"), False, nil},
 		{"a bool equals a bool", trusted, host("1", "trusted", true), True, nil},
+		{"a bool is never in a list", trusted, host("1", "trusted", []any{true}), False, nil},
+		{"a bool condition of two values holds for none", `{"field":"host.trusted","op":"in","value":[true,false]}`, host("1", "trusted", true), False, nil},
 		{"gt: numbers", moreCPUs, host("1", "cpus", json.Number("8")), True, nil},
 		{"gt: equal numbers", moreCPUs, host("1", "cpus", json.Number("4")), False, nil},
 		{"gt: a string against a number", moreCPUs, host("1", "cpus", "8"), False, nil},
@@ -456,4 +460,105 @@ func FuzzCanonical(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sandboxLeaves are conditions on hosts in the forms the sandbox's rows with attribute conditions
+// take (POST /_sandbox/expression_policies), each operator with the values the backend compares.
+var sandboxLeaves = []string{
+	`{"field":"host.id","op":"eq","value":"1"}`,
+	`{"field":"host.id","op":"in","value":["1","2"]}`,
+	`{"field":"host.id","op":"any","value":[]}`,
+	`{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,1/"}`,
+	`{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,2/set,*/"}`,
+	`{"field":"host._bk_iam_path_","op":"string_contains","value":"/set,3/"}`,
+	`{"field":"host.os","op":"eq","value":"linux"}`,
+	`{"field":"host.os","op":"in","value":["linux","windows"]}`,
+	`{"field":"host.os","op":"starts_with","value":"lin"}`,
+	`{"field":"host.os","op":"string_contains","value":"nd"}`,
+	`{"field":"host.level","op":"eq","value":8}`,
+	`{"field":"host.level","op":"in","value":[3,8]}`,
+	`{"field":"host.level","op":"gt","value":3}`,
+	`{"field":"host.level","op":"lte","value":8}`,
+	`{"field":"host.level","op":"gte","value":"5"}`,
+	`{"field":"host.level","op":"lt","value":"5"}`,
+	`{"field":"host.trusted","op":"eq","value":true}`,
+	`{"field":"host.trusted","op":"eq","value":false}`,
+}
+
+// sandboxAttributes are what a request may give of each attribute, as JSON.
+var sandboxAttributes = map[string][]string{
+	"_bk_iam_path_": {`["/biz,1/"]`, `["/biz,2/set,3/"]`, `["/biz,3/","/biz,1/set,4/"]`, `[]`},
+	"os":            {`"linux"`, `"windows"`, `["aix","linux"]`, `[]`},
+	"level":         {`3`, `8`, `"8"`, `[2,9]`, `"42"`},
+	"trusted":       {`true`, `false`, `[true]`, `"true"`},
+}
+
+func randomSandboxTree(rng *rand.Rand, depth int) string {
+	if depth == 0 || rng.IntN(3) == 0 {
+		return sandboxLeaves[rng.IntN(len(sandboxLeaves))]
+	}
+	content := make([]string, 1+rng.IntN(3))
+	for i := range content {
+		content[i] = randomSandboxTree(rng, depth-1)
+	}
+	return `{"op":"` + []string{"AND", "OR"}[rng.IntN(2)] + `","content":[` + strings.Join(content, ",") + `]}`
+}
+
+// TestEvalAgreesWithTheSandboxOnAttributes: rows with attribute conditions, as IAM's web UI grants
+// them, in the sandbox, which evaluates them in its own code (internal/sandbox/condition.go). For
+// random expressions and requests, a request that gives every attribute is answered by Eval as by the
+// sandbox's auth_by_actions; one that gives some is answered the same or Unknown (the sandbox, as
+// IAM, takes a missing attribute for false), and a True of Eval is always the sandbox's.
+func TestEvalAgreesWithTheSandboxOnAttributes(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	rng := rand.New(rand.NewPCG(51, 7))
+	names := []string{"_bk_iam_path_", "os", "level", "trusted"}
+	decided, unknown := 0, 0
+	for range 300 {
+		if err := sb.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		raw := randomSandboxTree(rng, 3)
+		if _, err := sb.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "alice"},
+			Action: "delete_host", Expression: json.RawMessage(raw)}); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		e := mustParse(t, raw)
+		for range 6 {
+			id := []string{"1", "2", "3"}[rng.IntN(3)]
+			all := rng.IntN(2) == 0
+			var given []string
+			for _, name := range names {
+				if all || rng.IntN(2) == 0 {
+					values := sandboxAttributes[name]
+					given = append(given, fmt.Sprintf("%q:%s", name, values[rng.IntN(len(values))]))
+				}
+			}
+			attribute := "{" + strings.Join(given, ",") + "}"
+			var answer map[string]bool
+			if err := json.Unmarshal(sbBackend(t, sb, "auth_by_actions", `{"subject":{"type":"user","id":"alice"},"actions":[{"id":"delete_host"}],`+
+				`"resources":[{"system":"bk_cmdb","type":"host","id":"`+id+`","attribute":`+attribute+`}]}`), &answer); err != nil {
+				t.Fatal(err)
+			}
+			var attrs map[string]any
+			if err := json.Unmarshal([]byte(attribute), &attrs); err != nil {
+				t.Fatal(err)
+			}
+			got := e.Eval(Request{"host": {ID: id, Attributes: attrs}})
+			want := map[bool]Truth{true: True, false: False}[answer["delete_host"]]
+			switch {
+			case all && got.Truth != want:
+				t.Errorf("%s for host %s %s: %s %v, the sandbox %s", raw, id, attribute, got.Truth, got.Gaps, want)
+			case got.Truth != Unknown && got.Truth != want:
+				t.Errorf("%s for host %s %s: %s, the sandbox %s", raw, id, attribute, got.Truth, want)
+			case got.Truth == Unknown:
+				unknown++
+			default:
+				decided++
+			}
+		}
+	}
+	if decided < 500 || unknown < 100 {
+		t.Errorf("%d answers decided, %d unknown: the test asks too little to say anything", decided, unknown)
+	}
 }
