@@ -19,19 +19,23 @@ import (
 
 // TestAccAuditGuide runs the auditing guide's configuration
 // (examples/guides/audit, docs/guides/audit-access.md) as the guide does,
-// on a site filled through IAM's APIs as the web UI or a script would:
-// the on-call group's member is department 1, above alice's and carol's
-// department 2 and bob's department 3; none of the team is a member
-// directly.
+// each example directory copied whole (its versions.tf declares the
+// provider, which a first plan of the copy needs) with a provider block
+// beside it, on a site filled through IAM's APIs as the web UI or a script
+// would: the on-call group's member is department 1, above alice's and
+// carol's department 2 and bob's department 3; none of the team is a
+// member directly.
 //   - Before the group is granted anything, the plan warns that no member
 //     may view either host, naming each; the gate's plan (the guide's
 //     postcondition, examples/guides/audit-gate) fails.
 //   - Once the group is granted view_host on both hosts (held through a
 //     parent department), the plan passes, and so does the gate's.
-//   - A script's grant of delete_host on host 2 to bob makes the plan warn
-//     of bob alone.
-//   - The apply stores the report: what each member may do, and the group
-//     among each member's groups.
+//   - A grant of delete_host on every host of business 1 to bob, as the
+//     web UI grants it, makes the plan warn of bob on both hosts, which
+//     the check gives the path of; without the paths, it names him as
+//     conditional rather than passing.
+//   - The apply stores the report: what each member may do (bob's
+//     deletes under /biz,1/), and the group among each member's groups.
 func TestAccAuditGuide(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -45,14 +49,20 @@ func TestAccAuditGuide(t *testing.T) {
 
 	providerDir := testutil.BuildProvider(t)
 	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
-	workspace := func(example string) *acctest.CLIWorkspace {
+	read := func(example, file string) string {
 		t.Helper()
-		config, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "guides", example, "main.tf"))
+		config, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "examples", "guides", example, file))
 		if err != nil {
 			t.Fatal(err)
 		}
+		return string(config)
+	}
+	workspace := func(example string) *acctest.CLIWorkspace {
+		t.Helper()
 		w := acctest.NewCLIWorkspace(t, providerDir)
-		w.Configure(provider, string(config))
+		w.Write("versions.tf", read(example, "versions.tf"))
+		w.Write("main.tf", read(example, "main.tf"))
+		w.Write("provider.tf", provider)
 		return w
 	}
 	w, gate := workspace("audit"), workspace("audit-gate")
@@ -82,13 +92,26 @@ func TestAccAuditGuide(t *testing.T) {
 	}
 	gate.MustRun("plan")
 
-	if _, err := c.BatchInstance(ctx, bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant,
-		ExpiredAt: bkiam.PermanentExpiry, Subject: bkiam.Subject{Type: "user", ID: "bob"}, Actions: []bkiam.Action{{ID: "delete_host"}},
-		Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: "2", Name: "host2"}}}}}); err != nil {
+	// Every host of business 1, as the web UI and CMDB grant: IAM holds
+	// host._bk_iam_path_ starts_with "/biz,1/".
+	if _, err := c.BatchPath(ctx, bkiam.BatchPathRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant, ExpiredAt: bkiam.PermanentExpiry,
+		Subject: bkiam.Subject{Type: "user", ID: "bob"}, Actions: []bkiam.Action{{ID: "delete_host"}},
+		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{
+			{System: "bk_cmdb", Type: "biz", ID: "1", Name: "biz1"}, {System: "bk_cmdb", Type: "host", ID: "*"}}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if out := plan(); !strings.Contains(out, "Allowed to delete: bob on host 2.") || strings.Contains(out, "Not allowed") {
-		t.Errorf("after bob's grant of delete_host the plan does not warn of bob alone:\n%s", out)
+	if out := plan(); !strings.Contains(out, "Allowed to delete: bob on host 1, bob on host 2.") || strings.Contains(out, "Not allowed") {
+		t.Errorf("after bob's grant of delete_host on business 1 the plan does not warn of bob alone:\n%s", out)
+	}
+	// The guide's configuration without the hosts' paths: IAM answers
+	// false, and the check names bob as conditional instead of passing.
+	noPaths := acctest.NewCLIWorkspace(t, providerDir)
+	noPaths.Write("versions.tf", read("audit", "versions.tf"))
+	noPaths.Write("main.tf", strings.ReplaceAll(read("audit", "main.tf"), `["/biz,1/"]`, "null"))
+	noPaths.Write("provider.tf", provider)
+	if out := strings.Join(strings.Fields(noPaths.MustRun("plan")), " "); !strings.Contains(out,
+		"Allowed to delete: bob on host 1 (conditional), bob on host 2 (conditional).") || !strings.Contains(out, "IAM's answer for delete_host depends on what the configuration does not give") {
+		t.Errorf("without the hosts' paths the plan does not name bob as conditional:\n%s", out)
 	}
 
 	// The report, as the guide reads it: apply (which changes nothing in
@@ -101,7 +124,7 @@ func TestAccAuditGuide(t *testing.T) {
 	both, none := []string{"1", "2"}, []string{}
 	want := map[string]map[string][]string{
 		"alice": {"view_host": both, "edit_host": none, "delete_host": none},
-		"bob":   {"view_host": both, "edit_host": none, "delete_host": {"2"}},
+		"bob":   {"view_host": both, "edit_host": none, "delete_host": {"under /biz,1/"}},
 		"carol": {"view_host": both, "edit_host": none, "delete_host": none},
 	}
 	if !reflect.DeepEqual(access, want) {

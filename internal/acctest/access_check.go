@@ -23,7 +23,24 @@ func AccessCheckValidationCases() []PlanTimeCase {
 			Want: []string{"Invalid Attribute Value Match", `Attribute subject.type value must be one of: ["user" "group"], got: "robot"`}},
 		{Name: "access check: no actions", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alice\" }\n  actions = []\n"),
 			Want: []string{"Invalid Attribute Value", "Attribute actions set must contain at least 1 elements, got: 0"}},
+		{Name: "access check: a path without its slashes", Config: AccessCheckHCL(hostCheck(`paths = ["/biz,1/", "biz,1"]`)),
+			Want: []string{"Invalid topology path", `resources[0].paths[1] = "biz,1" does not start and end with "/". Give the path of the instance's ` +
+				`ancestors in IAM's form: nodes TYPE,ID, outermost first, each followed by "/" and the whole starting with "/", e.g. "/biz,1/" or "/biz,1/set,2/module,3/".`}},
+		{Name: "access check: a path node without its id", Config: AccessCheckHCL(hostCheck(`paths = ["/biz,1/set/"]`)),
+			Want: []string{"Invalid topology path", `resources[0].paths[0] = "/biz,1/set/" has a node "set" that is not TYPE,ID. Give the path`}},
+		{Name: "access check: the path as an attribute", Config: AccessCheckHCL(hostCheck(`attributes = { _bk_iam_path_ = "/biz,1/" }`)),
+			Want: []string{"Invalid attribute name", `resources[0].attributes names "_bk_iam_path_", the topology path: give the instance's paths in resources[0].paths instead.`}},
+		{Name: "access check: the id as an attribute", Config: AccessCheckHCL(hostCheck(`attributes = { id = "2", os = "linux" }`)),
+			Want: []string{"Invalid attribute name", `resources[0].attributes names "id", which is not an attribute: IAM takes the instance's id from the resource's id; ` +
+				`name the attributes IAM's policy conditions are on (e.g. os).`}},
 	}
+}
+
+// hostCheck is alice's check of view_host on host 1, with more of the
+// resource's attributes.
+func hostCheck(more string) string {
+	return "  subject = { type = \"user\", id = \"alice\" }\n  actions = [\"view_host\"]\n" +
+		"  resources = [{ system = \"bk_cmdb\", type = \"host\", id = \"1\", " + more + " }]\n"
 }
 
 // EffectivePermissionsValidationCases are bkiam_effective_permissions'

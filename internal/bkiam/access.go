@@ -29,11 +29,17 @@ const MaxAuthActions = 10
 const managerMessage = "ok, as super_manager or system_manager"
 
 // AuthResource is one resource of an access check: an instance of a type, in the order of the
-// action's related resource types. Attribute is sent as {} (the backend requires the key).
+// action's related resource types, with what the caller knows of it.
 type AuthResource struct {
 	System string `json:"system"`
 	Type   string `json:"type"`
 	ID     string `json:"id"`
+	// Attribute is sent as the resource's "attribute" ({} when nil: the backend requires the
+	// key). The backend never looks an instance's path or attributes up: a policy granted by
+	// topology ("host._bk_iam_path_" starts_with "/biz,1/") allows the instance only when its
+	// path is sent here, "_bk_iam_path_": ["/biz,1/"], and one granted on an attribute ("host.os"
+	// eq "linux") only when the attribute is; otherwise the answer is false.
+	Attribute map[string]any `json:"attribute,omitempty"`
 }
 
 // AccessAnswer is the backend's answer for a set of actions.
@@ -133,7 +139,11 @@ func wireActions(actions []string) []map[string]string {
 func wireResources(resources []AuthResource) []map[string]any {
 	out := make([]map[string]any, len(resources))
 	for i, r := range resources {
-		out[i] = map[string]any{"system": r.System, "type": r.Type, "id": r.ID, "attribute": map[string]any{}}
+		attribute := r.Attribute
+		if attribute == nil {
+			attribute = map[string]any{}
+		}
+		out[i] = map[string]any{"system": r.System, "type": r.Type, "id": r.ID, "attribute": attribute}
 	}
 	return out
 }
@@ -149,6 +159,7 @@ func (c *Client) backendPost(ctx context.Context, op, path, system string, body,
 		return 1, json.Unmarshal(d, out)
 	})
 	if e != nil {
+		c.explainAccessError(e)
 		c.explainReadError(e, path, system, "checking access")
 		return false, e
 	}
@@ -156,11 +167,33 @@ func (c *Client) backendPost(ctx context.Context, op, path, system string, body,
 	return strings.Contains(env.Message, managerMessage), nil
 }
 
+// explainAccessError adds the fix to the access routes' refusals of a request: resources that
+// are not the action's related types (the backend's system error, 1901500, not a 400) and an action
+// the system does not have (1901400).
+func (c *Client) explainAccessError(e *Error) {
+	if e.kind != kindCode {
+		return
+	}
+	var advice string
+	switch {
+	case e.Code == 1901500 && strings.Contains(e.Message, "request resources not match action"):
+		advice = "; the resources do not match the action's related resource types: give one instance of each related " +
+			"type, in the order of the system's model (the bkiam_system data source lists each action's related types)"
+	case e.Code == 1901400 && strings.Contains(e.Message, "action.id invalid"):
+		advice = "; the system has no such action: check the action id against the system's actions (the bkiam_system " +
+			"data source lists them)"
+	default:
+		return
+	}
+	e.Message = c.cleanMessage(e.Message + advice)
+}
+
 // ErrUnknownSubject is returned by UserGroups for a user IAM does not know.
 var ErrUnknownSubject = errors.New("bkiam: IAM does not know the user")
 
 // UserGroups returns the ids of the groups a user belongs to, unexpired, directly or through a
-// department or an ancestor department (GET /api/v1/open/users/{id}/groups?inherit=true). Its
+// department or an ancestor department (GET /api/v1/open/users/{id}/groups?inherit=true); an
+// empty slice, not nil, for a user in none. Its
 // point here is its answer for a user IAM does not know, ErrUnknownSubject: the access checks
 // answer such a user false, not an error. The route is not public on the gateway: an app may need
 // it granted, and a refusal is an ordinary error.
@@ -173,7 +206,7 @@ func (c *Client) UserGroups(ctx context.Context, user string) ([]string, error) 
 	}
 	path := "/api/v1/open/users/" + url.PathEscape(user) + "/groups"
 	op := "user groups GET " + path
-	var ids []string
+	ids := []string{} // a user in no group: none, not nil
 	e := c.get(ctx, op, path, url.Values{"inherit": {"true"}}, func(d []byte) (int, error) {
 		var rows []struct {
 			ID json.RawMessage `json:"id"`

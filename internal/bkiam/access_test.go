@@ -97,8 +97,30 @@ func TestAuthByActions(t *testing.T) {
 	// IAM's system error for resources that are not the action's types.
 	_, err = c.AuthByActions(ctx, "bk_cmdb", alice, []string{"view_host"}, []AuthResource{{System: "bk_cmdb", Type: "biz", ID: "1"}})
 	var e *Error
-	if !errors.As(err, &e) || e.Code != 1901500 {
-		t.Errorf("resources of another type: %v, want IAM's 1901500", err)
+	if !errors.As(err, &e) || e.Code != 1901500 || !strings.Contains(err.Error(), "give one instance of each related type, in the order of the system's model") {
+		t.Errorf("resources of another type: %v, want IAM's 1901500 with the fix", err)
+	}
+	_, err = c.AuthByActions(ctx, "bk_cmdb", alice, []string{"view_hots"}, host1)
+	if !errors.As(err, &e) || e.Code != 1901400 || !strings.Contains(err.Error(), "check the action id against the system's actions") {
+		t.Errorf("an unknown action: %v, want IAM's 1901400 with the fix", err)
+	}
+
+	// What the caller knows of the instance is sent as its attribute: a
+	// grant of every host under biz 1 allows host 7 with its path, and
+	// IAM answers false without it.
+	if _, err := c.BatchPath(ctx, BatchPathRequest{System: "bk_cmdb", Operate: OperationGrant, ExpiredAt: PermanentExpiry, Subject: alice,
+		Actions: []Action{{ID: "edit_host"}}, Resources: []PathResource{{System: "bk_cmdb", Type: "host",
+			Paths: [][]PathNode{{{System: "bk_cmdb", Type: "biz", ID: "1", Name: "b1"}, {System: "bk_cmdb", Type: "host", ID: "*", Name: ""}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c2 := range []struct {
+		attribute map[string]any
+		want      bool
+	}{{nil, false}, {map[string]any{"_bk_iam_path_": []string{"/biz,1/"}}, true}, {map[string]any{"_bk_iam_path_": []string{"/biz,2/"}}, false}} {
+		got, err := c.AuthByActions(ctx, "bk_cmdb", alice, []string{"edit_host"}, []AuthResource{{System: "bk_cmdb", Type: "host", ID: "7", Attribute: c2.attribute}})
+		if err != nil || got.Allowed["edit_host"] != c2.want {
+			t.Errorf("host 7 with attribute %v: %+v, %v; want %t", c2.attribute, got, err, c2.want)
+		}
 	}
 }
 

@@ -255,6 +255,24 @@
 // present one proves nothing (and they are rate limited, 1901429). The management API's group
 // policy list is exact but only for groups whose grade manager the system created through the API.
 //
+// # Access checks
+//
+// The backend answers whether a subject may do actions on resources (POST
+// {gw}/api/v2/policy/systems/{s}/auth_by_actions/, at most 10 actions; AuthByActions) and with
+// the merged expression of each action (…/query_by_actions/; QueryByActions), counting the
+// subject's own policies and those of its groups (joined directly, through a department or an
+// ancestor department, or through a subject template), template rows, and nothing expired. admin,
+// super managers and the system's managers are answered true (or any) without a policy being read,
+// with the message "ok, as super_manager or system_manager"; a grade manager is not. An unknown
+// user is answered false, not an error. Each resource carries "attribute", a required key
+// ({} is fine): the backend evaluates the policy against the id and what the attribute gives, and
+// never looks an instance's path or attributes up itself, so a grant by topology
+// ("host._bk_iam_path_" starts_with "/biz,1/") allows host 7 only when its path is sent,
+// "attribute": {"_bk_iam_path_": ["/biz,1/"]}, and is false with {}; a condition on an attribute
+// not sent is false. Resources that are not one of each of the action's related types are the
+// backend's system error, 1901500 "… request resources not match action", not a 400; an unknown
+// action is 1901400 "bad request:action.id invalid".
+//
 // # The model of a system
 //
 // What a system registered — its actions, resource types, instance selections and
@@ -482,4 +500,7 @@
 //   - A group permission granted through the management API is listed with the names the system's
 //     resource provider gives its instances, not the names the grant sent (sent "tfacc-h1", listed
 //     "host-tfacc-h1"); an import of it reads IAM's names. (The sandbox lists names empty.)
+//   - Access needs the path: for alice holding host_edit as "host._bk_iam_path_" starts_with
+//     "/biz,1/" (a batch_path grant of [biz 1, host *]), auth_by_actions answered true for host h7
+//     sent with "attribute": {"_bk_iam_path_": ["/biz,1/"]} and false with "attribute": {}.
 package bkiam

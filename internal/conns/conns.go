@@ -3,6 +3,7 @@ package conns
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type Data struct {
 	// grade managers this process planned, for the plan-time scope check of
 	// bkiam_group_permission (planned_scopes.go).
 	PlannedScopes *PlannedScopes
+	// UserGroups reads each user's groups once per process, for the
+	// access data sources' check that IAM knows the user.
+	UserGroups *UserGroupCache
 }
 
 // Writing tells the expiry check's view of IAM that this process is about
@@ -236,4 +240,56 @@ func (p *PlannedScopes) Of(group string) (id string, gm PlannedGradeManager, ok 
 		gm, ok = p.gradeManagers[id]
 	}
 	return id, gm, ok
+}
+
+// UserGroupCache reads each user's groups once per provider process: the
+// access data sources ask IAM's user-groups route whether it knows the
+// user (bkiam.ErrUnknownSubject) before every check, and an audit reads
+// one check per user and instance. A failed read is not kept: the next
+// asks again. Safe for concurrent use; concurrent reads of one user wait
+// for one call.
+type UserGroupCache struct {
+	client  *bkiam.Client
+	mu      sync.Mutex
+	entries map[string]*userGroupsEntry
+}
+
+type userGroupsEntry struct {
+	done   chan struct{}
+	groups []string
+	err    error
+}
+
+func NewUserGroupCache(c *bkiam.Client) *UserGroupCache {
+	return &UserGroupCache{client: c, entries: map[string]*userGroupsEntry{}}
+}
+
+// Get returns the ids of the groups user belongs to (bkiam.Client.UserGroups),
+// a slice of the caller's own.
+func (c *UserGroupCache) Get(ctx context.Context, user string) ([]string, error) {
+	c.mu.Lock()
+	e := c.entries[user]
+	if e == nil {
+		e = &userGroupsEntry{done: make(chan struct{})}
+		c.entries[user] = e
+		c.mu.Unlock()
+		e.groups, e.err = c.client.UserGroups(ctx, user)
+		if e.err != nil {
+			c.mu.Lock()
+			delete(c.entries, user)
+			c.mu.Unlock()
+		}
+		close(e.done)
+	} else {
+		c.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	return slices.Clone(e.groups), nil
 }

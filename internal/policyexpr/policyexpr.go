@@ -1,7 +1,10 @@
 // Package policyexpr parses the backend expression of an IAM policy (see the package doc of
-// internal/bkiam, "Policy expressions") and answers one question about it: does it still hold a grant the provider made?
+// internal/bkiam, "Policy expressions") and answers two questions about it: does it still hold a grant
+// the provider made (below), and what would IAM answer for a request that may not give every attribute
+// the expression asks about (Eval, eval.go: true, false, or unknown until the request gives more). It
+// also writes an expression in one canonical form (Canonical), so that the same grants print the same.
 //
-// The list API merges everything one subject holds for one action into one expression, so a grant can
+// The record checks. The list API merges everything one subject holds for one action into one expression, so a grant can
 // never be found by comparing wholes; it is found by looking for its own atoms in a branch that stands
 // on its own. The package evaluates the expression the way IAM would for one concrete request (an
 // instance, an instance under ancestors, or a product of ids of several types) with two deliberate
@@ -15,6 +18,8 @@
 //     reporting would hide a lost grant.
 //   - an OR holds a combination only through one member (see HoldsCombination), because the provider
 //     wrote the combination as one group; a product split over several groups is another record.
+//
+// Eval has no such restrictions: it evaluates every operator the backend writes, as the backend does.
 //
 // Nothing here does I/O or keeps state; an *Expr is immutable and safe for concurrent use.
 package policyexpr
@@ -79,6 +84,28 @@ type node struct {
 	valueSet map[string]bool
 	list     bool            // the value was an array (in, any, starts_with with several prefixes)
 	raw      json.RawMessage // an opaque operator's value, kept for re-marshalling
+	// kinds says, value by value, what JSON type each of values was read
+	// from; nil when every one was a string, as IAM writes ids and paths.
+	// IAM compares a condition's values with Go's == on decoded JSON, so
+	// that a number 8 never equals the string "8" (eval.go).
+	kinds []valueKind
+}
+
+// valueKind is the JSON type a leaf's value was read from.
+type valueKind uint8
+
+const (
+	kindString valueKind = iota
+	kindNumber
+	kindBool
+)
+
+// kind is the JSON type of the leaf's i-th value.
+func (n *node) kind(i int) valueKind {
+	if n.kinds == nil {
+		return kindString
+	}
+	return n.kinds[i]
 }
 
 // Node is one ancestor of a path: resource type and id (the expression drops the system).
@@ -193,10 +220,11 @@ func parseNode(v any, loc string, depth int) (*node, error) {
 			return nil, fmt.Errorf("%s: missing", vloc)
 		}
 		var s string
-		s, err = scalar(val, vloc)
-		n.values = []string{s}
+		var k valueKind
+		s, k, err = scalar(val, vloc)
+		n.values, n.kinds = []string{s}, kindsOf(k)
 	case opIn:
-		n.values, err = scalars(val, hasVal, vloc)
+		n.values, n.kinds, err = scalars(val, hasVal, vloc)
 		n.list = true
 	case opAny:
 		// bk-iam writes value [] and ignores it; so do we, whatever it is.
@@ -204,13 +232,14 @@ func parseNode(v any, loc string, depth int) (*node, error) {
 	case opStartsWith:
 		if arr, isArr := val.([]any); isArr {
 			n.list = true
-			n.values, err = scalars(arr, true, vloc)
+			n.values, n.kinds, err = scalars(arr, true, vloc)
 		} else if !hasVal {
 			err = fmt.Errorf("%s: missing", vloc)
 		} else {
 			var s string
-			s, err = scalar(val, vloc)
-			n.values = []string{s}
+			var k valueKind
+			s, k, err = scalar(val, vloc)
+			n.values, n.kinds = []string{s}, kindsOf(k)
 		}
 	default: // opaque: keep the value as it came, for re-marshalling only
 		n.raw, err = json.Marshal(val)
@@ -247,36 +276,52 @@ func parseComposite(obj map[string]any, op, loc string, depth int) (*node, error
 	return n, nil
 }
 
-// scalar reads one id or path: a string, or leniently a number (its literal decimal text) or a bool.
-func scalar(v any, loc string) (string, error) {
+// scalar reads one id or path: a string, or leniently a number (its literal decimal text) or a bool,
+// and which of them it was.
+func scalar(v any, loc string) (string, valueKind, error) {
 	switch x := v.(type) {
 	case string:
-		return x, nil
+		return x, kindString, nil
 	case json.Number:
-		return x.String(), nil
+		return x.String(), kindNumber, nil
 	case bool:
-		return strconv.FormatBool(x), nil
+		return strconv.FormatBool(x), kindBool, nil
 	}
-	return "", fmt.Errorf("%s: want a string or number, got %s", loc, kindOf(v))
+	return "", kindString, fmt.Errorf("%s: want a string or number, got %s", loc, kindOf(v))
 }
 
-func scalars(v any, has bool, loc string) ([]string, error) {
+// kindsOf is a one-value leaf's kinds: nil for a string.
+func kindsOf(k valueKind) []valueKind {
+	if k == kindString {
+		return nil
+	}
+	return []valueKind{k}
+}
+
+func scalars(v any, has bool, loc string) ([]string, []valueKind, error) {
 	if !has {
-		return nil, fmt.Errorf("%s: missing", loc)
+		return nil, nil, fmt.Errorf("%s: missing", loc)
 	}
 	arr, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s: want an array, got %s", loc, kindOf(v))
+		return nil, nil, fmt.Errorf("%s: want an array, got %s", loc, kindOf(v))
 	}
 	out := make([]string, len(arr))
+	var kinds []valueKind
 	for i, e := range arr {
-		s, err := scalar(e, fmt.Sprintf("%s[%d]", loc, i))
+		s, k, err := scalar(e, fmt.Sprintf("%s[%d]", loc, i))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[i] = s
+		if k != kindString && kinds == nil {
+			kinds = make([]valueKind, len(arr))
+		}
+		if kinds != nil {
+			kinds[i] = k
+		}
 	}
-	return out, nil
+	return out, kinds, nil
 }
 
 func kindOf(v any) string {

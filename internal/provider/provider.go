@@ -121,6 +121,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		CheckModel:      settings.checkModel,
 		GroupPolicies:   conns.NewGroupPolicyCache(client),
 		PlannedScopes:   conns.NewPlannedScopes(),
+		UserGroups:      conns.NewUserGroupCache(client),
 
 		AllowSharedGrants:   settings.allowSharedGrants,
 		ExpiryConflictsFail: settings.expiryConflicts == expiryConflictsError,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
@@ -21,7 +22,9 @@ import (
 // before the grant both warn, after it the plan passes, and after the
 // grant is revoked both warn again. IAM's backend caches policies and
 // memberships, so each step first waits (up to two minutes) for IAM's
-// answer to change, then plans.
+// answer to change, then plans. The checks give the instance's paths as
+// [] (no ancestors): users of a real site may hold grants by topology,
+// which would leave a check without paths conditional.
 func TestAccSite_AccessCheck(t *testing.T) {
 	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
@@ -76,7 +79,10 @@ data "bkiam_access_check" %[1]q {
   system    = %[2]q
   subject   = { type = "user", id = %[3]q }
   actions   = [%[4]q]
-  resources = [{ system = %[2]q, type = %[5]q, id = %[6]q }]
+  # The instance is granted by id, with no ancestors: paths = [] says so,
+  # so that a grant of the user's by topology (every instance under some
+  # business, which a site may hold) leaves the answer definite.
+  resources = [{ system = %[2]q, type = %[5]q, id = %[6]q, paths = [] }]
 }
 
 check "%[1]s_may" {
@@ -128,4 +134,110 @@ resource "bkiam_group_permission" "site" {
 	cli.MustRun("apply", "-auto-approve")
 	waitFor(false)
 	expect("after the grant was revoked", true)
+}
+
+// TestAccSite_AccessCheckPaths: a grant by topology, made outside
+// Terraform as IAM's web UI and CMDB make them: the second user is granted
+// the second action on every instance of the type under a business of its
+// parent type made up for the test (batch_path of [PARENT id, TYPE *], which
+// IAM holds as TYPE._bk_iam_path_ starts_with "/PARENT,id/"), expiring in a
+// day so that it raises no expiry the user holds. Once IAM answers it, a
+// check of an instance that gives the path "/PARENT,id/" is allowed, and one
+// that does not is conditional: allowed null, conditional naming the
+// action, and the plan warning that the answer depends on the instance's
+// path. The grant is revoked afterwards, with what IAM grants beside it on
+// the business (the related action on the parent, as the real SaaS does).
+func TestAccSite_AccessCheckPaths(t *testing.T) {
+	acctest.Parallel(t)
+	e := acctest.NewSiteEnv(t)
+	p := e.P
+	ctx := context.Background()
+	user, action, instance := p.Users[1], p.Actions[1], p.Instances[0]
+	model, err := e.Client.SystemModel(ctx, p.System)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := model.ResourceType(p.Type)
+	if rt == nil || len(rt.Parents) == 0 {
+		t.Skipf("resource type %s has no parent type in %s's model: no topology to grant by", p.Type, p.System)
+	}
+	parent := rt.Parents[0]
+	biz := "tfacc-p" + e.Suffix
+	path := fmt.Sprintf("/%s,%s/", parent.ID, biz)
+	subject := bkiam.Subject{Type: "user", ID: user}
+	resources := []bkiam.PathResource{{System: p.System, Type: p.Type, Paths: [][]bkiam.PathNode{{
+		{System: parent.System, Type: parent.ID, ID: biz, Name: biz}, {System: p.System, Type: p.Type, ID: "*"}}}}}
+	allowed := func(attribute map[string]any) bool {
+		t.Helper()
+		a, err := e.Client.AuthByActions(ctx, p.System, subject, []string{action},
+			[]bkiam.AuthResource{{System: p.System, Type: p.Type, ID: instance, Attribute: attribute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Allowed[action]
+	}
+	under := map[string]any{policyexpr.AttributePath: []string{path}}
+	if allowed(under) {
+		t.Skipf("%s may already %s %s under %s: the test needs a user who may not", user, action, instance, path)
+	}
+	t.Cleanup(func() {
+		if _, err := e.Client.BatchPath(ctx, bkiam.BatchPathRequest{System: p.System, Operate: bkiam.OperationRevoke, Subject: subject,
+			Actions: []bkiam.Action{{ID: action}}, Resources: resources}); err != nil {
+			t.Errorf("revoking %s's %s under %s: %v", user, action, path, err)
+		}
+		// The SaaS grants beside a path the related actions on its
+		// ancestor: revoke every action of the parent type on the made-up
+		// business, which nothing else names.
+		for _, a := range model.Actions {
+			if len(a.RelatedResourceTypes) != 1 || a.RelatedResourceTypes[0].ID != parent.ID {
+				continue
+			}
+			if _, err := e.Client.BatchPath(ctx, bkiam.BatchPathRequest{System: p.System, Operate: bkiam.OperationRevoke, Subject: subject,
+				Actions: []bkiam.Action{{ID: a.ID}}, Resources: []bkiam.PathResource{{System: parent.System, Type: parent.ID,
+					Paths: [][]bkiam.PathNode{{{System: parent.System, Type: parent.ID, ID: biz, Name: biz}}}}}}); err != nil {
+				t.Errorf("revoking %s's %s on %s %s: %v", user, a.ID, parent.ID, biz, err)
+			}
+		}
+	})
+	if _, err := e.Client.BatchPath(ctx, bkiam.BatchPathRequest{System: p.System, Operate: bkiam.OperationGrant, Subject: subject,
+		ExpiredAt: time.Now().Add(24 * time.Hour).Unix(), Actions: []bkiam.Action{{ID: action}}, Resources: resources}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); !allowed(under); {
+		if time.Now().After(deadline) {
+			t.Fatalf("IAM still does not allow %s's %s on %s under %s two minutes after the grant", user, action, instance, path)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if allowed(nil) {
+		t.Errorf("IAM allows %s's %s on %s sent without its path: it does look paths up", user, action, instance)
+	}
+
+	cli := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	cli.SiteSecret()
+	cli.Configure(e.Provider, fmt.Sprintf(`
+data "bkiam_access_check" "host" {
+  for_each  = { with_path = [%[5]q], without = null }
+  system    = %[1]q
+  subject   = { type = "user", id = %[2]q }
+  actions   = [%[3]q]
+  resources = [{ system = %[1]q, type = %[4]q, id = %[6]q, paths = each.value }]
+}
+
+output "answers" {
+  value = { for k, c in data.bkiam_access_check.host : k => c.all_allowed == null ? "conditional: ${join(",", c.conditional)}" : tostring(c.all_allowed) }
+}
+`, p.System, user, action, p.Type, path, instance))
+	out := strings.Join(strings.Fields(cli.MustRun("plan")), " ")
+	for _, want := range []string{
+		`with_path = "true"`,
+		fmt.Sprintf(`without = "conditional: %s"`, action),
+		fmt.Sprintf("IAM's answer for %s depends on what the configuration does not give", action),
+		fmt.Sprintf("IAM answers false for user %s's %s, and the user's policy allows %s on some instances depending on the topology path of %s/%s/%s, "+
+			"which resources[0].paths does not give", user, action, action, p.System, p.Type, instance),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan does not show %q:\n%s", want, out)
+		}
+	}
 }

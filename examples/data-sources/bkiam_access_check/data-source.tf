@@ -44,3 +44,29 @@ check "bob_does_not_delete_host_1" {
     error_message = "bob may delete host 1${data.bkiam_access_check.bob_deletes_host_1.as_manager ? " (as a manager of bk_cmdb)" : ""}."
   }
 }
+
+# Sites grant mostly by topology: "every host under business 3", as IAM's
+# web UI and CMDB grant it. IAM allows a host through such a grant only
+# when the check gives the host's path (its ancestors, "/biz,3/"): give
+# each resource its paths. Without them, an action such a grant would
+# allow is conditional: allowed is null for it and the plan warns.
+data "bkiam_access_check" "carol_edits_host_30" {
+  system  = "bk_cmdb"
+  subject = { type = "user", id = "carol" }
+  actions = ["edit_host"]
+  resources = [{
+    system = "bk_cmdb"
+    type   = "host"
+    id     = "30"
+    paths  = ["/biz,3/"]
+  }]
+}
+
+check "carol_does_not_edit_host_30" {
+  assert {
+    # "== false", not "!": a conditional (null) answer then fails the
+    # check too, rather than failing the plan with a null error.
+    condition     = data.bkiam_access_check.carol_edits_host_30.all_allowed == false
+    error_message = "carol may edit host 30, or IAM's answer depends on what the check does not give (conditional: ${join(", ", data.bkiam_access_check.carol_edits_host_30.conditional)})."
+  }
+}

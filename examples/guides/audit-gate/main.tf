@@ -4,19 +4,25 @@
 locals {
   system = "bk_cmdb"
   team   = ["alice", "bob", "carol"]
-  hosts  = ["1", "2"]
+  hosts = {
+    "1" = ["/biz,1/"]
+    "2" = ["/biz,1/"]
+  }
+  pairs = { for pair in setproduct(local.team, keys(local.hosts)) : "${pair[0]} on host ${pair[1]}" => { user = pair[0], host = pair[1] } }
 }
 
 data "bkiam_access_check" "view" {
-  for_each = { for pair in setproduct(local.team, local.hosts) : "${pair[0]} on host ${pair[1]}" => pair }
+  for_each = local.pairs
 
   system    = local.system
-  subject   = { type = "user", id = each.value[0] }
+  subject   = { type = "user", id = each.value.user }
   actions   = ["view_host"]
-  resources = [{ system = local.system, type = "host", id = each.value[1] }]
+  resources = [{ system = local.system, type = "host", id = each.value.host, paths = local.hosts[each.value.host] }]
 
   lifecycle {
     postcondition {
+      # A conditional (null) answer fails the plan too: "Condition
+      # expression must return either true or false, not null".
       condition     = self.all_allowed
       error_message = "Not allowed to view: ${each.key}."
     }

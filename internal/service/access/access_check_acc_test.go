@@ -32,8 +32,8 @@ func TestAccAccessCheck_planTimeValidation(t *testing.T) {
 // that alice's assertion failed; once it is granted (through the
 // management API) the plan passes, alice allowed through an ancestor
 // department's group. admin is allowed as a manager. With check_model
-// off, resources of another type are IAM's system error, not a silent
-// false.
+// off, resources of another type are IAM's system error, with its fix,
+// not a silent false.
 func TestAccAccessCheck(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -120,8 +120,10 @@ output "wrong" {
   value = data.bkiam_access_check.wrong.all_allowed
 }
 `)
-	if out, code := w.Run("plan"); code == 0 || !strings.Contains(out, "Cannot check access") {
-		t.Errorf("resources of another type did not fail the plan with IAM's error (exit %d):\n%s", code, out)
+	out, code := w.Run("plan")
+	if out = strings.Join(strings.Fields(out), " "); code == 0 || !strings.Contains(out, "Cannot check access") ||
+		!strings.Contains(out, "give one instance of each related type, in the order of the system's model") {
+		t.Errorf("resources of another type did not fail the plan with IAM's error and its fix (exit %d):\n%s", code, out)
 	}
 }
 
@@ -139,7 +141,8 @@ func TestAccEffectivePermissions_planTimeValidation(t *testing.T) {
 // member is department 1, the parent of her department) view_host on
 // host 1. bkiam_effective_permissions shows view_host on hosts 1 and 10
 // as one merged answer, delete_host as nothing, the group among her
-// groups, and admin's answer as a manager's: everything.
+// groups, and admin's answer as a manager's: everything. dave, in no
+// department and no group, has groups [], not null.
 func TestAccEffectivePermissions(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
@@ -180,6 +183,16 @@ output "alice" {
 output "admin" {
   value = "${data.bkiam_effective_permissions.admin.permissions["delete_host"].any} ${data.bkiam_effective_permissions.admin.as_manager}"
 }
+
+data "bkiam_effective_permissions" "dave" {
+  system  = "bk_cmdb"
+  user    = "dave"
+  actions = ["view_host"]
+}
+
+output "dave_groups" {
+  value = data.bkiam_effective_permissions.dave.groups == null ? "null" : jsonencode(data.bkiam_effective_permissions.dave.groups)
+}
 `)
 	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
 	want := fmt.Sprintf(`alice = jsonencode( { + delete = true + groups = [ + "%d", ] + view = { + "bk_cmdb/host" = [ + "1", + "10", ] } } )`, oncall)
@@ -188,6 +201,9 @@ output "admin" {
 	}
 	if !strings.Contains(out, `admin = "true true"`) {
 		t.Errorf("the plan does not show admin's answer as a manager's:\n%s", out)
+	}
+	if !strings.Contains(out, `dave_groups = jsonencode([])`) {
+		t.Errorf("the plan does not show dave, in no group, with groups []:\n%s", out)
 	}
 }
 

@@ -1,11 +1,14 @@
 package access
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -16,9 +19,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/policyexpr"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
@@ -45,9 +50,21 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"and leaving out what has expired. For `check` blocks, `postcondition`s and `terraform test` assertions. " +
 			"IAM allows `admin`, super managers and the system's managers everything without reading a policy: " +
 			"`as_manager` says so, so that an assertion about a manager is not taken for one about their grants. IAM " +
-			"answers a user it does not know `false`; the plan fails instead, naming the user. Read through the API " +
-			"gateway (`apigw_url`); the app must be a client of the system. IAM's backend caches policies and " +
-			"memberships, so a check made right after a change may answer from before it (not measured here).",
+			"answers a user it does not know `false`; the plan fails instead, naming the user.\n\n" +
+			"IAM never looks an instance's topology or attributes up: a grant of every host under business 1 (how the web " +
+			"UI and CMDB grant) or on an attribute (`host.os eq linux`) allows an instance only when the check gives its " +
+			"`paths` (or the attribute). Give each resource's `paths`. When IAM answers `false` and its own policy says " +
+			"the answer depends on a path or an attribute the configuration does not give, the action is `conditional`: " +
+			"`allowed` is null for it (never a plain `false`), `all_allowed` is null unless another action is denied, " +
+			"and the plan warns, naming the resource, the action and what to give. To tell, the provider reads the " +
+			"subject's policy for the denied actions (the backend's `query_by_actions`, one more call, only when an action " +
+			"is denied) and evaluates it with what the configuration gives. In a `check` block or a postcondition, a " +
+			"condition that is such a null fails the plan (\"Condition expression must return either true or false, not " +
+			"null\"), and so does its negation; `alltrue` over a list holding it is `false`, and `anytrue` ignores it: " +
+			"write \"nobody may\" as `alltrue([for c in … : c.all_allowed == false])`, never `!anytrue(…)`, which lets a " +
+			"conditional answer pass silently ([Audit who may do what](../guides/audit-access.md)).\n\n" +
+			"Read through the API gateway (`apigw_url`); the app must be a client of the system. IAM's backend caches " +
+			"policies and memberships, so a check made right after a change may answer from before it (not measured here).",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{
 				Required:            true,
@@ -79,16 +96,45 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system."},
 					"type":   schema.StringAttribute{Required: true, MarkdownDescription: "The resource type."},
 					"id":     schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id."},
+					"paths": schema.ListAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						MarkdownDescription: "The instance's topology paths in IAM's form: the path of its ancestors, outermost " +
+							"first, each node `TYPE,ID`, starting and ending with `/`, e.g. `[\"/biz,1/\"]` for a host of business 1 " +
+							"or `[\"/biz,1/set,2/module,3/\"]`; several for an instance under several parents. `[]` says the " +
+							"instance has no ancestors. Sent as the resource's `_bk_iam_path_`: IAM allows a grant by topology " +
+							"(every host under business 1) only when it is given. Left out, an action such a grant would allow " +
+							"is `conditional`.",
+						Validators: []validator.List{listvalidator.ValueStringsAre(topologyPathValidator{})},
+					},
+					"attributes": schema.MapAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						MarkdownDescription: "Other attributes of the instance, by name, for grants IAM holds on an attribute " +
+							"(`host.os eq linux`, made in the web UI): sent as strings, so a condition IAM holds on a number or " +
+							"a bool never holds for them. Left out, an action such a grant would allow is `conditional`.",
+						Validators: []validator.Map{mapvalidator.KeysAre(attributeNameValidator{})},
+					},
 				}},
 			},
 			"allowed": schema.MapAttribute{
-				Computed:            true,
-				ElementType:         types.BoolType,
-				MarkdownDescription: "By action: whether IAM allows it.",
+				Computed:    true,
+				ElementType: types.BoolType,
+				MarkdownDescription: "By action: whether IAM allows it; null when it is `conditional` (IAM's answer depends " +
+					"on a path or an attribute the configuration does not give).",
 			},
 			"all_allowed": schema.BoolAttribute{
-				Computed:            true,
-				MarkdownDescription: "Whether IAM allows every action.",
+				Computed: true,
+				MarkdownDescription: "Whether IAM allows every action: `false` when it denies one, else null when an action " +
+					"is `conditional`, else `true`.",
+			},
+			"conditional": schema.SetAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "The actions whose answer depends on a topology path or an attribute the configuration " +
+					"does not give: IAM answers them `false` only for want of it, and the subject's policy would allow them " +
+					"for some values. Empty when every answer is definite. Give the resources' `paths` (or the `attributes` " +
+					"the plan's warning names).",
 			},
 			"as_manager": schema.BoolAttribute{
 				Computed: true,
@@ -100,13 +146,22 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 }
 
 type accessCheckModel struct {
+	System      types.String `tfsdk:"system"`
+	Subject     types.Object `tfsdk:"subject"`
+	Actions     types.Set    `tfsdk:"actions"`
+	Resources   types.List   `tfsdk:"resources"`
+	Allowed     types.Map    `tfsdk:"allowed"`
+	AllAllowed  types.Bool   `tfsdk:"all_allowed"`
+	Conditional types.Set    `tfsdk:"conditional"`
+	AsManager   types.Bool   `tfsdk:"as_manager"`
+}
+
+type accessResourceModel struct {
 	System     types.String `tfsdk:"system"`
-	Subject    types.Object `tfsdk:"subject"`
-	Actions    types.Set    `tfsdk:"actions"`
-	Resources  types.List   `tfsdk:"resources"`
-	Allowed    types.Map    `tfsdk:"allowed"`
-	AllAllowed types.Bool   `tfsdk:"all_allowed"`
-	AsManager  types.Bool   `tfsdk:"as_manager"`
+	Type       types.String `tfsdk:"type"`
+	ID         types.String `tfsdk:"id"`
+	Paths      types.List   `tfsdk:"paths"`
+	Attributes types.Map    `tfsdk:"attributes"`
 }
 
 func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -123,14 +178,23 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 	resp.Diagnostics.Append(m.Actions.ElementsAs(ctx, &actions, false)...)
 	var resources []bkiam.AuthResource
 	if !m.Resources.IsNull() {
-		var rs []struct {
-			System types.String `tfsdk:"system"`
-			Type   types.String `tfsdk:"type"`
-			ID     types.String `tfsdk:"id"`
-		}
+		var rs []accessResourceModel
 		resp.Diagnostics.Append(m.Resources.ElementsAs(ctx, &rs, false)...)
 		for _, r := range rs {
-			resources = append(resources, bkiam.AuthResource{System: r.System.ValueString(), Type: r.Type.ValueString(), ID: r.ID.ValueString()})
+			res := bkiam.AuthResource{System: r.System.ValueString(), Type: r.Type.ValueString(), ID: r.ID.ValueString(), Attribute: map[string]any{}}
+			if !r.Attributes.IsNull() {
+				var attrs map[string]string
+				resp.Diagnostics.Append(r.Attributes.ElementsAs(ctx, &attrs, false)...)
+				for k, v := range attrs {
+					res.Attribute[k] = v
+				}
+			}
+			if !r.Paths.IsNull() {
+				paths := []string{}
+				resp.Diagnostics.Append(r.Paths.ElementsAs(ctx, &paths, false)...)
+				res.Attribute[policyexpr.AttributePath] = paths
+			}
+			resources = append(resources, res)
 		}
 	}
 	if resp.Diagnostics.HasError() {
@@ -160,17 +224,236 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 		resp.Diagnostics.AddError("Cannot check access", err.Error())
 		return
 	}
-	allowed := map[string]attr.Value{}
-	all := true
+	// IAM's false is "denied" only if the request gave what the subject's
+	// policy asks about: read the policy of the denied actions and evaluate
+	// it with what the configuration gives.
+	var denied []string
 	for _, a := range actions {
+		if !answer.Allowed[a] {
+			denied = append(denied, a)
+		}
+	}
+	gaps := map[string][]policyexpr.Gap{}
+	if len(denied) > 0 && !answer.AsManager {
+		conditions, _, err := d.Data.Client.QueryByActions(ctx, system, who, denied)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot check access", "IAM denied "+strings.Join(denied, ", ")+", and the provider could not read "+
+				"the subject's policy to tell a denial from an answer that depends on a path or an attribute: "+err.Error())
+			return
+		}
+		request := evalRequest(resources)
+		for _, c := range conditions {
+			if !slices.Contains(denied, c.Action) {
+				continue
+			}
+			v, err := evalCondition(c.Condition, request)
+			if err != nil {
+				resp.Diagnostics.AddError("Cannot check access", fmt.Sprintf("IAM's policy for %s: %v", c.Action, err))
+				return
+			}
+			switch v.Truth {
+			case policyexpr.Unknown:
+				gaps[c.Action] = v.Gaps
+			case policyexpr.True:
+				// IAM denied what its own policy allows (a cache that lags
+				// a change): its answer stands.
+				tflog.Debug(ctx, "IAM denied an action its policy allows", map[string]any{"action": c.Action, "condition": string(c.Condition)})
+			}
+		}
+	}
+	allowed := map[string]attr.Value{}
+	var conditional []string
+	anyDenied := false
+	for _, a := range actions {
+		if g, ok := gaps[a]; ok {
+			allowed[a] = types.BoolNull()
+			conditional = append(conditional, a)
+			at, detail := dependsOn(who, a, g, resources)
+			resp.Diagnostics.AddAttributeWarning(at, fmt.Sprintf("IAM's answer for %s depends on what the configuration does not give", a), detail)
+			continue
+		}
 		allowed[a] = types.BoolValue(answer.Allowed[a])
-		all = all && answer.Allowed[a]
+		anyDenied = anyDenied || !answer.Allowed[a]
 	}
 	var diags diag.Diagnostics
 	m.Allowed, diags = types.MapValue(types.BoolType, allowed)
 	resp.Diagnostics.Append(diags...)
-	m.AllAllowed, m.AsManager = types.BoolValue(all), types.BoolValue(answer.AsManager)
+	m.Conditional, diags = types.SetValueFrom(ctx, types.StringType, append([]string{}, conditional...))
+	resp.Diagnostics.Append(diags...)
+	switch {
+	case anyDenied:
+		m.AllAllowed = types.BoolValue(false)
+	case len(conditional) > 0:
+		m.AllAllowed = types.BoolNull()
+	default:
+		m.AllAllowed = types.BoolValue(true)
+	}
+	m.AsManager = types.BoolValue(answer.AsManager)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// evalRequest is what the configuration gives of the resources, as
+// policyexpr evaluates it: by type, the id and the attributes (the paths
+// among them).
+func evalRequest(resources []bkiam.AuthResource) policyexpr.Request {
+	r := policyexpr.Request{}
+	for _, res := range resources {
+		r[res.Type] = policyexpr.Resource{ID: res.ID, Attributes: res.Attribute}
+	}
+	return r
+}
+
+// evalCondition evaluates an action's effective expression, as
+// query_by_actions answers it ({} or nothing: no policy), for a request.
+func evalCondition(raw []byte, r policyexpr.Request) (policyexpr.Verdict, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("{}")) || bytes.Equal(raw, []byte("null")) {
+		return policyexpr.Verdict{Truth: policyexpr.False}, nil
+	}
+	e, err := policyexpr.Parse(raw)
+	if err != nil {
+		return policyexpr.Verdict{}, err
+	}
+	return e.Eval(r), nil
+}
+
+// dependsOn words the warning of an action IAM denied for want of what
+// gaps name, and where it belongs: the resource when all of it is about
+// one, else resources.
+func dependsOn(who bkiam.Subject, action string, gaps []policyexpr.Gap, resources []bkiam.AuthResource) (path.Path, string) {
+	index := func(typ string) int {
+		return slices.IndexFunc(resources, func(r bkiam.AuthResource) bool { return r.Type == typ })
+	}
+	var what, give []string
+	at, one := path.Root("resources"), -2
+	for _, typ := range gapTypes(gaps) {
+		i := index(typ)
+		if one == -2 || one == i {
+			one = i
+		} else {
+			one = -1
+		}
+		if i < 0 {
+			what = append(what, fmt.Sprintf("a condition on resource type %s, which resources do not give", typ))
+			give = append(give, fmt.Sprintf("an instance of %s in resources, as the action's related types in the bkiam_system data source say", typ))
+			continue
+		}
+		r := resources[i]
+		name := fmt.Sprintf("%s/%s/%s", r.System, r.Type, r.ID)
+		var attrs, ops []string
+		needPath := false
+		for _, g := range gaps {
+			switch {
+			case g.Type != typ:
+			case g.Op != "":
+				ops = append(ops, fmt.Sprintf("%s.%s %s", g.Type, g.Attribute, g.Op))
+			case g.Attribute == policyexpr.AttributePath:
+				needPath = true
+			default:
+				attrs = append(attrs, g.Attribute)
+			}
+		}
+		if needPath {
+			what = append(what, fmt.Sprintf("the topology path of %s, which resources[%d].paths does not give", name, i))
+			give = append(give, fmt.Sprintf("resources[%d].paths: the path of the instance's ancestors in IAM's form, e.g. [\"/biz,1/\"] "+
+				"([] for an instance without ancestors)", i))
+		}
+		if len(attrs) > 0 {
+			what = append(what, fmt.Sprintf("the attributes %s of %s, which resources[%d].attributes does not give", strings.Join(attrs, ", "), name, i))
+			give = append(give, fmt.Sprintf("them in resources[%d].attributes", i))
+		}
+		if len(ops) > 0 {
+			what = append(what, fmt.Sprintf("conditions on %s that the provider cannot evaluate (%s)", name, strings.Join(ops, ", ")))
+		}
+	}
+	if one >= 0 {
+		at = at.AtListIndex(one)
+	}
+	detail := fmt.Sprintf("IAM answers false for %s %s's %s, and the %s's policy allows %s on some instances depending on %s: IAM "+
+		"never looks a path or an attribute up, so its false may only mean that the check did not give it.", who.Type, who.ID, action,
+		who.Type, action, strings.Join(what, "; "))
+	if len(give) > 0 {
+		detail += " To decide it, give " + strings.Join(give, "; and ") + "."
+	}
+	return at, detail + fmt.Sprintf(" Until then allowed[%q] is null and conditional lists %s.", action, action)
+}
+
+// gapTypes are the resource types gaps name, sorted, each once.
+func gapTypes(gaps []policyexpr.Gap) []string {
+	var out []string
+	for _, g := range gaps {
+		if !slices.Contains(out, g.Type) {
+			out = append(out, g.Type)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// topologyPathValidator checks a resource's path in IAM's form:
+// "/TYPE,ID/…/".
+type topologyPathValidator struct{}
+
+func (topologyPathValidator) Description(context.Context) string {
+	return `a topology path in IAM's form, "/TYPE,ID/…/"`
+}
+
+func (v topologyPathValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (topologyPathValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	p := req.ConfigValue.ValueString()
+	if problem := topologyPathProblem(p); problem != "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid topology path",
+			fmt.Sprintf("%s = %q %s. Give the path of the instance's ancestors in IAM's form: nodes TYPE,ID, outermost first, "+
+				"each followed by \"/\" and the whole starting with \"/\", e.g. \"/biz,1/\" or \"/biz,1/set,2/module,3/\".", req.Path, p, problem))
+	}
+}
+
+// topologyPathProblem says what is wrong with a path, "" when nothing.
+func topologyPathProblem(p string) string {
+	if !strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/") || len(p) < 2 {
+		return `does not start and end with "/"`
+	}
+	for _, node := range strings.Split(p[1:len(p)-1], "/") {
+		typ, id, ok := strings.Cut(node, ",")
+		if !ok || typ == "" || id == "" || strings.Contains(id, ",") {
+			return fmt.Sprintf("has a node %q that is not TYPE,ID", node)
+		}
+	}
+	return ""
+}
+
+// attributeNameValidator refuses the attribute names the check gives
+// otherwise: the path (paths) and the id (id).
+type attributeNameValidator struct{}
+
+func (attributeNameValidator) Description(context.Context) string {
+	return "an attribute name other than id and " + policyexpr.AttributePath
+}
+
+func (v attributeNameValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (attributeNameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	switch name := req.ConfigValue.ValueString(); name {
+	case policyexpr.AttributePath:
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid attribute name",
+			fmt.Sprintf("%s names %q, the topology path: give the instance's paths in %s instead.", req.Path.ParentPath(), name,
+				req.Path.ParentPath().ParentPath().AtName("paths")))
+	case "id", "":
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid attribute name",
+			fmt.Sprintf("%s names %q, which is not an attribute: IAM takes the instance's id from the resource's id; name the attributes IAM's "+
+				"policy conditions are on (e.g. os).", req.Path.ParentPath(), name))
+	}
 }
 
 // checkAgainstModel refuses, with check_model, actions the system does

@@ -46,14 +46,18 @@ func relatedTypes(ctx context.Context, data *conns.Data, system string, actions 
 	return related, !diags.HasError()
 }
 
-// knownUser reads the groups of user (at: its attribute) and refuses a
-// user IAM does not know: IAM answers one as a user without
-// permissions, so that a typo would read as reads (the data source's
-// answer, e.g. "denied"). err is the read's failure when IAM's
+// knownUser reads the groups of user (at: its attribute), once per
+// provider process (conns.Data.UserGroups), and refuses a user IAM does
+// not know: IAM answers one as a user without permissions, so that a
+// typo would read as reads (the data source's answer, e.g. "denied"). err is the read's failure when IAM's
 // user-groups route cannot be called (a site may not have granted it to
 // the app); the caller warns. known is false when it reported an error.
 func knownUser(ctx context.Context, data *conns.Data, user string, at path.Path, reads string, diags *diag.Diagnostics) (groups []string, known bool, err error) {
-	groups, err = data.Client.UserGroups(ctx, user)
+	if data.UserGroups != nil {
+		groups, err = data.UserGroups.Get(ctx, user)
+	} else {
+		groups, err = data.Client.UserGroups(ctx, user)
+	}
 	if errors.Is(err, bkiam.ErrUnknownSubject) {
 		diags.AddAttributeError(at, "Unknown user",
 			fmt.Sprintf("IAM does not know user %q, and answers it as a user without permissions: a typo would read as %s. "+

@@ -40,8 +40,9 @@ func NewEffectivePermissionsDataSource() datasource.DataSource {
 }
 
 var effectivePermissionType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"expression": types.StringType, "any": types.BoolType, "none": types.BoolType,
+	"expression": types.StringType, "any": types.BoolType, "none": types.BoolType, "conditional": types.BoolType,
 	"instances": types.MapType{ElemType: types.ListType{ElemType: types.StringType}},
+	"paths":     types.MapType{ElemType: types.ListType{ElemType: types.StringType}},
 }}
 
 func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -50,10 +51,10 @@ func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.
 			"`query_by_actions`): the user's own grants and those of every group it belongs to (directly, through a " +
 			"department or an ancestor department), permission-template rows, merged into one expression per action, " +
 			"expired ones left out. In IAM's JSON and in a readable form, with the groups the user belongs to. What an " +
-			"app cannot see: role permissions (a super manager's, a system manager's, a grade manager's: IAM answers " +
-			"those as *any* without reading a policy, and `as_manager` says so), and which group gave what (IAM " +
-			"merges them; `groups` lists every group the user is in, whoever granted what). Read through the API " +
-			"gateway (`apigw_url`); the app must be a client of the system.",
+			"app cannot see: which users are managers (IAM answers `admin`, super managers and the system's managers " +
+			"as *any* without reading a policy, and `as_manager` says so; a grade manager is answered by its policies, " +
+			"like any user), and which group gave what (IAM merges them; `groups` lists the groups the user is in). " +
+			"Read through the API gateway (`apigw_url`); the app must be a client of the system.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{
 				Required:            true,
@@ -74,28 +75,53 @@ func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.
 				Computed:            true,
 				MarkdownDescription: "By action: what the user may do.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"expression": schema.StringAttribute{Computed: true, MarkdownDescription: "IAM's expression, as JSON (`{}` when nothing)."},
-					"any":        schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether it allows every instance."},
-					"none":       schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether it allows nothing."},
+					"expression": schema.StringAttribute{
+						Computed: true,
+						MarkdownDescription: "IAM's expression, as JSON (`{}` when nothing), in one canonical form: the members of " +
+							"every AND and OR, and the ids of every `in`, sorted and each once. IAM merges a user's grants in no " +
+							"fixed order; the same grants print the same expression on every read.",
+					},
+					"any": schema.BoolAttribute{
+						Computed: true,
+						MarkdownDescription: "Whether it allows every instance of a resource type, or everything (an action " +
+							"related to no type, or a manager's answer), whatever `check_model`.",
+					},
+					"none": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether it allows nothing."},
 					"instances": schema.MapAttribute{
 						Computed:    true,
 						ElementType: types.ListType{ElemType: types.StringType},
-						MarkdownDescription: "By resource type (`SYSTEM/TYPE`, the action's related types, with `check_model`): " +
-							"the instance ids it allows by id. Grants by path (everything under an ancestor) show only in " +
-							"`expression`.",
+						MarkdownDescription: "By resource type (`SYSTEM/TYPE`): the instance ids it allows, on their own or " +
+							"under a topology path (an instance granted under business 1; a check then gives the instance's " +
+							"`paths`), sorted. The system is the action's related type's with `check_model`, else the data " +
+							"source's `system`.",
+					},
+					"paths": schema.MapAttribute{
+						Computed:    true,
+						ElementType: types.ListType{ElemType: types.StringType},
+						MarkdownDescription: "By resource type (`SYSTEM/TYPE`, as `instances`): the topology path prefixes under " +
+							"which it allows every instance, as IAM writes them: `/biz,1/` for every host of business 1 (how " +
+							"the web UI and CMDB grant), `/biz,1/set,*/` for every host under any set of it. A " +
+							"`bkiam_access_check` allows such an instance when it gives the instance's `paths`.",
+					},
+					"conditional": schema.BoolAttribute{
+						Computed: true,
+						MarkdownDescription: "Whether some grant depends on other attributes (`host.os eq linux`, made in the web " +
+							"UI) or combines several resource types (a combined resource): those show only in `expression`.",
 					},
 				}},
 			},
 			"groups": schema.ListAttribute{
 				Computed:    true,
 				ElementType: types.StringType,
-				MarkdownDescription: "The ids of the groups the user belongs to, unexpired, directly or through a " +
-					"department: every group, whichever actions it grants (IAM's user-groups route, which a site may need to " +
-					"grant the app; null when it cannot be read).",
+				MarkdownDescription: "The ids of the groups the user is a member of, unexpired, directly or through a " +
+					"department or an ancestor department: every such group, whichever actions it grants, from IAM's " +
+					"user-groups route. Groups the user reaches through a subject template (人员模板) count in " +
+					"`permissions` but are not listed: the route does not follow templates. `[]` for a user in no group; " +
+					"null only when the route cannot be read (a site may need to grant it to the app), and the plan then warns.",
 			},
 			"as_manager": schema.BoolAttribute{
 				Computed:            true,
-				MarkdownDescription: "Whether IAM answered as for a super manager or a manager of the system: everything, without reading a policy.",
+				MarkdownDescription: "Whether IAM answered as for `admin`, a super manager or a manager of the system: everything, without reading a policy.",
 			},
 		},
 	}
@@ -137,6 +163,9 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 				fmt.Sprintf("The provider could not read %q's groups (the gateway's user-groups route, which an app may need "+
 					"granted), so groups is null and a typo in the user cannot be told from a user without permissions: %v.", user, err))
 		default:
+			if groups == nil {
+				groups = []string{} // in no group: [], which null would not say
+			}
 			slices.Sort(groups)
 			list, diags := types.ListValueFrom(ctx, types.StringType, groups)
 			resp.Diagnostics.Append(diags...)
@@ -154,7 +183,17 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 	}
 	permissions := map[string]attr.Value{}
 	for _, a := range actions {
-		v, err := readablePermission(ctx, byAction[a], related[a])
+		// A type's system: the action's related type's of that name, with
+		// check_model; else the data source's.
+		systemOf := func(typ string) string {
+			for _, rt := range related[a] {
+				if sys, t, _ := strings.Cut(rt, "/"); t == typ {
+					return sys
+				}
+			}
+			return system
+		}
+		v, err := readablePermission(ctx, byAction[a], systemOf)
 		if err != nil {
 			resp.Diagnostics.AddError("Cannot read the effective permissions", fmt.Sprintf("IAM's expression for %s: %v", a, err))
 			return
@@ -169,42 +208,132 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 }
 
 // readablePermission is one action's answer as the data source shows it:
-// IAM's JSON, whether it allows anything or everything, and the ids it
-// allows of each related type.
-func readablePermission(ctx context.Context, raw []byte, related []string) (attr.Value, error) {
-	raw = bytes.TrimSpace(raw)
-	none := len(raw) == 0 || bytes.Equal(raw, []byte("{}")) || bytes.Equal(raw, []byte("null"))
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = []byte("{}")
+// IAM's expression in canonical form, and what it allows read from its
+// alternatives (policyexpr.Alternatives): every instance or everything,
+// ids, path prefixes, or something else (conditional). systemOf names the
+// system of a resource type for the keys.
+func readablePermission(ctx context.Context, raw []byte, systemOf func(typ string) string) (attr.Value, error) {
+	p, err := readPermission(raw, systemOf)
+	if err != nil {
+		return nil, err
 	}
-	anyInstance := false
-	instances := map[string][]string{}
-	if !none {
-		e, err := policyexpr.Parse(raw)
-		if err != nil {
-			return nil, err
-		}
-		for _, rt := range related {
-			_, typ, _ := strings.Cut(rt, "/")
-			ids, all := e.Instances(typ)
-			anyInstance = anyInstance || all
-			if len(ids) > 0 {
-				instances[rt] = ids
-			}
-		}
-		if _, all := e.Instances(""); all {
-			anyInstance = true
-		}
+	inst, diags := types.MapValueFrom(ctx, types.ListType{ElemType: types.StringType}, p.instances)
+	if diags.HasError() {
+		return nil, fmt.Errorf("%v", diags)
 	}
-	inst, diags := types.MapValueFrom(ctx, types.ListType{ElemType: types.StringType}, instances)
+	paths, diags := types.MapValueFrom(ctx, types.ListType{ElemType: types.StringType}, p.paths)
 	if diags.HasError() {
 		return nil, fmt.Errorf("%v", diags)
 	}
 	v, diags := types.ObjectValue(effectivePermissionType.AttrTypes, map[string]attr.Value{
-		"expression": types.StringValue(string(raw)), "any": types.BoolValue(anyInstance), "none": types.BoolValue(none), "instances": inst,
+		"expression": types.StringValue(p.expression), "any": types.BoolValue(p.any), "none": types.BoolValue(p.none),
+		"conditional": types.BoolValue(p.conditional), "instances": inst, "paths": paths,
 	})
 	if diags.HasError() {
 		return nil, fmt.Errorf("%v", diags)
 	}
 	return v, nil
+}
+
+// permission is what readablePermission shows of one action.
+type permission struct {
+	expression             string
+	any, none, conditional bool
+	// instances and paths are by SYSTEM/TYPE, sorted and each once.
+	instances, paths map[string][]string
+}
+
+func readPermission(raw []byte, systemOf func(typ string) string) (permission, error) {
+	p := permission{expression: "{}", instances: map[string][]string{}, paths: map[string][]string{}}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("{}")) || bytes.Equal(raw, []byte("null")) {
+		p.none = true
+		return p, nil
+	}
+	e, err := policyexpr.Parse(raw)
+	if err != nil {
+		return p, err
+	}
+	canonical, err := e.Canonical()
+	if err != nil {
+		return p, err
+	}
+	p.expression = string(canonical)
+	alternatives, ok := e.Alternatives()
+	if !ok {
+		p.conditional = true // too many alternatives to tell: the expression says it all
+		return p, nil
+	}
+	p.none = len(alternatives) == 0
+	for _, alt := range alternatives {
+		typ, what, values := classify(alt)
+		key := systemOf(typ) + "/" + typ
+		switch what {
+		case grantsEvery:
+			p.any = true
+		case grantsIDs:
+			p.instances[key] = append(p.instances[key], values...)
+		case grantsUnder:
+			p.paths[key] = append(p.paths[key], values...)
+		default:
+			p.conditional = true
+		}
+	}
+	for _, m := range []map[string][]string{p.instances, p.paths} {
+		for k, v := range m {
+			slices.Sort(v)
+			m[k] = slices.Compact(v)
+		}
+	}
+	return p, nil
+}
+
+// What an alternative of an expression grants, as the data source shows it.
+const (
+	grantsEvery = iota // every instance of a type, or everything
+	grantsIDs          // instances by id, on their own or under a path
+	grantsUnder        // every instance under path prefixes
+	grantsOther        // on other attributes, or a combination of types
+)
+
+// classify reads one alternative: its resource type ("" for none) and
+// what it grants of it, with the ids or the prefixes. Every instance
+// (any on TYPE.id, or on everything) is neutral beside other conditions;
+// several id lists hold together (their intersection); one prefix beside
+// ids only places the ids, which a check then gives the path of.
+func classify(alt policyexpr.Alternative) (typ string, what int, values []string) {
+	types := alt.Types()
+	if len(types) > 1 {
+		return "", grantsOther, nil
+	}
+	if len(types) == 1 {
+		typ = types[0]
+	}
+	var ids, prefixes []string
+	idsSeen := false
+	for _, c := range alt {
+		if c.Every() {
+			continue
+		}
+		if got, ok := c.IDs(); ok {
+			if idsSeen {
+				ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(got, id) })
+			} else {
+				ids, idsSeen = slices.Clone(got), true
+			}
+			continue
+		}
+		if got, ok := c.Prefixes(); ok && prefixes == nil {
+			prefixes = slices.Clone(got)
+			continue
+		}
+		return typ, grantsOther, nil
+	}
+	switch {
+	case idsSeen:
+		return typ, grantsIDs, ids
+	case prefixes != nil:
+		return typ, grantsUnder, prefixes
+	}
+	return typ, grantsEvery, nil
 }

@@ -1,6 +1,8 @@
 # Unit tests of the module with a mocked provider: no IAM, no credentials.
-# Run them with `terraform test -filter=tests/mock.tftest.hcl` (Terraform 1.7
-# or later) or `tofu test -filter=tests/mock.tftest.hcl` (OpenTofu 1.8 or later).
+# Run `terraform init` first (it installs the helper module tests/access,
+# without which every test stops with "Module not installed"), then
+# `terraform test -filter=tests/mock.tftest.hcl` (Terraform 1.7 or later) or
+# `tofu test -filter=tests/mock.tftest.hcl` (OpenTofu 1.8 or later).
 
 mock_provider "bkiam" {
   mock_resource "bkiam_instance_grant" {

@@ -1,7 +1,8 @@
 # Integration tests of the module against IAM: the provider is the real one,
 # configured through the environment (BKIAM_APIGW_URL, BKIAM_APP_CODE,
-# BKIAM_APP_SECRET), e.g. the IAM sandbox of this repository. `terraform test` (or
-# `tofu test`) applies, asserts, and destroys what it applied.
+# BKIAM_APP_SECRET), e.g. the IAM sandbox of this repository. After `terraform
+# init` (which installs tests/access), `terraform test` (or `tofu test`) applies,
+# asserts, and destroys what it applied.
 
 variables {
   members   = ["alice", "bob"]
