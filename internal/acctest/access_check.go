@@ -19,6 +19,14 @@ func AccessCheckValidationCases() []PlanTimeCase {
 		{Name: "access check: unknown user", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alcie\" }\n  actions = [\"view_host\"]\n" +
 			"  resources = [{ system = \"bk_cmdb\", type = \"host\", id = \"1\" }]\n"),
 			Want: []string{"Unknown user", `IAM does not know user "alcie", and answers it as a user without permissions: a typo would read as "denied". Check the username.`}},
+		{Name: "access check: unknown group", Config: AccessCheckHCL("  subject = { type = \"group\", id = \"987654\" }\n  actions = [\"view_host\"]\n" +
+			"  resources = [{ system = \"bk_cmdb\", type = \"host\", id = \"1\" }]\n"),
+			Want: []string{"Unknown group", `IAM does not know group 987654 in system bk_cmdb, and answers it as a group without permissions: a typo or ` +
+				`a deleted group would read as "denied". Check the group's id (bkiam_group's id, or the IAM web UI's).`}},
+		{Name: "access check: a group named, not numbered", Config: AccessCheckHCL("  subject = { type = \"group\", id = \"ops\" }\n  actions = [\"view_host\"]\n" +
+			"  resources = [{ system = \"bk_cmdb\", type = \"host\", id = \"1\" }]\n"),
+			Want: []string{"Invalid group id", `A user group is named by its numeric id, such as bkiam_group.dev.id or "42"; got "ops", which IAM would ` +
+				`answer as a group without permissions.`}},
 		{Name: "access check: unknown subject type", Config: AccessCheckHCL("  subject = { type = \"robot\", id = \"r2\" }\n  actions = [\"view_host\"]\n"),
 			Want: []string{"Invalid Attribute Value Match", `Attribute subject.type value must be one of: ["user" "group"], got: "robot"`}},
 		{Name: "access check: no actions", Config: AccessCheckHCL("  subject = { type = \"user\", id = \"alice\" }\n  actions = []\n"),

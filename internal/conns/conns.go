@@ -58,6 +58,9 @@ type Data struct {
 	// grade managers this process planned, for the plan-time scope check of
 	// bkiam_group_permission (planned_scopes.go).
 	PlannedScopes *PlannedScopes
+	// Groups tells whether IAM knows a group, once per process, for the
+	// access checks of a group.
+	Groups *GroupCheck
 	// UserGroups reads each user's groups once per process, for the
 	// access data sources' check that IAM knows the user.
 	UserGroups *UserGroupCache
@@ -248,48 +251,83 @@ func (p *PlannedScopes) Of(group string) (id string, gm PlannedGradeManager, ok 
 // one check per user and instance. A failed read is not kept: the next
 // asks again. Safe for concurrent use; concurrent reads of one user wait
 // for one call.
-type UserGroupCache struct {
-	client  *bkiam.Client
-	mu      sync.Mutex
-	entries map[string]*userGroupsEntry
-}
-
-type userGroupsEntry struct {
-	done   chan struct{}
-	groups []string
-	err    error
-}
+type UserGroupCache struct{ once readOnce[string, []string] }
 
 func NewUserGroupCache(c *bkiam.Client) *UserGroupCache {
-	return &UserGroupCache{client: c, entries: map[string]*userGroupsEntry{}}
+	return &UserGroupCache{once: newReadOnce(c.UserGroups)}
 }
 
 // Get returns the ids of the groups user belongs to (bkiam.Client.UserGroups),
 // a slice of the caller's own.
 func (c *UserGroupCache) Get(ctx context.Context, user string) ([]string, error) {
-	c.mu.Lock()
-	e := c.entries[user]
+	groups, err := c.once.get(ctx, user)
+	return slices.Clone(groups), err
+}
+
+// GroupCheck tells, once per provider process and group, whether IAM
+// knows a user group: IAM answers an access check of a group it does not
+// know (a typo, a deleted group) as one without permissions. The backend's
+// policy query says it in its debug output (bkiam.SubjectRows.Known).
+type GroupCheck struct{ once readOnce[groupKey, bool] }
+
+type groupKey struct{ system, group, action string }
+
+func NewGroupCheck(c *bkiam.Client) *GroupCheck {
+	return &GroupCheck{once: newReadOnce(func(ctx context.Context, k groupKey) (bool, error) {
+		rows, err := c.QuerySubjectRows(ctx, k.system, bkiam.Subject{Type: bkiam.SubjectGroup, ID: k.group}, []string{k.action})
+		if err != nil {
+			return false, err
+		}
+		return rows.Known || rows.AsManager, nil
+	})}
+}
+
+// Known reports whether IAM knows group, asking the policy query of one
+// of the system's actions; bkiam.ErrNoDebug when IAM's answer cannot tell.
+func (c *GroupCheck) Known(ctx context.Context, system, group, action string) (bool, error) {
+	return c.once.get(ctx, groupKey{system, group, action})
+}
+
+// readOnce reads each key once per provider process: concurrent readers of
+// a key wait for one read, and a failed read is not kept.
+type readOnce[K comparable, V any] struct {
+	read    func(context.Context, K) (V, error)
+	mu      *sync.Mutex
+	entries map[K]*onceEntry[V]
+}
+
+type onceEntry[V any] struct {
+	done  chan struct{}
+	value V
+	err   error
+}
+
+func newReadOnce[K comparable, V any](read func(context.Context, K) (V, error)) readOnce[K, V] {
+	return readOnce[K, V]{read: read, mu: new(sync.Mutex), entries: map[K]*onceEntry[V]{}}
+}
+
+func (o readOnce[K, V]) get(ctx context.Context, k K) (V, error) {
+	o.mu.Lock()
+	e := o.entries[k]
 	if e == nil {
-		e = &userGroupsEntry{done: make(chan struct{})}
-		c.entries[user] = e
-		c.mu.Unlock()
-		e.groups, e.err = c.client.UserGroups(ctx, user)
+		e = &onceEntry[V]{done: make(chan struct{})}
+		o.entries[k] = e
+		o.mu.Unlock()
+		e.value, e.err = o.read(ctx, k)
 		if e.err != nil {
-			c.mu.Lock()
-			delete(c.entries, user)
-			c.mu.Unlock()
+			o.mu.Lock()
+			delete(o.entries, k)
+			o.mu.Unlock()
 		}
 		close(e.done)
 	} else {
-		c.mu.Unlock()
+		o.mu.Unlock()
 		select {
 		case <-e.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			var zero V
+			return zero, ctx.Err()
 		}
 	}
-	if e.err != nil {
-		return nil, e.err
-	}
-	return slices.Clone(e.groups), nil
+	return e.value, e.err
 }

@@ -63,3 +63,28 @@ func TestUserGroupCache(t *testing.T) {
 		t.Errorf("carol's groups, a third time: %v, after %d calls in all, want 6", err, calls())
 	}
 }
+
+// TestGroupCheck: whether IAM knows a group, from the backend's policy
+// query (its debug output names the subject's key, or nothing for a
+// subject IAM does not know), asked once per group and process.
+func TestGroupCheck(t *testing.T) {
+	sb := sandboxtest.Start(t)
+	client, err := bkiam.New(bkiam.Config{APIGatewayURL: sb.URL, AppCode: sandboxtest.AppCode, AppSecret: sandboxtest.AppSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	check := conns.NewGroupCheck(client)
+	for _, tc := range []struct {
+		group string
+		known bool
+	}{{"1", true}, {"987654", false}, {"1", true}, {"987654", false}} {
+		known, err := check.Known(ctx, "bk_cmdb", tc.group, "view_host")
+		if err != nil || known != tc.known {
+			t.Errorf("group %s: known %v, %v; want %v", tc.group, known, err, tc.known)
+		}
+	}
+	if n := sb.Stats().Requests["policy_query_by_actions"]; n != 2 {
+		t.Errorf("four checks of two groups asked IAM %d times, want 2", n)
+	}
+}

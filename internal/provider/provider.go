@@ -122,6 +122,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		GroupPolicies:   conns.NewGroupPolicyCache(client),
 		PlannedScopes:   conns.NewPlannedScopes(),
 		UserGroups:      conns.NewUserGroupCache(client),
+		Groups:          conns.NewGroupCheck(client),
 
 		AllowSharedGrants:   settings.allowSharedGrants,
 		ExpiryConflictsFail: settings.expiryConflicts == expiryConflictsError,

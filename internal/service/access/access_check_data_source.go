@@ -50,7 +50,8 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"and leaving out what has expired. For `check` blocks, `postcondition`s and `terraform test` assertions. " +
 			"IAM allows `admin`, super managers and the system's managers everything without reading a policy: " +
 			"`as_manager` says so, so that an assertion about a manager is not taken for one about their grants. IAM " +
-			"answers a user it does not know `false`; the plan fails instead, naming the user.\n\n" +
+			"answers a user or a group it does not know `false`; the plan fails instead, naming it (a group is named by " +
+			"its numeric id: the backend's policy query says whether IAM knows it, once per group and provider process).\n\n" +
 			"IAM never looks an instance's topology or attributes up: a grant of every host under business 1 (how the web " +
 			"UI and CMDB grant) or on an attribute (`host.os eq linux`) allows an instance only when the check gives its " +
 			"`paths` (or the attribute). Give each resource's `paths`. When IAM answers `false` and its own policy says " +
@@ -218,6 +219,9 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 				fmt.Sprintf("IAM answers a user it does not know false, and the provider could not ask IAM whether it knows %q "+
 					"(the gateway's user-groups route, which an app may need granted): %v.", who.ID, err))
 		}
+	}
+	if who.Type == bkiam.SubjectGroup && !knownGroup(ctx, d.Data, system, who.ID, actions[0], &resp.Diagnostics) {
+		return
 	}
 	answer, err := d.Data.Client.AuthByActions(ctx, system, who, actions, resources)
 	if err != nil {

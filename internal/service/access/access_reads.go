@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -65,4 +66,37 @@ func knownUser(ctx context.Context, data *conns.Data, user string, at path.Path,
 		return nil, false, nil
 	}
 	return groups, true, err
+}
+
+// knownGroup refuses a group IAM does not know (a typo, a group deleted
+// since), which IAM answers as a group without permissions: a check that
+// it may not do something would pass. It asks the backend's policy query,
+// whose debug output says whether IAM knows the subject, once per group
+// and process (conns.Data.Groups); where IAM's answer cannot tell, it
+// warns. It returns false when it reported an error.
+func knownGroup(ctx context.Context, data *conns.Data, system, group, action string, diags *diag.Diagnostics) bool {
+	at := path.Root("subject").AtName("id")
+	if _, err := strconv.ParseInt(group, 10, 64); err != nil {
+		diags.AddAttributeError(at, "Invalid group id",
+			fmt.Sprintf("A user group is named by its numeric id, such as bkiam_group.dev.id or \"42\"; got %q, which IAM would "+
+				"answer as a group without permissions.", group))
+		return false
+	}
+	check := data.Groups
+	if check == nil {
+		check = conns.NewGroupCheck(data.Client)
+	}
+	known, err := check.Known(ctx, system, group, action)
+	switch {
+	case err != nil:
+		diags.AddAttributeWarning(at, "Cannot tell an unknown group from a denied one",
+			fmt.Sprintf("IAM answers a group it does not know false, and the provider could not ask IAM whether it knows group %s "+
+				"(the backend's policy query, whose debug output says it): %v.", group, err))
+	case !known:
+		diags.AddAttributeError(at, "Unknown group",
+			fmt.Sprintf("IAM does not know group %s in system %s, and answers it as a group without permissions: a typo or a "+
+				"deleted group would read as \"denied\". Check the group's id (bkiam_group's id, or the IAM web UI's).", group, system))
+		return false
+	}
+	return true
 }
