@@ -454,7 +454,12 @@
 //     applies to batch_instance.
 //   - Group subjects: ids are not checked by the serializer. A grant to an unknown group fails with
 //     an unhandled error, 1902500 and HTTP 500; a revoke does not check at all (OK, data []). A
-//     group grant also widens the group's grade-manager authorization scope.
+//     group grant also widens the group's grade-manager authorization scope to cover it
+//     (incr_update_auth_scope), and no revoke narrows it back: seen on the real IAM, the management
+//     API then granted the instance to the grade manager's other groups. Neither the authorization
+//     nor the management API grants anything else beside a grant: the related actions (依赖操作)
+//     are added by the web UI (its related-policy route), not by the APIs; a grant's answer lists
+//     every policy the subject holds, which can read as such an addition and is not one.
 //   - An unknown user is 1902412 "user[x] not exists".
 //   - A creator configuration may list actions related to no resource type: the creator gets them
 //     as unlimited (any) policies, which no batch_path revoke can undo. A creator action of another

@@ -40,3 +40,21 @@ func ScopePath(nodes []PathNode) string {
 	}
 	return b.String()
 }
+
+// ScopeOfType gathers the paths scopes admit of one resource type: nil with
+// typed true is the unlimited scope (some scope names the type with no
+// paths); typed false means no scope names the type.
+func ScopeOfType(scopes []AuthorizationScope, system, typ string) (paths [][]PathNode, typed bool) {
+	for _, sc := range scopes {
+		for _, r := range sc.Resources {
+			if r.System != system || r.Type != typ {
+				continue
+			}
+			if len(r.Paths) == 0 {
+				return nil, true
+			}
+			paths, typed = append(paths, r.Paths...), true
+		}
+	}
+	return paths, typed
+}

@@ -244,6 +244,11 @@
 //     contains. A revoke removes only the groups fully contained in the revoked one (every type's
 //     paths within the request), and the policy with its last group; a partial overlap is a silent
 //     no-op that still answers OK.
+//   - A grant to a group of a grade manager through the authorization routes (batch_instance,
+//     batch_path) widens the grade manager's authorization scope to cover it, as the SaaS does
+//     before every such grant (incr_update_auth_scope): an action no scope names gets a scope of
+//     its own with the grant's paths, a path no scope of the action covers joins the first scope
+//     naming it. A revoke narrows nothing; the management API's grants check the scope instead.
 //   - Subjects: an unknown user is 1902412 "user[x] not exists" (grant and revoke). Group ids are not
 //     checked by the field validation (a non-numeric id is just an unknown group); a grant to an
 //     unknown group fails with 1902500 and HTTP 500 (HTTP 200 with the code on ESB), a revoke for one
@@ -567,9 +572,8 @@
 //     config does not list the type.
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
 //     (1306403), the management API's permission templates, subset managers and v1 routes other
-//     than the grade-manager list are out of scope, and so is the grade-manager authorization
-//     scope that a real group grant widens as a side effect. The per-user quota of grade managers
-//     a user may be a member of is not checked.
+//     than the grade-manager list are out of scope. The per-user quota of grade managers a user
+//     may be a member of is not checked.
 //   - Of subject templates, only what an app sees and uses (the mirrors of groups, their binding as
 //     members, the two lists and their effect on the access checks) is served. Out of scope: a
 //     free-standing template (no open route makes one; the web UI's are not emulated), a

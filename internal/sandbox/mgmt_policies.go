@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -434,4 +435,68 @@ func (mc *mgmtCall) syncGroupPolicies(gm *gradeManager, g *mgmtGroup, specs [][]
 		out[i] = &policyPut{key: k, policy: work[k]}
 	}
 	return out, nil
+}
+
+// widenScopeLocked widens the authorization scope of the grade manager of group (an id of the
+// authorization API's subject) to cover a grant of specs in system, as the SaaS's open
+// authorization API does before a grant to a group (incr_update_auth_scope: seen on the real IAM,
+// a batch_instance grant to one group let the management API grant the same instance to the grade
+// manager's other groups, and the revoke left it so): an action no scope names gets a scope of its
+// own with the grant's paths, an uncovered path joins the first scope naming the action. A group
+// of the model or of a system manager has no scope to widen. It returns what restores the scopes
+// (a save that fails changes nothing), or nil when nothing changed. st.mu is held.
+func (st *store) widenScopeLocked(system, group string, specs []grantSpec) (restore func()) {
+	id, err := strconv.ParseInt(group, 10, 64)
+	if err != nil {
+		return nil
+	}
+	g := st.mgmt.groups[id]
+	if g == nil || g.GradeManager == 0 {
+		return nil
+	}
+	gm := st.mgmt.gms[g.GradeManager]
+	if gm == nil {
+		return nil
+	}
+	old := copyScopes(gm.Scopes)
+	changed := false
+	for _, sp := range specs {
+		at := -1
+		for i := range gm.Scopes {
+			if gm.Scopes[i].System == system && slices.Contains(gm.Scopes[i].Actions, sp.action.ID) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			sc := mgmtScope{System: system, Actions: []string{sp.action.ID}}
+			for ti, typ := range sp.action.RelatedTypes {
+				sc.Resources = append(sc.Resources, mgmtScopeType{System: system, Type: typ, Paths: slices.Clone(sp.perType[ti])})
+			}
+			gm.Scopes = append(gm.Scopes, sc)
+			changed = true
+			continue
+		}
+		for ti, typ := range sp.action.RelatedTypes {
+			r := resourceReq{System: system, Type: typ}
+			for _, p := range sp.perType[ti] {
+				if scopeCovers(&gm.Scopes[at], r, p) {
+					continue
+				}
+				sc := &gm.Scopes[at]
+				k := slices.IndexFunc(sc.Resources, func(t mgmtScopeType) bool { return t.System == system && t.Type == typ })
+				if k < 0 {
+					sc.Resources = append(sc.Resources, mgmtScopeType{System: system, Type: typ})
+					k = len(sc.Resources) - 1
+				}
+				sc.Resources[k].Paths = append(sc.Resources[k].Paths, p)
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		gm.Scopes = old
+		return nil
+	}
+	return func() { gm.Scopes = old }
 }

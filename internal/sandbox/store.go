@@ -223,7 +223,14 @@ func (st *store) grantLocked(system string, subj subject, specs []grantSpec, exp
 	for _, p := range updated {
 		t.put(p.Key, p)
 	}
+	var restore func()
+	if subj.Type == "group" {
+		restore = st.widenScopeLocked(system, subj.ID, specs)
+	}
 	if err := t.commit(); err != nil {
+		if restore != nil {
+			restore()
+		}
 		return nil, err
 	}
 	return st.subjectPoliciesLocked(system, subj), nil

@@ -35,15 +35,12 @@ import (
 // CheckPlan warns, for each action a planned create or change of a user
 // grant will grant, what the grant does to the expiry IAM keeps.
 func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protocol.PlanRequest[InstanceGrantModel], diags *protocol.Diagnostics) {
-	if data == nil || data.Expiry == nil {
-		return // expiry_conflicts = "off", ESB, or the provider is not configured
+	if data == nil {
+		return // the provider is not configured
 	}
 	next := ViewGrant(req.Proposed)
 	if !next.Known || next.System == "" || next.Subject.ID == "" {
 		return // unknown until apply: nothing to read yet
-	}
-	if next.Subject.Type != subjectUser || strings.EqualFold(next.Subject.ID, "admin") {
-		return // group grants never expire; IAM stores no grant to admin
 	}
 	var prior *GrantView
 	if req.Prior != nil {
@@ -59,6 +56,13 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 	}
 	if len(actions) == 0 {
 		return
+	}
+	if next.Subject.Type == SubjectGroup {
+		widensScope(data, next, actions, diags)
+		return // group grants never expire
+	}
+	if data.Expiry == nil || next.Subject.Type != subjectUser || strings.EqualFold(next.Subject.ID, "admin") {
+		return // expiry_conflicts = "off" or ESB; IAM stores no grant to admin
 	}
 	held, _, err := data.Expiry.Read(ctx, next.System, next.Subject, actions)
 	if err != nil {

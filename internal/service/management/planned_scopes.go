@@ -52,7 +52,7 @@ func checkPlannedScope(data *conns.Data, m GroupPermissionModel, diags *protocol
 			if !okRS || !okT || !okI {
 				continue
 			}
-			scopePaths, typed := scopeOfType(in, rs, typ)
+			scopePaths, typed := bkiam.ScopeOfType(in, rs, typ)
 			at := protocol.Root("resources").WithElementKeyInt(i).WithAttributeName("instances")
 			for _, key := range slices.Sorted(maps.Keys(instances)) {
 				nodes := []bkiam.PathNode{{System: rs, Type: typ, ID: key}}
@@ -74,24 +74,6 @@ func checkPlannedScope(data *conns.Data, m GroupPermissionModel, diags *protocol
 			}
 		}
 	}
-}
-
-// scopeOfType gathers the paths the scopes admit of one resource type: nil
-// with typed true is the unlimited scope (some scope names the type with no
-// paths); typed false means no scope names the type.
-func scopeOfType(scopes []bkiam.AuthorizationScope, system, typ string) (paths [][]bkiam.PathNode, typed bool) {
-	for _, sc := range scopes {
-		for _, r := range sc.Resources {
-			if r.System != system || r.Type != typ {
-				continue
-			}
-			if len(r.Paths) == 0 {
-				return nil, true
-			}
-			paths, typed = append(paths, r.Paths...), true
-		}
-	}
-	return paths, typed
 }
 
 // describeScope says what a scope holds of one resource type.
