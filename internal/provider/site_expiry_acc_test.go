@@ -33,25 +33,8 @@ func TestAccSite_Expiry(t *testing.T) {
 	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
-	user := p.ExpiryUser
-	if user == "" {
-		t.Skip("the site profile names no expiry_user: a user of the test's own, whose expiries it may change")
-	}
-	ctx := context.Background()
-	rows := func(action string) []bkiam.Policy {
-		t.Helper()
-		all, err := e.Client.ScanPolicies(ctx, bkiam.PolicyKindABAC, p.System, action)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []bkiam.Policy
-		for _, r := range all {
-			if r.Subject.Type == "user" && r.Subject.ID == user {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
+	x := setExpiryUserAside(t, e)
+	user, grantOutside, rows := x.user, x.grantOutside, x.rows
 	expiry := func(action string) (int64, bool) {
 		t.Helper()
 		var at int64
@@ -60,55 +43,6 @@ func TestAccSite_Expiry(t *testing.T) {
 			at = max(at, r.ExpiredAt)
 		}
 		return at, len(rs) > 0
-	}
-	// What the user holds of the actions before the test (a real site's
-	// user may hold some: the one built here grants carol two hosts): a
-	// plain list of instances of the type, taken away for the test and
-	// given back with its expiry at the end; anything else, and the test
-	// cannot leave IAM as it found it, so it does not run.
-	type holding struct {
-		ids []string
-		at  int64
-	}
-	before := map[string]holding{}
-	for _, a := range p.Actions[:2] {
-		rs := rows(a)
-		if len(rs) == 0 {
-			continue
-		}
-		var atom struct {
-			Field string          `json:"field"`
-			Op    string          `json:"op"`
-			Value json.RawMessage `json:"value"`
-		}
-		var ids []string
-		if len(rs) > 1 || json.Unmarshal(rs[0].Expression, &atom) != nil || atom.Field != p.Type+".id" ||
-			(atom.Op == "in" && json.Unmarshal(atom.Value, &ids) != nil) || (atom.Op == "eq" && json.Unmarshal(atom.Value, new(string)) != nil) ||
-			(atom.Op != "in" && atom.Op != "eq") {
-			t.Skipf("%s holds %s as %s: not a list of %s ids the test could give back", user, a, rs[0].Expression, p.Type)
-		}
-		if atom.Op == "eq" {
-			var id string
-			_ = json.Unmarshal(atom.Value, &id)
-			ids = []string{id}
-		}
-		before[a] = holding{ids: ids, at: rs[0].ExpiredAt}
-	}
-	grantOutside := func(op bkiam.Operation, action, id string, at int64, more ...string) {
-		t.Helper()
-		var instances []bkiam.Instance
-		for _, i := range append([]string{id}, more...) {
-			instances = append(instances, bkiam.Instance{ID: i, Name: i})
-		}
-		_, err := e.Client.BatchInstance(ctx, bkiam.BatchInstanceRequest{System: p.System, Operate: op, ExpiredAt: at,
-			Subject: bkiam.Subject{Type: "user", ID: user}, Actions: []bkiam.Action{{ID: action}},
-			Resources: []bkiam.InstanceResource{{System: p.System, Type: p.Type, Instances: instances}}})
-		if err != nil {
-			t.Fatalf("%s outside Terraform: %v", op, err)
-		}
-	}
-	for a, h := range before {
-		grantOutside(bkiam.OperationRevoke, a, h.ids[0], 0, h.ids[1:]...)
 	}
 	soon := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
 	grantOutside(bkiam.OperationGrant, p.Actions[0], p.Instances[2], soon.Unix())
@@ -124,9 +58,7 @@ func TestAccSite_Expiry(t *testing.T) {
 				grantOutside(bkiam.OperationRevoke, a, id, 0)
 			}
 		}
-		for a, h := range before {
-			grantOutside(bkiam.OperationGrant, a, h.ids[0], h.at, h.ids[1:]...)
-		}
+		x.giveBack()
 	})
 	grant := func(name, action, id, extra string) string {
 		return fmt.Sprintf(`
@@ -190,6 +122,102 @@ resource "bkiam_instance_grant" %q {
 	}
 	if !w.PlanIsEmpty() {
 		t.Error("the plan after the renewal is not empty")
+	}
+}
+
+// expiryUser is the profile's expiry user, set aside for a test that
+// changes the one expiry IAM keeps per user and action: what it held of
+// the first two actions before the test (a real site's user may hold
+// some: the one built here grants carol two hosts), a plain list of
+// instances of the type, taken away for the test and given back, with its
+// expiry, by giveBack; anything else, and the test cannot leave IAM as it
+// found it, so it does not run.
+type expiryUser struct {
+	t      *testing.T
+	e      *acctest.SiteEnv
+	user   string
+	before map[string]expiryHolding
+}
+
+type expiryHolding struct {
+	ids []string
+	at  int64
+}
+
+func setExpiryUserAside(t *testing.T, e *acctest.SiteEnv) *expiryUser {
+	t.Helper()
+	p := e.P
+	x := &expiryUser{t: t, e: e, user: p.ExpiryUser, before: map[string]expiryHolding{}}
+	if x.user == "" {
+		t.Skip("the site profile names no expiry_user: a user of the test's own, whose expiries it may change")
+	}
+	for _, a := range p.Actions[:2] {
+		rs := x.rows(a)
+		if len(rs) == 0 {
+			continue
+		}
+		var atom struct {
+			Field string          `json:"field"`
+			Op    string          `json:"op"`
+			Value json.RawMessage `json:"value"`
+		}
+		var ids []string
+		if len(rs) > 1 || json.Unmarshal(rs[0].Expression, &atom) != nil || atom.Field != p.Type+".id" ||
+			(atom.Op == "in" && json.Unmarshal(atom.Value, &ids) != nil) || (atom.Op == "eq" && json.Unmarshal(atom.Value, new(string)) != nil) ||
+			(atom.Op != "in" && atom.Op != "eq") {
+			t.Skipf("%s holds %s as %s: not a list of %s ids the test could give back", x.user, a, rs[0].Expression, p.Type)
+		}
+		if atom.Op == "eq" {
+			var id string
+			_ = json.Unmarshal(atom.Value, &id)
+			ids = []string{id}
+		}
+		x.before[a] = expiryHolding{ids: ids, at: rs[0].ExpiredAt}
+	}
+	for a, h := range x.before {
+		x.grantOutside(bkiam.OperationRevoke, a, h.ids[0], 0, h.ids[1:]...)
+	}
+	return x
+}
+
+// rows are the user's rows of action in IAM's policy list.
+func (x *expiryUser) rows(action string) []bkiam.Policy {
+	x.t.Helper()
+	all, err := x.e.Client.ScanPolicies(context.Background(), bkiam.PolicyKindABAC, x.e.P.System, action)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	var out []bkiam.Policy
+	for _, r := range all {
+		if r.Subject.Type == "user" && r.Subject.ID == x.user {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// grantOutside grants or revokes the user's action on instances of the
+// profile's type, outside Terraform.
+func (x *expiryUser) grantOutside(op bkiam.Operation, action, id string, at int64, more ...string) {
+	x.t.Helper()
+	p := x.e.P
+	var instances []bkiam.Instance
+	for _, i := range append([]string{id}, more...) {
+		instances = append(instances, bkiam.Instance{ID: i, Name: i})
+	}
+	_, err := x.e.Client.BatchInstance(context.Background(), bkiam.BatchInstanceRequest{System: p.System, Operate: op, ExpiredAt: at,
+		Subject: bkiam.Subject{Type: "user", ID: x.user}, Actions: []bkiam.Action{{ID: action}},
+		Resources: []bkiam.InstanceResource{{System: p.System, Type: p.Type, Instances: instances}}})
+	if err != nil {
+		x.t.Fatalf("%s outside Terraform: %v", op, err)
+	}
+}
+
+// giveBack grants the user again what it held before the test, with its
+// expiry.
+func (x *expiryUser) giveBack() {
+	for a, h := range x.before {
+		x.grantOutside(bkiam.OperationGrant, a, h.ids[0], h.at, h.ids[1:]...)
 	}
 }
 
@@ -272,4 +300,72 @@ func stateAttr(t *testing.T, w *acctest.CLIWorkspace, addr, name string) string 
 	}
 	t.Fatalf("%s has no %s in state:\n%s", addr, name, out)
 	return ""
+}
+
+// TestAccSite_ExpiryTopology: the plan-time expiry check reads a policy by
+// topology, the web UI's usual grant, on whatever IAM the tests point at.
+// The profile's expiry user is granted, outside Terraform with batch_path,
+// the first action on every instance of the type under a parent made up
+// for the run, until two days on. A permanent grant of the first instance
+// then makes all of those permanent: the plan says so, naming the path,
+// and with expiry_conflicts = "error" it fails. Nothing is applied; the
+// path grant is revoked at the end.
+func TestAccSite_ExpiryTopology(t *testing.T) {
+	acctest.Parallel(t)
+	e := acctest.NewSiteEnv(t)
+	p := e.P
+	ctx := context.Background()
+	model, err := e.Client.SystemModel(ctx, p.System)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := model.ResourceType(p.Type)
+	if rt == nil || len(rt.Parents) == 0 {
+		t.Skipf("resource type %s has no parent type in %s's model: no topology to grant by", p.Type, p.System)
+	}
+	parent := rt.Parents[0]
+	x := setExpiryUserAside(t, e)
+	user := x.user
+	id := "tfacc-x" + e.Suffix
+	pathGrant := func(op bkiam.Operation, at int64) error {
+		_, err := e.Client.BatchPath(ctx, bkiam.BatchPathRequest{System: p.System, Operate: op, ExpiredAt: at,
+			Subject: bkiam.Subject{Type: "user", ID: user}, Actions: []bkiam.Action{{ID: p.Actions[0]}},
+			Resources: []bkiam.PathResource{{System: p.System, Type: p.Type, Paths: [][]bkiam.PathNode{{
+				{System: parent.System, Type: parent.ID, ID: id, Name: id}, {System: p.System, Type: p.Type, ID: "*"}}}}}})
+		return err
+	}
+	soon := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	if err := pathGrant(bkiam.OperationGrant, soon.Unix()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := pathGrant(bkiam.OperationRevoke, 0); err != nil {
+			t.Errorf("revoking the test's path grant: %v", err)
+		}
+		x.giveBack()
+	})
+	config := fmt.Sprintf(`
+resource "bkiam_instance_grant" "host" {
+  system    = %q
+  subject   = { type = "user", id = %q }
+  actions   = [%q]
+  resources = [{ system = %q, type = %q, instances = { %q = %q } }]
+}
+`, p.System, user, p.Actions[0], p.System, p.Type, p.Instances[0], p.Instances[0])
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	w.SiteSecret()
+	w.Configure(e.Provider, config)
+	diags, code := w.Diagnostics("plan")
+	if code != 0 {
+		t.Fatalf("the plan exited %d: %v", code, diags)
+	}
+	want := fmt.Sprintf("user %s's %s on %s under /%s,%s/, expiring %s, becomes permanent.", user, p.Actions[0], p.Type, parent.ID, id,
+		soon.Format(time.RFC3339))
+	if got := acctest.DiagnosticsAbout(diags, "Expiry raised beyond this grant", "bkiam_instance_grant.host"); !strings.Contains(got, want) {
+		t.Errorf("the plan does not say %q; it says %q (all: %v)", want, got, diags)
+	}
+	w.Configure(strings.Replace(e.Provider, "provider \"bkiam\" {\n", "provider \"bkiam\" {\n  expiry_conflicts = \"error\"\n", 1), config)
+	if out, code := w.Run("plan"); code == 0 || !strings.Contains(out, "Error: Expiry raised beyond this grant") {
+		t.Errorf("with expiry_conflicts = \"error\" the plan did not fail (exit %d):\n%s", code, out)
+	}
 }
