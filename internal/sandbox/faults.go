@@ -19,7 +19,7 @@ type Faults struct {
 	// SpareReads keeps Fail, RateLimit, Drop and Slow off the policy reads (the policy list and
 	// get routes, and the backend's access checks), which then neither fail nor count towards
 	// After: a test of the writes gets the same faults whatever a plan reads first (the
-	// provider's plan-time expiry check reads the policy list of each action it grants).
+	// provider's plan-time expiry check reads the policies of each user it grants to).
 	SpareReads bool `json:"spare_reads,omitempty"`
 }
 
