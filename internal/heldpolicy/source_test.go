@@ -50,7 +50,7 @@ func TestClientSourceReadsOneSubject(t *testing.T) {
 	}
 	grant("alice", "view_host", []string{"1", "2"}, bkiam.PermanentExpiry)
 	grant("bob", "view_host", []string{"3"}, bkiam.PermanentExpiry)
-	if _, err := sb.Server.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{
+	if _, err := sb.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{
 		Subject: sandbox.Subject{Type: "user", ID: "alice"}, Action: "delete_host",
 		Expression: json.RawMessage(`{"field":"host.os","op":"eq","value":"linux"}`),
 	}); err != nil {

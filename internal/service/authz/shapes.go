@@ -136,7 +136,7 @@ func (s shape) uncovered(alt policyexpr.Alternative) (policyexpr.Alternative, bo
 	// Keep the id condition and what narrows it, less the other id conditions.
 	narrowed := policyexpr.Alternative{out[idAt]}
 	for i, c := range out {
-		if _, isID := c.IDs(); i != idAt && !(isID && c.Type == r.Type) {
+		if _, isID := c.IDs(); i != idAt && (!isID || c.Type != r.Type) {
 			narrowed = append(narrowed, c)
 		}
 	}
