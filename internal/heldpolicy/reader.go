@@ -28,10 +28,10 @@ import (
 
 // Source is what a Reader reads through: IAM's routes, or a fake in tests.
 type Source interface {
-	// OwnRows returns, by action, the backend ids of the subject's own unexpired rows, and
+	// OwnRows returns, by action, the subject's own unexpired rows (backend id and expiry), and
 	// whether IAM knows the subject. It returns ErrUnanswered when IAM's answer cannot tell
 	// (the subject is a manager, or the backend gives no debug output).
-	OwnRows(ctx context.Context, system string, subject bkiam.Subject, actions []string) (rows map[string][]int64, known bool, err error)
+	OwnRows(ctx context.Context, system string, subject bkiam.Subject, actions []string) (rows map[string][]Row, known bool, err error)
 	// Policy reads one row by its backend id; ErrGone when it no longer exists.
 	Policy(ctx context.Context, system string, id int64) (bkiam.Policy, error)
 	// Scan reads the subject's rows of the action from the action's policy list: live ones, and
@@ -52,9 +52,19 @@ var (
 	ErrWrittenHere = errors.New("written by this process before it was read")
 )
 
+// Row is one of a subject's own rows as IAM's answer about the subject names it: its backend id
+// and expiry.
+type Row struct{ ID, ExpiredAt int64 }
+
+// Need says whether the caller needs the expression of what a subject holds of action, given the
+// latest expiry of its live rows: without it, a Read that knows the rows from IAM's answer about
+// the subject reads none of them by id (Held.Live has the expiry and a nil Expr).
+type Need func(action string, expiredAt int64) bool
+
 // Held is what a subject holds of one action, as a grant finds it.
 type Held struct {
-	// Live is what the subject holds now; nil when nothing.
+	// Live is what the subject holds now; nil when nothing. Its Expr is nil when the caller's Need
+	// said it needs none.
 	Live *Policy
 	// Expired is what IAM still lists of the subject's expired rows, which a grant revives, when
 	// Live is nil; nil when none is listed (IAM lists a row that expired within
@@ -84,6 +94,12 @@ type heldEntry struct {
 	done chan struct{}
 	held Held
 	err  error
+	// gen is how many writes the process had made to the key when it was read.
+	gen int
+	// pending are the subject's own rows IAM named and nobody has read by id yet (held.Live has
+	// their expiry, no expression); fill reads them, once, for the first caller that needs them.
+	pending []Row
+	fill    sync.Mutex
 }
 
 // NewReader builds a Reader over src.
@@ -125,13 +141,16 @@ func (r *Reader) written(k heldKey) int {
 }
 
 // Read returns what subject holds of each action, by action, and the actions it cannot read
-// because this process wrote to them first (ErrWrittenHere); err is a read that failed.
-func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject, actions []string) (held map[string]Held, written []string, err error) {
+// because this process wrote to them first (ErrWrittenHere); err is a read that failed. need
+// (nil: always) says which expressions the caller needs.
+func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject, actions []string, need Need) (held map[string]Held, written []string, err error) {
+	if need == nil {
+		need = func(string, int64) bool { return true }
+	}
 	held = map[string]Held{}
 	var mine []string
 	waits := map[string]*heldEntry{}
 	r.mu.Lock()
-	gen := map[string]int{}
 	for _, a := range actions {
 		k := heldKey{system, a, subject}
 		if e, ok := r.entries[k]; ok {
@@ -142,16 +161,15 @@ func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject,
 			written = append(written, a)
 			continue
 		}
-		e := &heldEntry{done: make(chan struct{})}
+		e := &heldEntry{done: make(chan struct{}), gen: r.written(k)}
 		r.entries[k] = e
 		waits[a] = e
 		mine = append(mine, a)
-		gen[a] = r.written(k)
 	}
 	r.mu.Unlock()
 
 	if len(mine) > 0 {
-		got, readErr := r.read(ctx, system, subject, mine)
+		got, pending, readErr := r.read(ctx, system, subject, mine, need)
 		r.mu.Lock()
 		for _, a := range mine {
 			k := heldKey{system, a, subject}
@@ -160,12 +178,12 @@ func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject,
 			case readErr != nil:
 				e.err = readErr
 				delete(r.entries, k) // a failed read is not kept
-			case r.written(k) != gen[a]:
+			case r.written(k) != e.gen:
 				// Written while it was read: the answer may be after the write.
 				e.err = ErrWrittenHere
 				delete(r.entries, k)
 			default:
-				e.held = got[a]
+				e.held, e.pending = got[a], pending[a]
 			}
 			close(e.done)
 		}
@@ -178,23 +196,55 @@ func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject,
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
+		if e.err == nil {
+			e.err = r.filled(ctx, system, a, subject, e, need)
+		}
 		switch {
 		case errors.Is(e.err, ErrWrittenHere):
 			written = append(written, a)
 		case e.err != nil:
 			return nil, nil, e.err
 		default:
+			r.mu.Lock()
 			held[a] = e.held
+			r.mu.Unlock()
 		}
 	}
 	slices.Sort(written)
 	return held, written, nil
 }
 
+// filled reads by id the rows of e still pending when need asks for their expression, before any
+// write of this process to the key (after one, the answer is the plan's: ErrWrittenHere, for this
+// caller only).
+func (r *Reader) filled(ctx context.Context, system, action string, subject bkiam.Subject, e *heldEntry, need Need) error {
+	e.fill.Lock()
+	defer e.fill.Unlock()
+	r.mu.Lock()
+	pending, live := e.pending, e.held.Live
+	writtenSince := r.written(heldKey{system, action, subject}) != e.gen
+	r.mu.Unlock()
+	if pending == nil || live == nil || !need(action, live.ExpiredAt) {
+		return nil
+	}
+	if writtenSince {
+		return ErrWrittenHere
+	}
+	h, err := r.byID(ctx, system, action, subject, pending)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	e.held, e.pending = h, nil
+	r.mu.Unlock()
+	return nil
+}
+
 // read reads actions of subject from IAM: from lists already read (detect_drift's), else by
-// asking IAM about the subject.
-func (r *Reader) read(ctx context.Context, system string, subject bkiam.Subject, actions []string) (map[string]Held, error) {
-	out := map[string]Held{}
+// asking IAM about the subject and reading by id the rows of each action need asks for; the rows
+// of the others are pending.
+func (r *Reader) read(ctx context.Context, system string, subject bkiam.Subject, actions []string, need Need) (map[string]Held, map[string][]Row, error) {
+	out, pending := map[string]Held{}, map[string][]Row{}
 	var ask []string
 	for _, a := range actions {
 		live, expired, ok := r.src.Scanned(system, a, subject)
@@ -207,61 +257,74 @@ func (r *Reader) read(ctx context.Context, system string, subject bkiam.Subject,
 		}
 		var err error
 		if out[a], err = held(subject, a, live, expired); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(ask) == 0 {
-		return out, nil
+		return out, pending, nil
 	}
-	actions = ask
-	rows, known, err := r.src.OwnRows(ctx, system, subject, actions)
+	rows, known, err := r.src.OwnRows(ctx, system, subject, ask)
 	switch {
 	case errors.Is(err, ErrUnanswered):
-		for _, a := range actions {
+		for _, a := range ask {
 			if out[a], err = r.listed(ctx, system, a, subject); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		return out, nil
+		return out, pending, nil
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case !known:
 		// IAM does not know the subject: it holds nothing, and no row of it is listed.
-		for _, a := range actions {
+		for _, a := range ask {
 			out[a] = Held{}
 		}
-		return out, nil
+		return out, pending, nil
 	}
-actions:
-	for _, a := range actions {
-		var live []bkiam.Policy
-		for _, id := range rows[a] {
-			p, err := r.src.Policy(ctx, system, id)
-			switch {
-			case errors.Is(err, ErrGone):
-				continue // revoked since: not held
-			case err != nil:
-				// The read by id failed (a gateway may not grant it): the
-				// list says it too.
-				live, listErr := r.listed(ctx, system, a, subject)
-				if listErr != nil {
-					return nil, fmt.Errorf("reading %s's policy %d for %s: %w (and the policy list: %w)", SubjectName(subject), id, a, err, listErr)
-				}
-				out[a] = live
-				continue actions
-			case p.Subject != subject || p.Action != a:
-				// Ids are reused after a delete: not the row the route named.
-				continue
+	for _, a := range ask {
+		var latest int64
+		for _, row := range rows[a] {
+			latest = max(latest, row.ExpiredAt)
+		}
+		switch {
+		case len(rows[a]) == 0:
+			// Nothing live: the list says what a grant would revive.
+			if out[a], err = r.scanned(ctx, system, a, subject, nil); err != nil {
+				return nil, nil, err
 			}
-			live = append(live, p)
+		case need(a, latest):
+			if out[a], err = r.byID(ctx, system, a, subject, rows[a]); err != nil {
+				return nil, nil, err
+			}
+		default:
+			out[a], pending[a] = Held{Live: &Policy{ExpiredAt: latest}}, rows[a]
 		}
-		h, err := r.scanned(ctx, system, a, subject, live)
-		if err != nil {
-			return nil, err
-		}
-		out[a] = h
 	}
-	return out, nil
+	return out, pending, nil
+}
+
+// byID reads the subject's rows of action by id; a row revoked since is not held, one whose id
+// was reused is not the subject's, and a read that fails (a gateway may not grant the route)
+// gives way to the action's list.
+func (r *Reader) byID(ctx context.Context, system, action string, subject bkiam.Subject, rows []Row) (Held, error) {
+	var live []bkiam.Policy
+	for _, row := range rows {
+		p, err := r.src.Policy(ctx, system, row.ID)
+		switch {
+		case errors.Is(err, ErrGone):
+			continue
+		case err != nil:
+			h, listErr := r.listed(ctx, system, action, subject)
+			if listErr != nil {
+				return Held{}, fmt.Errorf("reading %s's policy %d for %s: %w (and the policy list: %w)", SubjectName(subject), row.ID, action, err, listErr)
+			}
+			return h, nil
+		case p.Subject != subject || p.Action != action:
+			continue
+		}
+		live = append(live, p)
+	}
+	return r.scanned(ctx, system, action, subject, live)
 }
 
 // scanned completes a Held from the live rows IAM's answer named: when they are none, the list

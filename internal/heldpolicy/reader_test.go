@@ -40,7 +40,7 @@ func row(id int64, s bkiam.Subject, action, expr string, expiredAt int64) bkiam.
 	return bkiam.Policy{ID: id, Subject: s, Action: action, Expression: json.RawMessage(expr), ExpiredAt: expiredAt}
 }
 
-func (f *fakeSource) OwnRows(_ context.Context, _ string, subject bkiam.Subject, actions []string) (map[string][]int64, bool, error) {
+func (f *fakeSource) OwnRows(_ context.Context, _ string, subject bkiam.Subject, actions []string) (map[string][]Row, bool, error) {
 	f.mu.Lock()
 	f.ownRows++
 	hook := f.hook
@@ -54,10 +54,10 @@ func (f *fakeSource) OwnRows(_ context.Context, _ string, subject bkiam.Subject,
 	if f.unknown[subject] {
 		return nil, false, nil
 	}
-	out := map[string][]int64{}
+	out := map[string][]Row{}
 	for id, r := range f.rows {
 		if r.Subject == subject && slices.Contains(actions, r.Action) && r.ExpiredAt > f.now {
-			out[r.Action] = append(out[r.Action], id)
+			out[r.Action] = append(out[r.Action], Row{ID: id, ExpiredAt: r.ExpiredAt})
 		}
 	}
 	return out, true, nil
@@ -128,7 +128,7 @@ func TestReaderReadsOneSubject(t *testing.T) {
 		9: row(9, bob, "view_host", host1, 500),
 	}, unknown: map[bkiam.Subject]bool{{Type: "user", ID: "ghost"}: true}}
 	r := NewReader(src)
-	held, written, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host", "delete_host"})
+	held, written, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host", "delete_host"}, nil)
 	if err != nil || written != nil {
 		t.Fatalf("Read: %v, written %v", err, written)
 	}
@@ -146,19 +146,19 @@ func TestReaderReadsOneSubject(t *testing.T) {
 			src.ownRows, src.policies, src.scans)
 	}
 	// Read again: nothing is asked again.
-	if _, _, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"}); err != nil {
+	if _, _, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if src.ownRows != 1 || src.policies != 1 || src.scans != 2 {
 		t.Errorf("a second read asked IAM again: %d, %d, %d", src.ownRows, src.policies, src.scans)
 	}
-	held, _, err = r.Read(context.Background(), "bk_cmdb", bkiam.Subject{Type: "user", ID: "ghost"}, []string{"view_host"})
+	held, _, err = r.Read(context.Background(), "bk_cmdb", bkiam.Subject{Type: "user", ID: "ghost"}, []string{"view_host"}, nil)
 	if err != nil || held["view_host"].Live != nil || src.scans != 2 {
 		t.Errorf("an unknown user: %+v, %v, %d scans", held, err, src.scans)
 	}
 	// A live reader never reads the list for what a grant revives.
 	src.scans = 0
-	held, _, err = NewLiveReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"edit_host"})
+	held, _, err = NewLiveReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"edit_host"}, nil)
 	if err != nil || held["edit_host"].Live != nil || held["edit_host"].Expired != nil || src.scans != 0 {
 		t.Errorf("live reader: %+v, %v, %d scans", held, err, src.scans)
 	}
@@ -171,7 +171,7 @@ func TestReaderFallsBackToTheList(t *testing.T) {
 		7: row(7, alice, "view_host", biz1, 500),
 		8: row(8, alice, "edit_host", host1, 50),
 	}}
-	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"})
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestReaderSkipsRowsNoLongerItsOwn(t *testing.T) {
 		src.rows[7] = row(7, bob, "view_host", host1, 500) // alice's revoked, the id reused
 		src.hook = nil
 	}
-	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host"})
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host"}, nil)
 	if err != nil || held["view_host"].Live != nil {
 		t.Errorf("got %+v, %v; want nothing held", held["view_host"], err)
 	}
@@ -204,12 +204,12 @@ func TestReaderKeepsWhatItReadBeforeWrites(t *testing.T) {
 	src := &fakeSource{now: 100, rows: map[int64]bkiam.Policy{7: row(7, alice, "view_host", host1, 500)}}
 	r := NewReader(src)
 	ctx := context.Background()
-	if _, _, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host"}); err != nil {
+	if _, _, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r.Writing("bk_cmdb", alice, []string{"view_host", "edit_host"})
 	src.rows[7] = row(7, alice, "view_host", biz1, 900) // what the write did
-	held, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host", "edit_host", "delete_host"})
+	held, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host", "edit_host", "delete_host"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,15 +224,15 @@ func TestReaderKeepsWhatItReadBeforeWrites(t *testing.T) {
 	}
 	// A creator grant writes every action of the subject.
 	r.Writing("bk_cmdb", bob, nil)
-	if _, written, _ := r.Read(ctx, "bk_cmdb", bob, []string{"view_host"}); !slices.Equal(written, []string{"view_host"}) {
+	if _, written, _ := r.Read(ctx, "bk_cmdb", bob, []string{"view_host"}, nil); !slices.Equal(written, []string{"view_host"}) {
 		t.Errorf("after a write of every action of bob: written = %v", written)
 	}
-	if _, written, _ := r.Read(ctx, "bk_job", bob, []string{"view"}); written != nil {
+	if _, written, _ := r.Read(ctx, "bk_job", bob, []string{"view"}, nil); written != nil {
 		t.Errorf("another system's: written = %v", written)
 	}
 	// A write while the read is in flight: the answer is not kept.
 	src.hook = func() { r.Writing("bk_cmdb", alice, []string{"create_biz"}) }
-	if _, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"create_biz"}); err != nil || !slices.Equal(written, []string{"create_biz"}) {
+	if _, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"create_biz"}, nil); err != nil || !slices.Equal(written, []string{"create_biz"}) {
 		t.Errorf("written during the read: %v, %v", written, err)
 	}
 }
@@ -248,7 +248,7 @@ func TestReaderSharesOneReadAmongCallers(t *testing.T) {
 	errs := make(chan error, 8)
 	for range 8 {
 		wg.Go(func() {
-			held, _, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host"})
+			held, _, err := r.Read(context.Background(), "bk_cmdb", alice, []string{"view_host"}, nil)
 			if err == nil && held["view_host"].Live == nil {
 				err = errors.New("nothing held")
 			}
@@ -272,7 +272,7 @@ func TestReaderSharesOneReadAmongCallers(t *testing.T) {
 // not grant that route) is read from the list instead.
 func TestReaderListsWhatItCannotReadByID(t *testing.T) {
 	src := &fakeSource{now: 100, policyErr: errors.New("HTTP 403"), rows: map[int64]bkiam.Policy{7: row(7, alice, "view_host", biz1, 500)}}
-	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host"})
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host"}, nil)
 	if err != nil || held["view_host"].Live == nil || src.scans != 1 {
 		t.Errorf("got %+v, %v, %d scans; want the row from the list", held["view_host"], err, src.scans)
 	}
@@ -285,11 +285,44 @@ func TestReaderTakesListsAlreadyRead(t *testing.T) {
 		7: row(7, alice, "view_host", biz1, 500),
 		8: row(8, alice, "edit_host", host1, 500),
 	}}
-	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"})
+	held, _, err := NewReader(src).Read(context.Background(), "bk_cmdb", alice, []string{"view_host", "edit_host"}, nil)
 	if err != nil || held["view_host"].Live == nil || held["edit_host"].Live == nil {
 		t.Fatalf("got %+v, %v", held, err)
 	}
 	if src.ownRows != 1 || src.policies != 1 || src.scans != 0 {
 		t.Errorf("calls: %d own-rows, %d by id, %d scans; want IAM asked of edit_host alone", src.ownRows, src.policies, src.scans)
+	}
+}
+
+// TestReaderReadsByIDOnlyWhatIsNeeded: a caller that needs no expression
+// for the expiry IAM's answer gives (a grant expiring when the policy
+// does changes nothing of it) costs no read by id; a later caller that
+// needs it reads the rows then, once, unless this process wrote to the
+// action in between (then the plan decided).
+func TestReaderReadsByIDOnlyWhatIsNeeded(t *testing.T) {
+	src := &fakeSource{now: 100, rows: map[int64]bkiam.Policy{
+		7: row(7, alice, "view_host", biz1, 500),
+		8: row(8, alice, "edit_host", host1, 500),
+	}}
+	r := NewReader(src)
+	ctx := context.Background()
+	expires := func(at int64) Need { return func(_ string, expiredAt int64) bool { return expiredAt != at } }
+	held, _, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host", "edit_host"}, expires(500))
+	if err != nil || held["view_host"].Live == nil || held["view_host"].Live.ExpiredAt != 500 || held["view_host"].Live.Expr != nil {
+		t.Fatalf("got %+v, %v; want the expiry without an expression", held["view_host"], err)
+	}
+	if src.ownRows != 1 || src.policies != 0 {
+		t.Errorf("calls: %d own-rows, %d by id; want the one query alone", src.ownRows, src.policies)
+	}
+	held, _, err = r.Read(ctx, "bk_cmdb", alice, []string{"view_host"}, expires(900))
+	if err != nil || held["view_host"].Live == nil || held["view_host"].Live.Expr == nil {
+		t.Fatalf("a caller that needs the expression: %+v, %v", held["view_host"], err)
+	}
+	if _, _, err := r.Read(ctx, "bk_cmdb", alice, []string{"view_host"}, nil); err != nil || src.ownRows != 1 || src.policies != 1 {
+		t.Errorf("calls: %d own-rows, %d by id (%v); want view_host read by id once", src.ownRows, src.policies, err)
+	}
+	r.Writing("bk_cmdb", alice, []string{"edit_host"})
+	if _, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"edit_host"}, nil); err != nil || !slices.Equal(written, []string{"edit_host"}) || src.policies != 1 {
+		t.Errorf("edit_host, written before its rows were read: written %v, %v, %d by id; want it left to the plan", written, err, src.policies)
 	}
 }

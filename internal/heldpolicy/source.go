@@ -26,7 +26,7 @@ func NewClientSource(c *bkiam.Client, scans *bkiam.ScanCache) ClientSource {
 	return ClientSource{Client: c, Scans: scans, noDebug: new(atomic.Bool)}
 }
 
-func (s ClientSource) OwnRows(ctx context.Context, system string, subject bkiam.Subject, actions []string) (map[string][]int64, bool, error) {
+func (s ClientSource) OwnRows(ctx context.Context, system string, subject bkiam.Subject, actions []string) (map[string][]Row, bool, error) {
 	if s.noDebug.Load() {
 		return nil, false, ErrUnanswered
 	}
@@ -44,11 +44,11 @@ func (s ClientSource) OwnRows(ctx context.Context, system string, subject bkiam.
 	case !got.Known:
 		return nil, false, nil
 	}
-	own := map[string][]int64{}
+	own := map[string][]Row{}
 	for action, rows := range got.Rows {
 		for _, r := range rows {
 			if r.SubjectPK == got.PK {
-				own[action] = append(own[action], r.ID)
+				own[action] = append(own[action], Row{ID: r.ID, ExpiredAt: r.ExpiredAt})
 			}
 		}
 	}

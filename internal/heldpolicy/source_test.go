@@ -64,7 +64,7 @@ func TestClientSourceReadsOneSubject(t *testing.T) {
 	last := map[string]int{}
 	reads(sb, last)
 	alice := bkiam.Subject{Type: "user", ID: "alice"}
-	held, _, err := heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", alice, []string{"view_host", "delete_host"})
+	held, _, err := heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", alice, []string{"view_host", "delete_host"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestClientSourceReadsOneSubject(t *testing.T) {
 		t.Errorf("reads %v, want one query, two rows by id, no list", got)
 	}
 
-	held, _, err = heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", alice, []string{"edit_host"})
+	held, _, err = heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", alice, []string{"edit_host"}, nil)
 	if h := held["edit_host"]; err != nil || h.Live != nil || h.Expired == nil || !h.Expired.Expr.HoldsInstance("host", "7") {
 		t.Errorf("edit_host, expired: %+v, %v; want the expired row from the list", h, err)
 	}
@@ -87,7 +87,7 @@ func TestClientSourceReadsOneSubject(t *testing.T) {
 	}
 
 	// A user IAM does not know holds nothing, and costs no list.
-	held, _, err = heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", bkiam.Subject{Type: "user", ID: "ghost"}, []string{"view_host"})
+	held, _, err = heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", bkiam.Subject{Type: "user", ID: "ghost"}, []string{"view_host"}, nil)
 	if err != nil || held["view_host"].Live != nil || held["view_host"].Expired != nil {
 		t.Errorf("ghost: %+v, %v", held, err)
 	}
@@ -95,14 +95,14 @@ func TestClientSourceReadsOneSubject(t *testing.T) {
 		t.Errorf("an unknown user: reads %v, want the query alone", got)
 	}
 	// admin is answered as a manager: the list says what it holds.
-	if _, _, err := heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", bkiam.Subject{Type: "user", ID: "admin"}, []string{"view_host"}); err != nil {
+	if _, _, err := heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", bkiam.Subject{Type: "user", ID: "admin"}, []string{"view_host"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := reads(sb, last); got["policy_query_by_actions"] != 1 || got["policy_list"] == 0 {
 		t.Errorf("a manager: reads %v, want the query, then the list", got)
 	}
 	// The list read is kept: another subject's read of the action takes it.
-	if _, _, err := heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", bkiam.Subject{Type: "user", ID: "bob"}, []string{"view_host"}); err != nil {
+	if _, _, err := heldpolicy.NewReader(src).Read(ctx, "bk_cmdb", bkiam.Subject{Type: "user", ID: "bob"}, []string{"view_host"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := reads(sb, last); got["policy_query_by_actions"]+got["policy_get"]+got["policy_list"] != 0 {

@@ -23,7 +23,7 @@ import (
 func heldByAction(t *testing.T, e *acctest.SiteEnv, subject bkiam.Subject, actions []string) map[string]string {
 	t.Helper()
 	src := heldpolicy.NewClientSource(e.Client, bkiam.NewScanCache(e.Client, time.Now))
-	held, _, err := heldpolicy.NewLiveReader(src).Read(context.Background(), e.P.System, subject, actions)
+	held, _, err := heldpolicy.NewLiveReader(src).Read(context.Background(), e.P.System, subject, actions, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,10 @@ func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadReques
 			return
 		}
 		user := bkiam.Subject{Type: bkiam.SubjectUser, ID: m.User.ValueString()}
-		held, _, err := heldpolicy.NewLiveReader(d.Data.Policies).Read(ctx, system, user, actions)
+		// Only the expiry: IAM's answer about the user gives it, no row is
+		// read by id.
+		expiryOnly := func(string, int64) bool { return false }
+		held, _, err := heldpolicy.NewLiveReader(d.Data.Policies).Read(ctx, system, user, actions, expiryOnly)
 		if err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("actions"), "Cannot read the user's policies", err.Error())
 			return

@@ -64,7 +64,10 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 	if data.Expiry == nil || next.Subject.Type != subjectUser || strings.EqualFold(next.Subject.ID, "admin") {
 		return // expiry_conflicts = "off" or ESB; IAM stores no grant to admin
 	}
-	held, _, err := data.Expiry.Read(ctx, next.System, next.Subject, actions)
+	// A policy that expires when the grant does needs no reading: the
+	// grant changes nothing of its expiry.
+	want := next.Grant.ExpiresAt
+	held, _, err := data.Expiry.Read(ctx, next.System, next.Subject, actions, func(_ string, expiredAt int64) bool { return expiredAt != want })
 	if err != nil {
 		unreadable(data, diags, subjectName(next.Subject), strings.Join(actions, ", "), err)
 		return
@@ -72,7 +75,6 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 	// An action missing from held was written by this process before it
 	// was read (an apply's re-plan): the plan read it and decided.
 	mine := instanceShape(next.Grant)
-	want := next.Grant.ExpiresAt
 	for _, action := range actions {
 		h, ok := held[action]
 		if !ok {
@@ -198,7 +200,10 @@ func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoco
 	}
 	actions, related := creatorCheckActions(ctx, data, req.Proposed.System, next, diags)
 	creator := bkiam.Subject{Type: subjectUser, ID: next.creator}
-	held, _, err := data.Expiry.Read(ctx, next.target.System, creator, actions)
+	// A permanent policy needs no reading: a creator grant changes nothing
+	// of its expiry.
+	held, _, err := data.Expiry.Read(ctx, next.target.System, creator, actions,
+		func(_ string, expiredAt int64) bool { return expiredAt < bkiam.PermanentExpiry })
 	if err != nil {
 		unreadable(data, diags, subjectName(creator), strings.Join(actions, ", "), err)
 		return
