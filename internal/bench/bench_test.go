@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"testing"
 
@@ -12,19 +13,26 @@ import (
 // of each benchmark scenario at a small size: the lower bound of
 // ceil(instances / limit) per changed group, none on a no-op plan. Each
 // provider process that plans a change reads the system's model once
-// (check_model) and the policy list of each action it grants to a user
-// once (the expiry check: one page here): terraform plan runs one,
-// terraform apply two (its plan and apply walks; an apply of a saved plan
-// one).
+// (check_model) and, for the expiry check, asks IAM about the user once
+// (policy_query_by_actions, every action it grants in one query), reads
+// each row the user holds of them by id (policy_get), and reads the policy
+// list of an action the user holds nothing live of (policy_list: one page
+// here), where a policy that expired within the day would show: terraform
+// plan runs one process, terraform apply two (its plan and apply walks; an
+// apply of a saved plan one). A process that wrote to an action before it
+// read it leaves it to the plan, which read it first.
 func TestAccScenarioCallCounts(t *testing.T) {
 	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10}
 	none := map[string]int{}
 	model := map[string]int{"model_query": 1}
-	// plus adds the expiry check's policy-list pages to calls.
-	plus := func(calls map[string]int, pages int) map[string]int {
-		out := map[string]int{"policy_list": pages}
-		for k, v := range calls {
-			out[k] = v
+	// plus adds the expiry check's reads to calls: queries of the user,
+	// rows read by id, policy-list pages.
+	plus := func(calls map[string]int, queries, gets, pages int) map[string]int {
+		out := maps.Clone(calls)
+		for k, n := range map[string]int{"policy_query_by_actions": queries, "policy_get": gets, "policy_list": pages} {
+			if n > 0 {
+				out[k] = n
+			}
 		}
 		return out
 	}
@@ -32,30 +40,33 @@ func TestAccScenarioCallCounts(t *testing.T) {
 		sc   Scenario
 		want map[string]map[string]int
 	}{
-		// Two actions.
+		// Two actions, in one query; alice holds nothing of them before the
+		// create (a page of each list), a row of each after it.
 		{InstanceGrant(450, false), map[string]map[string]int{
-			StepCreatePlan:  plus(model, 2),
-			StepCreateApply: plus(map[string]int{"batch_instance:grant": 3, "model_query": 1}, 2),
+			StepCreatePlan:  plus(model, 1, 0, 2),
+			StepCreateApply: plus(map[string]int{"batch_instance:grant": 3, "model_query": 1}, 1, 0, 2),
 			StepNoopPlan:    none,
 			// 1% of 450 replaced: 4 instances out, 4 in.
-			StepChangeApply: plus(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2}, 4),
+			StepChangeApply: plus(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2}, 2, 4, 0),
 			StepDestroy:     {"batch_instance:revoke": 1},
 		}},
-		// One action, one scan for the 20 users.
+		// One action of one user, read once for the 20 resources.
 		{ManyGrants(20, "0s"), map[string]map[string]int{
-			StepCreatePlan:  plus(model, 1),
-			StepCreateApply: plus(map[string]int{"batch_instance:grant": 20, "model_query": 1}, 1),
+			StepCreatePlan:  plus(model, 1, 0, 1),
+			StepCreateApply: plus(map[string]int{"batch_instance:grant": 20, "model_query": 1}, 1, 0, 1),
 			StepNoopPlan:    none,
-			// One resource replaced by another.
-			StepChangeApply: plus(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2}, 2),
+			// One resource replaced by another: the plan reads alice's row;
+			// the apply's destroy revokes before the new resource is planned
+			// again, which leaves the check to the plan.
+			StepChangeApply: plus(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2}, 1, 1, 0),
 			StepDestroy:     {"batch_instance:revoke": 20},
 		}},
 		// Four creator actions.
 		{CreatorGrant(450), map[string]map[string]int{
-			StepCreatePlan:  plus(model, 4),
-			StepCreateApply: plus(map[string]int{"batch_resource_creator_action": 3, "model_query": 1}, 4),
+			StepCreatePlan:  plus(model, 1, 0, 4),
+			StepCreateApply: plus(map[string]int{"batch_resource_creator_action": 3, "model_query": 1}, 1, 0, 4),
 			StepNoopPlan:    none,
-			StepChangeApply: plus(map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1, "model_query": 2}, 8),
+			StepChangeApply: plus(map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1, "model_query": 2}, 2, 8, 0),
 			StepDestroy:     {"batch_path:revoke": 1},
 		}},
 		// A group's members: no model read; every refresh reads the group,
