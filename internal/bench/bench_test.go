@@ -110,3 +110,74 @@ func TestAccScenarioCallCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestAccSiteCallCounts pins the IAM calls of issue 51's site
+// (SiteComparison) on a small site, in two rounds: with the check, a plan
+// that grants alice one more host asks IAM about alice once and reads her
+// one row by id, however large the site; a first grant to bob, who holds
+// nothing of the action, reads the action's whole list (ceil(policies /
+// 500) pages) for a policy that expired within the day. The apply plans
+// again in a second process, which reads the same before it writes. With
+// expiry_conflicts = "off" only the model is read.
+func TestAccSiteCallCounts(t *testing.T) {
+	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10}
+	const policies = 1200
+	pages := (policies + 499) / 500
+	grant := map[string]int{"batch_instance:grant": 1}
+	// Without the check, each process reads the model alone.
+	unchecked := map[string]map[string]int{
+		StepPlan:  {"model_query": 1},
+		StepApply: {"model_query": 2, "batch_instance:grant": 1},
+	}
+	// reads adds, per provider process, the check's query, gets and pages.
+	reads := func(calls map[string]int, processes, gets, pages int) map[string]int {
+		out := map[string]int{}
+		maps.Copy(out, calls)
+		out["model_query"] = processes
+		out["policy_query_by_actions"] = processes
+		if gets > 0 {
+			out["policy_get"] = processes * gets
+		}
+		if pages > 0 {
+			out["policy_list"] = processes * pages
+		}
+		return out
+	}
+	cases := []struct {
+		c       Comparison
+		checked map[string]map[string]int
+	}{
+		{SiteComparison(policies, false, 2), map[string]map[string]int{
+			StepPlan:  reads(nil, 1, 1, 0),
+			StepApply: reads(grant, 2, 1, 0),
+		}},
+		{SiteComparison(policies, true, 2), map[string]map[string]int{
+			StepPlan:  reads(nil, 1, 0, pages),
+			StepApply: reads(grant, 2, 0, pages),
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.c.Name, func(t *testing.T) {
+			results, err := RunComparison(context.Background(), opts, tc.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(results) != len(siteSteps) {
+				t.Fatalf("%d steps measured, want %d", len(results), len(siteSteps))
+			}
+			for _, r := range results {
+				if !reflect.DeepEqual(r.Check.Calls, tc.checked[r.Step]) {
+					t.Errorf("%s with the check: calls %v, want %v", r.Step, r.Check.Calls, tc.checked[r.Step])
+				}
+				if !reflect.DeepEqual(r.Unchecked.Calls, unchecked[r.Step]) {
+					t.Errorf("%s without the check: calls %v, want %v", r.Step, r.Unchecked.Calls, unchecked[r.Step])
+				}
+				for _, side := range []Result{r.Check, r.Unchecked} {
+					if len(side.Rounds) != 2 || side.Provider <= 0 {
+						t.Errorf("%s: rounds %v, median %v", r.Step, side.Rounds, side.Provider)
+					}
+				}
+			}
+		})
+	}
+}
