@@ -1,10 +1,11 @@
 // Command bkiam-bench measures the provider (make bench): each scenario of
 // internal/bench with the real Terraform CLI against the IAM sandbox with
 // injected latency, beside the same scenario built from terraform_data,
-// printed as Markdown tables. With -out it also writes the whole report
-// (internal/bench's fixed text, the tables and, with -gobench, the output of
-// the Go benchmarks) to a file, BENCHMARKS.md for make bench; the file is
-// written only once every scenario has run.
+// and issue 51's site (internal/bench.SiteComparison) with the provider's
+// expiry check and without, printed as Markdown tables. With -out it also
+// writes the whole report (internal/bench's fixed text, the tables and,
+// with -gobench, the output of the Go benchmarks) to a file, BENCHMARKS.md
+// for make bench; the file is written only once every scenario has run.
 package main
 
 import (
@@ -65,10 +66,13 @@ func main() {
 		bench.CreatorGrant(10000),
 		bench.GroupMembers(10000),
 	}
+	// Issue 51's site, each case with the expiry check and without.
+	comparisons := []bench.Comparison{bench.SiteComparison(20000, false, 5), bench.SiteComparison(20000, true, 5)}
 	if *quick {
 		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(10, ""), bench.ManyGrants(10, "0s"),
 			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000),
 			bench.GroupMembers(1000)}
+		comparisons = []bench.Comparison{bench.SiteComparison(2000, false, 3), bench.SiteComparison(2000, true, 3)}
 	}
 
 	// The report goes to stdout as it is measured, and to -out once complete.
@@ -91,6 +95,24 @@ func main() {
 				fail(fmt.Errorf("%s: %w", names[i], err))
 			}
 			bench.Print(out, sc, names[i], opts.LatencyMS, results)
+		}
+	}
+	section := false
+	for _, c := range comparisons {
+		if !strings.Contains(c.Name, *only) {
+			continue
+		}
+		if !section {
+			fmt.Fprint(out, bench.SiteSection)
+			section = true
+		}
+		for i, cli := range clis {
+			opts.Terraform = cli
+			results, err := bench.RunComparison(ctx, opts, c)
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", names[i], err))
+			}
+			bench.PrintComparison(out, c, names[i], results)
 		}
 	}
 	var goBench io.Reader

@@ -33,6 +33,13 @@ const (
 	StepDestroy     = "destroy"
 )
 
+// Steps of a grant on a prepared site (SiteComparison): a plan, and an
+// apply that plans again, as terraform apply does without a saved plan.
+const (
+	StepPlan  = "plan"
+	StepApply = "apply"
+)
+
 var allSteps = []string{StepCreatePlan, StepCreateApply, StepNoopPlan, StepChangeApply, StepDestroy}
 
 // Scenario is one measured configuration.
@@ -53,8 +60,8 @@ type Scenario struct {
 	// Model, unless nil, is the sandbox's model (the default otherwise).
 	Model func() (*sandbox.Model, error)
 	// Prepare, unless nil, sets the sandbox up before the steps (through
-	// the management API at url) and returns more variables for both
-	// configurations, which declare them.
+	// IAM's APIs at url, before the latency is set) and returns more
+	// variables for both configurations, which declare them.
 	Prepare func(ctx context.Context, url string) (map[string]any, error)
 }
 
@@ -67,6 +74,9 @@ type Result struct {
 	Calls map[string]int
 	// PeakRSS is the provider process's peak resident memory, in bytes.
 	PeakRSS int64
+	// Rounds are the times of a step measured several times
+	// (SiteComparison), in order; Provider is then their median.
+	Rounds []time.Duration
 }
 
 // Options say where the tools are and how to measure.
@@ -240,35 +250,11 @@ variable "group_id" {
 // Run measures a scenario: every step with the provider, then with the
 // baseline, against a fresh sandbox.
 func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
-	var sandboxOpts []sandbox.Option
-	if sc.Model != nil {
-		m, err := sc.Model()
-		if err != nil {
-			return nil, err
-		}
-		sandboxOpts = append(sandboxOpts, sandbox.WithModel(m))
-	}
-	srv, err := sandbox.New(sandboxOpts...)
+	srv, url, vars, stop, err := start(ctx, opts, sc)
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.SetFaults(sandbox.Faults{LatencyMS: opts.LatencyMS}); err != nil {
-		return nil, err
-	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("starting the sandbox: %w", err)
-	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-	url := "http://" + ln.Addr().String()
-	var vars map[string]any
-	if sc.Prepare != nil {
-		if vars, err = sc.Prepare(ctx, url); err != nil {
-			return nil, fmt.Errorf("%s: preparing the sandbox: %w", sc.Name, err)
-		}
-	}
+	defer stop()
 
 	steps := allSteps
 	if sc.PlanOnly {
@@ -308,6 +294,53 @@ func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// start builds a scenario's sandbox, serves it, prepares it (sc.Prepare)
+// and then sets the latency, which is the measured calls', not the
+// preparation's. It returns the sandbox, its URL, the variables Prepare
+// gave and the function that stops it.
+func start(ctx context.Context, opts Options, sc Scenario) (*sandbox.Server, string, map[string]any, func(), error) {
+	var sandboxOpts []sandbox.Option
+	if sc.Model != nil {
+		m, err := sc.Model()
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		sandboxOpts = append(sandboxOpts, sandbox.WithModel(m))
+	}
+	srv, err := sandbox.New(sandboxOpts...)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	url, stop, err := serve(ctx, srv)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	var vars map[string]any
+	if sc.Prepare != nil {
+		if vars, err = sc.Prepare(ctx, url); err != nil {
+			stop()
+			return nil, "", nil, nil, fmt.Errorf("%s: preparing the sandbox: %w", sc.Name, err)
+		}
+	}
+	if err := srv.SetFaults(sandbox.Faults{LatencyMS: opts.LatencyMS}); err != nil {
+		stop()
+		return nil, "", nil, nil, err
+	}
+	return srv, url, vars, stop, nil
+}
+
+// serve serves srv on a free local port: its URL, and the function that
+// stops it.
+func serve(ctx context.Context, srv *sandbox.Server) (string, func(), error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("starting the sandbox: %w", err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
 }
 
 // workdir is one Terraform working directory of a scenario.
@@ -380,50 +413,76 @@ func (w *workdir) writeInstances(g int) error {
 }
 
 func (w *workdir) runSteps(ctx context.Context, steps []string, results []Result, srv *sandbox.Server, baseline bool) error {
-	parallelism := fmt.Sprintf("-parallelism=%d", w.opts.Parallelism)
 	for i, step := range steps {
-		var args []string
-		switch step {
-		case StepCreatePlan:
-			args = []string{"plan", "-input=false", parallelism, "-out=create.tfplan"}
-		case StepCreateApply:
-			args = []string{"apply", "-input=false", parallelism, "create.tfplan"}
-		case StepNoopPlan:
-			args = []string{"plan", "-input=false", parallelism, "-detailed-exitcode"}
-		case StepChangeApply:
-			if err := w.writeInstances(1); err != nil {
-				return err
-			}
-			args = []string{"apply", "-input=false", parallelism, "-auto-approve"}
-		case StepDestroy:
-			args = []string{"destroy", "-input=false", parallelism, "-auto-approve"}
-		}
-		before := srv.Stats()
-		mem := watchProviderMemory()
-		start := time.Now()
-		out, err := w.terraform(ctx, args...)
-		elapsed := time.Since(start)
-		peak := mem.stop()
-		if err != nil && !baseline && w.sc.RefusedWith != "" && strings.Contains(strings.Join(strings.Fields(string(out)), " "), w.sc.RefusedWith) {
-			err = nil // refused as expected
-		}
+		m, err := w.measure(ctx, step, srv, baseline)
 		if err != nil {
-			return fmt.Errorf("%s (%s): terraform %s: %w\n%s", w.sc.Name, step, args[0], err, out)
+			return err
 		}
 		if baseline {
-			results[i].Baseline = elapsed
+			results[i].Baseline = m.elapsed
 			continue
 		}
-		results[i].Provider = elapsed
-		results[i].PeakRSS = peak
-		after := srv.Stats()
-		for kind, n := range after.Requests {
-			if d := n - before.Requests[kind]; d > 0 {
-				results[i].Calls[kind] = d
-			}
-		}
+		results[i].Provider = m.elapsed
+		results[i].PeakRSS = m.peak
+		results[i].Calls = m.calls
 	}
 	return nil
+}
+
+// measurement is one Terraform command's: its wall time, the provider's
+// peak memory and the IAM calls by kind (none for the baseline).
+type measurement struct {
+	elapsed time.Duration
+	peak    int64
+	calls   map[string]int
+}
+
+// measure runs one step's Terraform command.
+func (w *workdir) measure(ctx context.Context, step string, srv *sandbox.Server, baseline bool) (measurement, error) {
+	parallelism := fmt.Sprintf("-parallelism=%d", w.opts.Parallelism)
+	var args []string
+	switch step {
+	case StepCreatePlan:
+		args = []string{"plan", "-input=false", parallelism, "-out=create.tfplan"}
+	case StepCreateApply:
+		args = []string{"apply", "-input=false", parallelism, "create.tfplan"}
+	case StepNoopPlan:
+		args = []string{"plan", "-input=false", parallelism, "-detailed-exitcode"}
+	case StepChangeApply:
+		if err := w.writeInstances(1); err != nil {
+			return measurement{}, err
+		}
+		args = []string{"apply", "-input=false", parallelism, "-auto-approve"}
+	case StepDestroy:
+		args = []string{"destroy", "-input=false", parallelism, "-auto-approve"}
+	case StepPlan:
+		args = []string{"plan", "-input=false", parallelism}
+	case StepApply:
+		args = []string{"apply", "-input=false", parallelism, "-auto-approve"}
+	default:
+		return measurement{}, fmt.Errorf("%s: unknown step %q", w.sc.Name, step)
+	}
+	before := srv.Stats()
+	mem := watchProviderMemory()
+	start := time.Now()
+	out, err := w.terraform(ctx, args...)
+	m := measurement{elapsed: time.Since(start), peak: mem.stop(), calls: map[string]int{}}
+	if err != nil && !baseline && w.sc.RefusedWith != "" && strings.Contains(strings.Join(strings.Fields(string(out)), " "), w.sc.RefusedWith) {
+		err = nil // refused as expected
+	}
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s (%s): terraform %s: %w\n%s", w.sc.Name, step, args[0], err, out)
+	}
+	if baseline {
+		return m, nil
+	}
+	after := srv.Stats()
+	for kind, n := range after.Requests {
+		if d := n - before.Requests[kind]; d > 0 {
+			m.calls[kind] = d
+		}
+	}
+	return m, nil
 }
 
 func (w *workdir) terraform(ctx context.Context, args ...string) ([]byte, error) {
@@ -442,13 +501,8 @@ func Print(out io.Writer, sc Scenario, cli string, latencyMS int, results []Resu
 	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---|---:|")
 	for _, r := range results {
 		calls := 0
-		var kinds []string
-		for _, k := range sortedKeys(r.Calls) {
-			calls += r.Calls[k]
-			kinds = append(kinds, fmt.Sprintf("%d %s", r.Calls[k], k))
-		}
-		if len(kinds) == 0 {
-			kinds = []string{"none"}
+		for _, n := range r.Calls {
+			calls += n
 		}
 		baseline, rat, goal := "n/a", "n/a", "n/a"
 		if r.Baseline > 0 {
@@ -462,7 +516,7 @@ func Print(out io.Writer, sc Scenario, cli string, latencyMS int, results []Resu
 			goal = fmt.Sprintf("%.2f s, %s", target.Seconds(), verdict)
 		}
 		fmt.Fprintf(out, "| %s | %.2f s | %s | %s | %s | %s | %.0f MiB |\n", r.Step,
-			r.Provider.Seconds(), baseline, rat, goal, strings.Join(kinds, ", "), float64(r.PeakRSS)/(1<<20))
+			r.Provider.Seconds(), baseline, rat, goal, callList(r.Calls), float64(r.PeakRSS)/(1<<20))
 	}
 }
 
@@ -471,6 +525,18 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return a.Seconds() / b.Seconds()
+}
+
+// callList is calls by kind, as the tables show them: "1 model_query, 2 policy_list".
+func callList(calls map[string]int) string {
+	var kinds []string
+	for _, k := range sortedKeys(calls) {
+		kinds = append(kinds, fmt.Sprintf("%d %s", calls[k], k))
+	}
+	if len(kinds) == 0 {
+		return "none"
+	}
+	return strings.Join(kinds, ", ")
 }
 
 func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
