@@ -154,11 +154,13 @@ func heading(out io.Writer, format string, args ...any) {
 
 // printCalls says what a step cost in IAM calls. The reads of the
 // plan-time checks (check_model's model reads, one per system per
-// provider process; the expiry check's policy-list pages, one scan per
-// action a plan grants to a user; terraform apply runs two processes, its
-// plan and its apply) are told apart from the writes.
+// provider process; the expiry check's query of each user a plan grants
+// to, its reads of the user's rows by id, and its policy-list pages for
+// an action the user holds nothing of; terraform apply runs two
+// processes, its plan and its apply) are told apart from the writes.
 func printCalls(out io.Writer, what string, before, after sandbox.Stats) {
-	checks := map[string][2]string{"model_query": {"model read", "model reads"}, "policy_list": {"policy-list page", "policy-list pages"}}
+	checks := map[string][2]string{"model_query": {"model read", "model reads"}, "policy_list": {"policy-list page", "policy-list pages"},
+		"policy_query_by_actions": {"user query", "user queries"}, "policy_get": {"policy read by id", "policy reads by id"}}
 	var parts, reads []string
 	total := 0
 	for _, kind := range sortedKeys(after.Requests) {
