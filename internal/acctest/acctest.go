@@ -302,11 +302,12 @@ func (c *CallCounter) Expect(want map[string]int) func(*terraform.State) error {
 }
 
 // ExpiryRead is what the plan-time expiry check reads of IAM in a step: the
-// policy queries (one per resource a plan or an apply's re-plan checks:
+// policy queries (one per subject a plan or an apply's re-plan checks:
 // heldpolicy.Reader asks IAM about the one subject), the rows read by id
-// (one per action the subject holds a live row of), and the policy-list
-// pages (an action the subject holds nothing live of is looked for in the
-// list, whose expired rows a grant revives).
+// (one per row of an action the subject holds, where the grant changes the
+// policy's expiry), and the policy-list pages (an action the subject holds
+// nothing live of is looked for in the list, whose expired rows a grant
+// revives).
 type ExpiryRead struct{ Queries, Gets, Pages int }
 
 // ExpiryReads adds to want what the plan-time expiry check reads through

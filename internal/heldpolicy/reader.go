@@ -196,14 +196,17 @@ func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject,
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
-		if e.err == nil {
-			e.err = r.filled(ctx, system, a, subject, e, need)
+		// e.err is the read's, set before done was closed; what filled
+		// finds is this caller's own.
+		err := e.err
+		if err == nil {
+			err = r.filled(ctx, system, a, subject, e, need)
 		}
 		switch {
-		case errors.Is(e.err, ErrWrittenHere):
+		case errors.Is(err, ErrWrittenHere):
 			written = append(written, a)
-		case e.err != nil:
-			return nil, nil, e.err
+		case err != nil:
+			return nil, nil, err
 		default:
 			r.mu.Lock()
 			held[a] = e.held

@@ -124,7 +124,7 @@ func TestAccCreatorGrant_jobs(t *testing.T) {
 					// Add job4, remove job1: one creator grant, one path revoke.
 					Config:           changed.config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job2", "job3", "job4"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 8}, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job2", "job3", "job4"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2}, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1}))),
 				},
 				{
 					Config:   changed.config(provider),
@@ -206,7 +206,7 @@ func TestAccCreatorGrant_miniApps(t *testing.T) {
 						},
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project1", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 4}, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1})),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_sops", "user", "alice", held(sopsPath("project1", "mini_app1"), sopsPath("project1", "mini_app2"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2}, map[string]int{"batch_resource_creator_action": 1, "batch_path:revoke": 1})),
 						checkCreatorPolicies(sb, "bk_sops"),
 						// The move changes the key: the old path is gone, the new one there.
 						resource.TestCheckNoResourceAttr(acctest.CreatorAddr, "instances."+sopsPath("project2", "mini_app2")),
@@ -369,7 +369,7 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 					},
 					Config:           few.config(provider) + "\nimport {\n  to = bkiam_creator_grant.test\n  id = \"bk_job/job/alice\"\n}\n",
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 8}, map[string]int{"batch_resource_creator_action": 1}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths("job1", "job2", "job3"))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2}, map[string]int{"batch_resource_creator_action": 1}))),
 				},
 				{
 					// 447 more in 3 calls; the second fails.
@@ -395,7 +395,7 @@ func TestAccCreatorGrant_partialFailureAndImport(t *testing.T) {
 					},
 					Config:           many.config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 8}, map[string]int{"batch_resource_creator_action": 2}))),
+					Check:            resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_job", "user", "alice", allFour(jobPaths(ids...))), calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2}, map[string]int{"batch_resource_creator_action": 2}))),
 				},
 			},
 			CheckDestroy: acctest.CheckHeld(sb, "bk_job", "user", "alice", nil),
