@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -296,6 +297,30 @@ func (c *CallCounter) Expect(want map[string]int) func(*terraform.State) error {
 		}
 		if got := c.SinceLast(); !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("calls since the last step: %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+// CheckPolicyIDs checks that the policies attribute holds the sandbox's
+// policy id of every action.
+func CheckPolicyIDs(sb *sandboxtest.Sandbox) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		if sb == nil {
+			return nil
+		}
+		rs, ok := s.RootModule().Resources[GrantAddr]
+		if !ok {
+			return fmt.Errorf("%s not in state", GrantAddr)
+		}
+		policies := sb.Policies(sandbox.PolicyFilter{SubjectID: "alice"}).Policies
+		if got := rs.Primary.Attributes["policies.%"]; got != strconv.Itoa(len(policies)) {
+			return fmt.Errorf("state has %s policies, the sandbox %d", got, len(policies))
+		}
+		for _, p := range policies {
+			if got := rs.Primary.Attributes["policies."+p.Action]; got != strconv.FormatInt(p.PolicyID, 10) {
+				return fmt.Errorf("policies.%s = %q, the sandbox's policy id is %d", p.Action, got, p.PolicyID)
+			}
 		}
 		return nil
 	}

@@ -39,30 +39,6 @@ func checkExpiry(sb *sandboxtest.Sandbox, want int64) func(*terraform.State) err
 	}
 }
 
-// checkPolicyIDs checks that the policies attribute holds the sandbox's
-// policy id of every action.
-func checkPolicyIDs(sb *sandboxtest.Sandbox) func(*terraform.State) error {
-	return func(s *terraform.State) error {
-		if sb == nil {
-			return nil
-		}
-		rs, ok := s.RootModule().Resources[acctest.GrantAddr]
-		if !ok {
-			return fmt.Errorf("%s not in state", acctest.GrantAddr)
-		}
-		policies := sb.Policies(sandbox.PolicyFilter{SubjectID: "alice"}).Policies
-		if got := rs.Primary.Attributes["policies.%"]; got != strconv.Itoa(len(policies)) {
-			return fmt.Errorf("state has %s policies, the sandbox %d", got, len(policies))
-		}
-		for _, p := range policies {
-			if got := rs.Primary.Attributes["policies."+p.Action]; got != strconv.FormatInt(p.PolicyID, 10) {
-				return fmt.Errorf("policies.%s = %q, the sandbox's policy id is %d", p.Action, got, p.PolicyID)
-			}
-		}
-		return nil
-	}
-}
-
 // TestAccInstanceGrant_lifecycle pins the calls of each step: the writes,
 // and the expiry check's reads (acctest.ExpiryReads), in its plan and
 // again in its apply: one query of the user, then each action the step
@@ -93,7 +69,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					ConfigPlanChecks:  acctest.EmptyPlanAfterApply,
 					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(acctest.GrantAddr, tfjsonpath.New("id"), knownvalue.StringExact("bk_cmdb/user/alice"))},
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids450...), "view_host": sandboxtest.HostPaths(ids450...)}), checkExpiry(sb, bkiam.PermanentExpiry),
-						checkPolicyIDs(sb),
+						acctest.CheckPolicyIDs(sb),
 						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 4}, map[string]int{"batch_instance:grant": 3})),
 					),
 				},
@@ -101,7 +77,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					// Add 10 instances and remove 5: one grant, one revoke.
 					Config:           acctest.HostGrant{Actions: both, Ids: ids455}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkPolicyIDs(sb),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"edit_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), acctest.CheckPolicyIDs(sb),
 						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2}, map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1})),
 					),
 				},
@@ -117,7 +93,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 						},
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkPolicyIDs(sb),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), acctest.CheckPolicyIDs(sb),
 						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Pages: 2}, map[string]int{"batch_instance:grant": 3, "batch_instance:revoke": 1})),
 					),
 				},
@@ -138,7 +114,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					Config:           acctest.HostGrant{Actions: swapped, Ids: ids455, Name: renamed, ExpiresAt: "2099-01-01T00:00:00Z"}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"delete_host": sandboxtest.HostPaths(ids455...), "view_host": sandboxtest.HostPaths(ids455...)}), checkExpiry(sb, 4070908800),
-						checkPolicyIDs(sb),
+						acctest.CheckPolicyIDs(sb),
 						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 4}, map[string]int{"batch_instance:revoke": 1, "batch_instance:grant": 3})),
 					),
 				},
@@ -148,7 +124,7 @@ func TestAccInstanceGrant_lifecycle(t *testing.T) {
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 					Check: resource.ComposeAggregateTestCheckFunc(
 						checkExpiry(sb, 4083955200),
-						checkPolicyIDs(sb),
+						acctest.CheckPolicyIDs(sb),
 						calls.Expect(acctest.ExpiryReads(provider, acctest.ExpiryRead{Queries: 2, Gets: 4}, map[string]int{"batch_instance:grant": 3})),
 					),
 				},
@@ -447,7 +423,7 @@ func TestAccInstanceGrant_partialFailure(t *testing.T) {
 					// ...and the next apply grants only the other 250.
 					Config:           acctest.HostGrant{Actions: both, Ids: ids}.Config(provider),
 					ConfigPlanChecks: acctest.EmptyPlanAfterApply,
-					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all, "delete_host": all}), checkPolicyIDs(sb),
+					Check: resource.ComposeAggregateTestCheckFunc(acctest.CheckHeld(sb, "bk_cmdb", "user", "alice", map[string][]string{"view_host": all, "delete_host": all}), acctest.CheckPolicyIDs(sb),
 						// State shows the 200 hosts both actions hold, so each
 						// plan grants both again: a query in each of the
 						// plan-only step's two plans and this step's plan and

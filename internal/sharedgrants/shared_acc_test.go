@@ -1,4 +1,4 @@
-package authz_test
+package sharedgrants_test
 
 import (
 	"encoding/json"
