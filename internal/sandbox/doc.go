@@ -220,7 +220,9 @@
 //     /_sandbox/expression_policies), which any user or group can hold, several per action: the
 //     read routes list it and GET policies/{id} reads it with its expression as given, the access
 //     checks count it, a group's delete takes it away, and the housekeeping purges a user's as it
-//     purges the user's custom policies (the web UI writes it as one); the management API's group
+//     purges the user's custom policies (the web UI writes it as one); a grant of the action to the
+//     user raises its expiry as it raises the custom policy's, reviving an expired one (in IAM the
+//     two are one policy, whose one expiry every grant raises); the management API's group
 //     permission routes neither list nor delete it (their custom policies are paths). The subject
 //     holds the union of its rows.
 //   - A group's instance policy of one type, for an action whose auth_type is rbac or all, is

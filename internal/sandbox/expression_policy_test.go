@@ -255,3 +255,43 @@ func TestExpressionPolicyExpiryDebugAndState(t *testing.T) {
 		t.Fatalf("at its expiry, with force: %t %v", ok, rows)
 	}
 }
+
+// TestExpressionPolicyExpiryRaisedByGrants: in IAM a user's attribute
+// condition from the web UI and the API's grants of the action are one
+// policy, whose one expiry every grant raises: a grant of the action to
+// the user raises the row's expiry (reviving it once expired), never
+// lowers it, and leaves another action's and another user's rows alone.
+func TestExpressionPolicyExpiryRaisedByGrants(t *testing.T) {
+	clock := &testClock{t: fixedNow}
+	s := newServer(t, sandbox.WithNow(clock.now))
+	cond := `{"field":"host.os","op":"eq","value":"linux"}`
+	until := fixedNow.Unix() + 60
+	row := func(user string) string {
+		return fmt.Sprintf(`{"system":"bk_cmdb","subject":{"type":"user","id":%q},"action":"delete_host","expression":%s,"expired_at":%d}`, user, cond, until)
+	}
+	addExpr(t, s, row("alice"))
+	addExpr(t, s, row("bob"))
+	expiries := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, p := range s.Policies(sandbox.PolicyFilter{Action: "delete_host"}).Policies {
+			if p.Expression != nil {
+				out[p.Subject.ID] = p.ExpiredAt
+			}
+		}
+		return out
+	}
+	grant := func(user string, at int64) {
+		t.Helper()
+		wantOK(t, send(t, s, "gateway", "batch_instance", fmt.Sprintf(`{"system":"bk_cmdb","operate":"grant","subject":{"type":"user","id":%q},`+
+			`"actions":[{"id":"delete_host"}],"resources":[{"system":"bk_cmdb","type":"host","instances":[{"id":"5","name":"h5"}]}],"expired_at":%d}`, user, at)))
+	}
+	clock.t = time.Unix(until+10, 0) // both rows have expired
+	grant("alice", until+3600)
+	if got := expiries(); got["alice"] != until+3600 || got["bob"] != until {
+		t.Fatalf("after a grant to alice: %v, want alice's row raised to %d (revived), bob's left", got, until+3600)
+	}
+	grant("alice", until+1800)
+	if got := expiries()["alice"]; got != until+3600 {
+		t.Fatalf("after a grant with an earlier expiry: %d, want %d (never lowered)", got, until+3600)
+	}
+}

@@ -223,6 +223,9 @@ func (st *store) grantLocked(system string, subj subject, specs []grantSpec, exp
 	for _, p := range updated {
 		t.put(p.Key, p)
 	}
+	if subj.Type == "user" {
+		st.raiseConditionRowsLocked(t, system, subj, specs, expiry)
+	}
 	var restore func()
 	if subj.Type == "group" {
 		restore = st.widenScopeLocked(system, subj.ID, specs)
@@ -529,4 +532,23 @@ func (st *store) sortedPoliciesLocked() []*policy {
 	ps := slices.Collect(maps.Values(st.policies))
 	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
 	return ps
+}
+
+// raiseConditionRowsLocked gives a user's rows of attribute conditions (POST
+// /_sandbox/expression_policies) the expiry a grant of their action gives its custom policy: in
+// IAM the web UI's grant and the API's are one policy, whose one expiry every grant raises, an
+// expired one revived; the store keeps the condition apart only because it holds grants as paths.
+// st.mu is held.
+func (st *store) raiseConditionRowsLocked(t *txn, system string, subj subject, specs []grantSpec, expiry int64) {
+	for _, sp := range specs {
+		for k, p := range st.policies {
+			if k.ExprRow == 0 || k.System != system || k.SubjectType != subj.Type || k.SubjectID != subj.ID || k.Action != sp.action.ID ||
+				p.ExpiredAt >= expiry {
+				continue
+			}
+			raised := p.clone()
+			raised.ExpiredAt = expiry
+			t.put(k, raised)
+		}
+	}
 }

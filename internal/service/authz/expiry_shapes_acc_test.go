@@ -2,6 +2,7 @@ package authz_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
@@ -50,6 +52,9 @@ func rawGrant(t *testing.T, sb *sandboxtest.Sandbox, user, action, resources str
 //     next week: the same;
 //   - dave holds edit_biz_host on (biz 2, host 9) until next week: a
 //     permanent grant of (biz 1, host 1) makes that pair permanent;
+//   - dave holds delete_host on every host whose os is linux until next
+//     week (an attribute condition, as the web UI grants it): a permanent
+//     grant of host 5 makes it permanent;
 //   - carol's view_host on host 7 and every host under business 3 expired
 //     seconds ago (IAM keeps it a year): a grant of host 8 revives it all;
 //   - dave holds bk_job's edit on job7 until next week: registering him as
@@ -89,6 +94,11 @@ func TestAccExpiryCheckSeesEveryShape(t *testing.T) {
 	}
 	pathGrant(t, sb, "bk_sops", "alice", "mini_app_edit", "mini_app", nextWeek.Unix(),
 		bkiam.PathNode{System: "bk_sops", Type: "project", ID: "project2", Name: "Project Two"})
+	// An attribute condition, as IAM's web UI grants one.
+	if _, err := sb.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "dave"},
+		Action: "delete_host", Expression: json.RawMessage(`{"field":"host.os","op":"eq","value":"linux"}`), ExpiredAt: nextWeek.Unix()}); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(time.Until(expiring) + time.Second) // carol's policy has expired
 
 	grant := func(name, user, action, resources string) string {
@@ -107,7 +117,7 @@ resource "bkiam_instance_grant" %q {
 	config := grant("alice", "alice", "view_host", host("1")) + grant("bob", "bob", "view_host", host("1")) +
 		grant("dave", "dave", "edit_biz_host", `[{ system = "bk_cmdb", type = "biz", instances = { "1" = "biz1" } },
                { system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]`) +
-		grant("carol", "carol", "view_host", host("8")) + `
+		grant("carol", "carol", "view_host", host("8")) + grant("dave_delete", "dave", "delete_host", host("5")) + `
 resource "bkiam_creator_grant" "dave" {
   system    = "bk_job"
   type      = "job"
@@ -140,6 +150,8 @@ resource "bkiam_creator_grant" "alice" {
 			"user bob's view_host on every host, expiring " + at(nextWeek) + ", becomes permanent."},
 		{"Expiry raised beyond this grant", "bkiam_instance_grant.dave",
 			"user dave's edit_biz_host on biz 2 and host 9, expiring " + at(nextWeek) + ", becomes permanent."},
+		{"Expiry raised beyond this grant", "bkiam_instance_grant.dave_delete",
+			"user dave's delete_host on host.os eq linux, expiring " + at(nextWeek) + ", becomes permanent."},
 		{"Grant revives an expired policy", "bkiam_instance_grant.carol",
 			"user carol's view_host expired at " + at(time.Unix(expiring.Unix(), 0).UTC()) + ", and IAM keeps an expired policy (a year)"},
 		{"Grant revives an expired policy", "bkiam_instance_grant.carol",
@@ -165,8 +177,8 @@ resource "bkiam_creator_grant" "alice" {
 			failed[d.Address] = true
 		}
 	}
-	if code == 0 || len(failed) != 6 {
-		t.Errorf("with expiry_conflicts = \"error\" the plan exited %d, failing on %v; want all six resources: %v", code, failed, diags)
+	if code == 0 || len(failed) != 7 {
+		t.Errorf("with expiry_conflicts = \"error\" the plan exited %d, failing on %v; want all seven resources: %v", code, failed, diags)
 	}
 	if n := acctest.IAMWrites(sb) - writes; n != 0 {
 		t.Errorf("the refused plan sent %d writes: %v", n, sb.Stats().Requests)
