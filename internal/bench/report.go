@@ -19,7 +19,7 @@ const Header = `# Benchmarks
 This file is written by ` + "`make bench`" + ` (` + "`bkiam-bench -out BENCHMARKS.md`" + `); change its text in
 ` + "`internal/bench/report.go`" + `, not here.
 
-` + "`make bench`" + ` (about 20 minutes, plus the Terraform builds on a fresh clone) builds the provider,
+` + "`make bench`" + ` (about 15 minutes, plus the Terraform builds on a fresh clone) builds the provider,
 starts the sandbox with 20 ms of latency per IAM call — spent, as on the real server, one call at a
 time per subject — and drives the real Terraform CLI through each scenario, on Terraform 1.5.7 and
 again on Terraform 1.16 (` + "`BENCH_CLIS`" + `; each table names its CLI): a create plan, the
