@@ -228,3 +228,20 @@ resource "bkiam_group" "site" {
 }
 `, p.System, "tf-acc-"+what+"-"+e.Suffix, p.Users[0], action, p.Type, strings.Join(scope, ", "), "tf-acc-"+what+"-dev-"+e.Suffix)
 }
+
+// ParentType is the first parent type of the profile's type in its system's
+// model, for a grant by topology (every instance under a parent); the test
+// is skipped when the model names none.
+func (e *SiteEnv) ParentType(t *testing.T) bkiam.TypeRef {
+	t.Helper()
+	p := e.P
+	model, err := e.Client.SystemModel(context.Background(), p.System)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := model.ResourceType(p.Type)
+	if rt == nil || len(rt.Parents) == 0 {
+		t.Skipf("resource type %s has no parent type in %s's model: no topology to grant by", p.Type, p.System)
+	}
+	return rt.Parents[0]
+}

@@ -315,15 +315,7 @@ func TestAccSite_ExpiryTopology(t *testing.T) {
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	ctx := context.Background()
-	model, err := e.Client.SystemModel(ctx, p.System)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := model.ResourceType(p.Type)
-	if rt == nil || len(rt.Parents) == 0 {
-		t.Skipf("resource type %s has no parent type in %s's model: no topology to grant by", p.Type, p.System)
-	}
-	parent := rt.Parents[0]
+	parent := e.ParentType(t)
 	x := setExpiryUserAside(t, e)
 	user := x.user
 	id := "tfacc-x" + e.Suffix
