@@ -85,9 +85,6 @@ func NewScanCache(c *Client, now func() time.Time) *ScanCache {
 		results: map[scanKey]map[Subject][]Policy{}, flights: map[scanKey]*scanFlight{}, gens: map[scanKey]uint64{}}
 }
 
-// subjectGroup is the subject type of IAM user groups, the only subjects with RBAC rows.
-const subjectGroup = SubjectGroup
-
 // Lookup returns the subject's unexpired rows for the action (expired_at <= now counts as gone),
 // ordered by backend id; none when it holds nothing. A scan lists the rows that expired within
 // ExpiredWindow too (LookupAll). If ctx ends while a scan runs, Lookup returns
@@ -103,7 +100,7 @@ func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject S
 // whole when the subject is granted the action again.
 func (s *ScanCache) LookupAll(ctx context.Context, system, action string, subject Subject) (live, expired []Policy, err error) {
 	kinds := []PolicyKind{PolicyKindABAC}
-	if subject.Type == subjectGroup && s.needsRBAC(ctx, system, action) {
+	if subject.Type == SubjectGroup && s.needsRBAC(ctx, system, action) {
 		kinds = append(kinds, PolicyKindRBAC)
 	}
 	for _, kind := range kinds {
@@ -129,7 +126,7 @@ func (s *ScanCache) LookupAll(ctx context.Context, system, action string, subjec
 // LookupCached is LookupAll for a user, answered only from a scan this cache has already made and
 // still holds (ok false: none, or one a write of this process has invalidated); it reads nothing.
 func (s *ScanCache) LookupCached(system, action string, subject Subject) (live, expired []Policy, ok bool) {
-	if subject.Type == subjectGroup {
+	if subject.Type == SubjectGroup {
 		return nil, nil, false // a group's rows can be in the RBAC list too
 	}
 	s.mu.Lock()

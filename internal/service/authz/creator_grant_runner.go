@@ -166,7 +166,7 @@ func (r *creatorGrantRunner) Describe(call grantplan.CreatorCall) (string, map[s
 func (r *creatorGrantRunner) Send(_, callCtx context.Context, call grantplan.CreatorCall) error {
 	// A creator grant writes every action of the type's creator
 	// configuration, which the runner need not know.
-	r.data.Writing(r.target.System, bkiam.Subject{Type: subjectUser, ID: r.creator}, nil)
+	r.data.Writing(r.target.System, bkiam.Subject{Type: bkiam.SubjectUser, ID: r.creator}, nil)
 	if call.Operation == grantplan.OperationGrant {
 		return r.grant(callCtx, call)
 	}
@@ -362,7 +362,7 @@ func (r *creatorGrantRunner) pathRevoke(ctx context.Context, actions []string, i
 	}
 	req := bkiam.BatchPathRequest{
 		System: r.target.System, Operate: bkiam.OperationRevoke,
-		Subject:   bkiam.Subject{Type: subjectUser, ID: r.creator},
+		Subject:   bkiam.Subject{Type: bkiam.SubjectUser, ID: r.creator},
 		Resources: []bkiam.PathResource{res},
 	}
 	for _, a := range actions {

@@ -178,7 +178,7 @@ func importedHoldings(ctx context.Context, scans *bkiam.ScanCache, system string
 // when its policy mentions the type; a related action revoked whole is
 // then not seen, which setting actions avoids.
 func creatorStillHeld(ctx context.Context, scans *bkiam.ScanCache, c creatorView, held grantplan.CreatorHoldings) (grantplan.CreatorHoldings, error) {
-	subject := bkiam.Subject{Type: subjectUser, ID: c.creator}
+	subject := bkiam.Subject{Type: bkiam.SubjectUser, ID: c.creator}
 	var exprs []*policyexpr.Expr
 	for _, action := range c.granted {
 		policy, err := heldpolicy.Read(ctx, scans, c.target.System, action, subject)

@@ -57,11 +57,11 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 	if len(actions) == 0 {
 		return
 	}
-	if next.Subject.Type == SubjectGroup {
+	if next.Subject.Type == bkiam.SubjectGroup {
 		widensScope(data, next, actions, diags)
 		return // group grants never expire
 	}
-	if data.Expiry == nil || next.Subject.Type != subjectUser || strings.EqualFold(next.Subject.ID, "admin") {
+	if data.Expiry == nil || next.Subject.Type != bkiam.SubjectUser || strings.EqualFold(next.Subject.ID, "admin") {
 		return // expiry_conflicts = "off" or ESB; IAM stores no grant to admin
 	}
 	// A policy that expires when the grant does needs no reading: the
@@ -199,7 +199,7 @@ func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoco
 		return // a removal grants nothing
 	}
 	actions, related := creatorCheckActions(ctx, data, req.Proposed.System, next, diags)
-	creator := bkiam.Subject{Type: subjectUser, ID: next.creator}
+	creator := bkiam.Subject{Type: bkiam.SubjectUser, ID: next.creator}
 	// A permanent policy needs no reading: a creator grant changes nothing
 	// of its expiry.
 	held, _, err := data.Expiry.Read(ctx, next.target.System, creator, actions,

@@ -45,11 +45,6 @@ type InstanceGrant struct {
 
 func (InstanceGrant) Name() string { return "instance_grant" }
 
-const (
-	subjectUser  = bkiam.SubjectUser
-	SubjectGroup = bkiam.SubjectGroup
-)
-
 func (InstanceGrant) Schema(context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Grants a subject (a user or a group) a set of actions on resource instances in one " +
@@ -220,7 +215,7 @@ func grantOf(m InstanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 // value, never omitted: a user policy granted without one expires after a
 // year. Group policies never expire, whatever is sent.
 func expiresUnix(v protocol.StringValue, subjectType string) (int64, bool) {
-	if subjectType == SubjectGroup || v.IsNull() {
+	if subjectType == bkiam.SubjectGroup || v.IsNull() {
 		return bkiam.PermanentExpiry, true
 	}
 	s, ok := v.Get()
@@ -248,7 +243,7 @@ func (InstanceGrant) ImportState(_ context.Context, id string, diags *protocol.D
 	parts := strings.Split(id, "/")
 	if (len(parts) != 3 && len(parts) != 4 && (len(parts) < 6 || len(parts)%2 != 0)) ||
 		slices.ContainsFunc(parts, func(p string) bool { return strings.TrimSpace(p) == "" }) ||
-		(parts[1] != subjectUser && parts[1] != SubjectGroup) {
+		(parts[1] != bkiam.SubjectUser && parts[1] != bkiam.SubjectGroup) {
 		diags.AddError("Invalid import ID",
 			fmt.Sprintf("Expected SYSTEM/SUBJECT_TYPE/SUBJECT_ID with SUBJECT_TYPE user or group, e.g. bk_cmdb/user/alice, "+
 				"or, to read what the subject holds (detect_drift), SYSTEM/SUBJECT_TYPE/SUBJECT_ID/ACTION[,ACTION…]/RESOURCE_SYSTEM/TYPE, "+
@@ -306,7 +301,7 @@ func (InstanceGrant) Validate(_ context.Context, config InstanceGrantModel, diag
 
 	subject, _ := config.Subject.Get()
 	subjectType, typeKnown := subject.Type.Get()
-	if typeKnown && subjectType != subjectUser && subjectType != SubjectGroup {
+	if typeKnown && subjectType != bkiam.SubjectUser && subjectType != bkiam.SubjectGroup {
 		diags.AddAttributeError(protocol.Root("subject").WithAttributeName("type"), "Unknown subject type",
 			fmt.Sprintf(`subject.type value must be one of "user" or "group", got %s.`, strconv.Quote(subjectType)))
 		typeKnown = false
@@ -342,7 +337,7 @@ func (InstanceGrant) Validate(_ context.Context, config InstanceGrantModel, diag
 // checkSubject reports a non-numeric group id and warns about admin.
 func checkSubject(s bkiam.Subject, at *tftypes.AttributePath, diags *protocol.Diagnostics) {
 	switch {
-	case s.Type == SubjectGroup:
+	case s.Type == bkiam.SubjectGroup:
 		if _, err := strconv.ParseUint(s.ID, 10, 63); err != nil {
 			diags.AddAttributeError(at, "Group IDs are numeric",
 				fmt.Sprintf("subject.id must be the numeric ID of an IAM user group when subject.type is \"group\", got %q.", s.ID))
@@ -370,7 +365,7 @@ func checkExpiresAt(v protocol.StringValue, subjectType string, subjectKnown boo
 			fmt.Sprintf("expires_at must be an RFC 3339 time such as \"2027-06-30T00:00:00Z\", got %q.", s))
 		return
 	}
-	if subjectKnown && subjectType == SubjectGroup {
+	if subjectKnown && subjectType == bkiam.SubjectGroup {
 		diags.AddAttributeError(at, "Group grants do not expire",
 			"IAM keeps group policies forever and ignores an expiry. Remove expires_at, or grant to users instead.")
 		return
@@ -635,7 +630,7 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 				"detect_drift off.", subjectName(g.Subject), g.System, err))
 		return &state, private, false
 	}
-	if drift := DescribeExpiryDrift(now, iamExpiry); drift != "" && g.Subject.Type == subjectUser && !expired {
+	if drift := DescribeExpiryDrift(now, iamExpiry); drift != "" && g.Subject.Type == bkiam.SubjectUser && !expired {
 		// Said, not corrected: recording IAM's expiry would plan a change
 		// of expires_at, whose apply lowers an expiry by revoke and grant.
 		diags.AddWarning("IAM keeps another expiry",
@@ -910,7 +905,7 @@ func sameCombination(a, b map[string][]string) bool {
 // resource): what an import records, and what a listing of the grants
 // returns (grantModel), so that importing a listed grant plans nothing.
 func importedGrantOf(m InstanceGrantModel, system string, subject bkiam.Subject, held grantplan.Holdings, shape []grantplan.Resource) (InstanceGrantModel, grantplan.Grant) {
-	if subject.Type == SubjectGroup {
+	if subject.Type == bkiam.SubjectGroup {
 		for action, h := range held {
 			h.ExpiresAt = bkiam.PermanentExpiry // group policies never expire
 			held[action] = h
@@ -950,7 +945,7 @@ func grantModel(m InstanceGrantModel, system string, subject bkiam.Subject, view
 func (InstanceGrant) expired(state InstanceGrantModel, private protocol.PrivateState, warn bool, diags *protocol.Diagnostics) bool {
 	expires, ok := state.ExpiresAt.Get()
 	subject, _ := state.Subject.Get()
-	if subjectType, _ := subject.Type.Get(); !ok || subjectType != subjectUser {
+	if subjectType, _ := subject.Type.Get(); !ok || subjectType != bkiam.SubjectUser {
 		return false
 	}
 	t, err := time.Parse(time.RFC3339, expires)

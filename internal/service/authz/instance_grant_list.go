@@ -69,7 +69,7 @@ func (l *instanceGrantList) ListResourceConfigSchema(_ context.Context, _ list.L
 				Validators: []validator.String{verify.IAMIDValidator{}}},
 			"subject_type": listschema.StringAttribute{Optional: true,
 				Description: "`user` (the default result), or `group`, which lists nothing and warns where groups' policies are listed: by `bkiam_group_permission`.",
-				Validators:  []validator.String{stringvalidator.OneOf(subjectUser, SubjectGroup)}},
+				Validators:  []validator.String{stringvalidator.OneOf(bkiam.SubjectUser, bkiam.SubjectGroup)}},
 			"managed": listing.ManagedAttribute(),
 		},
 	}
@@ -118,7 +118,7 @@ func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stre
 			rt.System = system
 		}
 	}
-	if only == SubjectGroup {
+	if only == bkiam.SubjectGroup {
 		stream.Results = func(push func(list.ListResult) bool) {
 			push(listing.Warning("Groups are listed by bkiam_group_permission", groupsOwnedBy(system)))
 		}
@@ -137,7 +137,7 @@ func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stre
 		// list cut at the same time.
 		rows := map[bkiam.Subject]int{}
 		if !eachRow(ctx, c, system, action, now, push, func(row bkiam.Policy) bool {
-			if row.Subject.Type == subjectUser {
+			if row.Subject.Type == bkiam.SubjectUser {
 				rows[row.Subject]++
 			}
 			return true
@@ -200,9 +200,9 @@ func (l *instanceGrantList) result(ctx context.Context, req list.ListRequest, sy
 	first := !seen[row.Subject]
 	seen[row.Subject] = true
 	switch {
-	case row.Subject.Type != subjectUser && !first:
+	case row.Subject.Type != bkiam.SubjectUser && !first:
 		return list.ListResult{}, false
-	case row.Subject.Type != subjectUser:
+	case row.Subject.Type != bkiam.SubjectUser:
 		return listing.Warning(fmt.Sprintf("Grant of %s left out: adopted by bkiam_group_permission", who),
 			fmt.Sprintf("%s's grant of %s is left out. %s", who, action, groupsOwnedBy(system))), true
 	case !first:

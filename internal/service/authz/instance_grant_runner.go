@@ -177,7 +177,7 @@ func (r *instanceGrantRunner) Send(wait, callCtx context.Context, call grantplan
 
 func (r *instanceGrantRunner) Failed(call grantplan.Call, err error, unknown bool) applyrun.Failure {
 	var iamErr *bkiam.Error
-	if r.subject.Type == SubjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
+	if r.subject.Type == bkiam.SubjectGroup && call.Operation == grantplan.OperationGrant && errors.As(err, &iamErr) && iamErr.Code == 1902500 {
 		// IAM fails a grant to a group it does not know with an
 		// unhandled error, 1902500 (HTTP 500), never a clear one.
 		err = fmt.Errorf("%w (IAM answers a grant to a user group that does not exist this way: check that group %s still exists)", err, r.subject.ID)

@@ -52,7 +52,7 @@ func checkInstanceGrantModel(ctx context.Context, data *conns.Data, m InstanceGr
 				fmt.Sprintf("Action %q of system %s is hidden in IAM: the IAM web UI does not show it, so grants of it can "+
 					"only be seen and changed through the API (and this configuration).", id, model.System))
 		}
-		if subjectType == SubjectGroup && a.RBAC() {
+		if subjectType == bkiam.SubjectGroup && a.RBAC() {
 			diags.AddAttributeWarning(at, "Group grant of an RBAC action",
 				fmt.Sprintf("Action %q of system %s has auth_type %q: IAM stores a group's grant of it as RBAC relations, "+
 					"not as a policy expression, and lists it only in its RBAC policy list (which detect_drift reads).", id, model.System, a.AuthType))

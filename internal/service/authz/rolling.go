@@ -64,7 +64,7 @@ func checkRolling(config InstanceGrantModel, subjectType string, subjectKnown bo
 		case !config.ExpiresAt.IsNull():
 			diags.AddAttributeError(protocol.Root("expires_in"), "Both expires_at and expires_in",
 				"A grant expires at a fixed time (expires_at) or a duration after it is granted (expires_in), not both. Remove one.")
-		case subjectKnown && subjectType == SubjectGroup:
+		case subjectKnown && subjectType == bkiam.SubjectGroup:
 			diags.AddAttributeError(protocol.Root("expires_in"), "Group grants do not expire",
 				"IAM keeps group policies forever and ignores an expiry. Remove expires_in, or grant to users instead.")
 		}

@@ -557,7 +557,7 @@ type managementCaller struct {
 
 func (m managementCaller) BatchInstance(ctx context.Context, req bkiam.BatchInstanceRequest) ([]bkiam.PolicyResult, error) {
 	group, err := strconv.ParseInt(req.Subject.ID, 10, 64)
-	if err != nil || req.Subject.Type != authz.SubjectGroup {
+	if err != nil || req.Subject.Type != bkiam.SubjectGroup {
 		return nil, fmt.Errorf("a group permission's call for %s %s, not a group", req.Subject.Type, req.Subject.ID)
 	}
 	body := bkiam.GroupPolicyRequest{System: req.System, Actions: req.Actions}

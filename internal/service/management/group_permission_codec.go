@@ -3,6 +3,7 @@ package management
 import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
@@ -63,7 +64,7 @@ func (GroupPermission) Encode(typ tftypes.Object, m GroupPermissionModel) tftype
 func (m GroupPermissionModel) asGrant() authz.InstanceGrantModel {
 	return authz.InstanceGrantModel{
 		ID: m.ID, System: m.System, Actions: m.Actions, Resources: m.Resources, Timeouts: m.Timeouts,
-		Subject: protocol.Known(authz.SubjectModel{Type: protocol.Known(authz.SubjectGroup), ID: m.GroupID}),
+		Subject: protocol.Known(authz.SubjectModel{Type: protocol.Known(bkiam.SubjectGroup), ID: m.GroupID}),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 )
@@ -34,7 +35,7 @@ func permissionFromGrant(g authz.InstanceGrantModel, diags *protocol.Diagnostics
 	subject, _ := g.Subject.Get()
 	typ, _ := subject.Type.Get()
 	id, _ := subject.ID.Get()
-	if typ != authz.SubjectGroup {
+	if typ != bkiam.SubjectGroup {
 		diags.AddError("Unsupported move", fmt.Sprintf("A bkiam_group_permission takes the state of a bkiam_instance_grant "+
 			"only when its subject is a group; this one grants %s %q. A user's grants stay bkiam_instance_grant.", typ, id))
 		return GroupPermissionModel{}, false
@@ -86,7 +87,7 @@ func grantFromPermission(p GroupPermissionModel, diags *protocol.Diagnostics) (a
 				"bkiam_instance_grant calls the authorization API of %s, the system of its actions: its next change fails "+
 				"unless the app is a client of %s.", group, via, system, system))
 	}
-	g.ID = protocol.Known(system + "/" + authz.SubjectGroup + "/" + group)
+	g.ID = protocol.Known(system + "/" + bkiam.SubjectGroup + "/" + group)
 	g.Policies = protocol.Known(map[string]protocol.Value[int64]{})
 	return g, true
 }
