@@ -78,10 +78,11 @@ func (c *Client) AuthByActions(ctx context.Context, system string, subject Subje
 		body := map[string]any{"subject": subject, "actions": wireActions(chunk), "resources": wireResources(resources)}
 		op := fmt.Sprintf("access check POST %s for %s %s", path, subject.Type, subject.ID)
 		var got map[string]bool
-		asManager, err := c.backendPost(ctx, op, path, system, body, &got)
+		raw, err := c.backendPost(ctx, op, path, system, "checking access", body, &got)
 		if err != nil {
 			return answer, err
 		}
+		asManager := answeredAsManager(raw)
 		for _, a := range chunk {
 			allowed, ok := got[a]
 			if !ok {
@@ -109,8 +110,23 @@ func (c *Client) QueryByActions(ctx context.Context, system string, subject Subj
 	case len(actions) == 0:
 		return nil, false, invalid("effective permission query", "no actions")
 	}
-	path := fmt.Sprintf("/api/v2/policy/systems/%s/query_by_actions/", system)
-	op := fmt.Sprintf("effective permission query POST %s for %s %s", path, subject.Type, subject.ID)
+	op := fmt.Sprintf("effective permission query POST %s for %s %s", queryByActionsRoute(system), subject.Type, subject.ID)
+	conditions, raw, err := c.queryByActions(ctx, op, system, subject, actions, "", "checking access")
+	if err != nil {
+		return nil, false, err
+	}
+	return conditions, answeredAsManager(raw), nil
+}
+
+func queryByActionsRoute(system string) string {
+	return "/api/v2/policy/systems/" + url.PathEscape(system) + "/query_by_actions/"
+}
+
+// queryByActions posts subject and actions to the backend's query_by_actions route, with query
+// appended to it ("" or "?debug=1&force=1"), and returns each action's condition in the answer's
+// order and the answer whole (its envelope's message and debug output are beside the data). what
+// names the read in an error's advice.
+func (c *Client) queryByActions(ctx context.Context, op, system string, subject Subject, actions []string, query, what string) ([]ActionCondition, []byte, error) {
 	var rows []struct {
 		Action struct {
 			ID string `json:"id"`
@@ -118,14 +134,15 @@ func (c *Client) QueryByActions(ctx context.Context, system string, subject Subj
 		Condition json.RawMessage `json:"condition"`
 	}
 	body := map[string]any{"subject": subject, "actions": wireActions(actions), "resources": []any{}}
-	asManager, err = c.backendPost(ctx, op, path, system, body, &rows)
+	raw, err := c.backendPost(ctx, op, queryByActionsRoute(system)+query, system, what, body, &rows)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
+	conditions := make([]ActionCondition, 0, len(rows))
 	for _, r := range rows {
 		conditions = append(conditions, ActionCondition{Action: r.Action.ID, Condition: r.Condition})
 	}
-	return conditions, asManager, nil
+	return conditions, raw, nil
 }
 
 func wireActions(actions []string) []map[string]string {
@@ -148,23 +165,30 @@ func wireResources(resources []AuthResource) []map[string]any {
 	return out
 }
 
-// backendPost sends one POST of body to a backend route and decodes the answer's data into out;
-// it reports whether the backend's message says the subject was allowed as a manager.
-func (c *Client) backendPost(ctx context.Context, op, path, system string, body, out any) (asManager bool, err error) {
+// backendPost sends one POST of body to a backend route (path, its query included) and decodes
+// the answer's data into out; it returns the answer whole. what names the call in an error's
+// advice ("checking access").
+func (c *Client) backendPost(ctx context.Context, op, path, system, what string, body, out any) ([]byte, error) {
 	wire, err := json.Marshal(body)
 	if err != nil {
-		return false, fmt.Errorf("bkiam: %s: %w", op, err)
+		return nil, fmt.Errorf("bkiam: %s: %w", op, err)
 	}
 	raw, e := c.backendCall(ctx, op, http.MethodPost, c.cfg.base+path, wire, func(d []byte) (int, error) {
 		return 1, json.Unmarshal(d, out)
 	})
 	if e != nil {
 		c.explainAccessError(e)
-		c.explainReadError(e, path, system, "checking access")
-		return false, e
+		c.explainReadError(e, path, system, what)
+		return nil, e
 	}
+	return raw, nil
+}
+
+// answeredAsManager reports whether a backend answer's message says the subject was allowed as a
+// manager, without any policy being read.
+func answeredAsManager(raw []byte) bool {
 	env, _ := decodeEnvelope(raw)
-	return strings.Contains(env.Message, managerMessage), nil
+	return strings.Contains(env.Message, managerMessage)
 }
 
 // explainAccessError adds the fix to the access routes' refusals of a request: resources that

@@ -103,23 +103,15 @@ func (s *ScanCache) LookupAll(ctx context.Context, system, action string, subjec
 	if subject.Type == SubjectGroup && s.needsRBAC(ctx, system, action) {
 		kinds = append(kinds, PolicyKindRBAC)
 	}
+	var rows []Policy
 	for _, kind := range kinds {
-		rows, err := s.lookup(ctx, scanKey{system, action, kind}, subject)
+		got, err := s.lookup(ctx, scanKey{system, action, kind}, subject)
 		if err != nil {
 			return nil, nil, err
 		}
-		now := s.now().Unix()
-		for _, p := range rows {
-			if p.ExpiredAt > now {
-				live = append(live, p)
-			} else {
-				expired = append(expired, p)
-			}
-		}
+		rows = append(rows, got...)
 	}
-	byID := func(a, b Policy) int { return cmp.Compare(a.ID, b.ID) }
-	slices.SortFunc(live, byID)
-	slices.SortFunc(expired, byID)
+	live, expired = s.split(rows)
 	return live, expired, nil
 }
 
@@ -135,15 +127,24 @@ func (s *ScanCache) LookupCached(system, action string, subject Subject) (live, 
 	if !ok {
 		return nil, nil, false
 	}
+	live, expired = s.split(s.pick(res, subject))
+	return live, expired, true
+}
+
+// split splits rows into the live and the expired at the cache's now, each ordered by backend id.
+func (s *ScanCache) split(rows []Policy) (live, expired []Policy) {
 	now := s.now().Unix()
-	for _, p := range s.pick(res, subject) {
+	for _, p := range rows {
 		if p.ExpiredAt > now {
 			live = append(live, p)
 		} else {
 			expired = append(expired, p)
 		}
 	}
-	return live, expired, true
+	byID := func(a, b Policy) int { return cmp.Compare(a.ID, b.ID) }
+	slices.SortFunc(live, byID)
+	slices.SortFunc(expired, byID)
+	return live, expired
 }
 
 // lookup is Lookup in one list.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,37 +125,22 @@ func (c *Client) QuerySubjectRows(ctx context.Context, system string, subject Su
 		return nil, invalid("subject rows query", "an action is empty")
 	}
 	actions = uniqueStrings(actions) // the backend answers an action as often as it is asked
-	route := "/api/v2/policy/systems/" + url.PathEscape(system) + "/query_by_actions/"
-	op := fmt.Sprintf("subject rows query POST %s?debug=1&force=1 for %s %s", route, subject.Type, subject.ID)
-	var data []struct {
-		Action struct {
-			ID string `json:"id"`
-		} `json:"action"`
-		Condition json.RawMessage `json:"condition"`
-	}
-	body := map[string]any{"subject": subject, "actions": wireActions(actions), "resources": []any{}}
-	wire, err := json.Marshal(body)
+	const query = "?debug=1&force=1"
+	op := fmt.Sprintf("subject rows query POST %s%s for %s %s", queryByActionsRoute(system), query, subject.Type, subject.ID)
+	conditions, raw, err := c.queryByActions(ctx, op, system, subject, actions, query, "reading a subject's rows")
 	if err != nil {
-		return nil, fmt.Errorf("bkiam: %s: %w", op, err)
-	}
-	raw, e := c.backendCall(ctx, op, http.MethodPost, c.cfg.base+route+"?debug=1&force=1", wire, func(d []byte) (int, error) {
-		return 1, json.Unmarshal(d, &data)
-	})
-	if e != nil {
-		c.explainReadError(e, route, system, "reading a subject's rows")
-		return nil, e
+		return nil, err
 	}
 	out := &SubjectRows{Rows: map[string][]DebugRow{}, Conditions: map[string]json.RawMessage{}}
-	for _, d := range data {
-		out.Conditions[d.Action.ID] = d.Condition
+	for _, d := range conditions {
+		out.Conditions[d.Action] = d.Condition
 	}
 	for _, a := range actions {
 		if _, ok := out.Conditions[a]; !ok {
 			return nil, fmt.Errorf("%w: %s: the answer says nothing of action %s", ErrUnexpectedResponse, op, a)
 		}
 	}
-	env, _ := decodeEnvelope(raw)
-	if strings.Contains(env.Message, managerMessage) {
+	if answeredAsManager(raw) {
 		out.AsManager = true
 		return out, nil
 	}
@@ -175,6 +158,7 @@ func (c *Client) QuerySubjectRows(ctx context.Context, system string, subject Su
 	return out, nil
 }
 
+// uniqueStrings is in without repeats, in its order.
 func uniqueStrings(in []string) []string {
 	seen := make(map[string]bool, len(in))
 	out := make([]string, 0, len(in))

@@ -255,11 +255,8 @@ func (r *Reader) read(ctx context.Context, system string, subject bkiam.Subject,
 			ask = append(ask, a)
 			continue
 		}
-		if r.liveOnly {
-			expired = nil
-		}
 		var err error
-		if out[a], err = held(subject, a, live, expired); err != nil {
+		if out[a], err = r.held(subject, a, live, expired); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -350,6 +347,12 @@ func (r *Reader) listed(ctx context.Context, system, action string, subject bkia
 	if err != nil {
 		return Held{}, err
 	}
+	return r.held(subject, action, live, expired)
+}
+
+// held is what live and expired rows hold, as this Reader reads them: the expired ones left out
+// for a Reader of live rows only.
+func (r *Reader) held(subject bkiam.Subject, action string, live, expired []bkiam.Policy) (Held, error) {
 	if r.liveOnly {
 		expired = nil
 	}
