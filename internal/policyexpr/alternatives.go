@@ -90,6 +90,22 @@ func (a Alternative) Types() []string {
 	return out
 }
 
+// IDsOf returns the ids the alternative grants of typ by id: the intersection of its id conditions
+// on typ (each holds, so an instance must be in all); ok false when it has none.
+func (a Alternative) IDsOf(typ string) (ids []string, ok bool) {
+	for _, c := range a {
+		got, isID := c.IDs()
+		switch {
+		case !isID || c.Type != typ:
+		case !ok:
+			ids, ok = slices.Clone(got), true
+		default:
+			ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(got, id) })
+		}
+	}
+	return ids, ok
+}
+
 // String renders the alternative for a message: its conditions joined by " and ".
 func (a Alternative) String() string {
 	parts := make([]string, len(a))

@@ -79,3 +79,31 @@ func TestAlternativesBounded(t *testing.T) {
 		t.Errorf("nil: got %v, %v", alts, ok)
 	}
 }
+
+// TestIDsOf: the ids an alternative grants of a type are the intersection of its id conditions on
+// the type; other types' ids and other conditions are not among them.
+func TestIDsOf(t *testing.T) {
+	id := func(typ string, ids ...string) Condition {
+		return Condition{Type: typ, Attribute: AttributeID, Op: opIn, Values: ids}
+	}
+	under := Condition{Type: "host", Attribute: AttributePath, Op: opStartsWith, Values: []string{"/biz,1/"}}
+	for _, c := range []struct {
+		name string
+		alt  Alternative
+		want []string
+		ok   bool
+	}{
+		{"no id condition", Alternative{under}, nil, false},
+		{"one", Alternative{id("host", "1", "2")}, []string{"1", "2"}, true},
+		{"two intersect", Alternative{id("host", "1", "2", "3"), under, id("host", "3", "2", "9")}, []string{"2", "3"}, true},
+		{"disjoint", Alternative{id("host", "1"), id("host", "2")}, []string{}, true},
+		{"another type's", Alternative{id("biz", "1"), id("host", "7")}, []string{"7"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := c.alt.IDsOf("host")
+			if ok != c.ok || fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("IDsOf(host) = %v, %t; want %v, %t", got, ok, c.want, c.ok)
+			}
+		})
+	}
+}

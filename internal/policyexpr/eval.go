@@ -364,9 +364,7 @@ func (n *node) canonical() (any, error) {
 			}
 			content = append(content, b)
 		}
-		slices.SortFunc(content, func(a, b json.RawMessage) int { return bytes.Compare(a, b) })
-		content = slices.CompactFunc(content, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
-		return map[string]any{"op": n.op, "content": content}, nil
+		return map[string]any{"op": n.op, "content": sortedSet(content)}, nil
 	}
 	var value any
 	switch {
@@ -381,8 +379,7 @@ func (n *node) canonical() (any, error) {
 			}
 			values = append(values, b)
 		}
-		slices.SortFunc(values, func(a, b json.RawMessage) int { return bytes.Compare(a, b) })
-		value = slices.CompactFunc(values, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
+		value = sortedSet(values)
 	case len(n.values) == 1:
 		b, err := n.typedValue(0)
 		if err != nil {
@@ -391,6 +388,12 @@ func (n *node) canonical() (any, error) {
 		value = b
 	}
 	return map[string]any{"field": n.field, "op": n.op, "value": value}, nil
+}
+
+// sortedSet sorts JSON values by their bytes, each once: the order IAM merged them in is not kept.
+func sortedSet(vs []json.RawMessage) []json.RawMessage {
+	slices.SortFunc(vs, func(a, b json.RawMessage) int { return bytes.Compare(a, b) })
+	return slices.CompactFunc(vs, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 }
 
 // typedValue is the leaf's i-th value as the JSON it was read from.

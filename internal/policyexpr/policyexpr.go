@@ -4,8 +4,8 @@
 // the expression asks about (Eval, eval.go: true, false, or unknown until the request gives more). It
 // also writes an expression in one canonical form (Canonical), so that the same grants print the same.
 //
-// The record checks. The list API merges everything one subject holds for one action into one expression, so a grant can
-// never be found by comparing wholes; it is found by looking for its own atoms in a branch that stands
+// The first is a record check. The list API merges everything one subject holds for one action into
+// one expression, so a grant can never be found by comparing wholes; it is found by looking for its own atoms in a branch that stands
 // on its own. The package evaluates the expression the way IAM would for one concrete request (an
 // instance, an instance under ancestors, or a product of ids of several types) with two deliberate
 // restrictions that make it a record check rather than a permission check:

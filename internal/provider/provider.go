@@ -128,13 +128,17 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		ExpiryConflictsFail: settings.expiryConflicts == expiryConflictsError,
 	}
 	p.book.Store(data.Book)
-	if settings.detectDrift {
-		data.Scans = bkiam.NewScanCache(client, time.Now)
+	newScans := func() *bkiam.ScanCache {
+		scans := bkiam.NewScanCache(client, time.Now)
 		if settings.checkModel {
 			// The model tells which actions can have RBAC rows: a group's
 			// read of any other action skips the RBAC list.
-			data.Scans.UseModels(data.Models)
+			scans.UseModels(data.Models)
 		}
+		return scans
+	}
+	if settings.detectDrift {
+		data.Scans = newScans()
 	}
 	if client.Transport() == bkiam.TransportGateway {
 		// What one subject holds, for the expiry check and bkiam_expiring:
@@ -144,10 +148,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		// heldpolicy.Reader).
 		scans := data.Scans
 		if scans == nil {
-			scans = bkiam.NewScanCache(client, time.Now)
-			if settings.checkModel {
-				scans.UseModels(data.Models)
-			}
+			scans = newScans()
 		}
 		data.Policies = heldpolicy.NewClientSource(client, scans)
 		if settings.expiryConflicts != expiryConflictsOff {

@@ -310,8 +310,7 @@ func evalRequest(resources []bkiam.AuthResource) policyexpr.Request {
 // evalCondition evaluates an action's effective expression, as
 // query_by_actions answers it ({} or nothing: no policy), for a request.
 func evalCondition(raw []byte, r policyexpr.Request) (policyexpr.Verdict, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("{}")) || bytes.Equal(raw, []byte("null")) {
+	if noPolicy(raw) {
 		return policyexpr.Verdict{Truth: policyexpr.False}, nil
 	}
 	e, err := policyexpr.Parse(raw)
@@ -319,6 +318,13 @@ func evalCondition(raw []byte, r policyexpr.Request) (policyexpr.Verdict, error)
 		return policyexpr.Verdict{}, err
 	}
 	return e.Eval(r), nil
+}
+
+// noPolicy reports whether query_by_actions's condition for an action
+// says the subject holds nothing of it: {}, null or nothing.
+func noPolicy(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || bytes.Equal(raw, []byte("{}")) || bytes.Equal(raw, []byte("null"))
 }
 
 // dependsOn words the warning of an action IAM denied for want of what

@@ -54,11 +54,7 @@ func relatedTypes(ctx context.Context, data *conns.Data, system string, actions 
 // user-groups route cannot be called (a site may not have granted it to
 // the app); the caller warns. known is false when it reported an error.
 func knownUser(ctx context.Context, data *conns.Data, user string, at path.Path, reads string, diags *diag.Diagnostics) (groups []string, known bool, err error) {
-	if data.UserGroups != nil {
-		groups, err = data.UserGroups.Get(ctx, user)
-	} else {
-		groups, err = data.Client.UserGroups(ctx, user)
-	}
+	groups, err = data.UserGroups.Get(ctx, user)
 	if errors.Is(err, bkiam.ErrUnknownSubject) {
 		diags.AddAttributeError(at, "Unknown user",
 			fmt.Sprintf("IAM does not know user %q, and answers it as a user without permissions: a typo would read as %s. "+
@@ -82,11 +78,7 @@ func knownGroup(ctx context.Context, data *conns.Data, system, group, action str
 				"answer as a group without permissions.", group))
 		return false
 	}
-	check := data.Groups
-	if check == nil {
-		check = conns.NewGroupCheck(data.Client)
-	}
-	known, err := check.Known(ctx, system, group, action)
+	known, err := data.Groups.Known(ctx, system, group, action)
 	switch {
 	case err != nil:
 		diags.AddAttributeWarning(at, "Cannot tell an unknown group from a denied one",

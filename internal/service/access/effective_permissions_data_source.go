@@ -1,7 +1,6 @@
 package access
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -245,8 +244,7 @@ type permission struct {
 
 func readPermission(raw []byte, systemOf func(typ string) string) (permission, error) {
 	p := permission{expression: "{}", instances: map[string][]string{}, paths: map[string][]string{}}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("{}")) || bytes.Equal(raw, []byte("null")) {
+	if noPolicy(raw) {
 		p.none = true
 		return p, nil
 	}
@@ -309,18 +307,10 @@ func classify(alt policyexpr.Alternative) (typ string, what int, values []string
 	if len(types) == 1 {
 		typ = types[0]
 	}
-	var ids, prefixes []string
-	idsSeen := false
+	ids, idsSeen := alt.IDsOf(typ)
+	var prefixes []string
 	for _, c := range alt {
-		if c.Every() {
-			continue
-		}
-		if got, ok := c.IDs(); ok {
-			if idsSeen {
-				ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(got, id) })
-			} else {
-				ids, idsSeen = slices.Clone(got), true
-			}
+		if _, isID := c.IDs(); isID || c.Every() {
 			continue
 		}
 		if got, ok := c.Prefixes(); ok && prefixes == nil {

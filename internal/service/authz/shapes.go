@@ -100,25 +100,16 @@ func (s shape) uncovered(alt policyexpr.Alternative) (policyexpr.Alternative, bo
 		return s.uncoveredCombination(alt), false
 	}
 	r := s.resources[0]
-	// The ids alt grants of the type: the intersection of its id conditions. Other conditions
-	// only narrow it, except one on another type, which makes it a combination.
-	var ids []string
-	idAt := -1
-	for i, c := range alt {
-		if c.Type != r.Type && c.Type != "" {
-			return alt, false
-		}
-		if v, ok := c.IDs(); ok && c.Type == r.Type {
-			if idAt < 0 {
-				ids, idAt = slices.Clone(v), i
-			} else {
-				ids = slices.DeleteFunc(ids, func(id string) bool { return !slices.Contains(v, id) })
-			}
-		}
+	// A condition on another type makes alt a combination.
+	if slices.ContainsFunc(alt, func(c policyexpr.Condition) bool { return c.Type != r.Type && c.Type != "" }) {
+		return alt, false
 	}
-	if idAt < 0 {
+	// The ids alt grants of the type; its other conditions only narrow them.
+	ids, ok := alt.IDsOf(r.Type)
+	if !ok {
 		return alt, false // every instance, a path, an attribute: not an instance grant
 	}
+	idAt := slices.IndexFunc(alt, func(c policyexpr.Condition) bool { _, isID := c.IDs(); return isID })
 	var left []string
 	for _, id := range ids {
 		if _, mine := r.Instances[id]; !mine || !s.underOf(id, alt) {
