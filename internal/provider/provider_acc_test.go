@@ -122,7 +122,6 @@ var notAtPlanTime = map[string]string{
 	"FromProviderData: Unexpected provider data":               "a bug: Configure always hands over *conns.Data",
 	"gradeManagerResource.configured: Provider not configured": "a bug: Terraform configures the provider first",
 	"groupResource.configured: Provider not configured":        "a bug: Terraform configures the provider first",
-	"managementDataSourceReady: Provider not configured":       "a bug: Terraform configures the provider first",
 	"gradeManagerResource.Create: Cannot create the grade manager": "apply time: depends on IAM " +
 		"(TestAccGradeManagerRefusals provokes the name conflict)",
 	"gradeManagerResource.Read: Invalid grade manager id":          "refresh time: a state the provider did not write",

@@ -23,12 +23,14 @@ import (
 // name filter is a case-insensitive substring match, so the client filters
 // again (bkiam.GradeManagersNamed); the members come from the v2 detail.
 type gradeManagerDataSource struct {
-	data *conns.Data
+	conns.DataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &gradeManagerDataSource{}
 
-func NewGradeManagerDataSource() datasource.DataSource { return &gradeManagerDataSource{} }
+func NewGradeManagerDataSource() datasource.DataSource {
+	return &gradeManagerDataSource{conns.DataSource{Name: "grade_manager"}}
+}
 
 type gradeManagerDataSourceModel struct {
 	System      types.String `tfsdk:"system"`
@@ -37,10 +39,6 @@ type gradeManagerDataSourceModel struct {
 	Description types.String `tfsdk:"description"`
 	Members     types.List   `tfsdk:"members"`
 	SyncPerm    types.Bool   `tfsdk:"sync_perm"`
-}
-
-func (d *gradeManagerDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_grade_manager"
 }
 
 func (d *gradeManagerDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -64,21 +62,13 @@ func (d *gradeManagerDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 	}
 }
 
-func (d *gradeManagerDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = conns.FromProviderData(req.ProviderData, "bkiam_grade_manager", &resp.Diagnostics)
-}
-
 func (d *gradeManagerDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var config gradeManagerDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !managementDataSourceReady(d.data, "bkiam_grade_manager", &resp.Diagnostics) {
+	config, ok := conns.ReadConfig[gradeManagerDataSourceModel](ctx, &d.DataSource, req, resp)
+	if !ok || !managementDataSourceReady(d.Data, "bkiam_grade_manager", &resp.Diagnostics) {
 		return
 	}
 	system, name := config.System.ValueString(), config.Name.ValueString()
-	found, err := d.data.Client.GradeManagersNamed(ctx, system, name)
+	found, err := d.Data.Client.GradeManagersNamed(ctx, system, name)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot find the grade manager", managementError(fmt.Sprintf("Listing the grade managers of %s", system), err))
 		return
@@ -97,7 +87,7 @@ func (d *gradeManagerDataSource) Read(ctx context.Context, req datasource.ReadRe
 			fmt.Sprintf("IAM lists %d grade managers of %s named exactly %q, though it keeps names unique; give the id instead.", len(found), system, name))
 		return
 	}
-	gm, err := d.data.Client.GradeManager(ctx, system, found[0].ID)
+	gm, err := d.Data.Client.GradeManager(ctx, system, found[0].ID)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the grade manager", managementError(fmt.Sprintf("Reading grade manager %d in %s", found[0].ID, system), err))
 		return

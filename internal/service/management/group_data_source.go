@@ -24,12 +24,14 @@ var positiveIDPattern = regexp.MustCompile(`^[1-9][0-9]*$`)
 // found by its exact name. IAM's name filter is a case-insensitive
 // substring match, so the client filters again (bkiam.GroupByName).
 type groupDataSource struct {
-	data *conns.Data
+	conns.DataSource
 }
 
 var _ datasource.DataSourceWithConfigure = &groupDataSource{}
 
-func NewGroupDataSource() datasource.DataSource { return &groupDataSource{} }
+func NewGroupDataSource() datasource.DataSource {
+	return &groupDataSource{conns.DataSource{Name: "group"}}
+}
 
 type groupDataSourceModel struct {
 	System          types.String `tfsdk:"system"`
@@ -40,10 +42,6 @@ type groupDataSourceModel struct {
 	Readonly        types.Bool   `tfsdk:"readonly"`
 	UserCount       types.Int64  `tfsdk:"user_count"`
 	DepartmentCount types.Int64  `tfsdk:"department_count"`
-}
-
-func (d *groupDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_group"
 }
 
 func (d *groupDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -66,22 +64,14 @@ func (d *groupDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 	}
 }
 
-func (d *groupDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = conns.FromProviderData(req.ProviderData, "bkiam_group", &resp.Diagnostics)
-}
-
 func (d *groupDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var config groupDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !managementDataSourceReady(d.data, "bkiam_group", &resp.Diagnostics) {
+	config, ok := conns.ReadConfig[groupDataSourceModel](ctx, &d.DataSource, req, resp)
+	if !ok || !managementDataSourceReady(d.Data, "bkiam_group", &resp.Diagnostics) {
 		return
 	}
 	system, name := config.System.ValueString(), config.Name.ValueString()
 	gm, _ := strconv.ParseInt(config.GradeManagerID.ValueString(), 10, 64)
-	g, err := d.data.Client.GroupByName(ctx, system, gm, name)
+	g, err := d.Data.Client.GroupByName(ctx, system, gm, name)
 	if err == nil && g == nil {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "No such group",
 			fmt.Sprintf("Grade manager %d of %s has no group named exactly %q (IAM compares names case-insensitively when "+

@@ -79,14 +79,10 @@ func managementError(what string, err error) string {
 	return fmt.Sprintf("%s: %s", what, err)
 }
 
-// managementDataSourceReady reports whether a management data source can
-// read: the provider is configured, and through the API gateway (else the
-// error names the fix).
+// managementDataSourceReady reports whether a management data source of a
+// configured provider can read: through the API gateway (else the error
+// names the fix).
 func managementDataSourceReady(data *conns.Data, typeName string, diags *diag.Diagnostics) bool {
-	if data == nil {
-		diags.AddError("Provider not configured", typeName+" was read before the provider was configured; this is a bug in the provider.")
-		return false
-	}
 	if summary, detail, ok := managementNeedsGateway(data, "the "+typeName+" data source"); ok {
 		diags.AddError(summary, detail)
 		return false
