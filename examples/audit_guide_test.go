@@ -94,12 +94,7 @@ func TestAccAuditGuide(t *testing.T) {
 
 	// Every host of business 1, as the web UI and CMDB grant: IAM holds
 	// host._bk_iam_path_ starts_with "/biz,1/".
-	if _, err := c.BatchPath(ctx, bkiam.BatchPathRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant, ExpiredAt: bkiam.PermanentExpiry,
-		Subject: bkiam.Subject{Type: "user", ID: "bob"}, Actions: []bkiam.Action{{ID: "delete_host"}},
-		Resources: []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{
-			{System: "bk_cmdb", Type: "biz", ID: "1", Name: "biz1"}, {System: "bk_cmdb", Type: "host", ID: "*"}}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	acctest.GrantUnderOutside(t, c, "bk_cmdb", "bob", "delete_host", "host", bkiam.PermanentExpiry, acctest.Biz("1"))
 	if out := plan(); !strings.Contains(out, "Allowed to delete: bob on host 1, bob on host 2.") || strings.Contains(out, "Not allowed") {
 		t.Errorf("after bob's grant of delete_host on business 1 the plan does not warn of bob alone:\n%s", out)
 	}

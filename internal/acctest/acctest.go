@@ -439,6 +439,31 @@ func ChangeHostsOutside(t *testing.T, sb *sandboxtest.Sandbox, op bkiam.Operatio
 	}
 }
 
+// GrantUnderOutside grants user action on every instance of typ under
+// ancestors with batch_path, as the web UI and CMDB grant, and as someone
+// using the IAM API directly would: IAM holds it as TYPE._bk_iam_path_
+// starts_with the ancestors' path.
+func GrantUnderOutside(t testing.TB, c *bkiam.Client, system, user, action, typ string, expiresAt int64, ancestors ...bkiam.PathNode) {
+	t.Helper()
+	if _, err := c.BatchPath(context.Background(), bkiam.BatchPathRequest{System: system, Operate: bkiam.OperationGrant, ExpiredAt: expiresAt,
+		Subject: bkiam.Subject{Type: bkiam.SubjectUser, ID: user}, Actions: []bkiam.Action{{ID: action}},
+		Resources: Under(system, typ, ancestors...)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Under is every instance of typ under ancestors, as a path grant's
+// resources give it: the ancestors, then the type's "*".
+func Under(system, typ string, ancestors ...bkiam.PathNode) []bkiam.PathResource {
+	path := append(slices.Clone(ancestors), bkiam.PathNode{System: system, Type: typ, ID: "*"})
+	return []bkiam.PathResource{{System: system, Type: typ, Paths: [][]bkiam.PathNode{path}}}
+}
+
+// Biz is business id of the sandbox's bk_cmdb as a path node.
+func Biz(id string) bkiam.PathNode {
+	return bkiam.PathNode{System: "bk_cmdb", Type: "biz", ID: id, Name: "biz" + id}
+}
+
 // OutsiderProvider turns a provider block into one for the sandbox model's
 // app that is a client of no system (on ESB, with a user's token: it is
 // not on the skip-login whitelist either).

@@ -18,6 +18,25 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(append(marshalJSON(v), '\n'))
 	}
 	fail := func(status int, msg string) { reply(status, map[string]string{"error": msg}) }
+	// decode reads the body into v, refusing unknown fields; an empty body
+	// leaves v as it is when emptyOK. It fails the request when it cannot.
+	decode := func(what string, v any, emptyOK bool) bool {
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			fail(http.StatusBadRequest, "read body: "+err.Error())
+			return false
+		}
+		if emptyOK && len(bytes.TrimSpace(raw)) == 0 {
+			return true
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			fail(http.StatusBadRequest, what+": "+err.Error())
+			return false
+		}
+		return true
+	}
 	route := r.Method + " " + r.URL.Path
 	if id, ok := strings.CutPrefix(route, "DELETE /_sandbox/groups/"); ok {
 		if err := s.DeleteGroup(id); err != nil {
@@ -57,19 +76,11 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(http.StatusOK, map[string]bool{"ok": true})
 	case "POST /_sandbox/template_policies":
-		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-		if err != nil {
-			fail(http.StatusBadRequest, "read body: "+err.Error())
-			return
-		}
 		var body struct {
 			System string `json:"system"`
 			TemplatePolicy
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil {
-			fail(http.StatusBadRequest, "template policy: "+err.Error())
+		if !decode("template policy", &body, false) {
 			return
 		}
 		if err := s.AddTemplatePolicy(body.System, body.TemplatePolicy); err != nil {
@@ -78,19 +89,11 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(http.StatusOK, map[string]bool{"ok": true})
 	case "POST /_sandbox/expression_policies":
-		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-		if err != nil {
-			fail(http.StatusBadRequest, "read body: "+err.Error())
-			return
-		}
 		var body struct {
 			System string `json:"system"`
 			ExpressionPolicy
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil {
-			fail(http.StatusBadRequest, "expression policy: "+err.Error())
+		if !decode("expression policy", &body, false) {
 			return
 		}
 		id, err := s.AddExpressionPolicy(body.System, body.ExpressionPolicy)
@@ -100,19 +103,9 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(http.StatusOK, map[string]any{"ok": true, "backend_id": id})
 	case "POST /_sandbox/faults":
-		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-		if err != nil {
-			fail(http.StatusBadRequest, "read body: "+err.Error())
-			return
-		}
 		var f Faults
-		if len(bytes.TrimSpace(raw)) > 0 {
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f); err != nil {
-				fail(http.StatusBadRequest, "faults: "+err.Error())
-				return
-			}
+		if !decode("faults", &f, true) {
+			return
 		}
 		if err := s.SetFaults(f); err != nil {
 			fail(http.StatusBadRequest, err.Error())

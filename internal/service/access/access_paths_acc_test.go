@@ -18,17 +18,13 @@ import (
 // UI and CMDB grant: IAM stores it as host._bk_iam_path_ starts_with
 // "/biz,BIZ/".
 func underBiz(biz string) []bkiam.PathResource {
-	return []bkiam.PathResource{{System: "bk_cmdb", Type: "host", Paths: [][]bkiam.PathNode{{
-		{System: "bk_cmdb", Type: "biz", ID: biz, Name: "biz" + biz}, {System: "bk_cmdb", Type: "host", ID: "*"}}}}}
+	return acctest.Under("bk_cmdb", "host", acctest.Biz(biz))
 }
 
 // grantUnderBiz grants user action on every host under business biz.
 func grantUnderBiz(t *testing.T, c *bkiam.Client, user, action, biz string) {
 	t.Helper()
-	if _, err := c.BatchPath(context.Background(), bkiam.BatchPathRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant, ExpiredAt: bkiam.PermanentExpiry,
-		Subject: bkiam.Subject{Type: "user", ID: user}, Actions: []bkiam.Action{{ID: action}}, Resources: underBiz(biz)}); err != nil {
-		t.Fatal(err)
-	}
+	acctest.GrantUnderOutside(t, c, "bk_cmdb", user, action, "host", bkiam.PermanentExpiry, acctest.Biz(biz))
 }
 
 // TestAccAccessCheckPaths: a site granted by topology, as real sites

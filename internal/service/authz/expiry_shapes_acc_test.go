@@ -15,22 +15,6 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// pathGrant grants subject actions on every instance of typ under the
-// ancestors (system,type,id triples of bk_cmdb's or another system's
-// nodes), outside Terraform, as the web UI and CMDB grant: batch_path
-// with a last node "*".
-func pathGrant(t *testing.T, sb *sandboxtest.Sandbox, system, user, action, typ string, expiresAt int64, ancestors ...bkiam.PathNode) {
-	t.Helper()
-	path := append(ancestors, bkiam.PathNode{System: system, Type: typ, ID: "*"})
-	if _, err := acctest.OutsideClient(t, sb).BatchPath(context.Background(), bkiam.BatchPathRequest{
-		System: system, Operate: bkiam.OperationGrant, ExpiredAt: expiresAt, Subject: bkiam.Subject{Type: "user", ID: user},
-		Actions:   []bkiam.Action{{ID: action}},
-		Resources: []bkiam.PathResource{{System: system, Type: typ, Paths: [][]bkiam.PathNode{path}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // rawGrant posts a batch_instance grant as a script would, resources as
 // given: IAM reads an empty instance list as every instance, which the
 // provider's client refuses to send.
@@ -73,16 +57,12 @@ func TestAccExpiryCheckSeesEveryShape(t *testing.T) {
 	sb := sandboxtest.Start(t)
 	now := time.Now().UTC().Truncate(time.Second)
 	dayAfter, nextWeek := now.Add(48*time.Hour), now.Add(7*24*time.Hour)
-	biz := func(id string) bkiam.PathNode {
-		return bkiam.PathNode{System: "bk_cmdb", Type: "biz", ID: id, Name: "biz" + id}
-	}
-
-	pathGrant(t, sb, "bk_cmdb", "alice", "view_host", "host", dayAfter.Unix(), biz("1"))
+	acctest.GrantUnderOutside(t, acctest.OutsideClient(t, sb), "bk_cmdb", "alice", "view_host", "host", dayAfter.Unix(), acctest.Biz("1"))
 	rawGrant(t, sb, "bob", "view_host", `[{"system":"bk_cmdb","type":"host","instances":[]}]`, nextWeek.Unix())
 	rawGrant(t, sb, "dave", "edit_biz_host", `[{"system":"bk_cmdb","type":"biz","instances":[{"id":"2","name":"biz2"}]},`+
 		`{"system":"bk_cmdb","type":"host","instances":[{"id":"9","name":"host9"}]}]`, nextWeek.Unix())
 	expiring := time.Now().Add(3 * time.Second)
-	pathGrant(t, sb, "bk_cmdb", "carol", "view_host", "host", expiring.Unix(), biz("3"))
+	acctest.GrantUnderOutside(t, acctest.OutsideClient(t, sb), "bk_cmdb", "carol", "view_host", "host", expiring.Unix(), acctest.Biz("3"))
 	acctest.ChangeHostsOutside(t, sb, bkiam.OperationGrant, "carol", []string{"view_host"}, []string{"7"}, expiring.Unix())
 	if _, err := acctest.OutsideClient(t, sb).BatchInstance(context.Background(), bkiam.BatchInstanceRequest{
 		System: "bk_job", Operate: bkiam.OperationGrant, Subject: bkiam.Subject{Type: "user", ID: "dave"},
@@ -92,7 +72,7 @@ func TestAccExpiryCheckSeesEveryShape(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	pathGrant(t, sb, "bk_sops", "alice", "mini_app_edit", "mini_app", nextWeek.Unix(),
+	acctest.GrantUnderOutside(t, acctest.OutsideClient(t, sb), "bk_sops", "alice", "mini_app_edit", "mini_app", nextWeek.Unix(),
 		bkiam.PathNode{System: "bk_sops", Type: "project", ID: "project2", Name: "Project Two"})
 	// An attribute condition, as IAM's web UI grants one.
 	if _, err := sb.AddExpressionPolicy("bk_cmdb", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "dave"},
@@ -217,8 +197,8 @@ resource "bkiam_instance_grant" "bob" {
 	if out := w.MustRun("plan"); strings.Contains(out, "Expiry cannot take effect") {
 		t.Errorf("a lowering alone in its policy is said not to take effect:\n%s", out)
 	}
-	pathGrant(t, sb, "bk_cmdb", "bob", "edit_host", "host", bkiam.PermanentExpiry,
-		bkiam.PathNode{System: "bk_cmdb", Type: "biz", ID: "1", Name: "biz1"})
+	acctest.GrantUnderOutside(t, acctest.OutsideClient(t, sb), "bk_cmdb", "bob", "edit_host", "host", bkiam.PermanentExpiry,
+		acctest.Biz("1"))
 	out := strings.Join(strings.Fields(w.MustRun("plan")), " ")
 	for _, want := range []string{
 		"Warning: Expiry cannot take effect",
