@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -391,4 +392,77 @@ func hostRecords(t *testing.T, w *acctest.CLIWorkspace, path string) int {
 		}
 	}
 	return n
+}
+
+// TestAccShared_replaceUnchanged: -replace and taint of a grant whose
+// configuration did not change. Terraform plans such a replacement in two
+// calls, the unchanged object's and then the new object's with no prior
+// state; the ledger took the second for another resource granting the
+// same paths as the first, and refused every -replace of an unchanged
+// grant ("Grants shared with another resource", naming the grant itself).
+// Now the new object takes the old one's claims over: the apply replaces
+// it, alice and her group hold what they held, and the next plan is
+// empty. The same for a creator grant and a group's permission.
+func TestAccShared_replaceUnchanged(t *testing.T) {
+	acctest.Parallel(t)
+	w, sb, provider := sharedWorkspace(t)
+	config := acctest.SharedHostGrant("a", "view_host", "", "1", "2") + `
+resource "bkiam_creator_grant" "jobs" {
+  system    = "bk_job"
+  type      = "job"
+  creator   = "alice"
+  instances = { "job1" = "job1" }
+  actions   = ["view"]
+}
+
+resource "bkiam_grade_manager" "platform" {
+  system  = "bk_cmdb"
+  name    = "platform"
+  members = ["alice"]
+  authorization_scopes = [
+    { system = "bk_job", actions = ["view"], resources = [{ system = "bk_job", type = "job", all_instances = true }] },
+  ]
+  subject_scopes = [{ type = "*", id = "*" }]
+}
+
+resource "bkiam_group" "dev" {
+  system           = "bk_cmdb"
+  grade_manager_id = bkiam_grade_manager.platform.id
+  name             = "dev"
+}
+
+resource "bkiam_group_permission" "jobs" {
+  system    = "bk_job"
+  group_id  = bkiam_group.dev.id
+  actions   = ["view"]
+  resources = [{ system = "bk_job", type = "job", instances = { "job2" = "job 2" } }]
+}
+`
+	w.Configure(provider, config)
+	w.MustRun("apply", "-auto-approve")
+	held := func() string {
+		var group []string
+		for _, p := range sb.Policies(sandbox.PolicyFilter{SubjectType: "group", System: "bk_job"}).Policies {
+			group = append(group, p.Action+" "+strings.Join(p.Paths, " "))
+		}
+		return fmt.Sprint(sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice"), sandboxtest.HeldPaths(sb, "bk_job", "user", "alice"), group)
+	}
+	want := held()
+	for _, addr := range []string{"bkiam_instance_grant.a", "bkiam_creator_grant.jobs", "bkiam_group_permission.jobs"} {
+		for _, how := range [][]string{{"apply", "-auto-approve", "-replace=" + addr}, {"taint", addr}} {
+			out, code := w.Run(how...)
+			if how[0] == "taint" && code == 0 {
+				out, code = w.Run("apply", "-auto-approve")
+			}
+			if code != 0 || !strings.Contains(out, "1 added, 0 changed, 1 destroyed") {
+				t.Fatalf("%s of the unchanged %s (exit %d):\n%s", how[0], addr, code, out)
+			}
+			if got := held(); got != want {
+				t.Fatalf("after %s of %s alice holds %s, want %s", how[0], addr, got, want)
+			}
+			if !w.PlanIsEmpty() {
+				t.Fatalf("the plan after %s of %s is not empty", how[0], addr)
+			}
+		}
+	}
 }

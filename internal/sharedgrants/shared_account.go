@@ -266,8 +266,12 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 			fmt.Sprintf("Another resource of this configuration revokes paths that this one keeps (%s), and was planned "+
 				"first: this resource grants them again in the same apply, after that revoke.", describeShared(report.Reassert)))
 	}
-	if update {
+	if update || (prior != nil && planned == prior) {
 		// Only a change is applied; its apply finds its holder by this id.
+		// An unchanged object names it too: a replacement Terraform forces
+		// on it (-replace) plans the new object in the next call, which
+		// takes this holder's claims over by the id (forcedSpare above)
+		// instead of sharing them with it.
 		newPrivate.Set(privateHolderKey, id, diags)
 	}
 	if owner != "" {
