@@ -118,6 +118,18 @@ type Renewer interface {
 	RenewDue(private PrivateState, now time.Time) bool
 }
 
+// NullPlanner is what a resource may add to its Def when an attribute
+// both optional and computed means something of its own when the
+// configuration leaves it out: Terraform then proposes the recorded value,
+// so the proposal looks unchanged though the configuration changed
+// (bkiam_instance_grant's expires_at, recorded for a rolling expiry,
+// means permanent when removed). The seam plans such a resource whenever
+// PlansNull says the prior state is not what the configuration's nulls
+// mean; configNull decodes the configuration on first use.
+type NullPlanner[M any] interface {
+	PlansNull(prior M, configNull func(attribute string) bool) bool
+}
+
 type PlanRequest[M any] struct {
 	Prior    *M // nil on create
 	Proposed M
@@ -238,12 +250,15 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 	var diags Diagnostics
 	unchanged := sameValue(req.PriorState, req.ProposedNewState)
 	observing := s.obs != nil && s.obs.Observing(ctx)
-	// due: the resource changes with time alone, and now is the time.
+	// due: the resource is planned though Terraform proposes no change:
+	// it changes with time alone, and now is the time (Renewer), or the
+	// configuration leaves out what the record holds (NullPlanner).
 	due := false
 	if renewer, ok := s.def.(Renewer); ok && req.PriorState != nil {
 		due = renewer.RenewDue(ReadPrivateState(req.PriorPrivate, &Diagnostics{}), time.Now())
 	}
-	if unchanged && !observing && !due && held(req.PriorIdentity) {
+	_, nullPlanner := s.def.(NullPlanner[M])
+	if unchanged && !observing && !due && !nullPlanner && held(req.PriorIdentity) {
 		// Nothing changed (refresh changes nothing either), no observer
 		// to tell, and the identity is held: the plan is the state, never
 		// decoded.
@@ -261,6 +276,10 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 		return resp
 	}
 	prior, okPrior := s.decodeValue(priorValue, "prior state", &diags)
+	configNull := s.configNull(req.Config)
+	if np, ok := s.def.(NullPlanner[M]); ok && okPrior && prior != nil && !proposedValue.IsNull() {
+		due = due || np.PlansNull(*prior, configNull)
+	}
 	var planned *M
 	var out PlanResponse[M]
 	switch {
@@ -278,7 +297,7 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 			// unchanged resource reads no model.
 			s.def.CheckModel(ctx, data, *proposed, &diags)
 			out = s.def.Plan(ctx, PlanRequest[M]{Prior: prior, Proposed: *proposed, Private: private,
-				ConfigNull: s.configNull(req.Config)}, &diags)
+				ConfigNull: configNull}, &diags)
 			planned = &out.Planned
 			if checker, ok := s.def.(PlanChecker[M, D]); ok && !diags.HasError() {
 				checker.CheckPlan(ctx, data, PlanRequest[M]{Prior: prior, Proposed: out.Planned, Private: private}, &diags)

@@ -179,6 +179,16 @@ func (InstanceGrant) RenewDue(private protocol.PrivateState, now time.Time) bool
 
 var _ protocol.Renewer = InstanceGrant{}
 
+// PlansNull: an expires_at the configuration no longer sets, without
+// expires_in, means permanent, while Terraform proposes the recorded date
+// (the attribute is computed, for a rolling expiry), so the proposal looks
+// unchanged; Plan makes it permanent (PlanRequest.ConfigNull).
+func (InstanceGrant) PlansNull(prior InstanceGrantModel, configNull func(string) bool) bool {
+	return !prior.ExpiresAt.IsNull() && prior.ExpiresIn.IsNull() && configNull("expires_at")
+}
+
+var _ protocol.NullPlanner[InstanceGrantModel] = InstanceGrant{}
+
 // describeActions renders actions for a message: "edit_host, view_host".
 func describeActions(actions []string) string { return strings.Join(actions, ", ") }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -127,5 +128,50 @@ func TestAccRollingExpiryRenewsInTheWindow(t *testing.T) {
 	}
 	if !w.PlanIsEmpty() {
 		t.Error("the plan after the lowering is not empty")
+	}
+}
+
+// TestAccExpiresAtRemovedMeansPermanent: removing expires_at from a grant
+// makes it permanent, as the docs say, whatever else changes. expires_at
+// is computed (a rolling expiry records its date there), so Terraform
+// proposes the recorded date when the configuration drops it, and the
+// plan used to be empty: the grant then lapsed on the date the
+// configuration no longer named. Now the plan shows expires_at going to
+// null, with or without refresh, the apply makes IAM's policy permanent,
+// and the plan after is empty.
+func TestAccExpiresAtRemovedMeansPermanent(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	sb := sandboxtest.Start(t)
+	nextWeek := time.Now().Add(7 * 24 * time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+	config := func(expiry string) string {
+		return fmt.Sprintf(`
+resource "bkiam_instance_grant" "alice" {
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
+%s}
+`, expiry)
+	}
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
+	w.Configure(provider, config(fmt.Sprintf("  expires_at = %q\n", nextWeek)))
+	w.MustRun("apply", "-auto-approve")
+	w.Configure(provider, config(""))
+	for _, args := range [][]string{{"plan"}, {"plan", "-refresh=false"}} {
+		out := strings.Join(strings.Fields(w.MustRun(args...)), " ")
+		if !strings.Contains(out, fmt.Sprintf("- expires_at = %q -> null", nextWeek)) || !strings.Contains(out, "1 to change") {
+			t.Errorf("terraform %s after expires_at was removed does not plan it permanent:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	w.MustRun("apply", "-auto-approve")
+	for _, p := range sb.Policies(sandbox.PolicyFilter{SubjectID: "alice"}).Policies {
+		if p.ExpiredAt != bkiam.PermanentExpiry {
+			t.Errorf("after the apply alice's %s expires at %d, want permanent", p.Action, p.ExpiredAt)
+		}
+	}
+	if !w.PlanIsEmpty() {
+		t.Error("the plan after the apply is not empty")
 	}
 }
