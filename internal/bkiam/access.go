@@ -62,16 +62,8 @@ type ActionCondition struct {
 // MaxAuthActions actions (POST /api/v2/policy/systems/{system}/auth_by_actions/).
 func (c *Client) AuthByActions(ctx context.Context, system string, subject Subject, actions []string, resources []AuthResource) (AccessAnswer, error) {
 	answer := AccessAnswer{Allowed: map[string]bool{}}
-	if c.cfg.transport != TransportGateway {
-		return answer, ErrReadNeedsGateway
-	}
-	switch {
-	case strings.TrimSpace(system) == "":
-		return answer, invalid("access check", "system is empty")
-	case subject.Type == "" || subject.ID == "":
-		return answer, invalid("access check", "subject is incomplete")
-	case len(actions) == 0:
-		return answer, invalid("access check", "no actions")
+	if err := c.checkSubjectQuery("access check", system, subject, actions); err != nil {
+		return answer, err
 	}
 	path := fmt.Sprintf("/api/v2/policy/systems/%s/auth_by_actions/", system)
 	for chunk := range slices.Chunk(actions, MaxAuthActions) {
@@ -99,16 +91,8 @@ func (c *Client) AuthByActions(ctx context.Context, system string, subject Subje
 // effective permission (POST /api/v2/policy/systems/{system}/query_by_actions/). asManager is set
 // when the backend answered as for a manager.
 func (c *Client) QueryByActions(ctx context.Context, system string, subject Subject, actions []string) (conditions []ActionCondition, asManager bool, err error) {
-	if c.cfg.transport != TransportGateway {
-		return nil, false, ErrReadNeedsGateway
-	}
-	switch {
-	case strings.TrimSpace(system) == "":
-		return nil, false, invalid("effective permission query", "system is empty")
-	case subject.Type == "" || subject.ID == "":
-		return nil, false, invalid("effective permission query", "subject is incomplete")
-	case len(actions) == 0:
-		return nil, false, invalid("effective permission query", "no actions")
+	if err := c.checkSubjectQuery("effective permission query", system, subject, actions); err != nil {
+		return nil, false, err
 	}
 	op := fmt.Sprintf("effective permission query POST %s for %s %s", queryByActionsRoute(system), subject.Type, subject.ID)
 	conditions, raw, err := c.queryByActions(ctx, op, system, subject, actions, "", "checking access")
@@ -116,6 +100,23 @@ func (c *Client) QueryByActions(ctx context.Context, system string, subject Subj
 		return nil, false, err
 	}
 	return conditions, answeredAsManager(raw), nil
+}
+
+// checkSubjectQuery refuses, before any call, a question about a subject that the backend's policy
+// routes cannot answer: not through the gateway, or with something missing.
+func (c *Client) checkSubjectQuery(op, system string, subject Subject, actions []string) error {
+	if c.cfg.transport != TransportGateway {
+		return ErrReadNeedsGateway
+	}
+	switch {
+	case strings.TrimSpace(system) == "":
+		return invalid(op, "system is empty")
+	case subject.Type == "" || subject.ID == "":
+		return invalid(op, "subject is incomplete")
+	case len(actions) == 0:
+		return invalid(op, "no actions")
+	}
+	return nil
 }
 
 func queryByActionsRoute(system string) string {

@@ -111,17 +111,10 @@ type DebugRow struct{ ID, SubjectPK, ExpiredAt int64 }
 // (readDebugTree). force bypasses the backend's caches, so that the rows are the database's now.
 // A tree that lacks what it should hold is an error (ErrUnexpectedResponse), never a guess.
 func (c *Client) QuerySubjectRows(ctx context.Context, system string, subject Subject, actions []string) (*SubjectRows, error) {
-	if c.cfg.transport != TransportGateway {
-		return nil, ErrReadNeedsGateway
+	if err := c.checkSubjectQuery("subject rows query", system, subject, actions); err != nil {
+		return nil, err
 	}
-	switch {
-	case strings.TrimSpace(system) == "":
-		return nil, invalid("subject rows query", "system is empty")
-	case subject.Type == "" || subject.ID == "":
-		return nil, invalid("subject rows query", "subject is incomplete")
-	case len(actions) == 0:
-		return nil, invalid("subject rows query", "no actions")
-	case slices.Contains(actions, ""):
+	if slices.Contains(actions, "") {
 		return nil, invalid("subject rows query", "an action is empty")
 	}
 	actions = uniqueStrings(actions) // the backend answers an action as often as it is asked
