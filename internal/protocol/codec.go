@@ -55,6 +55,14 @@ func AsString(d *Decoder, v tftypes.Value) string {
 	return s
 }
 
+func AsBool(d *Decoder, v tftypes.Value) bool {
+	var b bool
+	if err := v.As(&b); err != nil {
+		d.Fail("bool", err)
+	}
+	return b
+}
+
 func AsInt64(d *Decoder, v tftypes.Value) int64 {
 	var f big.Float
 	if err := v.As(&f); err != nil {
@@ -111,6 +119,8 @@ func MapOf[T any](elem func(*Decoder, tftypes.Value) T) func(*Decoder, tftypes.V
 
 func DecodeString(d *Decoder, v tftypes.Value) StringValue { return DecodeValue(d, v, AsString) }
 
+func DecodeBool(d *Decoder, v tftypes.Value) BoolValue { return DecodeValue(d, v, AsBool) }
+
 func DecodeStrings(d *Decoder, v tftypes.Value) StringsValue {
 	return DecodeCollection(d, v, ListOf(AsString))
 }
@@ -138,6 +148,8 @@ func EncodeValue[T any](typ tftypes.Type, x Value[T], fromKnown func(tftypes.Typ
 }
 
 func FromString(typ tftypes.Type, s string) tftypes.Value { return tftypes.NewValue(typ, s) }
+
+func FromBool(typ tftypes.Type, b bool) tftypes.Value { return tftypes.NewValue(typ, b) }
 
 func FromInt64(typ tftypes.Type, n int64) tftypes.Value {
 	return tftypes.NewValue(typ, new(big.Float).SetInt64(n))
@@ -184,6 +196,10 @@ func EncodeString(typ tftypes.Type, x StringValue) tftypes.Value {
 	return EncodeValue(typ, x, FromString)
 }
 
+func EncodeBool(typ tftypes.Type, x BoolValue) tftypes.Value {
+	return EncodeValue(typ, x, FromBool)
+}
+
 func EncodeStrings(typ tftypes.Type, x StringsValue) tftypes.Value {
 	return EncodeValue(typ, x, FromList(FromString))
 }
@@ -222,6 +238,10 @@ func (a *Attrs) With(name string, encode func(tftypes.Type) tftypes.Value) *Attr
 
 func (a *Attrs) String(name string, x StringValue) *Attrs {
 	return a.With(name, func(t tftypes.Type) tftypes.Value { return EncodeString(t, x) })
+}
+
+func (a *Attrs) Bool(name string, x BoolValue) *Attrs {
+	return a.With(name, func(t tftypes.Type) tftypes.Value { return EncodeBool(t, x) })
 }
 
 func (a *Attrs) Strings(name string, x StringsValue) *Attrs {

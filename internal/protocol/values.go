@@ -46,6 +46,7 @@ func (x Value[T]) Get() (T, bool) { return x.v, x.state == stateKnown }
 // The shapes the models use, named.
 type (
 	StringValue    = Value[string]
+	BoolValue      = Value[bool]
 	StringsValue   = Value[[]StringValue]           // a set or list of strings
 	StringMapValue = Value[map[string]StringValue]  // a map of strings
 	Int64MapValue  = Value[map[string]Value[int64]] // a map of numbers
