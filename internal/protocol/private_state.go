@@ -121,11 +121,37 @@ func (p PrivateState) Set(key string, v any, diags *Diagnostics) {
 // which its next renewal falls due.
 const renewAfterKey = "renew_after"
 
-// RenewDueAfter reports whether private records a renewal that fell due
-// before now (WithRenewAfter): what a Renewer's RenewDue usually answers.
-func RenewDueAfter(private PrivateState, now time.Time) bool {
+// RenewDueAfter reports whether private records a renewal that falls due
+// before asOf (WithRenewAfter): what a Renewer's RenewDue usually answers.
+func RenewDueAfter(private PrivateState, asOf time.Time) bool {
 	after, err := strconv.ParseInt(string(private[renewAfterKey]), 10, 64)
-	return err == nil && now.Unix() > after
+	return err == nil && asOf.Unix() > after
+}
+
+// readAtKey is where the seam keeps, for a Renewer with a renewal
+// recorded (renew_after), when its state was last read from IAM or
+// written by an apply, in unix seconds: the time its plans go by
+// (PlanRequest.AsOf).
+const readAtKey = "read_at"
+
+// asOf is the time a plan over private goes by: its read_at, else now.
+func asOf(private PrivateState, now time.Time) time.Time {
+	if at, err := strconv.ParseInt(string(private[readAtKey]), 10, 64); err == nil && at > 0 {
+		return time.Unix(at, 0)
+	}
+	return now
+}
+
+// WithReadAt records in private (a copy) that the state was read or
+// written at now, when private records a renewal; else private as it is.
+// The seam calls it on every read and apply of a Renewer.
+func WithReadAt(private PrivateState, now time.Time) PrivateState {
+	if _, renews := private[renewAfterKey]; !renews {
+		return private
+	}
+	private = maps.Clone(private)
+	private[readAtKey] = []byte(strconv.FormatInt(now.Unix(), 10))
+	return private
 }
 
 // WithRenewAfter records in private (a copy, when it changes) the time

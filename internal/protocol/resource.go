@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -112,10 +113,18 @@ type PlanChecker[M any, D comparable] interface {
 // with time alone, as a rolling expiry does once its renewal window
 // opens: the seam then plans it, though neither the configuration nor
 // the state changed, whenever RenewDue says so. RenewDue reads only the
-// private state (the resource keeps there when it is due), so that an
-// unchanged resource that is not due is still never decoded.
+// private state (the resource keeps there when it is due,
+// WithRenewAfter), so that an unchanged resource that is not due is
+// still never decoded.
+//
+// The time a Renewer's plan goes by (asOf, PlanRequest.AsOf) is not the
+// clock's: it is when its state was last read from IAM or written by an
+// apply, which the seam records in private state. Terraform plans a
+// changed resource again at apply, from the same prior state (a saved
+// plan keeps it), and requires both plans to agree: by the clock, a plan
+// saved before a renewal window opens and applied after it would not.
 type Renewer interface {
-	RenewDue(private PrivateState, now time.Time) bool
+	RenewDue(private PrivateState, asOf time.Time) bool
 }
 
 // NullPlanner is what a resource may add to its Def when an attribute
@@ -134,11 +143,23 @@ type PlanRequest[M any] struct {
 	Prior    *M // nil on create
 	Proposed M
 	Private  PrivateState
+	// AsOf is the time the plan goes by: for a Renewer, when the prior
+	// state was last read or written (see Renewer); else the clock's.
+	AsOf time.Time
 	// ConfigNull reports whether the configuration leaves a top-level
 	// attribute null, which Proposed cannot tell for one both optional and
 	// computed: Terraform proposes the prior value for it. It decodes the
 	// configuration on first use; nil where there is none (CheckPlan).
 	ConfigNull func(attribute string) bool
+}
+
+// Time is the time the plan goes by: AsOf, or the clock's where the
+// request was built without it.
+func (r PlanRequest[M]) Time() time.Time {
+	if r.AsOf.IsZero() {
+		return time.Now()
+	}
+	return r.AsOf
 }
 
 type PlanResponse[M any] struct {
@@ -254,8 +275,11 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 	// it changes with time alone, and now is the time (Renewer), or the
 	// configuration leaves out what the record holds (NullPlanner).
 	due := false
-	if renewer, ok := s.def.(Renewer); ok && req.PriorState != nil {
-		due = renewer.RenewDue(ReadPrivateState(req.PriorPrivate, &Diagnostics{}), time.Now())
+	now := time.Now()
+	renewer, isRenewer := s.def.(Renewer)
+	if isRenewer && req.PriorState != nil {
+		prior := ReadPrivateState(req.PriorPrivate, &Diagnostics{})
+		due = renewer.RenewDue(prior, asOf(prior, now))
 	}
 	_, nullPlanner := s.def.(NullPlanner[M])
 	if unchanged && !observing && !due && !nullPlanner && held(req.PriorIdentity) {
@@ -277,6 +301,10 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 	}
 	prior, okPrior := s.decodeValue(priorValue, "prior state", &diags)
 	configNull := s.configNull(req.Config)
+	planTime := now
+	if isRenewer {
+		planTime = asOf(private, now)
+	}
 	if np, ok := s.def.(NullPlanner[M]); ok && okPrior && prior != nil && !proposedValue.IsNull() {
 		due = due || np.PlansNull(*prior, configNull)
 	}
@@ -297,10 +325,10 @@ func (s served[M, D]) planChange(ctx context.Context, data D, req *tfprotov6.Pla
 			// unchanged resource reads no model.
 			s.def.CheckModel(ctx, data, *proposed, &diags)
 			out = s.def.Plan(ctx, PlanRequest[M]{Prior: prior, Proposed: *proposed, Private: private,
-				ConfigNull: configNull}, &diags)
+				AsOf: planTime, ConfigNull: configNull}, &diags)
 			planned = &out.Planned
 			if checker, ok := s.def.(PlanChecker[M, D]); ok && !diags.HasError() {
-				checker.CheckPlan(ctx, data, PlanRequest[M]{Prior: prior, Proposed: out.Planned, Private: private}, &diags)
+				checker.CheckPlan(ctx, data, PlanRequest[M]{Prior: prior, Proposed: out.Planned, Private: private, AsOf: planTime}, &diags)
 			}
 			resp.RequiresReplace = out.RequiresReplace
 		}
@@ -372,6 +400,9 @@ func (s served[M, D]) applyChange(ctx context.Context, data D, req *tfprotov6.Ap
 			ctx = s.obs.Apply(ctx, data, ApplyNote[M]{TypeName: s.TypeName(), Prior: prior, Planned: planned, Private: private}, &diags)
 		}
 		newState, newPrivate := s.def.Apply(ctx, data, ApplyRequest[M]{Prior: prior, Planned: planned, Private: private}, &diags)
+		if _, ok := s.def.(Renewer); ok {
+			newPrivate = WithReadAt(newPrivate, time.Now())
+		}
 		resp.NewState = s.marshal(newState, &diags)
 		resp.Private = newPrivate.Bytes(&diags)
 		if newState != nil {
@@ -394,6 +425,15 @@ func (s served[M, D]) readResource(ctx context.Context, data D, req *tfprotov6.R
 	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: req.CurrentIdentity}
 	private, imported := importedBefore(req.Private)
 	refreshes := s.def.Refreshes(data)
+	_, renewer := s.def.(Renewer)
+	if renewer && bytes.Contains(private, []byte(renewAfterKey)) {
+		// The time the next plan goes by (Renewer): now, for a state
+		// that renews.
+		var diags Diagnostics
+		stamped := WithReadAt(ReadPrivateState(private, &diags), time.Now())
+		private = stamped.Bytes(&diags)
+		resp.Private, resp.Diagnostics = private, diags
+	}
 	if !refreshes && held(req.CurrentIdentity) && !imported {
 		return resp
 	}
@@ -413,6 +453,9 @@ func (s served[M, D]) readResource(ctx context.Context, data D, req *tfprotov6.R
 			newState = state
 		} else {
 			resp.NewState = s.marshal(newState, &diags)
+			if renewer {
+				newPrivate = WithReadAt(newPrivate, time.Now())
+			}
 			resp.Private = newPrivate.Bytes(&diags)
 			if newState == nil {
 				resp.Private = nil
