@@ -12,7 +12,7 @@ func ExpiringHCL(attrs string) string {
 func ExpiringValidationCases() []PlanTimeCase {
 	return []PlanTimeCase{
 		{Name: "expiring: window not a duration", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"a month\"\n  group_id = \"1\"\n"),
-			Want: []string{"Invalid duration", `within: "a month" is not a duration such as "90d", "12h" or "1w". Write the window from now, e.g. "30d".`}},
+			Want: []string{"Invalid duration", `within: "a month" is not a duration such as "90d", "12h", "1w" or "1d12h". Write the window from now, e.g. "30d".`}},
 		{Name: "expiring: neither group nor user", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n"),
 			Want: []string{"Missing Attribute Configuration", `Exactly one of these attributes must be configured: [group_id,user]`}},
 		{Name: "expiring: user without actions", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n  user = \"alice\"\n"),

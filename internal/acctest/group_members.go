@@ -125,12 +125,12 @@ func GroupMembersValidationCases() []PlanTimeCase {
 		{Name: "expiry in the past", Config: config("42", fmt.Sprintf(`{ alice = %q }`, past), "{}", "", ""),
 			Want: []string{"Expiry in the past", fmt.Sprintf(`users["alice"] is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, or "permanent".`, past)}},
 		{Name: "expires_in not a duration", Config: config("42", rolling, "{}", "  expires_in = \"3 months\"\n", ""),
-			Want: []string{"Invalid duration", `expires_in: "3 months" is not a duration such as "90d", "12h" or "1w". Write a number and a unit, ` +
+			Want: []string{"Invalid duration", `expires_in: "3 months" is not a duration such as "90d", "12h", "1w" or "1d12h". Write a number and a unit, ` +
 				`s, m, h, d (24 hours) or w (7 days), or several, such as "90d", "1w" or "1d12h".`}},
 		{Name: "renew_before not a whole number of seconds", Config: config("42", rolling, "{}", "  expires_in   = \"1h\"\n  renew_before = \"1.5s\"\n", ""),
 			Want: []string{"Invalid duration", `renew_before: "1.5s" is not a whole number of seconds: IAM keeps expiries in seconds. Write a number and a unit`}},
 		{Name: "renew_before without expires_in", Config: config("42", alice, "{}", "  renew_before = \"7d\"\n", ""),
-			Want: []string{"renew_before needs expires_in", `renew_before says when to renew the rolling expiry that expires_in sets, and expires_in is not set. ` +
+			Want: []string{"renew_before without expires_in", `renew_before says when to renew the rolling expiry that expires_in sets, and expires_in is not set. ` +
 				`Set expires_in as well (for example expires_in = "90d" with renew_before = "7d"), or remove renew_before.`}},
 		{Name: "renew_before not shorter than expires_in", Config: config("42", rolling, "{}", "  expires_in   = \"1w\"\n  renew_before = \"7d\"\n", ""),
 			Want: []string{"renew_before not shorter than expires_in", `renew_before (7d) must be shorter than expires_in (1w): a renewal adds expires_in to ` +

@@ -38,7 +38,7 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 	if data == nil {
 		return // the provider is not configured
 	}
-	next := ViewGrant(req.Proposed)
+	next := plannedView(req)
 	if !next.Known || next.System == "" || next.Subject.ID == "" {
 		return // unknown until apply: nothing to read yet
 	}

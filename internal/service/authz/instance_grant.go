@@ -22,7 +22,6 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
-	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -120,8 +119,11 @@ func (InstanceGrant) Schema(context.Context) schema.Schema {
 			"renew_before": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "With `expires_in`: how long before `expires_at` a plan renews the grant, e.g. `\"7d\"`, " +
-					"shorter than `expires_in`. A plan inside the window shows `expires_at` moving on by `expires_in` (from the " +
-					"recorded date, so the cadence holds whatever day the plan runs) and says how many instances it renews; " +
+					"shorter than `expires_in`. A plan inside the window, or within a margin before it (a day, or half the gap " +
+					"between `expires_in` and `renew_before` when shorter), renews: `expires_at` is known after apply, the " +
+					"recorded date plus `expires_in` (so the cadence holds whatever day the plan runs), and the plan says how " +
+					"many instances it renews and to when. A plan goes by the time the state was last read or written, so that " +
+					"a saved plan's apply, however late, agrees with it. " +
 					"the apply grants the same instances again with the later expiry, one call per 200 instances of a " +
 					"resource type, as IAM raises an expiry in place. Outside the window the plan is empty. Unset, the grant " +
 					"is never renewed: it lapses at `expires_at` and the plan warns.",
@@ -177,6 +179,17 @@ func ViewGrant(m InstanceGrantModel) GrantView {
 	return g
 }
 
+// withEstimate is g with the expiry a plan estimates for a rolling
+// expires_at it leaves unknown (0: none), by which the plan judges it.
+func withEstimate(g GrantView, estimate int64) GrantView {
+	if g.Known || estimate == 0 || !g.Model.ExpiresAt.IsUnknown() {
+		return g
+	}
+	model := g.Model
+	model.ExpiresAt = protocol.Known(formatExpiry(estimate))
+	return ViewGrant(model)
+}
+
 // grantOf converts the grant's attributes; false when any is unknown.
 func grantOf(m InstanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 	var g grantplan.Grant
@@ -200,14 +213,10 @@ func grantOf(m InstanceGrantModel, subjectType string) (grantplan.Grant, bool) {
 		}
 		g.Resources = append(g.Resources, grantplan.Resource{System: system, Type: typ, Instances: instances})
 	}
+	// A rolling expiry the apply sets is unknown here: a plan judges it by
+	// its estimate (withEstimate); reading the clock here would make two
+	// views of one grant differ.
 	g.ExpiresAt, ok = expiresUnix(m.ExpiresAt, subjectType)
-	if !ok && m.ExpiresAt.IsUnknown() {
-		// A rolling expiry the apply sets: about now plus expires_in,
-		// which is what a plan checks it by.
-		if r, rolling := rollingOf(m); rolling {
-			g.ExpiresAt, ok = renewal.First(time.Now(), r.every, bkiam.PermanentExpiry), true
-		}
-	}
 	return g, ok
 }
 
@@ -405,9 +414,10 @@ func (InstanceGrant) CheckModel(ctx context.Context, data *conns.Data, proposed 
 
 func (r InstanceGrant) Plan(_ context.Context, req protocol.PlanRequest[InstanceGrantModel], diags *protocol.Diagnostics) protocol.PlanResponse[InstanceGrantModel] {
 	planned := req.Proposed
+	var estimate int64 // the expiry the apply sets where the plan leaves it unknown
 	switch {
 	case !planned.ExpiresIn.IsNull():
-		planRolling(&planned, req.Prior, time.Now(), diags)
+		estimate = planRolling(&planned, req.Prior, req.Time(), diags)
 	case req.Prior != nil && !planned.ExpiresAt.IsNull() && req.ConfigNull != nil && req.ConfigNull("expires_at"):
 		// expires_at is computed for a rolling expiry, so Terraform
 		// proposes the recorded one when the configuration has none:
@@ -437,7 +447,7 @@ func (r InstanceGrant) Plan(_ context.Context, req protocol.PlanRequest[Instance
 	if planned.ID.IsNull() {
 		planned.ID = protocol.Unknown[string]()
 	}
-	planned.Policies = r.plannedPolicies(ViewGrant(planned), ViewGrant(prior), req.Private, diags)
+	planned.Policies = r.plannedPolicies(withEstimate(ViewGrant(planned), estimate), ViewGrant(prior), req.Private, diags)
 	out.Planned = planned
 	return out
 }
@@ -482,7 +492,7 @@ func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 	private := req.Private
 	if req.Planned != nil && req.Planned.ExpiresAt.IsUnknown() {
 		planned := *req.Planned
-		setRollingExpiry(&planned, time.Now())
+		setRollingExpiry(&planned, req.Prior, time.Now())
 		req.Planned = &planned
 	}
 	current, next := protocol.ViewsOf(req, ViewGrant)
@@ -516,6 +526,9 @@ func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 		runner.policies = current.Policies
 	}
 	state, private := applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(planned.Model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	if !diags.HasError() {
+		reportRenewal(req.Prior, state, diags)
+	}
 	return state, withRenewal(private, state)
 }
 
@@ -629,6 +642,19 @@ func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.
 			fmt.Sprintf("detect_drift could not read what %s holds in %s: %v. State is kept as it was; fix the cause, or turn "+
 				"detect_drift off.", subjectName(g.Subject), g.System, err))
 		return &state, private, false
+	}
+	if at, ok := renewedOutside(state, now, iamExpiry); ok && !expired && now.Equal(held) {
+		// A rolling grant renewed in IAM (a grant of the same action by
+		// another, a renewal in the web UI): a later expiry satisfies
+		// expires_in. State records it, so that the next renewal counts
+		// from it and no plan lowers it.
+		diags.AddWarning("Renewed outside Terraform",
+			fmt.Sprintf("IAM keeps %s's %s until %s, later than the recorded expires_at %s. A later expiry satisfies expires_in: "+
+				"state records it as expires_at, and the next renewal counts from it.", subjectName(g.Subject),
+				describeActions(g.Grant.Actions), formatExpiry(at), formatExpiry(g.Grant.ExpiresAt)))
+		renewed := state
+		renewed.ExpiresAt = protocol.Known(formatExpiry(at))
+		return &renewed, private, true
 	}
 	if drift := DescribeExpiryDrift(now, iamExpiry); drift != "" && g.Subject.Type == bkiam.SubjectUser && !expired {
 		// Said, not corrected: recording IAM's expiry would plan a change

@@ -25,116 +25,140 @@ import (
 // (protocol.Renewer), though it would otherwise answer an unchanged plan
 // without decoding it.
 
-// rollingExpiry is expires_in and renew_before, parsed.
-type rollingExpiry struct {
-	every, before time.Duration // before is 0 without renew_before
+// rollingSettings are m's expires_in and renew_before as written.
+func rollingSettings(m InstanceGrantModel) (expiresIn, renewBefore renewal.Setting) {
+	in, inKnown := m.ExpiresIn.Get()
+	before, beforeKnown := m.RenewBefore.Get()
+	return renewal.Setting{Value: in, Set: !m.ExpiresIn.IsNull(), Known: inKnown},
+		renewal.Setting{Value: before, Set: !m.RenewBefore.IsNull(), Known: beforeKnown}
 }
 
 // rollingOf returns the model's rolling expiry; ok is false when
-// expires_in is null, unknown or does not parse (Validate says why).
-func rollingOf(m InstanceGrantModel) (r rollingExpiry, ok bool) {
-	in, known := m.ExpiresIn.Get()
-	if !known {
+// expires_in is null, or either duration is unknown or does not parse
+// (Validate says why).
+func rollingOf(m InstanceGrantModel) (r renewal.Rolling, ok bool) {
+	if m.ExpiresIn.IsNull() {
 		return r, false
 	}
-	var err error
-	if r.every, err = renewal.ParseDuration(in); err != nil {
-		return r, false
+	r, ok, _ = renewal.Check(rollingSettings(m))
+	return r, ok
+}
+
+// recordedOf is what a state records of its rolling expiry.
+func recordedOf(m *InstanceGrantModel) renewal.Recorded {
+	if m == nil {
+		return renewal.Recorded{}
 	}
-	if before, known := m.RenewBefore.Get(); known {
-		if r.before, err = renewal.ParseDuration(before); err != nil {
-			return r, false
-		}
+	var rec renewal.Recorded
+	if r, ok := rollingOf(*m); ok {
+		rec.Every = r.Every
+	} else if in, known := m.ExpiresIn.Get(); known {
+		rec.Every, _ = renewal.ParseDuration(in) // renew_before unknown in state: never
 	}
-	return r, true
+	rec.At, _ = expiryOf(m.ExpiresAt)
+	return rec
 }
 
 // checkRolling refuses what expires_in and renew_before cannot mean.
 func checkRolling(config InstanceGrantModel, subjectType string, subjectKnown bool, diags *protocol.Diagnostics) {
-	in, inKnown := config.ExpiresIn.Get()
-	before, beforeKnown := config.RenewBefore.Get()
-	var every, window time.Duration
-	var err error
-	if inKnown {
-		if every, err = renewal.ParseDuration(in); err != nil {
-			diags.AddAttributeError(protocol.Root("expires_in"), "Invalid duration",
-				fmt.Sprintf("expires_in: %v. Write how long the grant lasts, e.g. \"90d\".", err))
-		}
-		switch {
-		case !config.ExpiresAt.IsNull():
-			diags.AddAttributeError(protocol.Root("expires_in"), "Both expires_at and expires_in",
-				"A grant expires at a fixed time (expires_at) or a duration after it is granted (expires_in), not both. Remove one.")
-		case subjectKnown && subjectType == bkiam.SubjectGroup:
-			diags.AddAttributeError(protocol.Root("expires_in"), "Group grants do not expire",
-				"IAM keeps group policies forever and ignores an expiry. Remove expires_in, or grant to users instead.")
-		}
+	_, _, problems := renewal.Check(rollingSettings(config))
+	for _, p := range problems {
+		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
 	}
-	if !beforeKnown {
-		return
-	}
-	if window, err = renewal.ParseDuration(before); err != nil {
-		diags.AddAttributeError(protocol.Root("renew_before"), "Invalid duration",
-			fmt.Sprintf("renew_before: %v. Write how long before the expiry a plan renews the grant, e.g. \"7d\".", err))
+	if config.ExpiresIn.IsNull() {
 		return
 	}
 	switch {
-	case config.ExpiresIn.IsNull():
-		diags.AddAttributeError(protocol.Root("renew_before"), "renew_before without expires_in",
-			"renew_before renews a rolling expiry, which expires_in sets. Set expires_in (e.g. \"90d\"), or remove renew_before.")
-	case inKnown && every > 0 && window >= every:
-		diags.AddAttributeError(protocol.Root("renew_before"), "Renewal window too long",
-			fmt.Sprintf("renew_before (%s) must be shorter than expires_in (%s): otherwise every plan would renew the grant.", before, in))
+	case !config.ExpiresAt.IsNull():
+		diags.AddAttributeError(protocol.Root("expires_in"), "Both expires_at and expires_in",
+			"A grant expires at a fixed time (expires_at) or a duration after it is granted (expires_in), not both. Remove one.")
+	case subjectKnown && subjectType == bkiam.SubjectGroup:
+		diags.AddAttributeError(protocol.Root("expires_in"), "Group grants do not expire",
+			"IAM keeps group policies forever and ignores an expiry. Remove expires_in, or grant to users instead.")
 	}
 }
 
-// planRolling decides a rolling grant's expires_at: unknown until the
-// apply that sets it (a create, a new expires_in), the recorded one
-// moved on inside the renewal window, else the recorded one.
-func planRolling(planned *InstanceGrantModel, prior *InstanceGrantModel, now time.Time, diags *protocol.Diagnostics) {
-	r, ok := rollingOf(*planned)
-	if !ok {
-		planned.ExpiresAt = protocol.Unknown[string]()
-		return
+// planRolling decides a rolling grant's expires_at (renewal.Plan, as of
+// the time the state was read): the recorded one, or unknown until the
+// apply that starts a new period or renews it. It returns the expiry the
+// apply is estimated to send (0: not known), by which the plan's checks
+// judge it.
+func planRolling(planned *InstanceGrantModel, prior *InstanceGrantModel, asOf time.Time, diags *protocol.Diagnostics) int64 {
+	r, known := rollingOf(*planned)
+	d := renewal.Plan(recordedOf(prior), r, known, asOf, bkiam.PermanentExpiry)
+	if d.Kind == renewal.Keep {
+		planned.ExpiresAt = prior.ExpiresAt
+		return d.Estimate
 	}
-	// The same duration written otherwise ("7d", "1w") is the same period.
-	was, same := rollingOf(prior0(prior))
-	same = same && prior != nil && was.every == r.every
-	var recorded int64
-	if same {
-		recorded, ok = expiryOf(prior.ExpiresAt)
-	}
-	if !same || !ok {
-		planned.ExpiresAt = protocol.Unknown[string]()
-		if was, held := expiryOf(prior0(prior).ExpiresAt); prior != nil && held && renewal.First(now, r.every, bkiam.PermanentExpiry) < was {
-			diags.AddAttributeWarning(protocol.Root("expires_in"), "Expiry lowered by revoking and granting again",
-				fmt.Sprintf("The new expires_in ends the grant about %s, before its recorded expiry, %s. IAM can raise an expiry "+
-					"but not lower it, so the apply revokes the grant and grants it again: access lapses for the moment between "+
-					"the two calls.", time.Unix(renewal.First(now, r.every, bkiam.PermanentExpiry), 0).UTC().Format(time.RFC3339),
-					time.Unix(was, 0).UTC().Format(time.RFC3339)))
-		}
-		return
-	}
-	planned.ExpiresAt = prior.ExpiresAt
-	if r.before == 0 {
-		return // never renewed
-	}
-	if next := renewal.Next(recorded, now, r.every, r.before, bkiam.PermanentExpiry); next != recorded {
-		planned.ExpiresAt = protocol.Known(time.Unix(next, 0).UTC().Format(time.RFC3339))
+	planned.ExpiresAt = protocol.Unknown[string]()
+	switch {
+	case d.Restarts() && d.Estimate != 0 && d.Estimate < d.Recorded:
+		diags.AddAttributeWarning(protocol.Root("expires_in"), "Expiry lowered by revoking and granting again",
+			fmt.Sprintf("The new expires_in ends the grant about %s, before its recorded expiry, %s. IAM can raise an expiry "+
+				"but not lower it, so the apply revokes the grant and grants it again: access lapses for the moment between "+
+				"the two calls.", formatExpiry(d.Estimate), formatExpiry(d.Recorded)))
+	case d.Kind == renewal.Renew:
 		g := ViewGrant(*planned)
 		diags.AddAttributeWarning(protocol.Root("expires_at"), "Renewing the grant",
-			fmt.Sprintf("Less than renew_before is left: the apply renews %s's %s until %s (from %s), granting %s again with "+
-				"the later expiry.", subjectName(g.Subject), describeActions(g.Grant.Actions), time.Unix(next, 0).UTC().Format(time.RFC3339),
-				time.Unix(recorded, 0).UTC().Format(time.RFC3339), describeInstances(g.Grant.Resources)))
+			fmt.Sprintf("Less than renew_before is left, or will be within %s: the apply renews %s's %s on %s, from %s %s. "+
+				"IAM raises the expiry of the policy in place.", renewal.Describe(r.Margin()), subjectName(g.Subject),
+				describeActions(g.Grant.Actions), describeInstances(g.Grant.Resources), formatExpiry(d.Recorded),
+				renewal.Until(r, d, asOf)))
 	}
+	return d.Estimate
 }
 
-// prior0 is *prior, or the zero model.
-func prior0(prior *InstanceGrantModel) InstanceGrantModel {
-	if prior == nil {
-		return InstanceGrantModel{}
+// plannedView is the planned grant, a rolling expires_at the plan leaves
+// unknown taken at the expiry the apply is estimated to send.
+func plannedView(req protocol.PlanRequest[InstanceGrantModel]) GrantView {
+	g := ViewGrant(req.Proposed)
+	if r, ok := rollingOf(req.Proposed); ok && !g.Known {
+		g = withEstimate(g, renewal.Plan(recordedOf(req.Prior), r, true, req.Time(), bkiam.PermanentExpiry).Estimate)
 	}
-	return *prior
+	return g
 }
+
+// renewedOutside returns the expiry a rolling grant's state should
+// record when IAM keeps every one of its actions (now, as read back)
+// past the recorded expires_at: the earliest of them.
+func renewedOutside(state InstanceGrantModel, now grantplan.Holdings, iamExpiry map[string]int64) (int64, bool) {
+	recorded, ok := expiryOf(state.ExpiresAt)
+	if state.ExpiresIn.IsNull() || !ok || len(now) == 0 {
+		return 0, false
+	}
+	earliest := int64(0)
+	for action := range now {
+		at := iamExpiry[action]
+		if at <= recorded {
+			return 0, false
+		}
+		if earliest == 0 || at < earliest {
+			earliest = at
+		}
+	}
+	return earliest, true
+}
+
+// reportRenewal tells, after an apply that renewed a rolling grant, whose
+// grant it renewed and to when: an apply that renews many grants reports
+// each (a summary of its own, which Terraform does not fold into
+// "similar warnings").
+func reportRenewal(prior, state *InstanceGrantModel, diags *protocol.Diagnostics) {
+	was, now := recordedOf(prior), recordedOf(state)
+	if prior == nil || state == nil || was.At == 0 || was.Every == 0 || was.Every != now.Every || now.At <= was.At {
+		return
+	}
+	g := ViewGrant(*state)
+	what := "The grant now expires"
+	if len(g.Grant.Resources) > 0 {
+		what = describeInstances(g.Grant.Resources) + " now expire"
+	}
+	diags.AddWarning(fmt.Sprintf("Renewed %s's %s", subjectName(g.Subject), describeActions(g.Grant.Actions)),
+		fmt.Sprintf("%s at %s, renewed from %s.", what, formatExpiry(now.At), formatExpiry(was.At)))
+}
+
+// formatExpiry is an expiry as expires_at writes it: RFC 3339 in UTC.
+func formatExpiry(exp int64) string { return time.Unix(exp, 0).UTC().Format(time.RFC3339) }
 
 // expiryOf is an expires_at in unix seconds.
 func expiryOf(v protocol.StringValue) (int64, bool) {
@@ -147,13 +171,13 @@ func expiryOf(v protocol.StringValue) (int64, bool) {
 }
 
 // setRollingExpiry fills in, at apply, the expires_at a plan left
-// unknown: the apply's time plus expires_in.
-func setRollingExpiry(planned *InstanceGrantModel, now time.Time) {
+// unknown (renewal.AtApply).
+func setRollingExpiry(planned, prior *InstanceGrantModel, now time.Time) {
 	if planned == nil || !planned.ExpiresAt.IsUnknown() {
 		return
 	}
 	if r, ok := rollingOf(*planned); ok {
-		planned.ExpiresAt = protocol.Known(time.Unix(renewal.First(now, r.every, bkiam.PermanentExpiry), 0).UTC().Format(time.RFC3339))
+		planned.ExpiresAt = protocol.Known(formatExpiry(renewal.AtApply(recordedOf(prior), r, now, bkiam.PermanentExpiry)))
 	}
 }
 
@@ -162,10 +186,8 @@ func setRollingExpiry(planned *InstanceGrantModel, now time.Time) {
 func withRenewal(private protocol.PrivateState, state *InstanceGrantModel) protocol.PrivateState {
 	var after int64
 	if state != nil {
-		if r, ok := rollingOf(*state); ok && r.before > 0 {
-			if at, ok := expiryOf(state.ExpiresAt); ok {
-				after = at - int64(r.before/time.Second)
-			}
+		if r, ok := rollingOf(*state); ok {
+			after = r.RenewsFrom(recordedOf(state).At)
 		}
 	}
 	return protocol.WithRenewAfter(private, after)
@@ -173,8 +195,8 @@ func withRenewal(private protocol.PrivateState, state *InstanceGrantModel) proto
 
 // RenewDue reports whether a rolling grant's renewal window has opened
 // (protocol.Renewer).
-func (InstanceGrant) RenewDue(private protocol.PrivateState, now time.Time) bool {
-	return protocol.RenewDueAfter(private, now)
+func (InstanceGrant) RenewDue(private protocol.PrivateState, asOf time.Time) bool {
+	return protocol.RenewDueAfter(private, asOf)
 }
 
 var _ protocol.Renewer = InstanceGrant{}

@@ -60,3 +60,23 @@ func TestProtocolRollingPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestRollingClaimsReadNoClock: a rolling grant planned for create claims
+// its actions with no expiry (0 compares with no other): two such grants
+// of one action, planned either side of a second, used to claim the
+// clock's now plus expires_in, and the ledger warned at random that they
+// grant one policy two expiries.
+func TestRollingClaimsReadNoClock(t *testing.T) {
+	m := acctest.HostsOf([]string{"view_host"}, "1")
+	m.ExpiresIn, m.RenewBefore, m.ExpiresAt = protocol.Known("7d"), protocol.Known("1d"), protocol.Unknown[string]()
+	first := authz.InstanceGrant{}.Claims(*m)
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	second := authz.InstanceGrant{}.Claims(*m)
+	if first.Actions["view_host"].ExpiresAt != 0 || second.Actions["view_host"].ExpiresAt != 0 {
+		t.Errorf("a rolling grant not yet applied claims view_host expiring %d, then %d, a second later; want 0 (not known)",
+			first.Actions["view_host"].ExpiresAt, second.Actions["view_host"].ExpiresAt)
+	}
+	if len(first.Actions["view_host"].Paths) != 1 {
+		t.Errorf("claims %+v, want host 1's path", first.Actions)
+	}
+}

@@ -99,14 +99,26 @@ func (GroupMembers) Schema(context.Context) schema.Schema {
 			"renew_before": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Renews the rolling expiry when less than this duration is left before `expires_at` " +
-					"(same form as `expires_in`, which it needs and must be shorter than): a plan made in that window " +
-					"moves `expires_at` to the recorded `expires_at` + `expires_in` (as many periods more as it takes to " +
-					"leave the window, when the plan comes after the expiry passed). Anchored on the recorded expiry, not " +
-					"on the plan's time, the cadence stays the same whatever day the plan runs, and the plan and its apply " +
-					"agree; a plan outside the window changes nothing. The plan warns `Renewing members`, with how many and " +
-					"the new date, and the apply raises their expiry in place through IAM's member-expiry route, one call " +
+					"(same form as `expires_in`, which it needs and must be shorter than), or will be within a margin (a " +
+					"day, or half the gap between `expires_in` and `renew_before` when shorter): such a plan leaves " +
+					"`expires_at` known after apply, and the apply moves it to the recorded `expires_at` + `expires_in` (as " +
+					"many periods more as it takes to leave the window, when the apply comes late). Anchored on the recorded " +
+					"expiry, the cadence stays the same whatever day the plan runs; a plan goes by the time the state was " +
+					"last read or written, so that a saved plan's apply, however late, agrees with it. A plan outside the " +
+					"window changes nothing. The plan warns `Renewing members`, with how many and the new date, and the " +
+					"apply raises their expiry in place through IAM's member-expiry route, one call " +
 					"per 1 000 members (never a removal). Renewals happen only when Terraform plans: plan and apply at " +
 					"least once every `renew_before` (a scheduled run), or the members expire.",
+			},
+			"enforce_expiry": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "What a later expiry in IAM of a member valued `\"expires_in\"` means. IAM mails members " +
+					"before they lapse, and people renew in its web UI or through an ITSM ticket, which raises their expiry past " +
+					"`expires_at`. By default (`false`) a later expiry satisfies the configuration: it is kept, never lowered, and " +
+					"the plan stays empty. `true` holds those members at exactly `expires_at`: a later expiry shows in the plan " +
+					"and the apply lowers it, which IAM does only by removing the member and adding it again. Members given an " +
+					"RFC 3339 time are always held at that time. The refresh reads members by the recorded setting: a change of " +
+					"`enforce_expiry` takes effect from the refresh after the apply that records it.",
 			},
 			"expires_at": schema.StringAttribute{
 				Computed: true,
@@ -269,39 +281,42 @@ func (GroupMembers) Validate(_ context.Context, config GroupMembersModel, diags 
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
-// checkDuration parses a known expires_in or renew_before; it reports
-// why it does not parse on the attribute.
-func checkDuration(name string, x protocol.StringValue, diags *protocol.Diagnostics) (time.Duration, bool) {
-	s, ok := x.Get()
-	if !ok {
-		return 0, false
+// rollingSettings are m's expires_in and renew_before as written.
+func rollingSettings(m GroupMembersModel) (expiresIn, renewBefore renewal.Setting) {
+	in, inKnown := m.ExpiresIn.Get()
+	before, beforeKnown := m.RenewBefore.Get()
+	return renewal.Setting{Value: in, Set: !m.ExpiresIn.IsNull(), Known: inKnown},
+		renewal.Setting{Value: before, Set: !m.RenewBefore.IsNull(), Known: beforeKnown}
+}
+
+// rollingOf is m's rolling expiry; ok is false when expires_in is null,
+// or either duration is unknown or does not parse (Validate says why).
+func rollingOf(m GroupMembersModel) (renewal.Rolling, bool) {
+	if m.ExpiresIn.IsNull() {
+		return renewal.Rolling{}, false
 	}
-	d, err := renewal.ParseDuration(s)
-	if err != nil {
-		diags.AddAttributeError(protocol.Root(name), "Invalid duration",
-			fmt.Sprintf("%s: %v. Write a number and a unit, s, m, h, d (24 hours) or w (7 days), or several, such as \"90d\", \"1w\" or \"1d12h\".", name, err))
-		return 0, false
+	r, ok, _ := renewal.Check(rollingSettings(m))
+	return r, ok
+}
+
+// recordedOf is what a state records of its rolling expiry.
+func recordedOf(m *GroupMembersModel) renewal.Recorded {
+	if m == nil {
+		return renewal.Recorded{}
 	}
-	return d, true
+	rec := renewal.Recorded{At: rollingExpiry(*m)}
+	if in, ok := m.ExpiresIn.Get(); ok {
+		rec.Every, _ = renewal.ParseDuration(in)
+	}
+	return rec
 }
 
 // checkRolling checks expires_in, renew_before and the members that
 // follow them.
 func checkRolling(config GroupMembersModel, diags *protocol.Diagnostics) {
-	every, okEvery := checkDuration("expires_in", config.ExpiresIn, diags)
-	before, okBefore := checkDuration("renew_before", config.RenewBefore, diags)
-	switch {
-	case !config.RenewBefore.IsNull() && config.ExpiresIn.IsNull():
-		diags.AddAttributeError(protocol.Root("renew_before"), "renew_before needs expires_in",
-			"renew_before says when to renew the rolling expiry that expires_in sets, and expires_in is not set. Set expires_in "+
-				"as well (for example expires_in = \"90d\" with renew_before = \"7d\"), or remove renew_before.")
-	case okEvery && okBefore && before >= every:
-		b, _ := config.RenewBefore.Get()
-		e, _ := config.ExpiresIn.Get()
-		diags.AddAttributeError(protocol.Root("renew_before"), "renew_before not shorter than expires_in",
-			fmt.Sprintf("renew_before (%s) must be shorter than expires_in (%s): a renewal adds expires_in to the expiry, which must "+
-				"take it out of the renewal window. Shorten renew_before (a week of 90 days, for example) or lengthen expires_in.",
-				b, e))
+	_, _, problems := renewal.Check(rollingSettings(config))
+	for _, p := range problems {
+		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
 	}
 	users, departments, known := followers(config)
 	switch {
@@ -374,35 +389,34 @@ func (GroupMembers) Plan(_ context.Context, req protocol.PlanRequest[GroupMember
 			held = viewMembers(*prior).members
 		}
 	}
-	now := time.Now()
-	roll := planRolling(prior, planned, now)
+	roll := planRolling(prior, planned, req.Time())
 	planned.ExpiresAt = roll.planned
 	// The members as the apply will send them. An expires_at known only
 	// after the apply is estimated as now + expires_in, which the apply's
 	// later time can only raise: an expiry the plan does not find lowered
 	// is not lowered.
 	estimated := planned
-	if roll.estimate != 0 {
-		estimated.ExpiresAt = protocol.Known(formatExpiry(roll.estimate))
+	if roll.planned.IsUnknown() && roll.d.Estimate != 0 {
+		estimated.ExpiresAt = protocol.Known(formatExpiry(roll.d.Estimate))
 	}
 	next := viewMembers(estimated)
 	if next.members != nil {
-		checkNewExpiries(estimated, held, now, diags)
+		checkNewExpiries(estimated, held, time.Now(), diags)
 	}
 	if next.members != nil && held != nil {
 		if lowered := memberplan.Make(held, next.members).Lowered; len(lowered) > 0 {
 			detail := fmt.Sprintf("IAM can raise a member's expiry but not lower it, so the apply removes %s from the group and adds "+
 				"them again with the new expiry. Between the two calls they are not members of the group.", describeMembers(lowered))
-			if roll.restarted && roll.estimate < roll.recorded {
+			if roll.d.Restarts() && roll.d.Estimate < roll.d.Recorded {
 				e, _ := planned.ExpiresIn.Get()
 				detail += fmt.Sprintf(" The new expires_in (%s) starts a period that ends at about %s, before the recorded expires_at "+
-					"(%s), for every member valued \"expires_in\".", e, formatExpiry(roll.estimate), formatExpiry(roll.recorded))
+					"(%s), for every member valued \"expires_in\".", e, formatExpiry(roll.d.Estimate), formatExpiry(roll.d.Recorded))
 			}
 			diags.AddWarning("Expiries lowered by removing and adding again", detail)
 		}
 	}
-	if roll.renewed {
-		warnRenewal(planned, roll, diags)
+	if roll.d.Kind == renewal.Renew {
+		warnRenewal(planned, roll, req.Time(), diags)
 	}
 	out.Planned = planned
 	return out
@@ -411,99 +425,47 @@ func (GroupMembers) Plan(_ context.Context, req protocol.PlanRequest[GroupMember
 // rollingPlan is what a plan does to the rolling expiry.
 type rollingPlan struct {
 	// planned is expires_at as planned: null without expires_in, unknown
-	// when the apply sets it.
+	// when the apply sets it (a new period, a renewal).
 	planned protocol.StringValue
-	// estimate is, when planned is unknown, the expiry it is estimated at
-	// (0: none); recorded is the prior expires_at (0: none).
-	estimate, recorded int64
-	// restarted: expires_in changed, and the apply starts a new period.
-	// renewed: the plan renews the recorded expiry to planned.
-	restarted, renewed bool
-	every              time.Duration
+	d       renewal.Decision
+	r       renewal.Rolling
 }
 
-// planRolling plans expires_at (the package doc of internal/renewal): on
-// create, or when expires_in changes (or expires_at was never recorded),
-// the apply sets it to the apply's time + expires_in; otherwise, with
-// renew_before, a plan inside the window renews the recorded expiry to
-// the recorded expiry + expires_in, which the apply's own plan computes
-// alike; outside it, and without renew_before, the recorded expiry stays.
-func planRolling(prior *GroupMembersModel, planned GroupMembersModel, now time.Time) rollingPlan {
-	var r rollingPlan
+// planRolling plans expires_at as of asOf, when the state was read
+// (renewal.Plan): the recorded expiry, or unknown until the apply that
+// starts a new period (a create, a new expires_in) or renews it.
+func planRolling(prior *GroupMembersModel, planned GroupMembersModel, asOf time.Time) rollingPlan {
+	var out rollingPlan
 	if planned.ExpiresIn.IsNull() {
-		return r
+		return out
 	}
-	r.planned = protocol.Unknown[string]()
-	s, ok := planned.ExpiresIn.Get()
-	if !ok {
-		return r
+	r, known := rollingOf(planned)
+	out.r, out.d = r, renewal.Plan(recordedOf(prior), r, known, asOf, bkiam.PermanentExpiry)
+	out.planned = protocol.Unknown[string]()
+	if out.d.Kind == renewal.Keep {
+		out.planned = prior.ExpiresAt
 	}
-	every, err := renewal.ParseDuration(s)
-	if err != nil {
-		return r
-	}
-	r.every = every
-	if prior != nil {
-		r.recorded = rollingExpiry(*prior)
-	}
-	if was, ok := prior.expiresIn(); r.recorded == 0 || !ok || was != every {
-		r.estimate = renewal.First(now, every, bkiam.PermanentExpiry)
-		r.restarted = r.recorded != 0
-		return r
-	}
-	r.planned = prior.ExpiresAt
-	if planned.RenewBefore.IsNull() {
-		return r
-	}
-	b, ok := planned.RenewBefore.Get()
-	before, err := renewal.ParseDuration(b)
-	if !ok || err != nil {
-		r.planned, r.estimate = protocol.Unknown[string](), r.recorded
-		return r
-	}
-	if next := renewal.Next(r.recorded, now, every, before, bkiam.PermanentExpiry); next != r.recorded {
-		r.planned, r.renewed = protocol.Known(formatExpiry(next)), true
-	}
-	return r
-}
-
-// expiresIn is m's expires_in as a duration; false when m is nil or its
-// expires_in is not a known duration.
-func (m *GroupMembersModel) expiresIn() (time.Duration, bool) {
-	if m == nil {
-		return 0, false
-	}
-	s, ok := m.ExpiresIn.Get()
-	if !ok {
-		return 0, false
-	}
-	d, err := renewal.ParseDuration(s)
-	return d, err == nil
+	return out
 }
 
 // warnRenewal says what a renewal does: how many members it renews, to
 // when, and how.
-func warnRenewal(planned GroupMembersModel, roll rollingPlan, diags *protocol.Diagnostics) {
+func warnRenewal(planned GroupMembersModel, roll rollingPlan, asOf time.Time, diags *protocol.Diagnostics) {
 	users, departments, _ := followers(planned)
 	if len(users)+len(departments) == 0 {
 		return // Validate warns that no member follows expires_in
-	}
-	next := rollingExpiry(planned)
-	b, _ := planned.RenewBefore.Get()
-	e, _ := planned.ExpiresIn.Get()
-	periods := ""
-	if n := (next - roll.recorded) / int64(roll.every/time.Second); next != bkiam.PermanentExpiry && n > 1 {
-		periods = fmt.Sprintf(" %d times, as the plan comes after the expiry has passed", n)
 	}
 	count := fmt.Sprintf("%d members", len(users)+len(departments))
 	if len(users)+len(departments) == 1 {
 		count = "1 member"
 	}
+	b, _ := planned.RenewBefore.Get()
 	diags.AddAttributeWarning(protocol.Root("renew_before"), "Renewing members",
-		fmt.Sprintf("Less than renew_before (%s) is left before expires_at (%s): the apply renews %s following expires_in "+
-			"(%d users, %d departments) until %s, the recorded expiry plus expires_in (%s)%s. IAM raises their expiry in place "+
-			"through its member-expiry route, one call per 1 000 members; no member leaves the group.",
-			b, formatExpiry(roll.recorded), count, len(users), len(departments), formatExpiry(next), e, periods))
+		fmt.Sprintf("Less than renew_before (%s) is left before expires_at (%s), or will be within %s: the apply renews %s "+
+			"following expires_in (%d users, %d departments) %s. IAM raises their expiry in place through its member-expiry "+
+			"route, one call per 1 000 members; no member leaves the group, and a member renewed in IAM to a later date keeps it.",
+			b, formatExpiry(roll.d.Recorded), renewal.Describe(roll.r.Margin()), count, len(users), len(departments),
+			renewal.Until(roll.r, roll.d, asOf)))
 }
 
 // checkNewExpiries refuses an expiry that has passed on a member the
@@ -540,26 +502,25 @@ func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now ti
 	}
 }
 
-// RenewDue reports whether the renewal window has opened
-// (protocol.Renewer): then a plan renews (planRolling). Nothing in the
-// configuration or the state changes when it opens, so the apply records
-// when it will (withRenewal) and the seam plans the resource then, though
-// it otherwise answers a plan that changes nothing without decoding it.
-func (GroupMembers) RenewDue(private protocol.PrivateState, now time.Time) bool {
-	return protocol.RenewDueAfter(private, now)
+// RenewDue reports whether a plan as of asOf renews (protocol.Renewer).
+// Nothing in the configuration or the state changes when the window
+// opens, so the apply records when it will (withRenewal) and the seam
+// plans the resource then, though it otherwise answers a plan that
+// changes nothing without decoding it.
+func (GroupMembers) RenewDue(private protocol.PrivateState, asOf time.Time) bool {
+	return protocol.RenewDueAfter(private, asOf)
 }
 
 var _ protocol.Renewer = GroupMembers{}
 
-// withRenewal records in private when the next renewal of state is due
-// (expires_at minus renew_before), or forgets it when state has none.
+// withRenewal records in private when a plan first renews state's
+// rolling expiry (renewal.Rolling.RenewsFrom), or forgets it when state
+// has none.
 func withRenewal(private protocol.PrivateState, state *GroupMembersModel) protocol.PrivateState {
 	var after int64
 	if state != nil {
-		b, ok := state.RenewBefore.Get()
-		before, err := renewal.ParseDuration(b)
-		if at := rollingExpiry(*state); ok && err == nil && at != 0 {
-			after = at - int64(before/time.Second)
+		if r, ok := rollingOf(*state); ok {
+			after = r.RenewsFrom(rollingExpiry(*state))
 		}
 	}
 	return protocol.WithRenewAfter(private, after)
@@ -567,10 +528,10 @@ func withRenewal(private protocol.PrivateState, state *GroupMembersModel) protoc
 
 func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupMembersModel], diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState) {
 	if req.Planned != nil && req.Planned.ExpiresAt.IsUnknown() {
-		// A new period: it starts now (planRolling).
+		// A new period, or a renewal (planRolling): the apply's time decides.
 		planned := *req.Planned
-		if every, ok := planned.expiresIn(); ok {
-			planned.ExpiresAt = protocol.Known(formatExpiry(renewal.First(time.Now(), every, bkiam.PermanentExpiry)))
+		if r, ok := rollingOf(planned); ok {
+			planned.ExpiresAt = protocol.Known(formatExpiry(renewal.AtApply(recordedOf(req.Prior), r, time.Now(), bkiam.PermanentExpiry)))
 		}
 		req.Planned = &planned
 	}
@@ -589,7 +550,25 @@ func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 	runner := &memberRunner{client: data.Client, system: from.system, group: from.group,
 		resource: r, prior: req.Prior, current: current, next: next, from: from, diags: diags}
 	state, private := applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
+	if !diags.HasError() {
+		reportRenewal(r.Label(last.model), req.Prior, state, diags)
+	}
 	return state, withRenewal(private, state)
+}
+
+// reportRenewal tells, after an apply that renewed the members following
+// expires_in, which group it renewed and to when: an apply that renews
+// many groups reports each (a summary of its own, which Terraform does
+// not fold into "similar warnings").
+func reportRenewal(label string, prior, state *GroupMembersModel, diags *protocol.Diagnostics) {
+	was, now := recordedOf(prior), recordedOf(state)
+	if prior == nil || state == nil || was.At == 0 || was.Every != now.Every || now.At <= was.At {
+		return
+	}
+	users, departments, _ := followers(*state)
+	diags.AddWarning("Renewed the members of group "+label,
+		fmt.Sprintf("%d members following expires_in (%d users, %d departments) now expire at %s, renewed from %s.",
+			len(users)+len(departments), len(users), len(departments), formatExpiry(now.At), formatExpiry(was.At)))
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -611,8 +590,9 @@ func (GroupMembers) readMembers(ctx context.Context, c *bkiam.Client, system str
 // member's expiry as like (then alt) writes it when it is the same
 // instant, so that an expiry written with an offset reads back unchanged,
 // and "expires_in" when it is rolling, the expires_at the state records
-// (0: none); null when held has none of the type and like is null.
-func membersValue(held memberplan.Members, typ string, rolling int64, like, alt protocol.StringMapValue) protocol.StringMapValue {
+// (0: none), or later, unless the resource enforces it (keepsLater); null
+// when held has none of the type and like is null.
+func membersValue(held memberplan.Members, typ string, rolling int64, keepsLater bool, like, alt protocol.StringMapValue) protocol.StringMapValue {
 	likeElems, _ := like.Get()
 	altElems, _ := alt.Get()
 	out := map[string]protocol.StringValue{}
@@ -621,9 +601,9 @@ func membersValue(held memberplan.Members, typ string, rolling int64, like, alt 
 			continue
 		}
 		switch {
-		case sameExpiry(likeElems[k.ID], rolling, exp):
+		case sameExpiry(likeElems[k.ID], rolling, keepsLater, exp):
 			out[k.ID] = likeElems[k.ID]
-		case sameExpiry(altElems[k.ID], rolling, exp):
+		case sameExpiry(altElems[k.ID], rolling, keepsLater, exp):
 			out[k.ID] = altElems[k.ID]
 		case exp == bkiam.PermanentExpiry:
 			out[k.ID] = protocol.Known(permanentMember)
@@ -637,9 +617,23 @@ func membersValue(held memberplan.Members, typ string, rolling int64, like, alt 
 	return protocol.Known(out)
 }
 
-func sameExpiry(e protocol.StringValue, rolling, exp int64) bool {
+// sameExpiry reports whether a member valued e, held until exp, is as e
+// says: at the instant e names, or, for a member that follows the
+// rolling expiry, later when keepsLater (renewed in IAM).
+func sameExpiry(e protocol.StringValue, rolling int64, keepsLater bool, exp int64) bool {
 	have, ok := memberExpiry(e, rolling)
-	return ok && have == exp
+	if !ok {
+		return false
+	}
+	s, _ := e.Get()
+	return have == exp || keepsLater && s == followsExpiresIn && exp > have
+}
+
+// keepsLater reports whether m keeps a later expiry that IAM holds for a
+// member valued "expires_in" (enforce_expiry is not true).
+func keepsLater(m GroupMembersModel) bool {
+	enforce, _ := m.Enforce.Get()
+	return !enforce
 }
 
 // Refreshes: a group's members are exactly readable, so every refresh
@@ -679,8 +673,8 @@ func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.R
 	// for it; otherwise it reads as what IAM holds, and the plan restores it.
 	m := state
 	rolling := rollingExpiry(state)
-	m.Users = membersValue(held, memberUser, rolling, state.Users, protocol.StringMapValue{})
-	m.Departments = membersValue(held, memberDepartment, rolling, state.Departments, protocol.StringMapValue{})
+	m.Users = membersValue(held, memberUser, rolling, keepsLater(state), state.Users, protocol.StringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, rolling, keepsLater(state), state.Departments, protocol.StringMapValue{})
 	return &m, req.Private, true
 }
 
@@ -835,8 +829,8 @@ func (r *memberRunner) Record(ok bool, _ *protocol.Diagnostics) (*GroupMembersMo
 	// reach) reads as that expiry.
 	m := result
 	rolling := rollingExpiry(result)
-	m.Users = membersValue(r.held, memberUser, rolling, result.Users, r.from.model.Users)
-	m.Departments = membersValue(r.held, memberDepartment, rolling, result.Departments, r.from.model.Departments)
+	m.Users = membersValue(r.held, memberUser, rolling, keepsLater(result), result.Users, r.from.model.Users)
+	m.Departments = membersValue(r.held, memberDepartment, rolling, keepsLater(result), result.Departments, r.from.model.Departments)
 	if r.next == nil {
 		m.ID, m.System, m.GroupID = r.current.model.ID, r.current.model.System, r.current.model.GroupID
 	}

@@ -16,6 +16,7 @@ type GroupMembersModel struct {
 	ExpiresIn   protocol.StringValue                   `tf:"expires_in"`
 	RenewBefore protocol.StringValue                   `tf:"renew_before"`
 	ExpiresAt   protocol.StringValue                   `tf:"expires_at"`
+	Enforce     protocol.BoolValue                     `tf:"enforce_expiry"`
 	Timeouts    protocol.Value[protocol.TimeoutsModel] `tf:"timeouts"`
 }
 
@@ -31,6 +32,7 @@ func (GroupMembers) Decode(v tftypes.Value) (GroupMembersModel, error) {
 		ExpiresIn:   protocol.DecodeString(&d, a["expires_in"]),
 		RenewBefore: protocol.DecodeString(&d, a["renew_before"]),
 		ExpiresAt:   protocol.DecodeString(&d, a["expires_at"]),
+		Enforce:     protocol.DecodeBool(&d, a["enforce_expiry"]),
 		Timeouts:    protocol.DecodeTimeouts(&d, a["timeouts"]),
 	}
 	return m, d.Err
@@ -46,6 +48,7 @@ func (GroupMembers) Encode(typ tftypes.Object, m GroupMembersModel) tftypes.Valu
 		String("expires_in", m.ExpiresIn).
 		String("renew_before", m.RenewBefore).
 		String("expires_at", m.ExpiresAt).
+		Bool("enforce_expiry", m.Enforce).
 		With("timeouts", func(t tftypes.Type) tftypes.Value { return protocol.EncodeTimeouts(t, m.Timeouts) }).
 		Object()
 }

@@ -1,15 +1,18 @@
 package management_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
@@ -123,9 +126,10 @@ func TestAccGroupMembersRollingRenewal(t *testing.T) {
 	calls.Reset()
 	out := w.MustRun("plan", "-out=renew.tfplan")
 	for _, want := range []*regexp.Regexp{
-		acctest.PlanErrorPattern(fmt.Sprintf(`~ expires_at = "%s" -> "%s"`, rfc(recorded), rfc(renewed))),
+		acctest.PlanErrorPattern(fmt.Sprintf(`~ expires_at = "%s" -> (known after apply)`, rfc(recorded))),
 		acctest.PlanErrorPattern("Renewing members", fmt.Sprintf("the apply renews 1000 members following expires_in (1000 users, 0 departments) until %s, "+
-			"the recorded expiry plus expires_in (1h). IAM raises their expiry in place through its member-expiry route, one call per 1 000 members", rfc(renewed))),
+			"the recorded expiry plus expires_in (1h); an apply after %s renews it a period further. IAM raises their expiry in place "+
+			"through its member-expiry route, one call per 1 000 members", rfc(renewed), rfc(renewed-3595))),
 		acctest.PlanErrorPattern("Plan: 0 to add, 1 to change, 0 to destroy."),
 	} {
 		if !want.MatchString(out) {
@@ -207,5 +211,108 @@ func TestAccGroupMembersStateBeforeRolling(t *testing.T) {
 	}
 	if out, code := w.Run("plan", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan of the earlier provider's state exited %d, want 0 (empty):\n%s", code, out)
+	}
+}
+
+// TestAccGroupMembersSavedPlanAcrossTheWindow: a plan saved for review
+// just before the renewal window opens (expires_in "1h", renew_before
+// "59m40s": the window opens 20 seconds after the create, the plan renews
+// from 10 seconds on), which adds a member, is applied after the window
+// opened. The apply plans again, later, and Terraform requires both plans
+// to agree: by the clock they did not ("Provider produced inconsistent
+// final plan"); both go by the time the state was read. The apply adds
+// the member and renews every member following expires_in, and the next
+// plan is empty.
+func TestAccGroupMembersSavedPlanAcrossTheWindow(t *testing.T) {
+	acctest.NeedsSandbox(t)
+	testutil.Terraform(t)
+	acctest.Parallel(t)
+	sb := sandboxtest.Start(t, sandbox.WithModel(acctest.ModelWithUsers(t, 1001, 2000)))
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
+	group := newGroup(t, acctest.OutsideClient(t, sb), "review")
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	users := map[string]string{"u00000": "expires_in", "u00001": "expires_in", "u00002": "permanent"}
+	w.Configure(provider, acctest.GroupMembersRollingConfig("", group, users, "1h", "59m40s"))
+	w.MustRun("apply", "-auto-approve")
+	recorded := recordedExpiry(t, w)
+
+	users["u00003"] = "expires_in"
+	w.Configure(provider, acctest.GroupMembersRollingConfig("", group, users, "1h", "59m40s"))
+	time.Sleep(time.Until(time.Unix(recorded-3590+1, 0))) // in the margin, before the window
+	out := w.MustRun("plan", "-out=review.tfplan")
+	if want := acctest.PlanErrorPattern("Renewing members", "the apply renews 3 members"); !want.MatchString(out) {
+		t.Fatalf("the plan saved before the window does not match %q:\n%s", want, out)
+	}
+	time.Sleep(time.Until(time.Unix(recorded-3580+2, 0))) // the window is open
+	w.MustRun("apply", "review.tfplan")
+	renewed := recorded + 3600
+	if got := recordedExpiry(t, w); got != renewed {
+		t.Fatalf("after the apply state records expires_at %s, want %s", rfc(got), rfc(renewed))
+	}
+	held := map[string]int64{}
+	for _, m := range sb.Members(group) {
+		held[m.ID] = m.ExpiredAt
+	}
+	want := map[string]int64{"u00000": renewed, "u00001": renewed, "u00002": bkiam.PermanentExpiry, "u00003": renewed}
+	if fmt.Sprint(held) != fmt.Sprint(want) {
+		t.Fatalf("after the apply the group holds %v, want %v", held, want)
+	}
+	if !w.PlanIsEmpty() {
+		t.Fatal("the plan after the saved plan's apply is not empty")
+	}
+}
+
+// TestAccGroupMembersRenewedInIAMKept: a member following expires_in
+// renews in IAM (the member-expiry route the web UI's renewal and ITSM
+// use) to a date past expires_at. The refresh keeps the member as
+// "expires_in", the plan is empty, and an apply of another change leaves
+// the renewal alone; the plan used to remove and re-add the member at the
+// configured date, taking the renewal back. With enforce_expiry = true
+// the plan lowers it, and says so.
+func TestAccGroupMembersRenewedInIAMKept(t *testing.T) {
+	acctest.NeedsSandbox(t)
+	testutil.Terraform(t)
+	acctest.Parallel(t)
+	sb := sandboxtest.Start(t, sandbox.WithModel(acctest.ModelWithUsers(t, 10, 2000)))
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
+	client := acctest.OutsideClient(t, sb)
+	group := newGroup(t, client, "renewed")
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	users := map[string]string{"u00000": "expires_in", "u00001": "expires_in"}
+	config := func(enforce string) string {
+		return strings.TrimSuffix(acctest.GroupMembersRollingConfig("", group, users, "30d", "7d"), "}\n") + enforce + "}\n"
+	}
+	w.Configure(provider, config(""))
+	w.MustRun("apply", "-auto-approve")
+	recorded := recordedExpiry(t, w)
+
+	later := recorded + 90*86400
+	if err := client.RaiseMemberExpiry(context.Background(), "bk_cmdb", group, []bkiam.MemberRef{{Type: "user", ID: "u00000"}}, later); err != nil {
+		t.Fatal(err)
+	}
+	if !w.PlanIsEmpty() {
+		t.Fatal("the plan after a member renewed in IAM is not empty")
+	}
+	users["u00002"] = "expires_in"
+	w.Configure(provider, config(""))
+	w.MustRun("apply", "-auto-approve")
+	held := map[string]int64{}
+	for _, m := range sb.Members(group) {
+		held[m.ID] = m.ExpiredAt
+	}
+	if want := map[string]int64{"u00000": later, "u00001": recorded, "u00002": recorded}; fmt.Sprint(held) != fmt.Sprint(want) {
+		t.Fatalf("after an apply of another change the group holds %v, want %v", held, want)
+	}
+	if !w.PlanIsEmpty() {
+		t.Fatal("the plan after the apply is not empty")
+	}
+
+	// enforce_expiry is read from state: it takes effect at the refresh
+	// after the apply that records it.
+	w.Configure(provider, config("  enforce_expiry = true\n"))
+	w.MustRun("apply", "-auto-approve")
+	out := w.MustRun("plan")
+	if want := acctest.PlanErrorPattern("Expiries lowered by removing and adding again", "removes 1 member (user u00000)"); !want.MatchString(out) {
+		t.Fatalf("with enforce_expiry the plan does not match %q:\n%s", want, out)
 	}
 }

@@ -150,8 +150,9 @@ func TestProtocolGroupMembersRollingCreate(t *testing.T) {
 	longer.ExpiresIn = protocol.Known("2h")
 	acctest.ExpectDiags(t, membersResource.Plan(t, env.Server, applied.NewState, applied.Private, &longer).Diagnostics)
 
-	// Drift: alice's expiry raised outside Terraform. The refresh reads it
-	// as IAM holds it, and the next plan lowers it back.
+	// alice renewed in IAM (its web UI, an ITSM ticket): a later expiry
+	// satisfies "expires_in". The refresh keeps it so, and the plan is
+	// empty: nothing lowers her renewal.
 	raised := at.Unix() + 86400
 	if err := client.RaiseMemberExpiry(context.Background(), "bk_cmdb", group, []bkiam.MemberRef{{Type: "user", ID: "alice"}}, raised); err != nil {
 		t.Fatal(err)
@@ -159,21 +160,40 @@ func TestProtocolGroupMembersRollingCreate(t *testing.T) {
 	read = membersResource.Read(t, env.Server, applied.NewState, applied.Private)
 	acctest.ExpectDiags(t, read.Diagnostics)
 	users, _ := protocol.StringMapOf(membersResource.Model(t, read.NewState).Users)
-	if users["alice"] != rfc(raised) || users["carol"] != management.FollowsExpiresIn {
-		t.Errorf("after the drift the refresh reads alice as %q and carol as %q, want %q and %q",
-			users["alice"], users["carol"], rfc(raised), management.FollowsExpiresIn)
+	if users["alice"] != management.FollowsExpiresIn || users["carol"] != management.FollowsExpiresIn {
+		t.Errorf("after alice's renewal in IAM the refresh reads alice as %q and carol as %q, want both %q",
+			users["alice"], users["carol"], management.FollowsExpiresIn)
 	}
 	plan = membersResource.Plan(t, env.Server, read.NewState, read.Private, &joined)
+	acctest.ExpectDiags(t, plan.Diagnostics)
+	if !samePlanAsState(t, plan, read.NewState) {
+		t.Errorf("the plan after alice's renewal in IAM is not empty")
+	}
+
+	// enforce_expiry = true holds her at expires_at: the refresh reads
+	// her expiry as IAM holds it, and the plan lowers it back.
+	enforced := joined
+	enforced.Enforce = protocol.Known(true)
+	enforcedState := *membersResource.Model(t, applied.NewState)
+	enforcedState.Enforce = protocol.Known(true)
+	read = membersResource.Read(t, env.Server, membersResource.Value(t, &enforcedState), applied.Private)
+	acctest.ExpectDiags(t, read.Diagnostics)
+	users, _ = protocol.StringMapOf(membersResource.Model(t, read.NewState).Users)
+	if users["alice"] != rfc(raised) || users["carol"] != management.FollowsExpiresIn {
+		t.Errorf("with enforce_expiry the refresh reads alice as %q and carol as %q, want %q and %q",
+			users["alice"], users["carol"], rfc(raised), management.FollowsExpiresIn)
+	}
+	plan = membersResource.Plan(t, env.Server, read.NewState, read.Private, &enforced)
 	acctest.ExpectDiags(t, plan.Diagnostics, acctest.ProtoWarning("removes 1 member (user alice) from the group and adds them again", nil))
 }
 
 // TestProtocolGroupMembersRenewal: a group whose rolling expiry was
 // recorded 55 minutes ago (expires_in 1h, renew_before 10m: 5 minutes
-// left) is renewed by a plan with nothing changed: expires_at moves to
-// the recorded expiry plus 1h, the same in two plans a second apart (the
-// apply plans again and must agree), with a warning that counts the
-// members; the apply raises their expiry in one member-expiry call, and
-// the plan after it is empty.
+// left) is renewed by a plan with nothing changed: expires_at is unknown
+// until the apply, with a warning that counts the members and gives the
+// date; the same state read before the window renews nothing; the apply
+// raises their expiry to the recorded expiry plus 1h in one member-expiry
+// call, and the plan after it is empty.
 func TestProtocolGroupMembersRenewal(t *testing.T) {
 	env := acctest.NewProtoEnv(t, nil)
 	client := acctest.OutsideClient(t, env.Sandbox)
@@ -201,20 +221,26 @@ func TestProtocolGroupMembersRenewal(t *testing.T) {
 	renewed := rfc(recorded + 3600)
 	first := membersResource.Plan(t, env.Server, prior, private, &config)
 	acctest.ExpectDiags(t, first.Diagnostics, acctest.ProtoWarning(fmt.Sprintf("Renewing members: Less than renew_before (10m) is left before "+
-		"expires_at (%s): the apply renews 3 members following expires_in (2 users, 1 departments) until %s, the recorded expiry plus "+
-		"expires_in (1h).", rfc(recorded), renewed), protocol.Root("renew_before")))
-	if got := plannedExpiresAt(t, first); got != renewed {
-		t.Fatalf("the plan renews expires_at to %s, want the recorded expiry plus 1h, %s", got, renewed)
+		"expires_at (%s), or will be within 25m: the apply renews 3 members following expires_in (2 users, 1 departments) until %s, "+
+		"the recorded expiry plus expires_in (1h); an apply after %s renews it a period further.", rfc(recorded), renewed,
+		rfc(recorded+3600-35*60)), protocol.Root("renew_before")))
+	if got := plannedExpiresAt(t, first); got != "unknown" {
+		t.Fatalf("the plan renews expires_at to %s, want unknown: the apply sets it", got)
 	}
-	// A second later, as the apply's own plan comes: the same date.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
-	if got := plannedExpiresAt(t, membersResource.Plan(t, env.Server, prior, private, &config)); got != renewed {
-		t.Fatalf("a plan a second later renews expires_at to %s, the first to %s: the apply's plan would not agree", got, renewed)
+	// A plan goes by the time the state was read, not by the clock: read
+	// an hour ago, before the window opened, it renews nothing (as the
+	// apply of a plan saved then plans again, later).
+	readEarlier := protocol.WithReadAt(management.RenewalPrivate(state), time.Now().Add(-time.Hour)).Bytes(&diags)
+	earlier := membersResource.Plan(t, env.Server, prior, readEarlier, &config)
+	acctest.ExpectDiags(t, earlier.Diagnostics)
+	if got := plannedExpiresAt(t, earlier); got != rfc(recorded) {
+		t.Fatalf("a plan over state read before the window plans expires_at %s, want the recorded %s", got, rfc(recorded))
 	}
 
 	env.Calls.Reset()
 	applied := membersResource.Apply(t, env.Server, prior, first, &config)
-	acctest.ExpectDiags(t, applied.Diagnostics)
+	acctest.ExpectDiags(t, applied.Diagnostics, acctest.ProtoWarning(fmt.Sprintf("Renewed the members of group \"bk_cmdb/%d\": 3 members "+
+		"following expires_in (2 users, 1 departments) now expire at %s, renewed from %s.", group, renewed, rfc(recorded)), nil))
 	env.ExpectCalls(t, map[string]int{"member:expiry": 1})
 	if held := heldExpiries(env, group); held["alice"] != recorded+3600 || held["carol"] != recorded+3600 || held["1"] != recorded+3600 ||
 		held["bob"] != bkiam.PermanentExpiry {
