@@ -25,8 +25,10 @@ import (
 // the second action on the second instance until two days on says that
 // expiry cannot take effect; with expiry_conflicts = "error" the plan
 // fails on both. Then a grant with expires_in = "1h" and renew_before =
-// "59m50s" is renewed by a plan made ten seconds on, and IAM's policy list
-// shows the later expiry. What the user held of the actions before (a
+// "59m40s" (the window opens twenty seconds on, a plan renews from ten)
+// gets a second instance through a plan saved eleven seconds on and
+// applied after the window opened: the apply renews, IAM's policy list
+// shows the later expiry, and the plan after is empty. What the user held of the actions before (a
 // plain list of instances) is taken away for the test and given back with
 // its expiry at the end.
 func TestAccSite_Expiry(t *testing.T) {
@@ -102,8 +104,11 @@ resource "bkiam_instance_grant" %q {
 		grantOutside(bkiam.OperationRevoke, a, p.Instances[2], 0)
 	}
 
-	// Renewal: a rolling grant renewed by a plan inside its window.
-	w.Configure(provider(""), grant("rolling", p.Actions[1], p.Instances[0], "  expires_in   = \"1h\"\n  renew_before = \"59m50s\"\n"))
+	// Renewal: a plan saved for review just before the window opens,
+	// which adds an instance, applied after it opened, renews the grant
+	// in that apply.
+	rolling := "  expires_in   = \"1h\"\n  renew_before = \"59m40s\"\n"
+	w.Configure(provider(""), grant("rolling", p.Actions[1], p.Instances[0], rolling))
 	w.MustRun("apply", "-auto-approve")
 	created, held := expiry(p.Actions[1])
 	if !held || created > time.Now().Add(time.Hour).Unix() || created < time.Now().Add(time.Hour-time.Minute).Unix() {
@@ -112,13 +117,18 @@ resource "bkiam_instance_grant" %q {
 	if !w.PlanIsEmpty() {
 		t.Fatal("the plan before the renewal window is not empty")
 	}
-	time.Sleep(time.Until(time.Unix(created, 0).Add(-time.Hour + 11*time.Second)))
-	if out := w.MustRun("plan"); !strings.Contains(out, "Renewing the grant") {
-		t.Errorf("the plan in the window does not renew:\n%s", out)
+	two := strings.Replace(grant("rolling", p.Actions[1], p.Instances[0], rolling),
+		fmt.Sprintf("instances = { %q = %q }", p.Instances[0], p.Instances[0]),
+		fmt.Sprintf("instances = { %q = %q, %q = %q }", p.Instances[0], p.Instances[0], p.Instances[1], p.Instances[1]), 1)
+	w.Configure(provider(""), two)
+	time.Sleep(time.Until(time.Unix(created, 0).Add(-time.Hour + 11*time.Second))) // the margin, before the window
+	if out := w.MustRun("plan", "-out=review.tfplan"); !strings.Contains(out, "Renewing the grant") {
+		t.Errorf("the plan saved before the window does not renew:\n%s", out)
 	}
-	w.MustRun("apply", "-auto-approve")
+	time.Sleep(time.Until(time.Unix(created, 0).Add(-time.Hour + 22*time.Second))) // the window is open
+	w.MustRun("apply", "review.tfplan")
 	if at, _ := expiry(p.Actions[1]); at != created+3600 {
-		t.Errorf("after the renewal IAM keeps %s's %s until %d, want %d", user, p.Actions[1], at, created+3600)
+		t.Errorf("after the saved plan's apply IAM keeps %s's %s until %d, want %d", user, p.Actions[1], at, created+3600)
 	}
 	if !w.PlanIsEmpty() {
 		t.Error("the plan after the renewal is not empty")
@@ -223,28 +233,36 @@ func (x *expiryUser) giveBack() {
 
 // TestAccSite_MemberRenewal: bkiam_group_members with a rolling expiry
 // on whatever IAM the tests point at. A grade manager and a group are
-// created; the profile's two users follow expires_in = "1h" with
-// renew_before = "59m50s". The group's member list in IAM shows both until
-// the recorded expires_at; a plan ten seconds on renews, and the list then
-// shows the recorded date plus an hour; the plan after is empty; the
-// destroy removes all of it.
+// created; the profile's first user follows expires_in = "1h" with
+// renew_before = "59m40s" (the window opens twenty seconds on, a plan
+// renews from ten). The group's member list in IAM shows it until the
+// recorded expires_at; a plan saved eleven seconds on, which adds the
+// second user, is applied after the window opened: the list then shows
+// both until the recorded date plus an hour, and the plan after is
+// empty; the destroy removes all of it.
 func TestAccSite_MemberRenewal(t *testing.T) {
 	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	ctx := context.Background()
-	config := e.Provider + e.GroupBase("renew", p.Actions[0], p.Instances[0]) + fmt.Sprintf(`
+	config := func(users ...string) string {
+		var m []string
+		for _, u := range users {
+			m = append(m, fmt.Sprintf("%q = \"expires_in\"", u))
+		}
+		return e.Provider + e.GroupBase("renew", p.Actions[0], p.Instances[0]) + fmt.Sprintf(`
 resource "bkiam_group_members" "site" {
   system       = %[1]q
   group_id     = bkiam_group.site.id
-  users        = { %[2]q = "expires_in", %[3]q = "expires_in" }
+  users        = { %[2]s }
   expires_in   = "1h"
-  renew_before = "59m50s"
+  renew_before = "59m40s"
 }
-`, p.System, p.Users[0], p.Users[1])
+`, p.System, strings.Join(m, ", "))
+	}
 	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
 	w.SiteSecret()
-	w.Configure("", config)
+	w.Configure("", config(p.Users[0]))
 	t.Cleanup(func() { w.Run("destroy", "-auto-approve") })
 	w.MustRun("apply", "-auto-approve")
 	group := stateAttr(t, w, "bkiam_group_members.site", "group_id")
@@ -265,22 +283,22 @@ resource "bkiam_group_members" "site" {
 		}
 		return out
 	}
-	want := func(at int64) map[string]int64 {
-		return map[string]int64{"user " + p.Users[0]: at, "user " + p.Users[1]: at}
-	}
-	if got := members(); !maps.Equal(got, want(recorded.Unix())) {
-		t.Fatalf("after the create IAM lists the members %v, want both until %s", got, recorded)
+	if got, want := members(), map[string]int64{"user " + p.Users[0]: recorded.Unix()}; !maps.Equal(got, want) {
+		t.Fatalf("after the create IAM lists the members %v, want %v", got, want)
 	}
 	if !w.PlanIsEmpty() {
 		t.Fatal("the plan before the renewal window is not empty")
 	}
-	time.Sleep(time.Until(recorded.Add(-time.Hour + 11*time.Second)))
-	if out := w.MustRun("plan"); !strings.Contains(out, "Renewing members") {
-		t.Errorf("the plan in the window does not renew:\n%s", out)
+	w.Configure("", config(p.Users[0], p.Users[1]))
+	time.Sleep(time.Until(recorded.Add(-time.Hour + 11*time.Second))) // the margin, before the window
+	if out := w.MustRun("plan", "-out=review.tfplan"); !strings.Contains(out, "Renewing members") {
+		t.Errorf("the plan saved before the window does not renew:\n%s", out)
 	}
-	w.MustRun("apply", "-auto-approve")
-	if got := members(); !maps.Equal(got, want(recorded.Unix()+3600)) {
-		t.Errorf("after the renewal IAM lists the members %v, want both until %s", got, recorded.Add(time.Hour))
+	time.Sleep(time.Until(recorded.Add(-time.Hour + 22*time.Second))) // the window is open
+	w.MustRun("apply", "review.tfplan")
+	renewed := recorded.Unix() + 3600
+	if got, want := members(), map[string]int64{"user " + p.Users[0]: renewed, "user " + p.Users[1]: renewed}; !maps.Equal(got, want) {
+		t.Errorf("after the saved plan's apply IAM lists the members %v, want %v", got, want)
 	}
 	if !w.PlanIsEmpty() {
 		t.Error("the plan after the renewal is not empty")
