@@ -21,6 +21,13 @@ func ExpiringValidationCases() []PlanTimeCase {
 			Want: []string{"Invalid group id", `group_id must be a user group's numeric id, such as bkiam_group.dev.id or "42"; got "dev".`}},
 		{Name: "expiring: a group IAM does not have", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n  group_id = \"987654\"\n"),
 			Want: []string{"Cannot read the group's members"}},
+		{Name: "expiring: renewed_by neither a grant nor members", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n  group_id = \"1\"\n" +
+			"  renewed_by = { oncall = { system = \"bk_cmdb\", expires_in = \"90d\", renew_before = \"7d\" } }\n"),
+			Want: []string{"Not a rolling grant nor a group's members", `renewed_by["oncall"] must be a bkiam_instance_grant (system, subject and actions) or a ` +
+				`bkiam_group_members (system, group_id), e.g. renewed_by = { oncall = bkiam_instance_grant.oncall }.`}},
+		{Name: "expiring: renewed_by's expires_in not a duration", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n  group_id = \"1\"\n" +
+			"  renewed_by = { oncall = { system = \"bk_cmdb\", group_id = \"1\", expires_in = \"a quarter\", renew_before = \"7d\" } }\n"),
+			Want: []string{"Invalid duration", `renewed_by["oncall"].expires_in: "a quarter" is not a duration such as "90d", "12h" or "1w".`}},
 		{Name: "expiring: an action IAM does not have", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n  user = \"alice\"\n  actions = [\"no_such_action\"]\n"),
 			Want: []string{"Cannot read the user's policies"}},
 	}

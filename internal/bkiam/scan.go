@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,21 +21,24 @@ import (
 // group, from the RBAC list too (a second scan, shared the same way, made only when a group is
 // looked up, and with UseModels only for an action whose auth_type is rbac or all).
 //
-// Concurrent callers wait for the scan in flight. Invalidate drops a result (this process wrote
-// to that action), so the next caller scans again; a scan in flight during Invalidate still
-// answers the callers already waiting for it (they asked before the write) but its result is not
-// kept. Errors are not cached. Safe for concurrent use.
+// Concurrent callers wait for the scan in flight. Invalidate records that this process wrote to a
+// subject's rows of an action: a scan that started before the write still answers every other
+// subject (a write changes its subject's rows only), and the callers already waiting for it (they
+// asked before the write), but a later lookup of that subject scans again, and its scan answers
+// everyone after it. Errors are not cached. Safe for concurrent use.
 type ScanCache struct {
 	client *Client
 	now    func() time.Time
 
 	mu      sync.Mutex
-	results map[scanKey]map[Subject][]Policy // finished scans still fresh
-	flights map[scanKey]*scanFlight          // the scan new callers join, per key
-	// gens counts the Invalidate calls per key: a scan keeps its result only if no Invalidate
-	// happened between its start and its end.
-	gens  map[scanKey]uint64
-	scans int
+	results map[scanKey]scanResult  // finished scans, the latest started of each key
+	flights map[scanKey]*scanFlight // the scan new callers join, per key
+	// tick orders the starts of scans and this process's writes; written holds, per key and
+	// subject (its ID folded to lower case, as IAM's database compares names), the tick of the
+	// last write: a scan that started before it may hold the subject's old rows.
+	tick    uint64
+	written map[scanKey]map[Subject]uint64
+	scans   int
 	// models, when set, tells which actions IAM can store as RBAC
 	// relations (their auth_type), so that a group's lookup of any other
 	// action skips the RBAC list.
@@ -66,13 +70,31 @@ type scanKey struct {
 	kind           PolicyKind
 }
 
+// scanResult is a finished scan: every subject's rows, and the tick it started at.
+type scanResult struct {
+	bySubj  map[Subject][]Policy
+	started uint64
+}
+
 // scanFlight is one scan and the callers waiting for it.
 type scanFlight struct {
 	done    chan struct{} // closed when bySubj/err are set
 	bySubj  map[Subject][]Policy
 	err     error
+	started uint64             // the tick it started at
 	waiters int                // callers still waiting; guarded by ScanCache.mu
 	cancel  context.CancelFunc // stops the scan once nobody waits for it
+}
+
+// foldSubject is the key of subject's writes: IAM's database compares names without case.
+func foldSubject(subject Subject) Subject {
+	return Subject{Type: subject.Type, ID: strings.ToLower(subject.ID)}
+}
+
+// fresh reports whether a scan of k that started at started holds subject's rows as they are:
+// this process has not written to them since; s.mu is held.
+func (s *ScanCache) fresh(k scanKey, started uint64, subject Subject) bool {
+	return s.written[k][foldSubject(subject)] < started
 }
 
 // NewScanCache builds a cache reading through c. now tells which policies have expired (nil
@@ -82,7 +104,7 @@ func NewScanCache(c *Client, now func() time.Time) *ScanCache {
 		now = time.Now
 	}
 	return &ScanCache{client: c, now: now,
-		results: map[scanKey]map[Subject][]Policy{}, flights: map[scanKey]*scanFlight{}, gens: map[scanKey]uint64{}}
+		results: map[scanKey]scanResult{}, flights: map[scanKey]*scanFlight{}, written: map[scanKey]map[Subject]uint64{}}
 }
 
 // Lookup returns the subject's unexpired rows for the action (expired_at <= now counts as gone),
@@ -115,19 +137,22 @@ func (s *ScanCache) LookupAll(ctx context.Context, system, action string, subjec
 	return live, expired, nil
 }
 
-// LookupCached is LookupAll for a user, answered only from a scan this cache has already made and
-// still holds (ok false: none, or one a write of this process has invalidated); it reads nothing.
+// LookupCached is LookupAll for a user, answered only from a scan this cache has already made
+// (ok false: none, or one that started before this process wrote to the user's rows); it reads
+// nothing.
 func (s *ScanCache) LookupCached(system, action string, subject Subject) (live, expired []Policy, ok bool) {
 	if subject.Type == SubjectGroup {
 		return nil, nil, false // a group's rows can be in the RBAC list too
 	}
+	k := scanKey{system, action, PolicyKindABAC}
 	s.mu.Lock()
-	res, ok := s.results[scanKey{system, action, PolicyKindABAC}]
+	res, ok := s.results[k]
+	ok = ok && s.fresh(k, res.started, subject)
 	s.mu.Unlock()
 	if !ok {
 		return nil, nil, false
 	}
-	live, expired = s.split(s.pick(res, subject))
+	live, expired = s.split(s.pick(res.bySubj, subject))
 	return live, expired, true
 }
 
@@ -154,12 +179,12 @@ func (s *ScanCache) lookup(ctx context.Context, k scanKey, subject Subject) ([]P
 		list = "RBAC policy list"
 	}
 	s.mu.Lock()
-	if res, ok := s.results[k]; ok {
+	if res, ok := s.results[k]; ok && s.fresh(k, res.started, subject) {
 		s.mu.Unlock()
-		return s.pick(res, subject), nil
+		return s.pick(res.bySubj, subject), nil
 	}
 	f := s.flights[k]
-	if f == nil {
+	if f == nil || !s.fresh(k, f.started, subject) {
 		if err := ctx.Err(); err != nil { // no scan for a caller who has already gone
 			s.mu.Unlock()
 			return nil, fmt.Errorf("bkiam: %s of action %s in system %s not read: %w", list, k.action, k.system, err)
@@ -201,10 +226,10 @@ func (s *ScanCache) lookup(ctx context.Context, k scanKey, subject Subject) ([]P
 // per-attempt timeout and retry limit, and the scan is cancelled when its last waiter leaves.
 func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f := &scanFlight{done: make(chan struct{}), cancel: cancel}
+	s.tick++
+	f := &scanFlight{done: make(chan struct{}), cancel: cancel, started: s.tick}
 	s.flights[k] = f
 	s.scans++
-	gen := s.gens[k]
 	go func() {
 		defer cancel()
 		pols, err := s.client.ScanPoliciesSince(sctx, k.kind, k.system, k.action, ExpiredSince(s.now()))
@@ -223,10 +248,10 @@ func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 		if s.flights[k] == f {
 			delete(s.flights, k)
 		}
-		// Kept only if fresh: an Invalidate while the scan ran means this process wrote to the
-		// action, and the scan may have read the list before the write.
-		if err == nil && s.gens[k] == gen {
-			s.results[k] = bySubj
+		// The latest started scan is kept: a scan that started later (a subject's rows were
+		// written since this one started) knows more, whichever ends first.
+		if res, ok := s.results[k]; err == nil && (!ok || res.started < f.started) {
+			s.results[k] = scanResult{bySubj: bySubj, started: f.started}
 		}
 	}()
 	return f
@@ -237,16 +262,19 @@ func (s *ScanCache) pick(bySubj map[Subject][]Policy, subject Subject) []Policy 
 	return slices.Clone(bySubj[subject])
 }
 
-// Invalidate drops the scan results of (system, action), both lists, and detaches scans in flight
-// from new callers, so that the next Lookup scans again and sees this process's own write.
-func (s *ScanCache) Invalidate(system, action string) {
+// Invalidate records that this process has written to (or is writing to) subject's rows of
+// (system, action), in both lists: the next lookup of that subject scans again, and sees the write;
+// the scans already made still answer every other subject.
+func (s *ScanCache) Invalidate(system, action string, subject Subject) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.tick++
 	for _, kind := range []PolicyKind{PolicyKindABAC, PolicyKindRBAC} {
 		k := scanKey{system, action, kind}
-		s.gens[k]++
-		delete(s.results, k)
-		delete(s.flights, k)
+		if s.written[k] == nil {
+			s.written[k] = map[Subject]uint64{}
+		}
+		s.written[k][foldSubject(subject)] = s.tick
 	}
 }
 

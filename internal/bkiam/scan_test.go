@@ -137,35 +137,52 @@ func TestScanCacheOneScanForConcurrentLookups(t *testing.T) {
 	}
 }
 
+// TestScanCacheInvalidate: a write of this process to a subject's rows makes the next lookup of
+// that subject (in any case: IAM's database compares names without it) scan again, and the new
+// scan answers everyone after it; a write to another action, or to another subject, leaves the
+// scan answering, so that the grants of one apply to many users of one action cost one scan.
 func TestScanCacheInvalidate(t *testing.T) {
 	fs := newFakeServer(t,
-		reply(200, pageBody(1, 1, row(1, "alice", PermanentExpiry))),
-		reply(200, pageBody(1, 1, row(2, "alice", PermanentExpiry))))
+		reply(200, pageBody(2, 1, row(1, "alice", PermanentExpiry), row(5, "bob", PermanentExpiry))),
+		reply(200, pageBody(2, 1, row(2, "alice", PermanentExpiry), row(5, "bob", PermanentExpiry))),
+		reply(200, pageBody(2, 1, row(2, "alice", PermanentExpiry), row(6, "bob", PermanentExpiry))))
 	s := NewScanCache(mustClient(t, gatewayConfig(fs.URL)), fixedNow)
 	ctx := context.Background()
-	ids := func() int64 {
-		p, err := lookupOne(s, ctx, "bk_cmdb", "edit_host", user("alice"))
+	id := func(who string) int64 {
+		t.Helper()
+		p, err := lookupOne(s, ctx, "bk_cmdb", "edit_host", user(who))
 		if err != nil || p == nil {
-			t.Fatalf("Lookup = %v, %v", p, err)
+			t.Fatalf("Lookup(%s) = %v, %v", who, p, err)
 		}
 		return p.ID
 	}
-	if a, b := ids(), ids(); a != 1 || b != 1 || s.Scans() != 1 {
-		t.Fatalf("ids %d, %d after %d scans; want 1, 1 after 1", a, b, s.Scans())
+	expect := func(what string, alice, bob int64, scans int) {
+		t.Helper()
+		if a, b := id("alice"), id("bob"); a != alice || b != bob || s.Scans() != scans {
+			t.Fatalf("%s: alice's row %d, bob's %d after %d scans; want %d, %d after %d", what, a, b, s.Scans(), alice, bob, scans)
+		}
 	}
-	s.Invalidate("bk_cmdb", "view_host") // another action: no effect
-	if id := ids(); id != 1 || s.Scans() != 1 {
-		t.Fatalf("id %d after %d scans", id, s.Scans())
+	expect("the first scan", 1, 5, 1)
+	s.Invalidate("bk_cmdb", "view_host", user("alice")) // another action
+	expect("a write to another action", 1, 5, 1)
+	s.Invalidate("bk_cmdb", "edit_host", user("carol")) // another subject
+	expect("a write to another subject", 1, 5, 1)
+	s.Invalidate("bk_cmdb", "edit_host", user("Alice"))
+	if live, _, ok := s.LookupCached("bk_cmdb", "edit_host", user("alice")); ok {
+		t.Fatalf("LookupCached answers alice's rows %+v from a scan older than the write", live)
 	}
-	s.Invalidate("bk_cmdb", "edit_host")
-	if id := ids(); id != 2 || s.Scans() != 2 {
-		t.Fatalf("after Invalidate: id %d after %d scans; want 2 after 2", id, s.Scans())
+	if _, _, ok := s.LookupCached("bk_cmdb", "edit_host", user("bob")); !ok {
+		t.Fatal("LookupCached does not answer bob's rows, which no write changed")
 	}
+	expect("a write to Alice", 2, 5, 2)
+	s.Invalidate("bk_cmdb", "edit_host", user("bob"))
+	expect("a write to bob", 2, 6, 3)
 }
 
-// TestScanCacheInvalidateDuringScan: a scan that was running when this process wrote may have read
-// the list before the write; it answers the callers already waiting, but is neither joined by
-// later callers nor kept.
+// TestScanCacheInvalidateDuringScan: a scan that was running when this process wrote to alice may
+// have read the list before the write; it answers the callers already waiting, and later callers
+// of other subjects, but a later lookup of alice scans again, and the older scan, ending last,
+// does not replace the newer one.
 func TestScanCacheInvalidateDuringScan(t *testing.T) {
 	entered, gate := make(chan struct{}, 100), make(chan struct{})
 	fs := newFakeServer(t,
@@ -176,7 +193,7 @@ func TestScanCacheInvalidateDuringScan(t *testing.T) {
 
 	early := lookupAsync(s, ctx, user("alice"))
 	<-entered
-	s.Invalidate("bk_cmdb", "edit_host") // a write happened while the first scan runs
+	s.Invalidate("bk_cmdb", "edit_host", user("alice")) // a write happened while the first scan runs
 	late, err := lookupOne(s, ctx, "bk_cmdb", "edit_host", user("alice"))
 	if err != nil || late == nil || late.ID != 2 {
 		t.Fatalf("lookup after Invalidate = %+v, %v; want the new scan's policy 2", late, err)
@@ -363,8 +380,8 @@ func TestScanCacheEveryRowAndBothLists(t *testing.T) {
 	if fmt.Sprint(queries) != "[ rbac]" || s.Scans() != 2 {
 		t.Errorf("list types read %q in %d scans, want the default list and the RBAC list once each", queries, s.Scans())
 	}
-	// A write invalidates both lists.
-	s.Invalidate("bk_cmdb", "edit_host")
+	// A write to the group invalidates both lists for it.
+	s.Invalidate("bk_cmdb", "edit_host", group)
 	if _, err := s.Lookup(ctx, "bk_cmdb", "edit_host", group); err != nil || s.Scans() != 4 {
 		t.Errorf("after Invalidate: %d scans, %v; want both lists read again", s.Scans(), err)
 	}

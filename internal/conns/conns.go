@@ -30,6 +30,11 @@ type Data struct {
 	// Scans shares the policy-list scans of detect_drift; nil when it is
 	// off.
 	Scans *bkiam.ScanCache
+	// PolicyScans are the scans Policies reads where IAM's answer about a
+	// subject cannot tell: Scans when detect_drift is on, scans of their
+	// own otherwise; nil through ESB. Every write of this process
+	// invalidates them (InvalidateScans), whatever detect_drift is.
+	PolicyScans *bkiam.ScanCache
 	// Book is the process's ledger of shared grants (internal/sharedgrants).
 	Book *sharedgrants.Book
 	// Models reads each system's model once per provider configuration
@@ -75,15 +80,24 @@ func (d *Data) Writing(system string, subject bkiam.Subject, actions []string) {
 	}
 }
 
-// InvalidateScans forgets the policy-list scans of actions this process
-// has just written to, so that a later read in the same process sees the
-// write. The expiry check's view keeps what it read (Writing).
-func (d *Data) InvalidateScans(system string, actions []string) {
-	if d.Scans == nil {
-		return
+// InvalidateScans records that this process has just written to
+// subject's actions, in the policy-list scans detect_drift reads and in
+// those Policies reads (what bkiam_expiring answers from), whatever
+// detect_drift is: a later read of the subject in the same process sees
+// the write, and the scans still answer every other subject. The expiry
+// check's view keeps what it read (Writing).
+func (d *Data) InvalidateScans(system string, subject bkiam.Subject, actions []string) {
+	caches := []*bkiam.ScanCache{d.Scans}
+	if d.PolicyScans != d.Scans {
+		caches = append(caches, d.PolicyScans)
 	}
-	for _, a := range actions {
-		d.Scans.Invalidate(system, a)
+	for _, scans := range caches {
+		if scans == nil {
+			continue
+		}
+		for _, a := range actions {
+			scans.Invalidate(system, a, subject)
+		}
 	}
 }
 

@@ -143,14 +143,15 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	if client.Transport() == bkiam.TransportGateway {
 		// What one subject holds, for the expiry check and bkiam_expiring:
 		// IAM's answer about the subject, and the policy lists where it
-		// cannot tell (detect_drift's scans when it is on: a write of this
-		// process never changes what the expiry check has read, see
-		// heldpolicy.Reader).
-		scans := data.Scans
-		if scans == nil {
-			scans = newScans()
+		// cannot tell (detect_drift's scans when it is on). Every write of
+		// this process invalidates those scans, detect_drift or not, so
+		// that bkiam_expiring read after a write sees it; a write never
+		// changes what the expiry check has read (heldpolicy.Reader).
+		data.PolicyScans = data.Scans
+		if data.PolicyScans == nil {
+			data.PolicyScans = newScans()
 		}
-		data.Policies = heldpolicy.NewClientSource(client, scans)
+		data.Policies = heldpolicy.NewClientSource(client, data.PolicyScans)
 		if settings.expiryConflicts != expiryConflictsOff {
 			data.Expiry = heldpolicy.NewReader(data.Policies)
 		}

@@ -17,12 +17,25 @@ data "bkiam_expiring" "oncall" {
   within   = "14d"
 }
 
-# What of alice's own host permissions lapses within 30 days.
+# alice's view_host rolls: a plan within a week of its expiry renews it
+# for 90 days more.
+resource "bkiam_instance_grant" "alice_hosts" {
+  system       = "bk_cmdb"
+  subject      = { type = "user", id = "alice" }
+  actions      = ["view_host"]
+  resources    = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host1" } }]
+  expires_in   = "90d"
+  renew_before = "7d"
+}
+
+# What of alice's own host permissions lapses within 30 days: her
+# view_host is named as renewed by "hosts", and not counted in lapsing.
 data "bkiam_expiring" "alice" {
-  system  = "bk_cmdb"
-  user    = "alice"
-  actions = ["view_host", "edit_host"]
-  within  = "30d"
+  system     = "bk_cmdb"
+  user       = "alice"
+  actions    = ["view_host", "edit_host"]
+  within     = "30d"
+  renewed_by = { hosts = bkiam_instance_grant.alice_hosts }
 }
 
 check "nobody_lapses_unnoticed" {
@@ -30,7 +43,7 @@ check "nobody_lapses_unnoticed" {
     condition = data.bkiam_expiring.oncall.lapsing + data.bkiam_expiring.alice.lapsing == 0
     error_message = "Lapsing soon: ${join(", ", concat(
       [for m in data.bkiam_expiring.oncall.members : "${m.type} ${m.id} on ${m.expires_at}"],
-      [for g in data.bkiam_expiring.alice.grants : "alice's ${g.action} on ${g.expires_at}"],
+      [for g in data.bkiam_expiring.alice.grants : "alice's ${g.action} on ${g.expires_at}" if g.renewed_by == null],
     ))}."
   }
 }

@@ -27,8 +27,11 @@ import (
 // expiringDataSource is bkiam_expiring: what is about to lapse, so that a
 // check block or an output can report it before anyone loses access. A
 // group's members are read through the management API's member list; a
-// user's grants of given actions through the policy lists (one scan per
-// action, shared with the plan's expiry check and detect_drift).
+// user's grants of given actions through IAM's answer about the user, and
+// the policy lists where it cannot tell (conns.Data.Policies: one scan per
+// action, shared with the plan's expiry check and detect_drift, made again
+// for a user this process has written to). renewed_by
+// (expiring_renewed_by.go) names the lapses the configuration renews.
 type expiringDataSource struct {
 	conns.DataSource
 }
@@ -43,21 +46,27 @@ func NewExpiringDataSource() datasource.DataSource {
 }
 
 var expiringMemberType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"type": types.StringType, "id": types.StringType, "expires_at": types.StringType,
+	"type": types.StringType, "id": types.StringType, "expires_at": types.StringType, "renewed_by": types.StringType,
 }}
 
 var expiringGrantType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"action": types.StringType, "expires_at": types.StringType,
+	"action": types.StringType, "expires_at": types.StringType, "renewed_by": types.StringType,
 }}
+
+var renewedByRow = schema.StringAttribute{Computed: true, MarkdownDescription: "The name in `renewed_by` of the rolling " +
+	"expiry that renews it in its renewal window; null when nothing there does."}
 
 func (d *expiringDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "What lapses within a window: the members of a user group, or a user's grants of given " +
 			"actions, whose expiry falls between now and now plus `within` (already expired ones are not listed; " +
 			"permanent ones never are). For a `check` block that warns before access lapses, or an output that reports " +
-			"it. Set `group_id`, or `user` with `actions`. Read through the API gateway (`apigw_url`): the member list " +
-			"of IAM's management API, or one scan of each action's policy list (pages of 500 policies, shared with the " +
-			"plan's expiry check). A user's grants are the user's own policies, one expiry per action (IAM keeps one per " +
+			"it; with `renewed_by`, the lapses the configuration's rolling expiries renew are named and left out of " +
+			"`lapsing`. Set `group_id`, or `user` with `actions`. Read through the API gateway (`apigw_url`): the member list " +
+			"of IAM's management API; for a user, IAM's answer about the user (the backend's policy query) and, where " +
+			"it cannot tell (a manager of the system, a gateway that drops its debug output, nothing live), a scan of the " +
+			"action's policy list (pages of 500 policies), shared with the plan's expiry check and made again once this " +
+			"provider has written to the user's action. A user's grants are the user's own policies, one expiry per action (IAM keeps one per " +
 			"user and action), not what the user holds through groups.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{
@@ -91,6 +100,7 @@ func (d *expiringDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 					"type":       schema.StringAttribute{Computed: true, MarkdownDescription: "`user` or `department`."},
 					"id":         schema.StringAttribute{Computed: true, MarkdownDescription: "The username or department id."},
 					"expires_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the membership lapses (RFC 3339)."},
+					"renewed_by": renewedByRow,
 				}},
 			},
 			"grants": schema.ListNestedAttribute{
@@ -99,11 +109,14 @@ func (d *expiringDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"action":     schema.StringAttribute{Computed: true, MarkdownDescription: "The action."},
 					"expires_at": schema.StringAttribute{Computed: true, MarkdownDescription: "When the user's policy for it lapses (RFC 3339)."},
+					"renewed_by": renewedByRow,
 				}},
 			},
+			"renewed_by": renewedByAttribute,
 			"lapsing": schema.Int64Attribute{
-				Computed:            true,
-				MarkdownDescription: "How many members or grants lapse within the window: `0` when none.",
+				Computed: true,
+				MarkdownDescription: "How many members or grants lapse within the window and nothing in `renewed_by` renews: `0` " +
+					"when none.",
 			},
 		},
 	}
@@ -118,14 +131,15 @@ func (d *expiringDataSource) ConfigValidators(context.Context) []datasource.Conf
 }
 
 type expiringModel struct {
-	System  types.String `tfsdk:"system"`
-	Within  types.String `tfsdk:"within"`
-	GroupID types.String `tfsdk:"group_id"`
-	User    types.String `tfsdk:"user"`
-	Actions types.Set    `tfsdk:"actions"`
-	Members types.List   `tfsdk:"members"`
-	Grants  types.List   `tfsdk:"grants"`
-	Lapsing types.Int64  `tfsdk:"lapsing"`
+	System    types.String `tfsdk:"system"`
+	Within    types.String `tfsdk:"within"`
+	GroupID   types.String `tfsdk:"group_id"`
+	User      types.String `tfsdk:"user"`
+	Actions   types.Set    `tfsdk:"actions"`
+	Members   types.List   `tfsdk:"members"`
+	Grants    types.List   `tfsdk:"grants"`
+	RenewedBy types.Map    `tfsdk:"renewed_by"`
+	Lapsing   types.Int64  `tfsdk:"lapsing"`
 }
 
 // lapse is one row of the answer.
@@ -147,10 +161,16 @@ func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadReques
 	until := now.Add(within).Unix()
 	soon := func(at int64) bool { return at > now.Unix() && at <= until && at < bkiam.PermanentExpiry }
 	system := m.System.ValueString()
+	renewers := renewersOf(ctx, m.RenewedBy, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	var rows []lapse
+	var group int64
 	switch {
 	case !m.GroupID.IsNull():
-		group, err := strconv.ParseInt(m.GroupID.ValueString(), 10, 64)
+		var err error
+		group, err = strconv.ParseInt(m.GroupID.ValueString(), 10, 64)
 		if err != nil || group <= 0 {
 			resp.Diagnostics.AddAttributeError(path.Root("group_id"), "Invalid group id",
 				fmt.Sprintf("group_id must be a user group's numeric id, such as bkiam_group.dev.id or \"42\"; got %q.", m.GroupID.ValueString()))
@@ -196,13 +216,20 @@ func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadReques
 	})
 	m.Members, m.Grants = types.ListNull(expiringMemberType), types.ListNull(expiringGrantType)
 	var values []attr.Value
+	lapsing := 0
 	for _, r := range rows {
 		at := types.StringValue(time.Unix(r.expiresAt, 0).UTC().Format(time.RFC3339))
+		renewedBy := types.StringNull()
+		if name := renewing(renewers, system, m.User.ValueString(), group, r); name != "" {
+			renewedBy = types.StringValue(name)
+		} else {
+			lapsing++
+		}
 		var attrs map[string]attr.Value
 		if m.GroupID.IsNull() {
-			attrs = map[string]attr.Value{"action": types.StringValue(r.id), "expires_at": at}
+			attrs = map[string]attr.Value{"action": types.StringValue(r.id), "expires_at": at, "renewed_by": renewedBy}
 		} else {
-			attrs = map[string]attr.Value{"type": types.StringValue(r.kind), "id": types.StringValue(r.id), "expires_at": at}
+			attrs = map[string]attr.Value{"type": types.StringValue(r.kind), "id": types.StringValue(r.id), "expires_at": at, "renewed_by": renewedBy}
 		}
 		typ := expiringGrantType
 		if !m.GroupID.IsNull() {
@@ -222,7 +249,7 @@ func (d *expiringDataSource) Read(ctx context.Context, req datasource.ReadReques
 	} else {
 		m.Members = list(expiringMemberType)
 	}
-	m.Lapsing = types.Int64Value(int64(len(rows)))
+	m.Lapsing = types.Int64Value(int64(lapsing))
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 

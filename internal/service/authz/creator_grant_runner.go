@@ -96,7 +96,7 @@ func (r *creatorGrantRunner) Plan() ([]grantplan.CreatorCall, error) {
 func (r *creatorGrantRunner) Gone(context.Context, error) bool { return false }
 
 func (r *creatorGrantRunner) After(_ context.Context, ok bool, diags *protocol.Diagnostics) bool {
-	r.data.InvalidateScans(r.target.System, slices.Concat(r.actions(), r.result.granted))
+	r.data.InvalidateScans(r.target.System, bkiam.Subject{Type: bkiam.SubjectUser, ID: r.creator}, slices.Concat(r.actions(), r.result.granted))
 	if len(r.unlimited) > 0 {
 		diags.AddWarning("Unlimited creator policies",
 			fmt.Sprintf("IAM reports %s holding %s on every instance (unlimited policies). A system's creator configuration "+

@@ -97,7 +97,7 @@ func (r *instanceGrantRunner) Gone(ctx context.Context, err error) bool {
 }
 
 func (r *instanceGrantRunner) After(_ context.Context, ok bool, _ *protocol.Diagnostics) bool {
-	r.data.InvalidateScans(r.planned.System, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.Grant.Actions))
+	r.data.InvalidateScans(r.planned.System, r.planned.Subject, slices.Concat(slices.Collect(maps.Keys(r.held)), r.planned.Grant.Actions))
 	return ok
 }
 
