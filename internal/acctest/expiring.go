@@ -27,7 +27,8 @@ func ExpiringValidationCases() []PlanTimeCase {
 				`bkiam_group_members (system, group_id), e.g. renewed_by = { oncall = bkiam_instance_grant.oncall }.`}},
 		{Name: "expiring: renewed_by's expires_in not a duration", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n  group_id = \"1\"\n" +
 			"  renewed_by = { oncall = { system = \"bk_cmdb\", group_id = \"1\", expires_in = \"a quarter\", renew_before = \"7d\" } }\n"),
-			Want: []string{"Invalid duration", `renewed_by["oncall"].expires_in: "a quarter" is not a duration such as "90d", "12h" or "1w".`}},
+			Want: []string{"Invalid duration", `renewed_by["oncall"].expires_in: "a quarter" is not a duration such as "90d", "12h", "1w" or "1d12h". ` +
+				`Pass the rolling resource's own value (the resource itself), or write it as that resource does, e.g. "90d".`}},
 		{Name: "expiring: an action IAM does not have", Config: ExpiringHCL("  system = \"bk_cmdb\"\n  within = \"30d\"\n  user = \"alice\"\n  actions = [\"no_such_action\"]\n"),
 			Want: []string{"Cannot read the user's policies"}},
 	}

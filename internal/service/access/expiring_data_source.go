@@ -269,11 +269,17 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 	windowOf(req.Path, req.ConfigValue.ValueString(), &resp.Diagnostics)
 }
 
-// windowOf parses the within attribute at p, or says why it cannot.
+// windowOf parses the duration at p (within, or one of renewed_by), or
+// says why it cannot.
 func windowOf(p path.Path, s string, diags *diag.Diagnostics) (time.Duration, bool) {
 	d, err := renewal.ParseDuration(s)
 	if err != nil {
-		diags.AddAttributeError(p, "Invalid duration", fmt.Sprintf("%s: %v. Write the window from now, e.g. \"30d\".", p, err))
+		hint := "Write the window from now, e.g. \"30d\"."
+		if !p.Equal(path.Root("within")) {
+			// A duration of renewed_by: the rolling resource's own.
+			hint = "Pass the rolling resource's own value (the resource itself), or write it as that resource does, e.g. \"90d\"."
+		}
+		diags.AddAttributeError(p, "Invalid duration", fmt.Sprintf("%s: %v. %s", p, err, hint))
 		return 0, false
 	}
 	return d, true

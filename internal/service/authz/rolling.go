@@ -65,11 +65,11 @@ func checkRolling(config InstanceGrantModel, subjectType string, subjectKnown bo
 	for _, p := range problems {
 		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
 	}
-	if config.ExpiresIn.IsNull() {
-		return
+	if !config.ExpiresIn.IsKnown() {
+		return // null, or unknown until apply (for_each over values, say): it may be null
 	}
 	switch {
-	case !config.ExpiresAt.IsNull():
+	case !config.ExpiresAt.IsNull() && !config.ExpiresAt.IsUnknown():
 		diags.AddAttributeError(protocol.Root("expires_in"), "Both expires_at and expires_in",
 			"A grant expires at a fixed time (expires_at) or a duration after it is granted (expires_in), not both. Remove one.")
 	case subjectKnown && subjectType == bkiam.SubjectGroup:
