@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"strconv"
@@ -110,6 +111,15 @@ func (GroupMembers) Schema(context.Context) schema.Schema {
 					"per 1 000 members (never a removal). Renewals happen only when Terraform plans: plan and apply at " +
 					"least once every `renew_before` (a scheduled run), or the members expire.",
 			},
+			"renew_jitter": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Spreads the expiries of the members valued `\"expires_in\"` over this many whole days " +
+					"after `expires_at`, e.g. `\"3d\"`, so that a team's memberships (and IAM's reminder mails, and the " +
+					"renewals people make themselves) do not all fall on one morning. Each member gets `expires_at` plus " +
+					"0 to that many days, by a hash of the group and the member: the same at every apply, so a renewal " +
+					"keeps each member's own remaining time. The members are added and renewed in one call per distinct " +
+					"day (at most 1 000 members each). Whole days, shorter than `expires_in`; needs `expires_in`.",
+			},
 			"enforce_expiry": schema.BoolAttribute{
 				Optional: true,
 				MarkdownDescription: "What a later expiry in IAM of a member valued `\"expires_in\"` means. IAM mails members " +
@@ -141,7 +151,7 @@ type membersView struct {
 
 func viewMembers(m GroupMembersModel) membersView {
 	v := membersView{model: m}
-	rolling := rollingExpiry(m)
+	follow := followerExpiry(m)
 	v.system, _ = m.System.Get()
 	if s, ok := m.GroupID.Get(); ok {
 		v.group, _ = strconv.ParseInt(s, 10, 64)
@@ -156,7 +166,7 @@ func viewMembers(m GroupMembersModel) membersView {
 		}
 		elems, _ := part.x.Get()
 		for id, e := range elems {
-			exp, ok := memberExpiry(e, rolling)
+			exp, ok := memberExpiry(e, follow(memberplan.Key{Type: part.typ, ID: id}))
 			if !ok {
 				return v
 			}
@@ -168,8 +178,9 @@ func viewMembers(m GroupMembersModel) membersView {
 }
 
 // memberExpiry is the expired_at of a member's expiry: "permanent" is
-// IAM's permanent expiry, "expires_in" the rolling expiry (0: not known).
-func memberExpiry(x protocol.StringValue, rolling int64) (int64, bool) {
+// IAM's permanent expiry, "expires_in" the member's rolling expiry,
+// follows (followerExpiry; 0: not known).
+func memberExpiry(x protocol.StringValue, follows int64) (int64, bool) {
 	s, ok := x.Get()
 	switch {
 	case !ok:
@@ -177,7 +188,7 @@ func memberExpiry(x protocol.StringValue, rolling int64) (int64, bool) {
 	case s == permanentMember:
 		return bkiam.PermanentExpiry, true
 	case s == followsExpiresIn:
-		return rolling, rolling != 0
+		return follows, follows != 0
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
@@ -198,6 +209,48 @@ func rollingExpiry(m GroupMembersModel) int64 {
 		return 0
 	}
 	return t.Unix()
+}
+
+// followerExpiry returns, for a member of m, when it expires if it
+// follows expires_in: expires_at plus its share of renew_jitter
+// (memberOffset), capped at permanent; 0 while expires_at is not known.
+func followerExpiry(m GroupMembersModel) func(memberplan.Key) int64 {
+	rolling, days := rollingExpiry(m), jitterDays(m)
+	system, _ := m.System.Get()
+	group, _ := m.GroupID.Get()
+	return func(k memberplan.Key) int64 {
+		if rolling == 0 {
+			return 0
+		}
+		return min(rolling+memberOffset(system, group, k, days), bkiam.PermanentExpiry)
+	}
+}
+
+// jitterDays is renew_jitter in whole days: 0 when it is not set, not
+// known, or not a whole number of days (Validate says why).
+func jitterDays(m GroupMembersModel) int64 {
+	s, ok := m.Jitter.Get()
+	if !ok {
+		return 0
+	}
+	d, err := renewal.ParseDuration(s)
+	if err != nil || d%renewal.Day != 0 {
+		return 0
+	}
+	return int64(d / renewal.Day)
+}
+
+// memberOffset is how much later than expires_at a member following it
+// expires, in seconds: a whole number of days from 0 to days, by a hash
+// of the group and the member, so that it is the same at every apply
+// and a renewal keeps it.
+func memberOffset(system, group string, k memberplan.Key, days int64) int64 {
+	if days <= 0 {
+		return 0
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(system + "/" + group + "/" + k.Type + "/" + k.ID))
+	return (int64(h.Sum32()) % (days + 1)) * int64(renewal.Day/time.Second)
 }
 
 // formatExpiry is an expiry as expires_at and the members' values write
@@ -314,10 +367,11 @@ func recordedOf(m *GroupMembersModel) renewal.Recorded {
 // checkRolling checks expires_in, renew_before and the members that
 // follow them.
 func checkRolling(config GroupMembersModel, diags *protocol.Diagnostics) {
-	_, _, problems := renewal.Check(rollingSettings(config))
+	r, ok, problems := renewal.Check(rollingSettings(config))
 	for _, p := range problems {
 		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
 	}
+	checkJitter(config, r.Every, ok && !config.ExpiresIn.IsNull(), diags)
 	users, departments, known := followers(config)
 	switch {
 	case config.ExpiresIn.IsNull() && len(users)+len(departments) > 0:
@@ -338,6 +392,34 @@ func checkRolling(config GroupMembersModel, diags *protocol.Diagnostics) {
 		diags.AddAttributeWarning(protocol.Root("expires_in"), "No member follows expires_in",
 			"expires_in sets the expiry of the members valued \"expires_in\" in users or departments, and no member is. Give "+
 				"the members that should follow it the value \"expires_in\", or remove expires_in (and renew_before).")
+	}
+}
+
+// checkJitter refuses a renew_jitter that is not a whole number of days
+// shorter than expires_in (every, when known), or that no expires_in
+// spreads.
+func checkJitter(config GroupMembersModel, every time.Duration, everyKnown bool, diags *protocol.Diagnostics) {
+	s, ok := config.Jitter.Get()
+	if !ok {
+		return
+	}
+	at := protocol.Root("renew_jitter")
+	d, err := renewal.ParseDuration(s)
+	switch {
+	case config.ExpiresIn.IsNull():
+		diags.AddAttributeError(at, "renew_jitter without expires_in",
+			"renew_jitter spreads the expiries of the members that follow expires_in, and expires_in is not set. Set expires_in "+
+				"(for example expires_in = \"90d\" with renew_jitter = \"3d\"), or remove renew_jitter.")
+	case err != nil:
+		diags.AddAttributeError(at, "Invalid duration", fmt.Sprintf("renew_jitter: %v. Write a whole number of days, such as \"3d\" or \"1w\".", err))
+	case d%renewal.Day != 0:
+		diags.AddAttributeError(at, "renew_jitter not in whole days",
+			fmt.Sprintf("renew_jitter (%s) must be a whole number of days, such as \"3d\": members are spread over days, and added "+
+				"and renewed in one call per day.", s))
+	case everyKnown && d >= every:
+		e, _ := config.ExpiresIn.Get()
+		diags.AddAttributeError(at, "renew_jitter not shorter than expires_in",
+			fmt.Sprintf("renew_jitter (%s) must be shorter than expires_in (%s): a member would expire after the next renewal's date.", s, e))
 	}
 }
 
@@ -460,26 +542,30 @@ func warnRenewal(planned GroupMembersModel, roll rollingPlan, asOf time.Time, di
 		count = "1 member"
 	}
 	b, _ := planned.RenewBefore.Get()
+	spread := ""
+	if days := jitterDays(planned); days > 0 {
+		spread = fmt.Sprintf(" (each member up to %d days later, as renew_jitter spreads them, keeping its own remaining time; one call per day)", days)
+	}
 	diags.AddAttributeWarning(protocol.Root("renew_before"), "Renewing members",
 		fmt.Sprintf("Less than renew_before (%s) is left before expires_at (%s), or will be within %s: the apply renews %s "+
-			"following expires_in (%d users, %d departments) %s. IAM raises their expiry in place through its member-expiry "+
+			"following expires_in (%d users, %d departments) %s%s. IAM raises their expiry in place through its member-expiry "+
 			"route, one call per 1 000 members; no member leaves the group, and a member renewed in IAM to a later date keeps it.",
 			b, formatExpiry(roll.d.Recorded), renewal.Describe(roll.r.Margin()), count, len(users), len(departments),
-			renewal.Until(roll.r, roll.d, asOf)))
+			renewal.Until(roll.r, roll.d, asOf), spread))
 }
 
 // checkNewExpiries refuses an expiry that has passed on a member the
 // plan adds or changes: IAM refuses it. An unchanged member whose expiry
 // has passed stays as it is.
 func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now time.Time, diags *protocol.Diagnostics) {
-	rolling := rollingExpiry(planned)
+	follow := followerExpiry(planned)
 	for _, part := range []struct {
 		name, typ string
 		x         protocol.StringMapValue
 	}{{"users", memberUser, planned.Users}, {"departments", memberDepartment, planned.Departments}} {
 		elems, _ := part.x.Get()
 		for id, e := range elems {
-			exp, ok := memberExpiry(e, rolling)
+			exp, ok := memberExpiry(e, follow(memberplan.Key{Type: part.typ, ID: id}))
 			if !ok || exp > now.Unix() {
 				continue
 			}
@@ -589,10 +675,10 @@ func (GroupMembers) readMembers(ctx context.Context, c *bkiam.Client, system str
 // membersValue is the users or departments attribute of held: each
 // member's expiry as like (then alt) writes it when it is the same
 // instant, so that an expiry written with an offset reads back unchanged,
-// and "expires_in" when it is rolling, the expires_at the state records
-// (0: none), or later, unless the resource enforces it (keepsLater); null
-// when held has none of the type and like is null.
-func membersValue(held memberplan.Members, typ string, rolling int64, keepsLater bool, like, alt protocol.StringMapValue) protocol.StringMapValue {
+// and "expires_in" when it is the member's rolling expiry (follow: what
+// the state records, 0 for none), or later, unless the resource enforces
+// it (keepsLater); null when held has none of the type and like is null.
+func membersValue(held memberplan.Members, typ string, follow func(memberplan.Key) int64, keepsLater bool, like, alt protocol.StringMapValue) protocol.StringMapValue {
 	likeElems, _ := like.Get()
 	altElems, _ := alt.Get()
 	out := map[string]protocol.StringValue{}
@@ -601,9 +687,9 @@ func membersValue(held memberplan.Members, typ string, rolling int64, keepsLater
 			continue
 		}
 		switch {
-		case sameExpiry(likeElems[k.ID], rolling, keepsLater, exp):
+		case sameExpiry(likeElems[k.ID], follow(k), keepsLater, exp):
 			out[k.ID] = likeElems[k.ID]
-		case sameExpiry(altElems[k.ID], rolling, keepsLater, exp):
+		case sameExpiry(altElems[k.ID], follow(k), keepsLater, exp):
 			out[k.ID] = altElems[k.ID]
 		case exp == bkiam.PermanentExpiry:
 			out[k.ID] = protocol.Known(permanentMember)
@@ -620,8 +706,8 @@ func membersValue(held memberplan.Members, typ string, rolling int64, keepsLater
 // sameExpiry reports whether a member valued e, held until exp, is as e
 // says: at the instant e names, or, for a member that follows the
 // rolling expiry, later when keepsLater (renewed in IAM).
-func sameExpiry(e protocol.StringValue, rolling int64, keepsLater bool, exp int64) bool {
-	have, ok := memberExpiry(e, rolling)
+func sameExpiry(e protocol.StringValue, follows int64, keepsLater bool, exp int64) bool {
+	have, ok := memberExpiry(e, follows)
 	if !ok {
 		return false
 	}
@@ -672,9 +758,9 @@ func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.R
 	// A member that follows expires_in stays so while IAM holds expires_at
 	// for it; otherwise it reads as what IAM holds, and the plan restores it.
 	m := state
-	rolling := rollingExpiry(state)
-	m.Users = membersValue(held, memberUser, rolling, keepsLater(state), state.Users, protocol.StringMapValue{})
-	m.Departments = membersValue(held, memberDepartment, rolling, keepsLater(state), state.Departments, protocol.StringMapValue{})
+	follow := followerExpiry(state)
+	m.Users = membersValue(held, memberUser, follow, keepsLater(state), state.Users, protocol.StringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, follow, keepsLater(state), state.Departments, protocol.StringMapValue{})
 	return &m, req.Private, true
 }
 
@@ -828,9 +914,9 @@ func (r *memberRunner) Record(ok bool, _ *protocol.Diagnostics) (*GroupMembersMo
 	// member IAM holds at another expiry (one a failed renewal did not
 	// reach) reads as that expiry.
 	m := result
-	rolling := rollingExpiry(result)
-	m.Users = membersValue(r.held, memberUser, rolling, keepsLater(result), result.Users, r.from.model.Users)
-	m.Departments = membersValue(r.held, memberDepartment, rolling, keepsLater(result), result.Departments, r.from.model.Departments)
+	follow := followerExpiry(result)
+	m.Users = membersValue(r.held, memberUser, follow, keepsLater(result), result.Users, r.from.model.Users)
+	m.Departments = membersValue(r.held, memberDepartment, follow, keepsLater(result), result.Departments, r.from.model.Departments)
 	if r.next == nil {
 		m.ID, m.System, m.GroupID = r.current.model.ID, r.current.model.System, r.current.model.GroupID
 	}
@@ -937,3 +1023,7 @@ func (GroupMembers) Owns(m GroupMembersModel) (string, bool) {
 	}
 	return "the members of group " + group, true
 }
+
+// noRollingExpiry is followerExpiry of a model without expires_at: an
+// import, a listed group.
+func noRollingExpiry(memberplan.Key) int64 { return 0 }

@@ -17,6 +17,7 @@ type GroupMembersModel struct {
 	RenewBefore protocol.StringValue                   `tf:"renew_before"`
 	ExpiresAt   protocol.StringValue                   `tf:"expires_at"`
 	Enforce     protocol.BoolValue                     `tf:"enforce_expiry"`
+	Jitter      protocol.StringValue                   `tf:"renew_jitter"`
 	Timeouts    protocol.Value[protocol.TimeoutsModel] `tf:"timeouts"`
 }
 
@@ -33,6 +34,7 @@ func (GroupMembers) Decode(v tftypes.Value) (GroupMembersModel, error) {
 		RenewBefore: protocol.DecodeString(&d, a["renew_before"]),
 		ExpiresAt:   protocol.DecodeString(&d, a["expires_at"]),
 		Enforce:     protocol.DecodeBool(&d, a["enforce_expiry"]),
+		Jitter:      protocol.DecodeString(&d, a["renew_jitter"]),
 		Timeouts:    protocol.DecodeTimeouts(&d, a["timeouts"]),
 	}
 	return m, d.Err
@@ -49,6 +51,7 @@ func (GroupMembers) Encode(typ tftypes.Object, m GroupMembersModel) tftypes.Valu
 		String("renew_before", m.RenewBefore).
 		String("expires_at", m.ExpiresAt).
 		Bool("enforce_expiry", m.Enforce).
+		String("renew_jitter", m.Jitter).
 		With("timeouts", func(t tftypes.Type) tftypes.Value { return protocol.EncodeTimeouts(t, m.Timeouts) }).
 		Object()
 }

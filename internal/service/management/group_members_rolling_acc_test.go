@@ -316,3 +316,40 @@ func TestAccGroupMembersRenewedInIAMKept(t *testing.T) {
 		t.Fatalf("with enforce_expiry the plan does not match %q:\n%s", want, out)
 	}
 }
+
+// TestAccGroupMembersRenewJitter: renew_jitter = "3d" through the CLI:
+// 20 users following expires_in = "30d" each expire expires_at plus 0 to
+// 3 whole days in IAM, and the plan after the apply is empty, refreshed
+// or not.
+func TestAccGroupMembersRenewJitter(t *testing.T) {
+	acctest.NeedsSandbox(t)
+	testutil.Terraform(t)
+	acctest.Parallel(t)
+	sb := sandboxtest.Start(t, sandbox.WithModel(acctest.ModelWithUsers(t, 20, 2000)))
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
+	group := newGroup(t, acctest.OutsideClient(t, sb), "spread")
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	users := map[string]string{}
+	for _, u := range userRange(0, 20) {
+		users[u] = "expires_in"
+	}
+	w.Configure(provider, strings.TrimSuffix(acctest.GroupMembersRollingConfig("", group, users, "30d", "7d"), "}\n")+"  renew_jitter = \"3d\"\n}\n")
+	w.MustRun("apply", "-auto-approve")
+	recorded := recordedExpiry(t, w)
+	days := map[int64]bool{}
+	for _, m := range sb.Members(group) {
+		d := (m.ExpiredAt - recorded) / 86400
+		if (m.ExpiredAt-recorded)%86400 != 0 || d < 0 || d > 3 {
+			t.Fatalf("%s expires at %s, not expires_at (%s) plus 0 to 3 days", m.ID, rfc(m.ExpiredAt), rfc(recorded))
+		}
+		days[d] = true
+	}
+	if len(days) < 2 {
+		t.Errorf("the 20 members expire on %d distinct days, want them spread", len(days))
+	}
+	for _, args := range [][]string{{"plan", "-detailed-exitcode"}, {"plan", "-detailed-exitcode", "-refresh=false"}} {
+		if out, code := w.Run(args...); code != 0 {
+			t.Errorf("terraform %s after the apply exited %d, want an empty plan:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}

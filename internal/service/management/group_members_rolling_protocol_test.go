@@ -3,6 +3,7 @@ package management_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/management"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
@@ -343,4 +345,97 @@ func TestProtocolGroupMembersRollingPassed(t *testing.T) {
 	joined := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn, "carol": management.FollowsExpiresIn}, "1h", "")
 	acctest.ExpectDiags(t, membersResource.Plan(t, env.Server, prior, nil, &joined).Diagnostics,
 		acctest.ProtoError(`users["carol"] follows expires_in, whose expiry (expires_at `, protocol.Root("users").WithElementKeyString("carol")))
+}
+
+// TestProtocolGroupMembersRenewJitter: 40 users follow expires_in = "30d"
+// with renew_jitter = "3d". The create gives each expires_at plus 0 to 3
+// whole days, every one of the four used, in one add call per day; the
+// plan after is empty and a refresh keeps every one "expires_in". A
+// renewal keeps each member's own offset, in one expiry call per day.
+// renew_jitter must be whole days shorter than expires_in.
+func TestProtocolGroupMembersRenewJitter(t *testing.T) {
+	env := acctest.NewProtoEnvWith(t, nil, sandbox.WithModel(acctest.ModelWithUsers(t, 40, 2000)))
+	client := acctest.OutsideClient(t, env.Sandbox)
+	group := newGroup(t, client, "spread")
+	users := map[string]string{}
+	for i := range 40 {
+		users[fmt.Sprintf("u%05d", i)] = management.FollowsExpiresIn
+	}
+	config := rollingModel(group, users, "30d", "7d")
+	config.Jitter = protocol.Known("3d")
+
+	plan := membersResource.Plan(t, env.Server, nil, nil, &config)
+	acctest.ExpectDiags(t, plan.Diagnostics)
+	env.Calls.Reset()
+	created := membersResource.Apply(t, env.Server, nil, plan, &config)
+	acctest.ExpectDiags(t, created.Diagnostics)
+	recorded, _ := membersResource.Model(t, created.NewState).ExpiresAt.Get()
+	at, err := time.Parse(time.RFC3339, recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offsets := func(base int64) map[int64]int {
+		t.Helper()
+		count := map[int64]int{}
+		for id, exp := range heldExpiries(env, group) {
+			days := (exp - base) / 86400
+			if (exp-base)%86400 != 0 || days < 0 || days > 3 {
+				t.Fatalf("%s expires at %s, not expires_at (%s) plus 0 to 3 days", id, rfc(exp), rfc(base))
+			}
+			count[days]++
+		}
+		return count
+	}
+	before := heldExpiries(env, group)
+	if spread := offsets(at.Unix()); len(spread) != 4 {
+		t.Errorf("the 40 members expire expires_at plus %v days (days: members), want all four of 0 to 3 days used", spread)
+	}
+	if got := env.Calls.SinceLast()["member:add"]; got != 4 {
+		t.Errorf("the create sent %d member adds, want 4: one per day", got)
+	}
+	same := membersResource.Plan(t, env.Server, created.NewState, created.Private, &config)
+	acctest.ExpectDiags(t, same.Diagnostics)
+	if !samePlanAsState(t, same, created.NewState) {
+		t.Error("the plan after the create is not empty")
+	}
+	read := membersResource.Read(t, env.Server, created.NewState, created.Private)
+	acctest.ExpectDiags(t, read.Diagnostics)
+	if read.NewState != created.NewState {
+		t.Errorf("a refresh changed the state: %v", membersResource.Model(t, read.NewState).Users)
+	}
+
+	// Renewal (state recorded three weeks ago): each member keeps its offset.
+	state := *membersResource.Model(t, created.NewState)
+	old := at.Add(-23 * 24 * time.Hour).Unix()
+	state.ExpiresAt = protocol.Known(rfc(old))
+	var diags protocol.Diagnostics
+	prior := membersResource.Value(t, &state)
+	private := management.RenewalPrivate(state).Bytes(&diags)
+	renew := membersResource.Plan(t, env.Server, prior, private, &config)
+	env.Calls.Reset()
+	renewed := membersResource.Apply(t, env.Server, prior, renew, &config)
+	if got := env.Calls.SinceLast()["member:expiry"]; got != 4 {
+		t.Errorf("the renewal sent %d member-expiry calls, want 4: one per day", got)
+	}
+	next, _ := membersResource.Model(t, renewed.NewState).ExpiresAt.Get()
+	if next != rfc(old+30*86400) {
+		t.Fatalf("the renewal recorded expires_at %s, want %s", next, rfc(old+30*86400))
+	}
+	for id, exp := range heldExpiries(env, group) {
+		if exp-(old+30*86400) != before[id]-at.Unix() {
+			t.Errorf("%s was expires_at + %ds, renewed to expires_at + %ds: its offset changed", id, before[id]-at.Unix(), exp-(old+30*86400))
+		}
+	}
+
+	for _, tc := range []struct{ jitter, expiresIn, want string }{
+		{"36h", "30d", "renew_jitter not in whole days"},
+		{"30d", "30d", "renew_jitter not shorter than expires_in"},
+	} {
+		bad := rollingModel(group, users, tc.expiresIn, "7d")
+		bad.Jitter = protocol.Known(tc.jitter)
+		got := membersResource.Validate(t, env.Server, bad)
+		if !testutil.HasError(got) || !strings.Contains(testutil.RenderDiags(got), tc.want) {
+			t.Errorf("renew_jitter %q with expires_in %q: %s, want %q", tc.jitter, tc.expiresIn, testutil.RenderDiags(got), tc.want)
+		}
+	}
 }

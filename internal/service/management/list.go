@@ -314,8 +314,8 @@ func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, strea
 // listedMembers is m with the members held, as a read after an import
 // records them.
 func listedMembers(m GroupMembersModel, held memberplan.Members) GroupMembersModel {
-	m.Users = membersValue(held, memberUser, 0, false, protocol.StringMapValue{}, protocol.StringMapValue{})
-	m.Departments = membersValue(held, memberDepartment, 0, false, protocol.StringMapValue{}, protocol.StringMapValue{})
+	m.Users = membersValue(held, memberUser, noRollingExpiry, false, protocol.StringMapValue{}, protocol.StringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, noRollingExpiry, false, protocol.StringMapValue{}, protocol.StringMapValue{})
 	return m
 }
 
