@@ -16,8 +16,8 @@ import (
 // time plus expires_in, and a plan inside the renewal window moves it on
 // by expires_in from the recorded date (internal/renewal says why from
 // the recorded date). A renewal is an update like any later expires_at:
-// the same instances granted again with the later expiry, which IAM
-// raises in place.
+// one grant of an instance the actions hold, with the later expiry, which
+// IAM gives everything the policy holds (grantplan.Plan).
 //
 // Nothing in the configuration or the state changes when the window
 // opens, so the apply keeps in private state when the next renewal is due
@@ -122,9 +122,10 @@ func planRolling(planned *InstanceGrantModel, prior *InstanceGrantModel, now tim
 		planned.ExpiresAt = protocol.Known(time.Unix(next, 0).UTC().Format(time.RFC3339))
 		g := ViewGrant(*planned)
 		diags.AddAttributeWarning(protocol.Root("expires_at"), "Renewing the grant",
-			fmt.Sprintf("Less than renew_before is left: the apply renews %s's %s until %s (from %s), granting %s again with "+
-				"the later expiry.", subjectName(g.Subject), describeActions(g.Grant.Actions), time.Unix(next, 0).UTC().Format(time.RFC3339),
-				time.Unix(recorded, 0).UTC().Format(time.RFC3339), describeInstances(g.Grant.Resources)))
+			fmt.Sprintf("Less than renew_before is left: the apply renews %s's %s on %s until %s (from %s), with one grant of "+
+				"one of them: IAM raises the expiry of everything a policy holds on any grant into it.", subjectName(g.Subject),
+				describeActions(g.Grant.Actions), describeInstances(g.Grant.Resources), time.Unix(next, 0).UTC().Format(time.RFC3339),
+				time.Unix(recorded, 0).UTC().Format(time.RFC3339)))
 	}
 }
 
