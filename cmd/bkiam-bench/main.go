@@ -61,6 +61,7 @@ func main() {
 		bench.InstanceGrant(1000, false),
 		bench.InstanceGrant(10000, false),
 		bench.InstanceGrant(100000, true),
+		bench.Renewal(10000),
 		bench.ManyGrants(1000, ""),
 		bench.ManyGrants(1000, "0s"),
 		bench.CreatorGrant(10000),
@@ -69,7 +70,7 @@ func main() {
 	// Issue 51's site, each case with the expiry check and without.
 	comparisons := []bench.Comparison{bench.SiteComparison(20000, false, 5), bench.SiteComparison(20000, true, 5)}
 	if *quick {
-		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.ManyGrants(10, ""), bench.ManyGrants(10, "0s"),
+		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.Renewal(1000), bench.ManyGrants(10, ""), bench.ManyGrants(10, "0s"),
 			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000),
 			bench.GroupMembers(1000)}
 		comparisons = []bench.Comparison{bench.SiteComparison(2000, false, 3), bench.SiteComparison(2000, true, 3)}

@@ -51,9 +51,27 @@ func NewProtoEnv(t *testing.T, settings map[string]any) *ProtoEnv {
 func NewProtoEnvWith(t *testing.T, settings map[string]any, opts ...sandbox.Option) *ProtoEnv {
 	t.Helper()
 	sb := sandboxtest.Start(t, opts...)
+	url, log := LoggedURL(t, sb)
+	attrs := map[string]any{
+		"apigw_url": url, "app_code": sandboxtest.AppCode, "app_secret": sandboxtest.AppSecret,
+		"max_retries": 0, "batch_window": "0s",
+	}
+	maps.Copy(attrs, settings)
+	server := ProtoServer(t)
+	resp, err := server.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{Config: ProviderConfig(t, attrs)})
+	if err != nil || testutil.HasError(resp.Diagnostics) {
+		t.Fatalf("ConfigureProvider: %v %s", err, testutil.RenderDiags(resp.Diagnostics))
+	}
+	return &ProtoEnv{Server: server, Sandbox: sb, Calls: NewCallCounter(sb), Log: log}
+}
+
+// LoggedURL serves sb behind a proxy that notes in the returned log what
+// each authorization call through it asks for: a provider given the URL
+// (as apigw_url or esb_url) reaches the sandbox through it. Calls made to
+// sb.URL, such as changes outside Terraform, are not noted.
+func LoggedURL(t *testing.T, sb *sandboxtest.Sandbox) (string, *SentLog) {
+	t.Helper()
 	log := &SentLog{}
-	// The provider reaches the sandbox through a proxy that notes what
-	// each authorization call asks for.
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.Path, "/authorization/") {
 			body, err := io.ReadAll(r.Body)
@@ -67,17 +85,7 @@ func NewProtoEnvWith(t *testing.T, settings map[string]any, opts ...sandbox.Opti
 		sb.ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
-	attrs := map[string]any{
-		"apigw_url": proxy.URL, "app_code": sandboxtest.AppCode, "app_secret": sandboxtest.AppSecret,
-		"max_retries": 0, "batch_window": "0s",
-	}
-	maps.Copy(attrs, settings)
-	server := ProtoServer(t)
-	resp, err := server.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{Config: ProviderConfig(t, attrs)})
-	if err != nil || testutil.HasError(resp.Diagnostics) {
-		t.Fatalf("ConfigureProvider: %v %s", err, testutil.RenderDiags(resp.Diagnostics))
-	}
-	return &ProtoEnv{Server: server, Sandbox: sb, Calls: NewCallCounter(sb), Log: log}
+	return proxy.URL, log
 }
 
 // SentLog is what the provider's authorization calls asked for, one line
@@ -148,6 +156,15 @@ func (l *SentLog) Add(path string, body []byte) {
 	l.Lines = append(l.Lines, line)
 }
 
+// Take returns the calls noted since the last Take, and forgets them.
+func (l *SentLog) Take() []string {
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	lines := l.Lines
+	l.Lines = nil
+	return lines
+}
+
 // ForgetSent forgets the calls sent so far.
 func (e *ProtoEnv) ForgetSent() {
 	e.Log.Mu.Lock()
@@ -159,11 +176,7 @@ func (e *ProtoEnv) ForgetSent() {
 // exactly want, in order.
 func (e *ProtoEnv) ExpectSent(t *testing.T, want ...string) {
 	t.Helper()
-	e.Log.Mu.Lock()
-	got := e.Log.Lines
-	e.Log.Lines = nil
-	e.Log.Mu.Unlock()
-	if !slices.Equal(got, want) {
+	if got := e.Log.Take(); !slices.Equal(got, want) {
 		t.Errorf("calls sent:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }

@@ -31,6 +31,8 @@ const (
 	StepNoopPlan    = "no-op plan"
 	StepChangeApply = "1% change apply"
 	StepDestroy     = "destroy"
+	// StepRenewalApply applies a later expires_at (Scenario.RenewedAt).
+	StepRenewalApply = "renewal apply"
 )
 
 // Steps of a grant on a prepared site (SiteComparison): a plan, and an
@@ -49,6 +51,12 @@ type Scenario struct {
 	Size int
 	// PlanOnly measures the create plan alone.
 	PlanOnly bool
+	// Steps, unless nil, are the steps measured, in order (allSteps
+	// otherwise; PlanOnly wins).
+	Steps []string
+	// ExpiresAt, when set, is var.expires_at, which both configurations
+	// declare, until StepRenewalApply sets it to RenewedAt.
+	ExpiresAt, RenewedAt string
 	// Config is the provider's configuration, Baseline the terraform_data
 	// one; both read var.instances (id => name).
 	Config, Baseline string
@@ -123,6 +131,46 @@ func InstanceGrant(size int, planOnly bool) Scenario {
     actions   = ["view_host", "edit_host"]
     resources = [{ system = "bk_cmdb", type = "host", instances = var.instances }]
   }
+}
+`,
+	}
+}
+
+// Renewal is a renewal of scenario 1: one bkiam_instance_grant of size
+// instances to a user, created with an expiry, whose expires_at is then
+// moved later (what renew_before does when its window opens). IAM raises
+// the expiry of everything a policy holds on any grant into it, so the
+// renewal apply sends one grant, of one instance, for both actions.
+func Renewal(size int) Scenario {
+	return Scenario{
+		Name:      fmt.Sprintf("renewal of one bkiam_instance_grant, %d instances (a later expires_at)", size),
+		Size:      size,
+		Steps:     []string{StepCreatePlan, StepCreateApply, StepRenewalApply},
+		ExpiresAt: "2098-01-01T00:00:00Z", RenewedAt: "2099-01-01T00:00:00Z",
+		Config: `resource "bkiam_instance_grant" "team" {
+  system     = "bk_cmdb"
+  subject    = { type = "user", id = "alice" }
+  actions    = ["view_host", "edit_host"]
+  resources  = [{ system = "bk_cmdb", type = "host", instances = var.instances }]
+  expires_at = var.expires_at
+}
+
+variable "expires_at" {
+  type = string
+}
+`,
+		Baseline: `resource "terraform_data" "team" {
+  input = {
+    system     = "bk_cmdb"
+    subject    = { type = "user", id = "alice" }
+    actions    = ["view_host", "edit_host"]
+    resources  = [{ system = "bk_cmdb", type = "host", instances = var.instances }]
+    expires_at = var.expires_at
+  }
+}
+
+variable "expires_at" {
+  type = string
 }
 `,
 	}
@@ -257,15 +305,18 @@ func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
 	defer stop()
 
 	steps := allSteps
-	if sc.PlanOnly {
+	switch {
+	case sc.PlanOnly:
 		steps = []string{StepCreatePlan}
+	case sc.Steps != nil:
+		steps = sc.Steps
 	}
 	results := make([]Result, len(steps))
 	for i, s := range steps {
 		results[i] = Result{Step: s, Calls: map[string]int{}}
 	}
 
-	baselineKey := fmt.Sprintf("%s\x00%d\x00%t\x00%s", opts.Terraform, sc.Size, sc.PlanOnly, sc.Baseline)
+	baselineKey := fmt.Sprintf("%s\x00%d\x00%s\x00%s", opts.Terraform, sc.Size, strings.Join(steps, ","), sc.Baseline)
 	if known, ok := opts.Baselines[baselineKey]; ok && len(known) == len(results) {
 		for i := range results {
 			results[i].Baseline = known[i]
@@ -350,6 +401,8 @@ type workdir struct {
 	opts Options
 	sc   Scenario
 	vars map[string]any
+	// renewed is set once StepRenewalApply moved var.expires_at on.
+	renewed bool
 }
 
 func newWorkdir(opts Options, url string, sc Scenario, baseline bool, vars map[string]any) (*workdir, error) {
@@ -405,6 +458,12 @@ func (w *workdir) writeInstances(g int) error {
 	}
 	all := map[string]any{"instances": instances}
 	maps.Copy(all, w.vars)
+	if w.sc.ExpiresAt != "" {
+		all["expires_at"] = w.sc.ExpiresAt
+		if w.renewed {
+			all["expires_at"] = w.sc.RenewedAt
+		}
+	}
 	data, err := json.Marshal(all)
 	if err != nil {
 		return err
@@ -450,6 +509,12 @@ func (w *workdir) measure(ctx context.Context, step string, srv *sandbox.Server,
 		args = []string{"plan", "-input=false", parallelism, "-detailed-exitcode"}
 	case StepChangeApply:
 		if err := w.writeInstances(1); err != nil {
+			return measurement{}, err
+		}
+		args = []string{"apply", "-input=false", parallelism, "-auto-approve"}
+	case StepRenewalApply:
+		w.renewed = true
+		if err := w.writeInstances(0); err != nil {
 			return measurement{}, err
 		}
 		args = []string{"apply", "-input=false", parallelism, "-auto-approve"}

@@ -56,6 +56,15 @@ func TestAccScenarioCallCounts(t *testing.T) {
 			StepChangeApply: plus(map[string]int{"batch_instance:grant": 1, "batch_instance:revoke": 1, "model_query": 2}, 2, 0, 0),
 			StepDestroy:     {"batch_instance:revoke": 1},
 		}, nil},
+		// A later expires_at: one grant of one host for both actions,
+		// which raises their whole policies; the expiry check reads
+		// alice's two rows by id in each process, as the grant changes
+		// their expiry.
+		{Renewal(450), map[string]map[string]int{
+			StepCreatePlan:   plus(model, 1, 0, 2),
+			StepCreateApply:  plus(map[string]int{"batch_instance:grant": 3, "model_query": 1}, 1, 0, 2),
+			StepRenewalApply: plus(map[string]int{"batch_instance:grant": 1, "model_query": 2}, 2, 4, 0),
+		}, nil},
 		// One action of one user, read once for the 20 resources.
 		{ManyGrants(20, "0s"), map[string]map[string]int{
 			StepCreatePlan:  plus(model, 1, 0, 1),

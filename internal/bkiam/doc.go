@@ -447,7 +447,12 @@
 //     it (groups it contains are dropped). A revoke removes only the groups fully contained in the
 //     revoked one; a partial overlap is a silent no-op that still answers OK.
 //   - Expiry on re-grant: an existing policy's expiry changes only if the new expired_at is greater;
-//     0 or none changes nothing. The 365-day default applies to new user policies only.
+//     0 or none changes nothing. The 365-day default applies to new user policies only. The expiry
+//     is the policy's, for everything it holds: a grant of one instance with a later expired_at
+//     raises it for every instance (seen on the real IAM), and so does a grant of what the policy
+//     already holds, which adds nothing (the SaaS updates a policy that contains the grant when only
+//     its expiry is later), or of a combination a stored group contains. A renewal sends one
+//     instance (internal/grantplan).
 //   - A revoke with instances [] on an instance policy removes nothing (only policies of actions
 //     without a resource type are deleted whole by it). Never send it anyway.
 //   - batch_path checks only that the app is a client of the system; the per-action allow-list

@@ -110,6 +110,17 @@ var ErrEmptyInstances = errors.New("a resource entry has no instances; IAM would
 // revoke cuts into every stored combination it overlaps, including one
 // just granted. Display names of kept instances are not compared: IAM
 // keeps the name it was first given.
+//
+// A later expiry (a renewal) is not a grant of everything again: IAM keeps
+// one expiry per policy and raises it, for everything the policy holds, on
+// any grant into it with a later expired_at, even one of what it already
+// holds. So an action known to hold exactly its instances gets the new
+// expiry from the grant of what it lacks, or, lacking nothing, rides along
+// the first grant the plan sends anyway, or else is granted one instance
+// it holds (the smallest id; one combination of them for a combined
+// resource): one call per group of actions. What IAM no longer holds of
+// the instances the holdings name is not sent again: only what the
+// holdings lack is. A holding in doubt (Partial) is granted whole.
 func Plan(held Holdings, next *Grant, limits Limits) ([]Call, error) {
 	if limits.Grant < 1 || limits.Revoke < 1 {
 		return nil, fmt.Errorf("grantplan: limits must be at least 1, got grant %d, revoke %d", limits.Grant, limits.Revoke)
@@ -123,6 +134,7 @@ func Plan(held Holdings, next *Grant, limits Limits) ([]Call, error) {
 			h, ok := held[action]
 			p.action(action, h, ok, next)
 		}
+		p.placeRaises(next)
 	}
 	for _, action := range held.actions() {
 		if next == nil || !contains(next.Actions, action) {
@@ -165,6 +177,14 @@ type planner struct {
 	groups map[string]*group
 	// policyLimit is Limits.Policy.
 	policyLimit int
+	// raises are the actions known exactly whose expiry next raises, with
+	// what they lack of next's instances (placeRaises).
+	raises []raise
+}
+
+type raise struct {
+	action string
+	lacks  []Resource
 }
 
 type group struct {
@@ -173,6 +193,9 @@ type group struct {
 	expiresAt int64
 	resources []Resource
 	actions   []string
+	// riders are actions whose expiry the group's first call raises: they
+	// hold every instance it names already (placeRaises).
+	riders []string
 	// set identifies what the group sends, phase aside.
 	set string
 }
@@ -193,20 +216,91 @@ func (p *planner) action(action string, h Holding, held bool, next *Grant) {
 		// first; a changed combination is revoked first, see Plan.
 		p.add(phaseRevokeFirst, action, OperationRevoke, h.Resources, 0)
 		p.add(phaseGrant, action, OperationGrant, all, exp)
-	case len(all) != 1:
-		// No resource type, or an unchanged combination: only a raised
-		// expiry or a holding in doubt needs a call.
+	case len(all) == 0:
+		// No resource type: the one grant is the whole policy, needed for
+		// a raised expiry or a holding in doubt.
 		if h.ExpiresAt < exp || h.Partial {
 			p.add(phaseGrant, action, OperationGrant, all, exp)
 		}
-	case h.ExpiresAt < exp, h.Partial:
-		// Every instance must carry the new expiry, or may be missing:
-		// grant them all (IAM ignores what it already holds).
+	case len(all) > 1:
+		// An unchanged combination, known exactly (a combination in doubt
+		// is revoked and granted above): only a raised expiry needs a
+		// call, which one combination it holds carries (placeRaises).
+		if h.ExpiresAt < exp {
+			p.raises = append(p.raises, raise{action: action})
+		}
+	case h.Partial:
+		// The instances may be missing: grant them all (IAM ignores what
+		// it already holds), with the expiry.
 		p.add(phaseGrant, action, OperationGrant, all, exp)
 		p.add(p.revokePhase(h, all), action, OperationRevoke, delta(h.Resources, all), 0)
 	default:
-		p.add(phaseGrant, action, OperationGrant, delta(all, h.Resources), exp)
+		// Known exactly: grant what the action lacks. With a raised
+		// expiry, that grant carries it to the whole policy, unless one
+		// sent anyway can (placeRaises).
+		lacks := delta(all, h.Resources)
+		if h.ExpiresAt < exp {
+			p.raises = append(p.raises, raise{action: action, lacks: lacks})
+		} else {
+			p.add(phaseGrant, action, OperationGrant, lacks, exp)
+		}
 		p.add(p.revokePhase(h, all), action, OperationRevoke, delta(h.Resources, all), 0)
+	}
+}
+
+// placeRaises plans, once every action is planned, the raised expiry of
+// the actions known exactly (raises). IAM raises a policy's expiry, for
+// everything it holds, on any grant into it with a later expired_at, of
+// instances it holds too. An action that lacks instances joins the grant
+// of all of next's instances when another action sends it (no call more),
+// or is granted what it lacks. One that lacks nothing, over one resource
+// type, rides along the first call of the first grant the plan sends
+// anyway, which names only next's instances, all held, at next's expiry;
+// with none to ride, it is granted one instance, the smallest id: one call
+// for all such actions. A combined resource that lacks nothing joins the
+// grant of the whole combination, or else is granted one combination of
+// the smallest ids, which a group IAM stores contains (a larger grant could
+// store a new group beside IAM's, for a later revoke to cut into).
+func (p *planner) placeRaises(next *Grant) {
+	if len(p.raises) == 0 {
+		return
+	}
+	all, exp := next.Resources, next.ExpiresAt
+	whole := p.groups[callGroupKey(phaseGrant, setOf(OperationGrant, exp, all))]
+	var rest []string
+	for _, r := range p.raises {
+		lacks := len(all) == 1 && len(r.lacks[0].Instances) > 0
+		switch {
+		case whole != nil && (lacks || len(all) > 1):
+			whole.actions = append(whole.actions, r.action)
+		case lacks:
+			p.add(phaseGrant, r.action, OperationGrant, r.lacks, exp)
+		default:
+			rest = append(rest, r.action)
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	if len(all) == 1 {
+		var first *group
+		for _, g := range p.groups {
+			if g.phase == phaseGrant && (first == nil || groupLess(g, first)) {
+				first = g
+			}
+		}
+		if first != nil {
+			first.riders = append(first.riders, rest...)
+			return
+		}
+	}
+	one := make([]Resource, len(all))
+	for i, r := range all {
+		id := slices.Min(slices.Collect(maps.Keys(r.Instances)))
+		one[i] = Resource{System: r.System, Type: r.Type, Instances: map[string]string{id: r.Instances[id]}}
+	}
+	for _, action := range rest {
+		p.add(phaseGrant, action, OperationGrant, one, exp)
 	}
 }
 
@@ -231,19 +325,8 @@ func (p *planner) add(phase int, action string, op Operation, resources []Resour
 	if op == OperationRevoke {
 		exp = 0
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%d", op, exp)
-	for _, r := range resources {
-		b.WriteString("|" + r.System + "/" + r.Type + ":")
-		for i, id := range sortedIDs(r.Instances) {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.Quote(id)) // quoted: an id may hold ","
-		}
-	}
-	set := b.String()
-	key := fmt.Sprintf("%d|%s", phase, set)
+	set := setOf(op, exp, resources)
+	key := callGroupKey(phase, set)
 	if p.groups == nil {
 		p.groups = map[string]*group{}
 	}
@@ -255,6 +338,25 @@ func (p *planner) add(phase int, action string, op Operation, resources []Resour
 	g.actions = append(g.actions, action)
 }
 
+// setOf identifies what a group sends: the operation, the expiry and the
+// instances of each entry.
+func setOf(op Operation, exp int64, resources []Resource) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d", op, exp)
+	for _, r := range resources {
+		b.WriteString("|" + r.System + "/" + r.Type + ":")
+		for i, id := range sortedIDs(r.Instances) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(id)) // quoted: an id may hold ","
+		}
+	}
+	return b.String()
+}
+
+func callGroupKey(phase int, set string) string { return fmt.Sprintf("%d|%s", phase, set) }
+
 // calls splits every group into calls of at most the limit per entry, in
 // phase order. A multi-entry group is the product of its entries, and the
 // product of the chunks covers it exactly.
@@ -265,7 +367,7 @@ func (p *planner) calls(limits Limits) []Call {
 		if g.phase != phaseRevoke {
 			continue
 		}
-		if early := p.groups[fmt.Sprintf("%d|%s", phaseRevokeFirst, g.set)]; early != nil {
+		if early := p.groups[callGroupKey(phaseRevokeFirst, g.set)]; early != nil {
 			early.actions = append(early.actions, g.actions...)
 			delete(p.groups, key)
 		}
@@ -275,16 +377,7 @@ func (p *planner) calls(limits Limits) []Call {
 		sort.Strings(g.actions)
 		groups = append(groups, g)
 	}
-	sort.Slice(groups, func(i, j int) bool {
-		a, b := groups[i], groups[j]
-		if a.phase != b.phase {
-			return a.phase < b.phase
-		}
-		if x, y := strings.Join(a.actions, ","), strings.Join(b.actions, ","); x != y {
-			return x < y
-		}
-		return a.set < b.set
-	})
+	sort.Slice(groups, func(i, j int) bool { return groupLess(groups[i], groups[j]) })
 	var calls []Call
 	for _, g := range groups {
 		limit := limits.Revoke
@@ -296,6 +389,18 @@ func (p *planner) calls(limits Limits) []Call {
 	return calls
 }
 
+// groupLess orders groups as their calls are sent: by phase, then by
+// actions and what they send.
+func groupLess(a, b *group) bool {
+	if a.phase != b.phase {
+		return a.phase < b.phase
+	}
+	if x, y := strings.Join(uniqueSorted(a.actions), ","), strings.Join(uniqueSorted(b.actions), ","); x != y {
+		return x < y
+	}
+	return a.set < b.set
+}
+
 func appendProduct(calls []Call, g *group, limit int) []Call {
 	chunked := make([][][]Instance, len(g.resources))
 	for i, r := range g.resources {
@@ -303,8 +408,13 @@ func appendProduct(calls []Call, g *group, limit int) []Call {
 	}
 	// Walk the product of the chunk lists like an odometer.
 	index := make([]int, len(g.resources))
+	first := true
 	for {
 		call := Call{Operation: g.op, Actions: g.actions, ExpiresAt: g.expiresAt, Resources: make([]CallResource, len(g.resources))}
+		if first && len(g.riders) > 0 {
+			call.Actions = uniqueSorted(slices.Concat(g.actions, g.riders))
+		}
+		first = false
 		for i, r := range g.resources {
 			call.Resources[i] = CallResource{System: r.System, Type: r.Type, Instances: chunked[i][index[i]]}
 		}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -300,10 +302,17 @@ func lowerBound(old, next *Grant, l Limits) int {
 		}
 		return n
 	}
+	raised := next.ExpiresAt > old.ExpiresAt
 	if len(next.Resources) != 1 {
+		// Added actions over everything; a raised expiry of kept ones
+		// joins them, or is one call: a combination of one instance per
+		// entry, or the one grant of actions without a resource type.
 		n := 0
-		if next.ExpiresAt > old.ExpiresAt || len(added) > 0 {
+		switch {
+		case len(added) > 0:
 			n += all(next, l.Grant)
+		case raised && len(kept) > 0:
+			n++
 		}
 		if len(removed) > 0 {
 			n += all(old, l.Revoke)
@@ -324,13 +333,15 @@ func lowerBound(old, next *Grant, l Limits) int {
 	}
 	ceil := func(n, limit int) int { return (n + limit - 1) / limit }
 	n := 0
-	raised := next.ExpiresAt > old.ExpiresAt
-	// Grants: added actions over everything; kept ones over everything
-	// (raised expiry) or over the added instances, one group when those
-	// are everything.
+	// Grants: added actions over everything; kept ones over the added
+	// instances, one group when those are everything. A raised expiry
+	// rides along the grant of everything when there is one, else along
+	// the grant of the added instances, else is one call of one instance.
 	switch {
-	case raised:
+	case raised && len(added) > 0:
 		n += ceil(len(nextIDs), l.Grant)
+	case raised && len(kept) > 0:
+		n += max(ceil(plus, l.Grant), 1)
 	case len(added) > 0 && len(kept) > 0 && plus > 0 && plus == len(nextIDs):
 		n += ceil(len(nextIDs), l.Grant)
 	default:
@@ -495,9 +506,9 @@ func TestPlanExamples(t *testing.T) {
 		{"remove an action: one revoke", base, with(func(g *Grant) { g.Actions = []string{"view_host"} }), []callSummary{
 			{OperationRevoke, "[edit_host]", 450, 0},
 		}},
-		{"raise expiry: grant everything again", &Grant{Actions: []string{"view_host"}, Resources: []Resource{host(1, 2)}, ExpiresAt: 100},
+		{"raise expiry: grant one instance, which raises the whole policy", &Grant{Actions: []string{"view_host"}, Resources: []Resource{host(1, 2)}, ExpiresAt: 100},
 			&Grant{Actions: []string{"view_host"}, Resources: []Resource{host(1, 2)}, ExpiresAt: 200}, []callSummary{
-				{OperationGrant, "[view_host]", 2, 200},
+				{OperationGrant, "[view_host]", 1, 200},
 			}},
 		{"lower expiry: revoke, then grant", &Grant{Actions: []string{"view_host"}, Resources: []Resource{host(1, 2)}, ExpiresAt: 200},
 			&Grant{Actions: []string{"view_host"}, Resources: []Resource{host(1, 2)}, ExpiresAt: 100}, []callSummary{
@@ -669,5 +680,213 @@ func TestIDsWithCommasKeepTheirCalls(t *testing.T) {
 	}
 	if want := map[string][]string{"edit_host": {"a,b"}, "view_host": {"a", "b"}}; len(calls) != 2 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%d calls granting %v, want 2 granting %v", len(calls), got, want)
+	}
+}
+
+// renderCalls renders calls as a user reads them in the log: the
+// operation, the actions, each entry's instances (listed when few,
+// counted from the first otherwise) and the expiry of a grant.
+func renderCalls(calls []Call) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		var entries []string
+		for _, r := range c.Resources {
+			ids := make([]string, len(r.Instances))
+			for j, in := range r.Instances {
+				ids[j] = in.ID
+			}
+			if len(ids) > 3 {
+				entries = append(entries, fmt.Sprintf("%s %d from %s", r.Type, len(ids), ids[0]))
+			} else {
+				entries = append(entries, r.Type+" "+strings.Join(ids, ","))
+			}
+		}
+		line := fmt.Sprintf("%s %s: %s", c.Operation, strings.Join(c.Actions, ","), strings.Join(entries, " x "))
+		if len(c.Resources) == 0 {
+			line += "no resource type"
+		}
+		if c.Operation == OperationGrant {
+			line += fmt.Sprintf(" @%d", c.ExpiresAt)
+		}
+		out[i] = line
+	}
+	return out
+}
+
+// TestRenewalCalls: a later expiry of a grant IAM holds exactly (a
+// renewal) is one grant per action group: IAM raises the whole policy's
+// expiry on any grant into it, so the planner sends what the actions lack
+// with the new expiry, and when they lack nothing one instance they hold
+// (the smallest id), or rides along a grant sent anyway. A holding in
+// doubt is granted whole. Each case's calls, applied to IAM's model
+// holding the old grant, leave exactly the new one.
+func TestRenewalCalls(t *testing.T) {
+	limits := Limits{Grant: 200, Revoke: 1000, Policy: 10000}
+	both := []string{"edit_host", "view_host"}
+	grant := func(actions []string, exp int64, resources ...Resource) *Grant {
+		return &Grant{Actions: actions, Resources: resources, ExpiresAt: exp}
+	}
+	biz := func(ids ...int) Resource {
+		r := host(ids...)
+		r.Type = "biz"
+		for id := range r.Instances {
+			r.Instances[id] = "biz" + id
+		}
+		return r
+	}
+	exact := func(g *Grant) Holdings { return Held(g) }
+	cases := []struct {
+		name string
+		held Holdings
+		// old is what IAM holds (the model), when held does not say it.
+		old  *Grant
+		next *Grant
+		want []string
+	}{
+		{
+			name: "1 000 instances, two actions: one call",
+			held: exact(grant(both, 100, hostRange(0, 1000))),
+			next: grant(both, 200, hostRange(0, 1000)),
+			want: []string{"grant edit_host,view_host: host 0 @200"},
+		},
+		{
+			name: "10 000 instances, two actions: one call",
+			held: exact(grant(both, 100, hostRange(0, 10000))),
+			next: grant(both, 200, hostRange(0, 10000)),
+			want: []string{"grant edit_host,view_host: host 0 @200"},
+		},
+		{
+			name: "to permanent: one call naming the smallest id",
+			held: exact(grant([]string{"view_host"}, 100, host(7, 3, 12))),
+			next: grant([]string{"view_host"}, 4102444800, host(7, 3, 12)),
+			want: []string{"grant view_host: host 12 @4102444800"}, // "12" < "3" < "7"
+		},
+		{
+			name: "added instances carry the new expiry: no call more",
+			held: exact(grant(both, 100, hostRange(0, 1000))),
+			next: grant(both, 200, hostRange(0, 1010)),
+			want: []string{"grant edit_host,view_host: host 10 from 1000 @200"},
+		},
+		{
+			name: "removed instances: the raise, then the revoke",
+			held: exact(grant(both, 100, hostRange(0, 1000))),
+			next: grant(both, 200, hostRange(10, 1000)),
+			want: []string{"grant edit_host,view_host: host 10 @200", "revoke edit_host,view_host: host 10 from 0"},
+		},
+		{
+			name: "one action lacks an instance: the other rides along its grant",
+			held: Holdings{
+				"edit_host": {Resources: []Resource{hostRange(0, 999)}, ExpiresAt: 100},
+				"view_host": {Resources: []Resource{hostRange(0, 1000)}, ExpiresAt: 100},
+			},
+			next: grant(both, 200, hostRange(0, 1000)),
+			want: []string{"grant edit_host,view_host: host 999 @200"},
+		},
+		{
+			name: "an added action is granted everything; the kept one rides along the first call",
+			held: exact(grant([]string{"view_host"}, 100, hostRange(0, 450))),
+			next: grant(both, 200, hostRange(0, 450)),
+			want: []string{
+				"grant edit_host,view_host: host 200 from 0 @200",
+				"grant edit_host: host 200 from 279 @200",
+				"grant edit_host: host 50 from 54 @200",
+			},
+		},
+		{
+			name: "an added action and added instances: the kept action joins the grant of everything",
+			held: exact(grant([]string{"view_host"}, 100, hostRange(0, 440))),
+			next: grant(both, 200, hostRange(0, 450)),
+			want: []string{
+				"grant edit_host,view_host: host 200 from 0 @200",
+				"grant edit_host,view_host: host 200 from 279 @200",
+				"grant edit_host,view_host: host 50 from 54 @200",
+			},
+		},
+		{
+			name: "only the action whose expiry is lower",
+			held: Holdings{
+				"edit_host": {Resources: []Resource{hostRange(0, 1000)}, ExpiresAt: 100},
+				"view_host": {Resources: []Resource{hostRange(0, 1000)}, ExpiresAt: 200},
+			},
+			next: grant(both, 200, hostRange(0, 1000)),
+			want: []string{"grant edit_host: host 0 @200"},
+		},
+		{
+			name: "a holding in doubt is granted whole",
+			held: Holdings{
+				"edit_host": {Resources: []Resource{hostRange(0, 450)}, ExpiresAt: 100, Partial: true},
+				"view_host": {Resources: []Resource{hostRange(0, 450)}, ExpiresAt: 100},
+			},
+			old:  grant(both, 100, hostRange(0, 450)),
+			next: grant(both, 200, hostRange(0, 450)),
+			want: []string{
+				"grant edit_host,view_host: host 200 from 0 @200",
+				"grant edit_host: host 200 from 279 @200",
+				"grant edit_host: host 50 from 54 @200",
+			},
+		},
+		{
+			name: "a combined resource: one combination",
+			held: exact(grant([]string{"edit_biz_host"}, 100, biz(1, 2, 3), hostRange(0, 450))),
+			next: grant([]string{"edit_biz_host"}, 200, biz(1, 2, 3), hostRange(0, 450)),
+			want: []string{"grant edit_biz_host: biz 1 x host 0 @200"},
+		},
+		{
+			name: "no resource type: one call, as before",
+			held: exact(grant([]string{"create_biz", "create_set"}, 100)),
+			next: grant([]string{"create_biz", "create_set"}, 200),
+			want: []string{"grant create_biz,create_set: no resource type @200"},
+		},
+		{
+			name: "at IAM's per-policy limit: the revokes first, the added instances carry the expiry",
+			held: exact(grant(both, 100, hostRange(0, 10000))),
+			next: grant(both, 200, hostRange(100, 10100)),
+			want: []string{"revoke edit_host,view_host: host 100 from 0", "grant edit_host,view_host: host 100 from 10000 @200"},
+		},
+		{
+			name: "a lower expiry still revokes and grants everything",
+			held: exact(grant(both, 200, hostRange(0, 450))),
+			next: grant(both, 100, hostRange(0, 450)),
+			want: []string{
+				"revoke edit_host,view_host: host 450 from 0",
+				"grant edit_host,view_host: host 200 from 0 @100",
+				"grant edit_host,view_host: host 200 from 279 @100",
+				"grant edit_host,view_host: host 50 from 54 @100",
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			calls, err := Plan(tc.held, tc.next, limits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := renderCalls(calls); !slices.Equal(got, tc.want) {
+				t.Fatalf("calls:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			// IAM's model, holding what held says (or old), holds exactly
+			// next after the calls, every instance at the new expiry.
+			policyLimit = limits.Policy
+			defer func() { policyLimit = 0 }()
+			s := store{}
+			if tc.old != nil {
+				for _, c := range runPlan(t, nil, tc.old, limits) {
+					s.apply(c)
+				}
+			} else {
+				for _, action := range tc.held.actions() {
+					h := tc.held[action]
+					for _, c := range runPlan(t, nil, &Grant{Actions: []string{action}, Resources: h.Resources, ExpiresAt: h.ExpiresAt}, limits) {
+						s.apply(c)
+					}
+				}
+			}
+			for _, c := range calls {
+				s.apply(c)
+			}
+			if got, want := s.holdings(), expected(tc.next); !reflect.DeepEqual(got, want) {
+				t.Fatalf("after the calls IAM holds\n%v\nwant\n%v", got, want)
+			}
+		})
 	}
 }

@@ -258,10 +258,11 @@
 //   - User "admin" (any case) as subject or creator: nothing is stored, the actions are echoed with
 //     policy_id 0, for grant and revoke alike, each with statistics counting the instances (paths)
 //     requested for it.
-//   - Expiry: one expired_at per policy, that is per (subject, system, action). A new user policy
-//     without expired_at (or with 0) expires now+365 days; an existing policy's expiry changes only
-//     when the request's expired_at is greater — raised, never lowered; 0 or none changes nothing
-//     (the default is for new policies only) — and it keeps its policy_id. Group policies never
+//   - Expiry: one expired_at per policy, that is per (subject, system, action), for everything it
+//     holds. A new user policy without expired_at (or with 0) expires now+365 days; an existing
+//     policy's expiry changes only when the request's expired_at is greater — raised, never lowered;
+//     0 or none changes nothing (the default is for new policies only) — by any grant into it, of
+//     instances (or a combination) it holds already too, and it keeps its policy_id. Group policies never
 //     expire (4102444800, whatever expired_at says); creator grants are permanent and upgrade an
 //     existing policy. A partial revoke keeps the expiry; a revoke that empties the policy deletes
 //     it. expired_at must be after now ("greater than now timestamp") and at most 4102444800.

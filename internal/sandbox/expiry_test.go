@@ -106,6 +106,42 @@ func TestExpiryRaisedOnlyOnEveryGrantRoute(t *testing.T) {
 	}
 }
 
+// One expiry per policy, for everything it holds: a grant of what the policy already holds, with a
+// later expired_at, adds nothing and raises the whole policy's expiry, keeping its policy_id, on
+// both grant routes; so does a combination that a stored group contains (package doc of
+// internal/bkiam, "Writing": expiry on re-grant). A renewal of a grant of many instances sends one.
+func TestGrantOfHeldInstancesRaisesTheWholePolicy(t *testing.T) {
+	for _, ep := range []string{"batch_instance", "batch_path"} {
+		t.Run(ep, func(t *testing.T) {
+			bothTransports(t, func(t *testing.T, tr string) {
+				c := &testClock{fixedNow}
+				s := newServer(t, sandbox.WithNow(c.now))
+				first := instBody("grant", "user", "alice", []string{"edit_host"}, "host", []string{"1", "2", "3"}, expiredAt(later))
+				if ep == "batch_path" {
+					first = strings.TrimSuffix(pathCall("grant", "alice", []string{"1", "2", "3"}), "}") + expiredAt(later) + "}"
+				}
+				wantOK(t, send(t, s, tr, ep, first))
+				c.t = c.t.Add(30 * day)
+				r := send(t, s, tr, ep, grantOn(ep, "alice", "2", expiredAt(muchLater)))
+				wantOK(t, r)
+				wantEntryID(t, r, "edit_host", 1)
+				wantPolicies(t, s, all, `{"policies":[`+policyJSON(1, "user", "alice", "edit_host", muchLater, false,
+					"/bk_cmdb,host,1/", "/bk_cmdb,host,2/", "/bk_cmdb,host,3/")+`]}`)
+			})
+		})
+	}
+	t.Run("combined", func(t *testing.T) {
+		s := newServer(t)
+		withExpiry := func(body string, exp int64) string { return strings.TrimSuffix(body, "}") + expiredAt(exp) + "}" }
+		wantOK(t, send(t, s, gw, "batch_instance", withExpiry(combinedBody("grant", "alice", []string{"1", "3"}, []string{"7", "8"}), later)))
+		r := send(t, s, gw, "batch_instance", withExpiry(combinedBody("grant", "alice", []string{"1"}, []string{"7"}), muchLater))
+		wantOK(t, r)
+		wantEntryID(t, r, "edit_biz_host", 1)
+		wantPolicies(t, s, all, `{"policies":[{"policy_id":1,"system":"bk_cmdb","subject":{"type":"user","id":"alice"},"action":"edit_biz_host",`+
+			`"expired_at":`+itoa(muchLater)+`,"any":false,"groups":[{"biz":["/bk_cmdb,biz,1/","/bk_cmdb,biz,3/"],"host":["/bk_cmdb,host,7/","/bk_cmdb,host,8/"]}]}]}`)
+	})
+}
+
 // Rule 4: an expired user policy is still a row (listed with its past expired_at, readable by id).
 // A grant without expired_at merges into it and leaves it expired; a later expired_at, or a
 // creator grant, revives it; either way it keeps its policy_id. A partial revoke keeps it expired;

@@ -123,10 +123,10 @@ func (InstanceGrant) Schema(context.Context) schema.Schema {
 					"between `expires_in` and `renew_before` when shorter), renews: `expires_at` is known after apply, the " +
 					"recorded date plus `expires_in` (so the cadence holds whatever day the plan runs), and the plan says how " +
 					"many instances it renews and to when. A plan goes by the time the state was last read or written, so that " +
-					"a saved plan's apply, however late, agrees with it. " +
-					"the apply grants the same instances again with the later expiry, one call per 200 instances of a " +
-					"resource type, as IAM raises an expiry in place. Outside the window the plan is empty. Unset, the grant " +
-					"is never renewed: it lapses at `expires_at` and the plan warns.",
+					"a saved plan's apply, however late, agrees with it. The apply renews them with one call, a grant of one " +
+					"of them with the later expiry, as IAM raises the expiry of everything a policy holds on any grant into " +
+					"it. Outside the window the plan is empty. Unset, the grant is never renewed: it lapses at `expires_at` " +
+					"and the plan warns.",
 			},
 			"expires_at": schema.StringAttribute{
 				Optional: true,
@@ -135,8 +135,12 @@ func (InstanceGrant) Schema(context.Context) schema.Schema {
 					"Otherwise when the grant expires, as an RFC 3339 time such as `2027-06-30T00:00:00Z`, in the future " +
 					"and no later than `2100-01-01T00:00:00Z`. Unset means permanent: the provider then sends IAM's " +
 					"permanent expiry explicitly, as a user grant without one would expire after 365 days. Users only; " +
-					"group grants never expire. A later time re-grants everything with it. An earlier one, or a time " +
-					"after a permanent grant, revokes and grants again, because IAM only ever raises an expiry: access " +
+					"group grants never expire. A later time costs no call of its own: IAM raises the expiry of everything " +
+					"a policy holds on any grant into it, so the apply sends it with the instances the plan adds or, when " +
+					"it adds none, with a grant of one instance the grant holds (one call). Instances revoked outside " +
+					"Terraform are granted again only where the plan shows them added (a refresh with `detect_drift` reads " +
+					"them back). An earlier one, or a " +
+					"time after a permanent grant, revokes and grants again, because IAM only ever raises an expiry: access " +
 					"lapses for the moment between the two calls. IAM keeps one expiry per user and action, the latest " +
 					"any grant gave: another grant of the action to the user can make this one outlast its `expires_at`, " +
 					"and this one can raise the expiry of instances it does not manage. The plan says both, from the " +

@@ -16,8 +16,8 @@ import (
 // time plus expires_in, and a plan inside the renewal window moves it on
 // by expires_in from the recorded date (internal/renewal says why from
 // the recorded date). A renewal is an update like any later expires_at:
-// the same instances granted again with the later expiry, which IAM
-// raises in place.
+// one grant of an instance the actions hold, with the later expiry, which
+// IAM gives everything the policy holds (grantplan.Plan).
 //
 // Nothing in the configuration or the state changes when the window
 // opens, so the apply keeps in private state when the next renewal is due
@@ -101,9 +101,9 @@ func planRolling(planned *InstanceGrantModel, prior *InstanceGrantModel, asOf ti
 		g := ViewGrant(*planned)
 		diags.AddAttributeWarning(protocol.Root("expires_at"), "Renewing the grant",
 			fmt.Sprintf("Less than renew_before is left, or will be within %s: the apply renews %s's %s on %s, from %s %s. "+
-				"IAM raises the expiry of the policy in place.", renewal.Describe(r.Margin()), subjectName(g.Subject),
-				describeActions(g.Grant.Actions), describeInstances(g.Grant.Resources), formatExpiry(d.Recorded),
-				renewal.Until(r, d, asOf)))
+				"It sends one grant of one of them: IAM raises the expiry of everything a policy holds on any grant into it.",
+				renewal.Describe(r.Margin()), subjectName(g.Subject), describeActions(g.Grant.Actions),
+				describeInstances(g.Grant.Resources), formatExpiry(d.Recorded), renewal.Until(r, d, asOf)))
 	}
 	return d.Estimate
 }

@@ -22,8 +22,8 @@ import (
 // the window are empty. Ten seconds on, inside the window, a plan (saved,
 // then applied, so the date must be the same in the plan and the apply's
 // own plan) renews it to the recorded date plus an hour and says so; the
-// apply grants the same instances again in 3 calls (200 per call, both
-// actions in each) and revokes nothing; the plan after is empty, with
+// apply sends one grant, of one instance for both actions, which raises
+// their whole policies, and revokes nothing; the plan after is empty, with
 // -refresh=false too. A shorter expires_in warns that the apply lowers the
 // expiry by revoking and granting again, and does.
 func TestAccRollingExpiryRenewsInTheWindow(t *testing.T) {
@@ -90,7 +90,8 @@ func TestAccRollingExpiryRenewsInTheWindow(t *testing.T) {
 	for _, want := range []string{
 		"Renewing the grant",
 		fmt.Sprintf("or will be within 5s: the apply renews user alice's edit_host, view_host on 450 bk_cmdb/host instances, from %s "+
-			"until %s, the recorded expiry plus expires_in (1h); an apply after %s renews it a period further.",
+			"until %s, the recorded expiry plus expires_in (1h); an apply after %s renews it a period further. It sends one grant "+
+			"of one of them: IAM raises the expiry of everything a policy holds on any grant into it.",
 			created.Format(time.RFC3339), renewed.Format(time.RFC3339), renewed.Add(-3595*time.Second).Format(time.RFC3339)),
 		fmt.Sprintf(`~ expires_at = "%s" -> (known after apply)`, created.Format(time.RFC3339)),
 		"1 to change",
@@ -101,8 +102,11 @@ func TestAccRollingExpiryRenewsInTheWindow(t *testing.T) {
 	}
 	time.Sleep(time.Second) // the apply's own plan, a second later, must agree
 	w.MustRun("apply", "renew.tfplan")
-	if got := calls.SinceLast(); got["batch_instance:grant"] != 3 || got["batch_instance:revoke"] != 0 {
-		t.Errorf("the renewal sent %v, want 3 grants and no revoke", got)
+	if got := calls.SinceLast(); got["batch_instance:grant"] != 1 || got["batch_instance:revoke"] != 0 {
+		t.Errorf("the renewal sent %v, want 1 grant and no revoke", got)
+	}
+	if got := sandboxtest.HeldPaths(sb, "bk_cmdb", "user", "alice"); len(got["edit_host"]) != len(ids) || len(got["view_host"]) != len(ids) {
+		t.Errorf("after the renewal alice holds %d and %d hosts, want %d of each", len(got["edit_host"]), len(got["view_host"]), len(ids))
 	}
 	if got := expiresAt(); !got.Equal(renewed) || held() != renewed.Unix() {
 		t.Errorf("after the renewal state says %s and IAM holds %d, want %s", got, held(), renewed)
