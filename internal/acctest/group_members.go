@@ -135,6 +135,18 @@ func GroupMembersValidationCases() []PlanTimeCase {
 		{Name: "renew_before not shorter than expires_in", Config: config("42", rolling, "{}", "  expires_in   = \"1w\"\n  renew_before = \"7d\"\n", ""),
 			Want: []string{"renew_before not shorter than expires_in", `renew_before (7d) must be shorter than expires_in (1w): a renewal adds expires_in to ` +
 				`the expiry, which must take it out of the renewal window. Shorten renew_before (a week of 90 days, for example) or lengthen expires_in.`}},
+		{Name: "renew_jitter without expires_in", Config: config("42", alice, "{}", "  renew_jitter = \"3d\"\n", ""),
+			Want: []string{"renew_jitter without expires_in", `renew_jitter spreads the expiries of the members that follow expires_in, and ` +
+				`expires_in is not set. Set expires_in (for example expires_in = "90d" with renew_jitter = "3d"), or remove renew_jitter.`}},
+		{Name: "renew_jitter not a duration", Config: config("42", rolling, "{}", "  expires_in   = \"30d\"\n  renew_jitter = \"a few days\"\n", ""),
+			Want: []string{"Invalid duration", `renew_jitter: "a few days" is not a duration such as "90d", "12h", "1w" or "1d12h". ` +
+				`Write a whole number of days, such as "3d" or "1w".`}},
+		{Name: "renew_jitter not in whole days", Config: config("42", rolling, "{}", "  expires_in   = \"30d\"\n  renew_jitter = \"36h\"\n", ""),
+			Want: []string{"renew_jitter not in whole days", `renew_jitter (36h) must be a whole number of days, such as "3d": members are ` +
+				`spread over days, and added and renewed in one call per day.`}},
+		{Name: "renew_jitter not shorter than expires_in", Config: config("42", rolling, "{}", "  expires_in   = \"3d\"\n  renew_jitter = \"3d\"\n", ""),
+			Want: []string{"renew_jitter not shorter than expires_in", `renew_jitter (3d) must be shorter than expires_in (3d): a member would ` +
+				`expire after the next renewal's date.`}},
 		{Name: "member follows an unset expires_in", Config: config("42", `{ alice = "permanent", bob = "expires_in", carol = "expires_in" }`, "{}", "", ""),
 			Want: []string{"Member follows an unset expires_in", `users["bob"] (and 1 other members) is "expires_in", which follows the resource's rolling ` +
 				`expiry, but expires_in is not set. Set expires_in (for example "90d"), or give the member "permanent" or an RFC 3339 time.`}},
