@@ -28,7 +28,9 @@ import (
 // "59m40s" (the window opens twenty seconds on, a plan renews from ten)
 // gets a second instance through a plan saved eleven seconds on and
 // applied after the window opened: the apply renews, IAM's policy list
-// shows the later expiry, and the plan after is empty. What the user held of the actions before (a
+// shows the later expiry, and the plan after is empty. Before it, a later
+// expires_at of a grant of two instances (sent as one grant of one of
+// them) makes IAM keep both until the new date. What the user held of the actions before (a
 // plain list of instances) is taken away for the test and given back with
 // its expiry at the end.
 func TestAccSite_Expiry(t *testing.T) {
@@ -103,6 +105,30 @@ resource "bkiam_instance_grant" %q {
 	for _, a := range p.Actions[:2] {
 		grantOutside(bkiam.OperationRevoke, a, p.Instances[2], 0)
 	}
+
+	// A later expires_at of a grant that holds every instance already is
+	// one grant of one of them: IAM raises the whole policy's expiry.
+	twoDays, threeDays := soon, soon.Add(24*time.Hour)
+	raised := func(at time.Time) string {
+		return strings.Replace(grant("raised", p.Actions[1], p.Instances[0], fmt.Sprintf("  expires_at = %q\n", at.Format(time.RFC3339))),
+			fmt.Sprintf("instances = { %q = %q }", p.Instances[0], p.Instances[0]),
+			fmt.Sprintf("instances = { %q = %q, %q = %q }", p.Instances[0], p.Instances[0], p.Instances[1], p.Instances[1]), 1)
+	}
+	w.Configure(provider(""), raised(twoDays))
+	w.MustRun("apply", "-auto-approve")
+	w.Configure(provider(""), raised(threeDays))
+	w.MustRun("apply", "-auto-approve")
+	if at, _ := expiry(p.Actions[1]); at != threeDays.Unix() {
+		t.Errorf("after a later expires_at IAM keeps %s's %s until %d, want %d", user, p.Actions[1], at, threeDays.Unix())
+	}
+	if rs := rows(p.Actions[1]); len(rs) != 1 || !strings.Contains(string(rs[0].Expression), p.Instances[0]) ||
+		!strings.Contains(string(rs[0].Expression), p.Instances[1]) {
+		t.Errorf("after a later expires_at IAM holds %s's %s as %+v, want one policy of both instances", user, p.Actions[1], rs)
+	}
+	if !w.PlanIsEmpty() {
+		t.Error("the plan after a later expires_at is not empty")
+	}
+	w.MustRun("destroy", "-auto-approve")
 
 	// Renewal: a plan saved for review just before the window opens,
 	// which adds an instance, applied after it opened, renews the grant
