@@ -219,7 +219,10 @@ var notAtPlanTime = map[string]string{
 	"instanceGrantRunner.Failed: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
 		"depends on whether IAM knows the group",
 	"checkNewExpiries: Rolling expiry passed": "plan time, but only once the rolling expiry a bkiam_group_members recorded without " +
-		"renew_before has passed, which a plan-only case cannot arrange: TestProtocolGroupMembersRollingPassed provokes it",
+		"renew_before (or with it, over state not refreshed since) has passed, which a plan-only case cannot arrange: " +
+		"TestProtocolGroupMembersRollingPassed provokes both",
+	"checkRollingAhead: Rolling expiry passed": "as checkNewExpiries', for a bkiam_instance_grant: TestProtocolRollingExpiryPassed " +
+		"provokes both",
 	"Plan: Grants not comparable until apply": "plan time, but only beside a grant in state that does not change, which a " +
 		"plan-only case cannot arrange: TestAccShared_overlapUnknownAtPlan provokes it; TestProtocolSharedUnknownAtPlan in both orders",
 	"pend: Grants not comparable until apply": "as Plan's: TestAccShared_overlapUnknownAtPlan",

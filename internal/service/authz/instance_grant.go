@@ -445,7 +445,11 @@ func (r InstanceGrant) Plan(_ context.Context, req protocol.PlanRequest[Instance
 		// A change of an expired grant grants with its expiry, which IAM
 		// refuses once it has passed: it can stay as it is, be destroyed,
 		// or get a later expiry.
-		checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
+		if planned.ExpiresIn.IsNull() {
+			checkExpiryAhead(planned.ExpiresAt, time.Now(), diags)
+		} else {
+			checkRollingAhead(planned, time.Now(), diags)
+		}
 	}
 	planned.ID = prior.ID
 	if planned.ID.IsNull() {

@@ -157,6 +157,25 @@ func reportRenewal(prior, state *InstanceGrantModel, diags *protocol.Diagnostics
 		fmt.Sprintf("%s at %s, renewed from %s.", what, formatExpiry(now.At), formatExpiry(was.At)))
 }
 
+// checkRollingAhead refuses to plan a change of a rolling grant whose
+// recorded expiry, which the plan keeps, has passed: IAM would refuse the
+// grant. It says why the plan did not renew it.
+func checkRollingAhead(planned InstanceGrantModel, now time.Time, diags *protocol.Diagnostics) {
+	at, ok := expiryOf(planned.ExpiresAt)
+	if !ok || at > now.Unix() {
+		return
+	}
+	fix := "Without renew_before the rolling expiry is never renewed: set renew_before to renew it, or change expires_in to " +
+		"start a new period at the apply."
+	if !planned.RenewBefore.IsNull() {
+		fix = "A plan goes by the time the state was last refreshed or applied, and this one's state was not refreshed since the " +
+			"expiry passed (-refresh=false): plan with a refresh, which renews it."
+	}
+	diags.AddAttributeError(protocol.Root("expires_at"), "Rolling expiry passed",
+		fmt.Sprintf("The grant's rolling expiry (expires_at %s) has passed, and IAM refuses a grant with an expiry that is not in "+
+			"the future. %s", formatExpiry(at), fix))
+}
+
 // formatExpiry is an expiry as expires_at writes it: RFC 3339 in UTC.
 func formatExpiry(exp int64) string { return time.Unix(exp, 0).UTC().Format(time.RFC3339) }
 

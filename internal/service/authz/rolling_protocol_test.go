@@ -80,3 +80,30 @@ func TestRollingClaimsReadNoClock(t *testing.T) {
 		t.Errorf("claims %+v, want host 1's path", first.Actions)
 	}
 }
+
+// TestProtocolRollingExpiryPassed: a change of a rolling grant whose
+// recorded expiry has passed is refused at plan, saying why it was not
+// renewed: without renew_before it never is; with it, the plan went by a
+// state last read before the expiry passed (-refresh=false).
+func TestProtocolRollingExpiryPassed(t *testing.T) {
+	env := acctest.NewProtoEnv(t, nil)
+	state := acctest.HostsOf([]string{"view_host"}, "1")
+	state.ID = protocol.Known("bk_cmdb/user/alice")
+	state.ExpiresIn = protocol.Known("1h")
+	state.ExpiresAt = protocol.Known(time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))
+	more := acctest.HostsOf([]string{"view_host"}, "1", "2")
+	more.ExpiresIn = protocol.Known("1h")
+	plan := acctest.InstanceProto.Plan(t, env.Server, acctest.InstanceProto.Value(t, state), nil, more)
+	acctest.ExpectDiags(t, plan.Diagnostics, acctest.ProtoError("Without renew_before the rolling expiry is never renewed", protocol.Root("expires_at")))
+
+	state.RenewBefore, more.RenewBefore = protocol.Known("10m"), protocol.Known("10m")
+	var diags protocol.Diagnostics
+	stale := protocol.WithReadAt(protocol.WithRenewAfter(nil, time.Now().Add(-20*time.Minute).Unix()), time.Now().Add(-time.Hour)).Bytes(&diags)
+	plan = acctest.InstanceProto.Plan(t, env.Server, acctest.InstanceProto.Value(t, state), stale, more)
+	acctest.ExpectDiags(t, plan.Diagnostics, acctest.ProtoError("plan with a refresh, which renews it", protocol.Root("expires_at")))
+	// Read now, the same plan renews instead.
+	plan = acctest.InstanceProto.Plan(t, env.Server, acctest.InstanceProto.Value(t, state), nil, more)
+	if planned := acctest.InstanceProto.Model(t, plan.PlannedState); !planned.ExpiresAt.IsUnknown() {
+		t.Errorf("a plan as of now plans expires_at %+v, want unknown: it renews", planned.ExpiresAt)
+	}
+}

@@ -575,10 +575,17 @@ func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now ti
 			at := protocol.Root(part.name).WithElementKeyString(id)
 			s, _ := e.Get()
 			if s == followsExpiresIn {
+				fix := "Without renew_before the rolling expiry is never renewed: set renew_before to renew it, or change expires_in " +
+					"to start a new period at the apply."
+				if !planned.RenewBefore.IsNull() {
+					// A plan goes by the state's last read (renewal.Plan): one
+					// without a refresh did not see the window open.
+					fix = "A plan goes by the time the state was last refreshed or applied, and this one's state was not refreshed " +
+						"since the expiry passed (-refresh=false): plan with a refresh, which renews it."
+				}
 				diags.AddAttributeError(at, "Rolling expiry passed",
 					fmt.Sprintf("%s follows expires_in, whose expiry (expires_at %s) has passed, and IAM adds members only with an expiry "+
-						"in the future. Without renew_before the rolling expiry is never renewed: set renew_before to renew it, or "+
-						"change expires_in to start a new period at the apply.", protocol.PathString(at), formatExpiry(exp)))
+						"in the future. %s", protocol.PathString(at), formatExpiry(exp), fix))
 				continue
 			}
 			diags.AddAttributeError(at, "Expiry in the past",

@@ -345,6 +345,16 @@ func TestProtocolGroupMembersRollingPassed(t *testing.T) {
 	joined := rollingModel(group, map[string]string{"alice": management.FollowsExpiresIn, "carol": management.FollowsExpiresIn}, "1h", "")
 	acctest.ExpectDiags(t, membersResource.Plan(t, env.Server, prior, nil, &joined).Diagnostics,
 		acctest.ProtoError(`users["carol"] follows expires_in, whose expiry (expires_at `, protocol.Root("users").WithElementKeyString("carol")))
+
+	// With renew_before, a plan over state last read before the expiry
+	// passed (-refresh=false) does not renew: it says to refresh.
+	state.RenewBefore, joined.RenewBefore = protocol.Known("10m"), protocol.Known("10m")
+	prior = membersResource.Value(t, &state)
+	var diags protocol.Diagnostics
+	stale := protocol.WithReadAt(management.RenewalPrivate(state), time.Now().Add(-time.Hour)).Bytes(&diags)
+	acctest.ExpectDiags(t, membersResource.Plan(t, env.Server, prior, stale, &joined).Diagnostics,
+		acctest.ProtoError("A plan goes by the time the state was last refreshed or applied, and this one's state was not refreshed "+
+			"since the expiry passed (-refresh=false): plan with a refresh, which renews it.", protocol.Root("users").WithElementKeyString("carol")))
 }
 
 // TestProtocolGroupMembersRenewJitter: 40 users follow expires_in = "30d"
