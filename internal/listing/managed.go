@@ -33,7 +33,8 @@ func ManagedAttribute() listschema.DynamicAttribute {
 			"warning naming the resource, when a resource of its type has its identity; a grant or group permission also " +
 			"when a `bkiam_instance_grant` or `bkiam_group_permission` of the same subject holds the result's actions, " +
 			"whichever of the two kinds it is and whatever instances it manages (IAM keeps one policy per subject and " +
-			"action), so a second query over an adopted site generates nothing already managed."}
+			"action), and a user's grant when a `bkiam_creator_grant` of that creator holds its actions (those of the " +
+			"type's creator configuration), so a second query over an adopted site generates nothing already managed."}
 }
 
 // Managed is what a list block's managed argument names, indexed so that
@@ -44,8 +45,16 @@ type Managed struct {
 	// exact is, by type and identity (render), the address that manages it.
 	exact map[string]string
 	// policies are, by system and subject, the grants and group permissions
-	// that manage a slice of the subject's policies (policyOf).
+	// that manage a slice of the subject's policies (policyOf), and the
+	// creator grants WithCreatorActions resolved.
 	policies map[[2]string][]managedPolicy
+	// creators are the creator grants managed names, whose actions only
+	// the system's model tells (WithCreatorActions).
+	creators []managedCreator
+}
+
+type managedCreator struct {
+	system, typ, creator, address string
 }
 
 type managedPolicy struct {
@@ -59,6 +68,11 @@ func newManaged(typeName string) *Managed {
 
 // add indexes the resource at address, of type typeName, with identity.
 func (m *Managed) add(address, typeName string, identity map[string]any) {
+	if typeName == "bkiam_creator_grant" {
+		s := func(name string) string { v, _ := identity[name].(string); return v }
+		m.creators = append(m.creators, managedCreator{s("system"), s("type"), s("creator"), address})
+		return
+	}
 	if p, ok := policyOf(typeName, identity); ok {
 		k := [2]string{p.system, p.subject}
 		m.policies[k] = append(m.policies[k], managedPolicy{actions: p.actions, address: address})
@@ -67,6 +81,27 @@ func (m *Managed) add(address, typeName string, identity map[string]any) {
 	if k := typeName + "\x00" + render(identity); m.exact[k] == "" {
 		m.exact[k] = address
 	}
+}
+
+// WithCreatorActions resolves the creator grants managed names: a
+// bkiam_creator_grant holds a slice of its creator's policy of every
+// action the type's creator configuration names (IAM keeps one policy per
+// subject and action, and the creator grant makes each permanent), so it
+// manages the creator's grants of those actions as a grant of them would.
+// actionsOf is the creator actions of a system's type, from its model (nil
+// where the model is not the list's).
+func (m *Managed) WithCreatorActions(actionsOf func(system, typ string) []string) *Managed {
+	if m == nil {
+		return m
+	}
+	for _, c := range m.creators {
+		if actions := actionsOf(c.system, c.typ); len(actions) > 0 {
+			k := [2]string{c.system, "user/" + c.creator}
+			m.policies[k] = append(m.policies[k], managedPolicy{actions: actions, address: c.address})
+		}
+	}
+	m.creators = nil
+	return m
 }
 
 // managedBy is the address of the resource that manages the listed object

@@ -94,3 +94,43 @@ func TestReadManaged(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatorGrantCovers: a bkiam_creator_grant of biz for alice manages
+// her grants of biz's creator actions (view_biz, edit_biz: one policy per
+// subject and action), once the model resolves them; not another action,
+// user or system, and nothing before they are resolved.
+func TestCreatorGrantCovers(t *testing.T) {
+	creator := map[string]any{"system": "bk_cmdb", "type": "biz", "creator": "alice"}
+	grant := func(system, user, action string) map[string]any {
+		return map[string]any{"system": system, "subject_type": "user", "subject_id": user, "actions": []any{action},
+			"resource_types": []any{system + "/biz"}}
+	}
+	actionsOf := func(system, typ string) []string {
+		if system == "bk_cmdb" && typ == "biz" {
+			return []string{"view_biz", "edit_biz"}
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name     string
+		result   map[string]any
+		resolved bool
+		want     bool
+	}{
+		{"a creator action", grant("bk_cmdb", "alice", "view_biz"), true, true},
+		{"the other creator action", grant("bk_cmdb", "alice", "edit_biz"), true, true},
+		{"not a creator action", grant("bk_cmdb", "alice", "view_host"), true, false},
+		{"another user", grant("bk_cmdb", "bob", "view_biz"), true, false},
+		{"another system", grant("bk_job", "alice", "view_biz"), true, false},
+		{"not resolved", grant("bk_cmdb", "alice", "view_biz"), false, false},
+	} {
+		m := newManaged("bkiam_instance_grant")
+		m.add("bkiam_creator_grant.alice", "bkiam_creator_grant", creator)
+		if c.resolved {
+			m = m.WithCreatorActions(actionsOf)
+		}
+		if got := m.managedBy(c.result) != ""; got != c.want {
+			t.Errorf("%s: managed = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

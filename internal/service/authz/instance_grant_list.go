@@ -93,6 +93,19 @@ func (l *instanceGrantList) List(ctx context.Context, req list.ListRequest, stre
 		}
 		return
 	}
+	// A creator grant in state manages its creator's grants of the actions
+	// the type's creator configuration names, which only the model tells.
+	managed = managed.WithCreatorActions(func(creatorSystem, typ string) []string {
+		node := model.CreatorNode(typ)
+		if creatorSystem != system || node == nil {
+			return nil
+		}
+		actions := make([]string, 0, len(node.Actions))
+		for _, a := range node.Actions {
+			actions = append(actions, a.ID)
+		}
+		return actions
+	})
 	a := model.Action(action)
 	switch {
 	case a == nil:
