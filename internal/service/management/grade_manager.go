@@ -228,7 +228,9 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Optional: true,
 				MarkdownDescription: "The sync group's name; IAM's default is `<name> administrator group` for a grade manager made through the " +
 					"management API (IAM answers it in English), `<name>-管理员组` when the web UI makes it. IAM cannot read it back: " +
-					"it is kept from the configuration.",
+					"it is kept from the configuration. Unset, a rename of the grade manager also renames the sync group, to " +
+					"IAM's default for the new name (IAM would keep the old one, and the lists tell the sync group by its " +
+					"default name); the plan says so.",
 				Validators: []validator.String{stringvalidator.LengthBetween(1, 512)},
 			},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
@@ -380,6 +382,31 @@ func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return // not yet known: the check runs when it is
 	}
 	checkScopeModels(ctx, r.data, scopes, &resp.Diagnostics)
+	if from, to, ok := syncGroupRename(ctx, req.State, req.Plan); ok {
+		resp.Diagnostics.AddAttributeWarning(path.Root("name"), "Sync group renamed with the grade manager",
+			fmt.Sprintf("The apply renames the grade manager's sync group from %q to %q, IAM's default name for its new name. "+
+				"IAM keeps a sync group's name when its grade manager is renamed, unless the update names it; the lists "+
+				"(terraform query) tell the sync group by its default name, and would otherwise offer it as an ordinary "+
+				"group. Set group_name to give it another name.", from, to))
+	}
+}
+
+// syncGroupRename returns the default sync group names before and after
+// an update that renames a grade manager with a sync group whose name the
+// configuration leaves to IAM: the update then names it (Update), so that
+// it keeps IAM's default name, by which the lists tell it (syncGroupOf).
+func syncGroupRename(ctx context.Context, state tfsdk.State, plan tfsdk.Plan) (from, to string, ok bool) {
+	if state.Raw.IsNull() || plan.Raw.IsNull() {
+		return "", "", false
+	}
+	var was, will gradeManagerModel
+	if state.Get(ctx, &was).HasError() || plan.Get(ctx, &will).HasError() {
+		return "", "", false
+	}
+	if !will.SyncPerm.ValueBool() || !will.GroupName.IsNull() || will.Name.IsUnknown() || will.Name.Equal(was.Name) {
+		return "", "", false
+	}
+	return syncGroupNames(was.Name.ValueString())[0], syncGroupNames(will.Name.ValueString())[0], true
 }
 
 // checkScopesSet refuses a create or an update of a grade manager whose
@@ -754,6 +781,9 @@ func (r *gradeManagerResource) Update(ctx context.Context, req resource.UpdateRe
 	system := plan.System.ValueString()
 	// A full replace: sync_perm and group_name always go with it, or IAM
 	// would delete the sync group.
+	if _, to, ok := syncGroupRename(ctx, req.State, req.Plan); ok {
+		spec.GroupName = to // the plan said so (ModifyPlan)
+	}
 	if err := r.data.Client.UpdateGradeManager(ctx, system, id, spec); err != nil {
 		resp.Diagnostics.AddError("Cannot update the grade manager", managementError(fmt.Sprintf("Updating grade manager %d in %s", id, system), err))
 		return

@@ -744,3 +744,46 @@ func TestAccGradeManagerQuota(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccGradeManagerRenameKeepsTheSyncGroupKnown (issue 53): IAM keeps a
+// sync group's name when its grade manager is renamed, unless the update
+// names it, and the lists tell the sync group by IAM's default name: after
+// a rename, a query offered it as an ordinary group. Renaming a grade
+// manager with sync_perm and no group_name now plans a warning naming the
+// sync group's new name, and the apply renames it to that default; the
+// plan after is empty.
+func TestAccGradeManagerRenameKeepsTheSyncGroupKnown(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	testutil.Terraform(t)
+	sb := sandboxtest.Start(t)
+	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
+	provider := acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
+	config := func(name string) string {
+		return strings.Replace(acctest.GradeManagerHCL(name, "", []string{"alice"}, true), "  group_name     = \"platform-admins\"\n", "", 1)
+	}
+	groups := func() []string {
+		var names []string
+		for _, g := range sb.Management().Groups {
+			names = append(names, g.Name)
+		}
+		return names
+	}
+	w.Configure(provider, config("platform"))
+	w.MustRun("apply", "-auto-approve")
+	if got := groups(); len(got) != 1 || got[0] != "platform administrator group" {
+		t.Fatalf("after the create IAM holds the groups %q, want the sync group \"platform administrator group\"", got)
+	}
+	w.Configure(provider, config("platform-ops"))
+	if out := w.MustRun("plan"); !acctest.PlanErrorPattern("Sync group renamed with the grade manager",
+		`renames the grade manager's sync group from "platform administrator group" to "platform-ops administrator group"`).MatchString(out) {
+		t.Errorf("the rename's plan does not say the sync group is renamed:\n%s", out)
+	}
+	w.MustRun("apply", "-auto-approve")
+	if got := groups(); len(got) != 1 || got[0] != "platform-ops administrator group" {
+		t.Errorf("after the rename IAM holds the groups %q, want the sync group renamed \"platform-ops administrator group\"", got)
+	}
+	if !w.PlanIsEmpty() {
+		t.Error("the plan after the rename is not empty")
+	}
+}
