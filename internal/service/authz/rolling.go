@@ -9,6 +9,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
+	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
 
 // A rolling expiry (expires_in, renew_before) is a user grant's expires_at
@@ -25,23 +26,9 @@ import (
 // (protocol.Renewer), though it would otherwise answer an unchanged plan
 // without decoding it.
 
-// rollingSettings are m's expires_in and renew_before as written.
-func rollingSettings(m InstanceGrantModel) (expiresIn, renewBefore renewal.Setting) {
-	in, inKnown := m.ExpiresIn.Get()
-	before, beforeKnown := m.RenewBefore.Get()
-	return renewal.Setting{Value: in, Set: !m.ExpiresIn.IsNull(), Known: inKnown},
-		renewal.Setting{Value: before, Set: !m.RenewBefore.IsNull(), Known: beforeKnown}
-}
-
-// rollingOf returns the model's rolling expiry; ok is false when
-// expires_in is null, or either duration is unknown or does not parse
-// (Validate says why).
-func rollingOf(m InstanceGrantModel) (r renewal.Rolling, ok bool) {
-	if m.ExpiresIn.IsNull() {
-		return r, false
-	}
-	r, ok, _ = renewal.Check(rollingSettings(m))
-	return r, ok
+// rollingOf is m's rolling expiry (verify.Rolling).
+func rollingOf(m InstanceGrantModel) (renewal.Rolling, bool) {
+	return verify.Rolling(m.ExpiresIn, m.RenewBefore)
 }
 
 // recordedOf is what a state records of its rolling expiry.
@@ -61,7 +48,7 @@ func recordedOf(m *InstanceGrantModel) renewal.Recorded {
 
 // checkRolling refuses what expires_in and renew_before cannot mean.
 func checkRolling(config InstanceGrantModel, subjectType string, subjectKnown bool, diags *protocol.Diagnostics) {
-	_, _, problems := renewal.Check(rollingSettings(config))
+	_, _, problems := renewal.Check(verify.RollingSettings(config.ExpiresIn, config.RenewBefore))
 	for _, p := range problems {
 		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
 	}

@@ -334,22 +334,9 @@ func (GroupMembers) Validate(_ context.Context, config GroupMembersModel, diags 
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
-// rollingSettings are m's expires_in and renew_before as written.
-func rollingSettings(m GroupMembersModel) (expiresIn, renewBefore renewal.Setting) {
-	in, inKnown := m.ExpiresIn.Get()
-	before, beforeKnown := m.RenewBefore.Get()
-	return renewal.Setting{Value: in, Set: !m.ExpiresIn.IsNull(), Known: inKnown},
-		renewal.Setting{Value: before, Set: !m.RenewBefore.IsNull(), Known: beforeKnown}
-}
-
-// rollingOf is m's rolling expiry; ok is false when expires_in is null,
-// or either duration is unknown or does not parse (Validate says why).
+// rollingOf is m's rolling expiry (verify.Rolling).
 func rollingOf(m GroupMembersModel) (renewal.Rolling, bool) {
-	if m.ExpiresIn.IsNull() {
-		return renewal.Rolling{}, false
-	}
-	r, ok, _ := renewal.Check(rollingSettings(m))
-	return r, ok
+	return verify.Rolling(m.ExpiresIn, m.RenewBefore)
 }
 
 // recordedOf is what a state records of its rolling expiry.
@@ -367,7 +354,7 @@ func recordedOf(m *GroupMembersModel) renewal.Recorded {
 // checkRolling checks expires_in, renew_before and the members that
 // follow them.
 func checkRolling(config GroupMembersModel, diags *protocol.Diagnostics) {
-	r, ok, problems := renewal.Check(rollingSettings(config))
+	r, ok, problems := renewal.Check(verify.RollingSettings(config.ExpiresIn, config.RenewBefore))
 	for _, p := range problems {
 		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
 	}
