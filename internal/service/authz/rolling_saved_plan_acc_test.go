@@ -39,6 +39,15 @@ func (r *rollingHosts) configure(n int) {
 		"\noutput \"expires_at\" {\n  value = bkiam_instance_grant.test.expires_at\n}\n")
 }
 
+// create applies the grant of hosts 0 to n−1 and returns the expires_at
+// it records.
+func (r *rollingHosts) create(n int) time.Time {
+	r.t.Helper()
+	r.configure(n)
+	r.w.MustRun("apply", "-auto-approve")
+	return r.recorded()
+}
+
 // recorded is the expires_at the state records.
 func (r *rollingHosts) recorded() time.Time {
 	r.t.Helper()
@@ -79,9 +88,7 @@ func TestAccRollingSavedPlanAcrossTheWindow(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	r := newRollingHosts(t)
-	r.configure(3)
-	r.w.MustRun("apply", "-auto-approve")
-	created := r.recorded()
+	created := r.create(3)
 
 	r.configure(4)
 	time.Sleep(time.Until(created.Add(-3590*time.Second + time.Second))) // in the margin, before the window
@@ -112,9 +119,7 @@ func TestAccRollingSavedPlanOlderThanTheMargin(t *testing.T) {
 	acctest.Parallel(t)
 	acctest.NeedsSandbox(t)
 	r := newRollingHosts(t)
-	r.configure(3)
-	r.w.MustRun("apply", "-auto-approve")
-	created := r.recorded()
+	created := r.create(3)
 
 	r.configure(4)
 	out := strings.Join(strings.Fields(r.w.MustRun("plan", "-out=review.tfplan")), " ")
@@ -149,9 +154,7 @@ func TestAccRollingGrantRenewedInIAMKept(t *testing.T) {
 	acctest.NeedsSandbox(t)
 	r := newRollingHosts(t)
 	r.provider = acctest.DriftProvider(r.sb, "")
-	r.configure(3)
-	r.w.MustRun("apply", "-auto-approve")
-	created := r.recorded()
+	created := r.create(3)
 
 	later := created.Add(30 * 24 * time.Hour)
 	acctest.ChangeHostsOutside(t, r.sb, bkiam.OperationGrant, "alice", []string{"view_host"}, []string{"0"}, later.Unix())
