@@ -198,11 +198,10 @@ func (e *SiteEnv) InstanceCall(op bkiam.Operation, user, action, id string) {
 	}
 }
 
-// GroupBase is a grade manager "site" of the profile's system, whose
-// member is the first user and whose groups may be granted action on
-// instances (by id), and its group "site"; both named after what (and the
-// test's suffix), as the site tests make them.
-func (e *SiteEnv) GroupBase(what, action string, instances ...string) string {
+// GradeManagerHCL is a bkiam_grade_manager "site" of the profile's
+// system named name, its first user a member, scoped to action on
+// instances of the profile's type; extra goes inside the block.
+func (e *SiteEnv) GradeManagerHCL(name, action, extra string, instances ...string) string {
 	p := e.P
 	scope := make([]string, len(instances))
 	for i, id := range instances {
@@ -219,14 +218,22 @@ resource "bkiam_grade_manager" "site" {
     resources = [{ system = %[1]q, type = %[5]q, instances = [%[6]s] }]
   }]
   subject_scopes = [{ type = "*", id = "*" }]
+%[7]s}
+`, p.System, name, p.Users[0], action, p.Type, strings.Join(scope, ", "), extra)
 }
 
+// GroupBase is a grade manager "site" of the profile's system, whose
+// member is the first user and whose groups may be granted action on
+// instances (by id), and its group "site"; both named after what (and the
+// test's suffix), as the site tests make them.
+func (e *SiteEnv) GroupBase(what, action string, instances ...string) string {
+	return e.GradeManagerHCL("tf-acc-"+what+"-"+e.Suffix, action, "", instances...) + fmt.Sprintf(`
 resource "bkiam_group" "site" {
-  system           = %[1]q
+  system           = %q
   grade_manager_id = bkiam_grade_manager.site.id
-  name             = %[7]q
+  name             = %q
 }
-`, p.System, "tf-acc-"+what+"-"+e.Suffix, p.Users[0], action, p.Type, strings.Join(scope, ", "), "tf-acc-"+what+"-dev-"+e.Suffix)
+`, e.P.System, "tf-acc-"+what+"-dev-"+e.Suffix)
 }
 
 // ParentType is the first parent type of the profile's type in its system's

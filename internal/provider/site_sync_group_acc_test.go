@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,24 +22,11 @@ func TestAccSite_SyncGroupRename(t *testing.T) {
 	e := acctest.NewSiteEnv(t)
 	p := e.P
 	config := func(name string) string {
-		return e.Provider + fmt.Sprintf(`
-resource "bkiam_grade_manager" "site" {
-  system  = %[1]q
-  name    = %[2]q
-  members = [%[3]q]
-  authorization_scopes = [{
-    system    = %[1]q
-    actions   = [%[4]q]
-    resources = [{ system = %[1]q, type = %[5]q, instances = [{ id = %[6]q }] }]
-  }]
-  subject_scopes = [{ type = "*", id = "*" }]
-  sync_perm      = true
-}
-
+		return e.Provider + e.GradeManagerHCL(name, p.Actions[0], "  sync_perm      = true\n", p.Instances[0]) + `
 output "grade_manager_id" {
   value = bkiam_grade_manager.site.id
 }
-`, p.System, name, p.Users[0], p.Actions[0], p.Type, p.Instances[0])
+`
 	}
 	first, second := "tf-acc-sync-"+e.Suffix, "tf-acc-sync2-"+e.Suffix
 	w := acctest.NewCLIWorkspace(t, testutil.BuildProvider(t))
