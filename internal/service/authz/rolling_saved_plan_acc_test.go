@@ -173,3 +173,25 @@ func TestAccRollingGrantRenewedInIAMKept(t *testing.T) {
 		t.Error("the plan after the apply is not empty")
 	}
 }
+
+// TestAccRenewalSaysWhatElseItRaises: a renewal is a grant with a later
+// expiry, which IAM gives everything the policy holds. Beside alice's
+// rolling grant of hosts, her view_host under business 1, granted
+// outside Terraform by topology with an earlier expiry, is in the same
+// policy: the plan that renews says that grant's expiry is raised with
+// it, as the expiry check says of any grant.
+func TestAccRenewalSaysWhatElseItRaises(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	r := newRollingHosts(t)
+	created := r.create(3)
+	acctest.GrantUnderOutside(t, acctest.OutsideClient(t, r.sb), "bk_cmdb", "alice", "view_host", "host",
+		created.Add(-30*time.Minute).Unix(), acctest.Biz("1"))
+	time.Sleep(time.Until(created.Add(-3590*time.Second + time.Second))) // the margin: the plan renews
+	out := strings.Join(strings.Fields(r.w.MustRun("plan")), " ")
+	for _, want := range []string{"Renewing the grant", "host under /biz,1/"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the renewing plan does not say %q:\n%s", want, out)
+		}
+	}
+}
