@@ -58,6 +58,15 @@
 //	POST/DELETE/GET groups/{id}/policies/     GET groups/{id}/policies/-/actions/
 //	DELETE groups/{id}/actions/-/policies/
 //	GET    grade_managers/{id}/subject_templates/  GET groups/{id}/subject_templates/
+//	GET    group_member_types/{user|department|template}/members/{id}/groups/-/details/?group_ids=
+//	       (a member's memberships in 1–100 of the app's groups, expired ones included:
+//	       mgmt_member_groups.go)
+//
+// Gateway generations: the model's "gateway" picks the bk-iam gateway's resource list the sandbox
+// plays (gateway_generation.go). "" or "2024", the one the real IAM run here routes by, has no
+// admin resources (404 API_NOT_FOUND) and lets every app call the backend's users/{id}/groups;
+// "2026" adds the admin resources and asks, for them and for users/{id}/groups, a grant of the
+// resource to the app (apps[].gateway_grants), else 403 APP_NO_PERMISSION.
 //
 // and, from the v1 management API, the one route that lists grade managers: GET
 // /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=].
@@ -663,6 +672,11 @@
 //	  - apps[].management: the management API allow-list as it applies to the app: system id (or
 //	    "*") → allow-list names (e.g. "v2_grade_manager_create") or "*". The default model allows
 //	    "bkiam-sandbox" everything and "outsider" nothing. The client check applies as well.
+//	  - apps[].admin: IAM's admin-API allow-list for the app (by app code, no system): admin API
+//	    names such as "subject_permission_cleanup", or "*". apps[].gateway_grants: the gateway
+//	    resources granted to the app ("open_user_groups", "admin_cleanup_users_permission", …, or
+//	    "*"), read only when "gateway" is "2026".
+//	  - gateway: "" / "2024" or "2026", the gateway generation (see above).
 //	  - quirks: the real server's bugs, reproduced unless turned off:
 //	    group_policy_delete_ignores_actions (default true).
 //	  - departments: the organisation's department ids (numeric), which group members may name;

@@ -74,6 +74,8 @@ type mgmtRoute struct {
 	dash      bool
 	// v1 marks a v1 route, whose errors other than 401, 403, 404 and 500 answer HTTP 200.
 	v1 bool
+	// memberType and memberID are the member of a member's-groups route.
+	memberType, memberID string
 }
 
 // pathID matches Django's <int:id>: digits only.
@@ -148,6 +150,9 @@ func parseMgmtRoute(method, path string) (string, mgmtRoute, bool) {
 	case len(parts) == 5 && parts[0] == "groups" && parts[2] == "members" && parts[3] == "-" && parts[4] == "expired_at":
 		rt.group, ok = pathID(parts[1])
 		ok = ok && pick(map[string][2]string{http.MethodPut: {"v2_group_member_expired_at_update", "member:expiry"}})
+	case len(parts) == 7 && parts[0] == "group_member_types" && parts[2] == "members" && parts[4] == "groups" && parts[5] == "-" && parts[6] == "details":
+		rt.memberType, rt.memberID = parts[1], parts[3]
+		ok = rt.memberID != "" && pick(map[string][2]string{http.MethodGet: {"v2_member_groups_detail_list", "member_groups:details"}})
 	default:
 		ok = false
 	}
@@ -442,6 +447,8 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 		return mc.listSubjectTemplates(gm)
 	case "v2_group_subject_template_list":
 		return mc.listGroupTemplates(g)
+	case "v2_member_groups_detail_list":
+		return mc.memberGroupDetails()
 	}
 	return nil, false, forbidden("You do not have permission to perform this action.")
 }

@@ -33,7 +33,8 @@ func (s *Server) serveUserGroups(c *call) bool {
 	if !spared && !s.takeReadFault(c) {
 		return true
 	}
-	if _, ok := s.gatewayAuth(c); !ok {
+	app, ok := s.gatewayAuth(c)
+	if !ok || !s.gatewayResource(c, app, gwOpenUserGroups, false) {
 		return true
 	}
 	user := m[1]

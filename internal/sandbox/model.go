@@ -44,6 +44,10 @@ type Model struct {
 	SystemManagers map[string][]string `json:"system_managers,omitempty"`
 	// Quirks are the real server's bugs the sandbox reproduces, each of which can be turned off.
 	Quirks Quirks `json:"quirks,omitempty"`
+	// Gateway is the generation of the bk-iam gateway's resource list the sandbox plays: "" or
+	// "2024" (before 2026: no admin resources; the backend's users/{id}/groups open to every app),
+	// or "2026" (admin resources added; they and users/{id}/groups need a per-app grant, GatewayGrants).
+	Gateway string `json:"gateway,omitempty"`
 
 	systems     map[string]*System
 	users       map[string]bool
@@ -158,6 +162,23 @@ type App struct {
 	// Management is IAM's management-API allow-list as it applies to the app's calls: system id
 	// (or "*") → the management API names it may call ("v2_grade_manager_create", …, or "*").
 	Management map[string][]string `json:"management,omitempty"`
+	// Admin is IAM's admin-API allow-list for the app (AdminAPIAllowListConfig, keyed by app code,
+	// no system): the admin API names it may call ("subject_permission_cleanup", …, or "*").
+	Admin []string `json:"admin,omitempty"`
+	// GatewayGrants are the bk-iam gateway resources granted to the app by name
+	// ("admin_cleanup_users_permission", "open_user_groups", …, or "*"). Only a gateway of the 2026
+	// generation asks for them (Model.Gateway).
+	GatewayGrants []string `json:"gateway_grants,omitempty"`
+}
+
+// mayAdmin reports whether the admin allow-list lets the app call api.
+func (a *App) mayAdmin(api string) bool {
+	return slices.Contains(a.Admin, "*") || slices.Contains(a.Admin, api)
+}
+
+// granted reports whether the gateway grants the app the resource.
+func (a *App) granted(resource string) bool {
+	return slices.Contains(a.GatewayGrants, "*") || slices.Contains(a.GatewayGrants, resource)
 }
 
 // mayManage reports whether the management allow-list lets the app call api for system.
@@ -396,6 +417,11 @@ func (m *Model) validate() error {
 	}
 	if err := m.validateManagers(); err != nil {
 		return err
+	}
+	switch m.Gateway {
+	case "", gateway2024, gateway2026:
+	default:
+		return fmt.Errorf("gateway: %q is not a gateway generation; use %q or %q", m.Gateway, gateway2024, gateway2026)
 	}
 	m.apps = map[string]*App{}
 	for i := range m.Apps {
