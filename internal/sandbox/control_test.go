@@ -159,7 +159,7 @@ func TestControlRoutes(t *testing.T) {
 		"group_policy:grant": 0, "group_policy:revoke": 0, "group_policy:list": 0, "group_policy:delete": 0, "group_policy:actions": 0,
 		"group:create": 0, "group:list": 0, "group:update": 0, "group:delete": 0,
 		"member:list": 0, "member:add": 0, "member:delete": 0, "member:expiry": 0, "member_groups:details": 0,
-		"subject_template:list": 0, "group_subject_template:list": 0}}
+		"subject_template:list": 0, "group_subject_template:list": 0, "admin:subject_groups": 0, "admin:cleanup": 0}}
 	if !reflect.DeepEqual(st, wantStats) {
 		t.Fatalf("stats %+v", st)
 	}

@@ -258,7 +258,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveAuthz(c, ep)
 			return
 		}
-		if s.serveRead(c) || s.serveModel(c) || s.serveAccess(c) || s.serveUserGroups(c) || s.serveManagement(c) {
+		if s.serveRead(c) || s.serveModel(c) || s.serveAccess(c) || s.serveUserGroups(c) || s.serveAdmin(c) || s.serveManagement(c) {
 			return
 		}
 		c.writeGatewayError(http.StatusNotFound, codeGWNotFound, "API not found [method="+r.Method+" path="+p+"]")
