@@ -22,6 +22,7 @@ var protocolResources = []protocol.Resource[*conns.Data]{
 	serveResource[authz.InstanceGrantModel](authz.InstanceGrant{}),
 	serveResource[authz.CreatorGrantModel](authz.CreatorGrant{}),
 	serveResource[management.GroupMembersModel](management.GroupMembers{}),
+	serveResource[management.UserGroupsModel](management.UserGroups{}),
 	serveResource[management.GroupPermissionModel](management.NewGroupPermission()),
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -69,6 +70,9 @@ type Book struct {
 	// owners are, by the object they own whole (Owner), the resources of
 	// the command that own it.
 	owners map[string]owner
+	// parts are, by object and part (PartOwner), the resources of the
+	// command that own a part of an object.
+	parts map[string]map[string]owner
 
 	// Refreshed says this process has refreshed a resource, which only a
 	// plan walk does (Terraform's apply never calls ReadResource): its
@@ -80,7 +84,7 @@ func NewBook() *Book {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return &Book{ledger: ledger.New(), prefix: hex.EncodeToString(b), holders: map[string]*ledger.Holder{}, befores: map[string]ledger.Claims{},
-		owners: map[string]owner{}}
+		owners: map[string]owner{}, parts: map[string]map[string]owner{}}
 }
 
 // holder returns a new holder and its id.
@@ -110,18 +114,51 @@ type owner struct {
 
 // own records that the resource token names owns object whole, and
 // returns the label of another resource of the command that owns it
-// already.
-func (b *Book) own(object, token string, label func() string) (string, bool) {
+// already, whole or a part of it (part names the part, "" for the whole).
+func (b *Book) own(object, token string, label func() string) (other, part string, taken bool) {
 	b.mu.Lock()
 	o, ok := b.owners[object]
 	if !ok {
 		b.owners[object] = owner{token: token, label: label}
 	}
-	b.mu.Unlock()
-	if ok && o.token != token {
-		return o.label(), true
+	var partOwner *owner
+	for _, name := range slices.Sorted(maps.Keys(b.parts[object])) {
+		if p := b.parts[object][name]; p.token != token {
+			partOwner, part = &p, name
+			break
+		}
 	}
-	return "", false
+	b.mu.Unlock()
+	switch {
+	case ok && o.token != token:
+		return o.label(), "", true
+	case partOwner != nil:
+		return partOwner.label(), part, true
+	}
+	return "", "", false
+}
+
+// ownPart records that the resource token names owns part p, and returns
+// the label of another resource of the command that owns p's object
+// whole (whole), or p itself.
+func (b *Book) ownPart(p Part, token string, label func() string) (other string, whole, taken bool) {
+	b.mu.Lock()
+	o, ownedWhole := b.owners[p.Object]
+	if b.parts[p.Object] == nil {
+		b.parts[p.Object] = map[string]owner{}
+	}
+	q, ownedPart := b.parts[p.Object][p.Part]
+	if !ownedPart {
+		b.parts[p.Object][p.Part] = owner{token: token, label: label}
+	}
+	b.mu.Unlock()
+	switch {
+	case ownedWhole && o.token != token:
+		return o.label(), true, true
+	case ownedPart && q.token != token:
+		return q.label(), false, true
+	}
+	return "", false, false
 }
 
 // existing returns the holder id names in this process, with the claims

@@ -49,6 +49,20 @@ type Owner[M any] interface {
 	Owns(m M) (string, bool)
 }
 
+// PartOwner is what a resource adds that owns parts of objects another
+// resource may own whole, as bkiam_user_groups owns a person's membership
+// in groups whose members a bkiam_group_members owns whole: the plan of
+// the second of two such resources fails, and so does that of two
+// resources owning the same part.
+type PartOwner[M any] interface {
+	// OwnsParts names the parts m owns; false while they are not known.
+	OwnsParts(m M) ([]Part, bool)
+}
+
+// Part is a part of an object: Object as Owner names it ("the members of
+// group 42"), Part within it ("user alice").
+type Part struct{ Object, Part string }
+
 // Data is what the shared grants need of the provider's data. Its
 // methods answer on a nil receiver too: the provider before it is
 // configured.
@@ -290,12 +304,18 @@ func (a Account[M, D]) Plan(ctx context.Context, data D, n *protocol.PlanNote[M]
 // back with it, and is the same resource. A replacement's first plan
 // registers nothing: its create half, planned next, does.
 func (a Account[M, D]) own(b *Book, n *protocol.PlanNote[M], labelOf *M, diags *protocol.Diagnostics) string {
-	o, ok := a.c.(Owner[M])
-	if !ok || n.Planned == nil || n.Replace {
+	if n.Planned == nil || n.Replace {
 		return ""
 	}
-	object, known := o.Owns(*n.Planned)
-	if !known {
+	object, whole := "", false
+	if o, ok := a.c.(Owner[M]); ok {
+		object, whole = o.Owns(*n.Planned)
+	}
+	var parts []Part
+	if o, ok := a.c.(PartOwner[M]); ok {
+		parts, _ = o.OwnsParts(*n.Planned)
+	}
+	if !whole && len(parts) == 0 {
 		return ""
 	}
 	var token string
@@ -303,14 +323,43 @@ func (a Account[M, D]) own(b *Book, n *protocol.PlanNote[M], labelOf *M, diags *
 		token = fmt.Sprintf("%s-owner-%d", b.prefix, b.next.Add(1))
 	}
 	label := func() string { return n.TypeName + " " + a.c.Label(*labelOf) }
-	if other, taken := b.own(object, token, label); taken {
-		diags.AddError("Owned by another resource",
-			fmt.Sprintf("This resource owns %s whole, and so does %s of this configuration: each would undo what only the "+
-				"other declares on every apply. Keep one resource per object. To let one go without changing IAM, replace its "+
-				"block with a removed block (lifecycle { destroy = false }); terraform query, given the identities in state "+
-				"(managed), generates nothing already managed.", object, other))
+	if whole {
+		if other, part, taken := b.own(object, token, label); taken {
+			diags.AddError("Owned by another resource", ownedMessage(object, part, other))
+		}
+	}
+	for _, p := range parts {
+		if other, whole, taken := b.ownPart(p, token, label); taken {
+			if whole {
+				diags.AddError("Owned by another resource", fmt.Sprintf("This resource owns %s's membership in %s, and %s of "+
+					"this configuration owns %s whole: it would remove a member it does not declare on every apply. Keep the "+
+					"membership in one of them: list %s in that resource, or leave the group out of this one. To let one go without "+
+					"changing IAM, replace its block with a removed block (lifecycle { destroy = false }).",
+					p.Part, strings.TrimPrefix(p.Object, "the members of "), other, p.Object, p.Part))
+				continue
+			}
+			diags.AddError("Owned by another resource", fmt.Sprintf("This resource owns %s's membership in %s, and so does %s "+
+				"of this configuration: each would undo the other's expiry on every apply. Keep one resource per membership.",
+				p.Part, strings.TrimPrefix(p.Object, "the members of "), other))
+		}
 	}
 	return token
+}
+
+// ownedMessage is the error of a resource owning object whole when
+// another resource (other) owns it whole, or a part of it (part: "" for
+// the whole).
+func ownedMessage(object, part, other string) string {
+	if part != "" {
+		return fmt.Sprintf("This resource owns %s whole, and %s of this configuration owns %s's membership in it: this resource "+
+			"would remove that member on every apply, and the other add it again. Keep the membership in one of them: list %s "+
+			"in this resource, or leave the group out of the other. To let one go without changing IAM, replace its block with a "+
+			"removed block (lifecycle { destroy = false }).", object, other, part, part)
+	}
+	return fmt.Sprintf("This resource owns %s whole, and so does %s of this configuration: each would undo what only the "+
+		"other declares on every apply. Keep one resource per object. To let one go without changing IAM, replace its "+
+		"block with a removed block (lifecycle { destroy = false }); terraform query, given the identities in state "+
+		"(managed), generates nothing already managed.", object, other)
 }
 
 // notComparableFix is what to do about grants not comparable until apply.

@@ -199,8 +199,12 @@ func memberExpiry(x protocol.StringValue, follows int64) (int64, bool) {
 
 // rollingExpiry is m's expires_at in unix seconds: 0 when it is null or
 // unknown.
-func rollingExpiry(m GroupMembersModel) int64 {
-	s, ok := m.ExpiresAt.Get()
+func rollingExpiry(m GroupMembersModel) int64 { return expiryAt(m.ExpiresAt) }
+
+// expiryAt is an expires_at in unix seconds: 0 when it is null or
+// unknown.
+func expiryAt(x protocol.StringValue) int64 {
+	s, ok := x.Get()
 	if !ok {
 		return 0
 	}
@@ -308,30 +312,40 @@ func (GroupMembers) Validate(_ context.Context, config GroupMembersModel, diags 
 	users, _ := config.Users.Get()
 	for id, e := range users {
 		at := protocol.Root("users").WithElementKeyString(id)
-		switch {
-		case strings.TrimSpace(id) == "" || verify.IDProblem(id) != "":
-			diags.AddAttributeError(at, "Invalid username",
-				fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", protocol.PathString(at), id))
-		case strings.Contains(id, ","):
-			diags.AddAttributeError(at, "Invalid username",
-				fmt.Sprintf("%s: %q holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.", protocol.PathString(at), id))
-		case id == "admin":
-			diags.AddAttributeError(at, "IAM does not add admin to groups",
-				"admin is IAM's super user: IAM drops it from a member add without an error, so it would never be a member. Remove it.")
-		}
+		checkUsername(at, id, diags)
 		checkMemberExpiry(at, e, diags)
 	}
 	departments, _ := config.Departments.Get()
 	for id, e := range departments {
 		at := protocol.Root("departments").WithElementKeyString(id)
-		if n, err := strconv.ParseInt(id, 10, 64); err != nil || n <= 0 {
-			diags.AddAttributeError(at, "Invalid department id",
-				fmt.Sprintf("%s: department ids are the numeric ids of IAM's organisation, such as \"12\"; got %q.", protocol.PathString(at), id))
-		}
+		checkDepartmentID(at, id, diags)
 		checkMemberExpiry(at, e, diags)
 	}
 	checkRolling(config, diags)
 	protocol.CheckTimeouts(config.Timeouts, diags)
+}
+
+// checkUsername refuses a username IAM's member routes cannot take.
+func checkUsername(at *tftypes.AttributePath, id string, diags *protocol.Diagnostics) {
+	switch {
+	case strings.TrimSpace(id) == "" || verify.IDProblem(id) != "":
+		diags.AddAttributeError(at, "Invalid username",
+			fmt.Sprintf("%s: %q is not a username IAM knows: it is blank, or has white space around it or control characters.", protocol.PathString(at), id))
+	case strings.Contains(id, ","):
+		diags.AddAttributeError(at, "Invalid username",
+			fmt.Sprintf("%s: %q holds a comma, which IAM's member delete uses to separate ids, so the member could never be removed.", protocol.PathString(at), id))
+	case id == "admin":
+		diags.AddAttributeError(at, "IAM does not add admin to groups",
+			"admin is IAM's super user: IAM drops it from a member add without an error, so it would never be a member. Remove it.")
+	}
+}
+
+// checkDepartmentID refuses a department id that is not a positive number.
+func checkDepartmentID(at *tftypes.AttributePath, id string, diags *protocol.Diagnostics) {
+	if n, err := strconv.ParseInt(id, 10, 64); err != nil || n <= 0 {
+		diags.AddAttributeError(at, "Invalid department id",
+			fmt.Sprintf("%s: department ids are the numeric ids of IAM's organisation, such as \"12\"; got %q.", protocol.PathString(at), id))
+	}
 }
 
 // rollingOf is m's rolling expiry (verify.Rolling).
@@ -344,8 +358,24 @@ func recordedOf(m *GroupMembersModel) renewal.Recorded {
 	if m == nil {
 		return renewal.Recorded{}
 	}
-	rec := renewal.Recorded{At: rollingExpiry(*m)}
-	if in, ok := m.ExpiresIn.Get(); ok {
+	return rollingAttrsOf(*m).recorded()
+}
+
+// rollingAttrs are the three attributes of a rolling expiry, as both
+// bkiam_group_members and bkiam_user_groups have them.
+type rollingAttrs struct {
+	ExpiresIn, RenewBefore, ExpiresAt protocol.StringValue
+}
+
+func rollingAttrsOf(m GroupMembersModel) rollingAttrs {
+	return rollingAttrs{m.ExpiresIn, m.RenewBefore, m.ExpiresAt}
+}
+
+// recorded is what a state with these attributes records of its rolling
+// expiry.
+func (a rollingAttrs) recorded() renewal.Recorded {
+	rec := renewal.Recorded{At: expiryAt(a.ExpiresAt)}
+	if in, ok := a.ExpiresIn.Get(); ok {
 		rec.Every, _ = renewal.ParseDuration(in)
 	}
 	return rec
@@ -504,12 +534,26 @@ type rollingPlan struct {
 // (renewal.Plan): the recorded expiry, or unknown until the apply that
 // starts a new period (a create, a new expires_in) or renews it.
 func planRolling(prior *GroupMembersModel, planned GroupMembersModel, asOf time.Time) rollingPlan {
+	var was *rollingAttrs
+	if prior != nil {
+		a := rollingAttrsOf(*prior)
+		was = &a
+	}
+	return planRollingAttrs(was, rollingAttrsOf(planned), asOf)
+}
+
+// planRollingAttrs is planRolling of the rolling attributes alone.
+func planRollingAttrs(prior *rollingAttrs, planned rollingAttrs, asOf time.Time) rollingPlan {
 	var out rollingPlan
 	if planned.ExpiresIn.IsNull() {
 		return out
 	}
-	r, known := rollingOf(planned)
-	out.r, out.d = r, renewal.Plan(recordedOf(prior), r, known, asOf, bkiam.PermanentExpiry)
+	r, known := verify.Rolling(planned.ExpiresIn, planned.RenewBefore)
+	var rec renewal.Recorded
+	if prior != nil {
+		rec = prior.recorded()
+	}
+	out.r, out.d = r, renewal.Plan(rec, r, known, asOf, bkiam.PermanentExpiry)
 	out.planned = protocol.Unknown[string]()
 	if out.d.Kind == renewal.Keep {
 		out.planned = prior.ExpiresAt

@@ -1,7 +1,11 @@
 package management
 
 import (
+	"cmp"
 	"context"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -64,3 +68,47 @@ var (
 	_ resource.ResourceWithIdentity = &gradeManagerResource{}
 	_ resource.ResourceWithIdentity = &groupResource{}
 )
+
+// IdentitySchema: a person's memberships are named by the system, the
+// person and the groups the resource lists, which change in place
+// (MutableIdentity): the resource holds only those groups, so an import
+// names them.
+func (UserGroups) IdentitySchema(context.Context) identityschema.Schema {
+	return identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"system":      requiredString("The system whose management API manages the groups."),
+		"member_type": requiredString("`user` or `department`."),
+		"member_id":   requiredString("The username, or the department's numeric id."),
+		"groups": identityschema.ListAttribute{ElementType: types.StringType, RequiredForImport: true,
+			Description: "The groups' numeric ids, sorted: the import reads the person's membership in them."},
+	}}
+}
+
+func (UserGroups) IdentityOf(m UserGroupsModel) protocol.Identity {
+	k := memberOf(m)
+	id := protocol.Identity{"system": m.System, "member_type": protocol.Unknown[string](), "member_id": protocol.Unknown[string]()}
+	if k.Type != "" {
+		id["member_type"], id["member_id"] = protocol.Known(k.Type), protocol.Known(k.ID)
+	}
+	var groups protocol.StringsValue
+	if elems, ok := m.Groups.Get(); ok {
+		ids := slices.Collect(maps.Keys(elems))
+		slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(groupOrder(a), groupOrder(b)) })
+		groups = protocol.KnownStrings(ids)
+	} else {
+		groups = protocol.Unknown[[]protocol.StringValue]()
+	}
+	id["groups"] = groups
+	return id
+}
+
+// groupOrder sorts group ids by number.
+func groupOrder(id string) int64 {
+	n, _ := strconv.ParseInt(id, 10, 64)
+	return n
+}
+
+func (UserGroups) ImportID(id protocol.Identity, _ *protocol.Diagnostics) string {
+	return id.Str("system") + "/" + id.Str("member_type") + "/" + id.Str("member_id") + "/" + strings.Join(id.List("groups"), ",")
+}
+
+func (UserGroups) MutableIdentity() bool { return true }
