@@ -10,8 +10,6 @@ import (
 // (gateway_generation.go), which also asks a grant of each resource to the app. Its errors are the
 // v1 open API's: HTTP 200 with result false for all but 401, 403, 404 and 500.
 
-const adminPrefix = "/api/v1/open/admin/"
-
 // adminRoute is one admin route: its gateway resource, its admin allow-list name, its stat key
 // and what serves it once the gateway and the allow-list let the call through.
 type adminRoute struct {
