@@ -157,7 +157,11 @@ func (c *Client) explainSubjectGroupsError(err error, resource, allowList string
 	switch {
 	case e.Code == 1902000 && strings.Contains(e.Message, "GetLocalSubjectPK") && strings.Contains(e.Message, "sql: no rows in result set"):
 		return fmt.Errorf("%w: %w", ErrUnknownSubject, e)
-	case e.Layer == LayerGateway && (e.Code == 1640401 || e.HTTPStatus == http.StatusNotFound):
+	case e.Code == 1640401 || e.HTTPStatus == http.StatusNotFound:
+		// Neither route answers 404 for anything it serves (an unknown subject is 1902000 or
+		// 1901404 in HTTP 200): a 404 is the gateway's, whatever envelope it comes in (the
+		// gateway in front of the real IAM run here answers code 40 RESOURCE_NOT_FOUND, without
+		// its error header).
 		advice = fmt.Sprintf("; the API gateway has no resource %s: the gateway's bk-iam resources are of a generation "+
 			"before 2026, which does not carry it", resource)
 	case e.Layer == LayerGateway && (e.Code == 1640301 || e.HTTPStatus == http.StatusForbidden):
