@@ -97,6 +97,8 @@ func TestAccExamples(t *testing.T) {
 					read = "policy_query_by_actions"
 				case "bkiam_access_check":
 					read = "policy_auth_by_actions"
+				case "bkiam_user_access":
+					read = "user_groups"
 				case "bkiam_expiring":
 					// The on-call group, made outside the configuration; its members and alice's grants are read.
 					outsideGroup(t, sb, "oncall")

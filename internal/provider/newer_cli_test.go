@@ -53,7 +53,7 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 		names = append(names, d.TypeName)
 	}
 	slices.Sort(names)
-	if want := []string{"bkiam_access_check", "bkiam_creator_grant", "bkiam_effective_permissions", "bkiam_expiring", "bkiam_grade_manager", "bkiam_grade_manager", "bkiam_group", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant", "bkiam_system", "bkiam_user_groups"}; !slices.Equal(names, want) {
+	if want := []string{"bkiam_access_check", "bkiam_creator_grant", "bkiam_effective_permissions", "bkiam_expiring", "bkiam_grade_manager", "bkiam_grade_manager", "bkiam_group", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant", "bkiam_system", "bkiam_user_access", "bkiam_user_groups"}; !slices.Equal(names, want) {
 		t.Errorf("GetMetadata names %v, want %v", names, want)
 	}
 	if len(meta.Functions)+len(meta.EphemeralResources)+len(meta.Actions)+len(meta.StateStores) != 0 {

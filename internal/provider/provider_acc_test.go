@@ -273,6 +273,8 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, acctest.ExpiringValidationCases()...)
 	cases = append(cases, acctest.AccessCheckValidationCases()...)
 	cases = append(cases, acctest.EffectivePermissionsValidationCases()...)
+	cases = append(cases, acctest.UserAccessValidationCases()...)
+	cases = append(cases, acctest.UserAccessGatewayCases()...)
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.Want {

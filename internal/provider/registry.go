@@ -37,7 +37,7 @@ var protocolMoves = management.Moves()
 // framework"). They get the provider's *conns.Data from Configure.
 var (
 	frameworkResources   = []func() resource.Resource{management.NewGradeManagerResource, management.NewGroupResource}
-	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, access.NewExpiringDataSource, access.NewAccessCheckDataSource, access.NewEffectivePermissionsDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
+	frameworkDataSources = []func() datasource.DataSource{authz.NewSystemDataSource, access.NewExpiringDataSource, access.NewAccessCheckDataSource, access.NewEffectivePermissionsDataSource, access.NewUserAccessDataSource, management.NewGroupDataSource, management.NewGradeManagerDataSource}
 )
 
 // listResources are the list resources (terraform query, Terraform

@@ -68,6 +68,13 @@
 // "2026" adds the admin resources and asks, for them and for users/{id}/groups, a grant of the
 // resource to the app (apps[].gateway_grants), else 403 APP_NO_PERMISSION.
 //
+// Admin routes (2026 gateway; then IAM's admin allow-list, apps[].admin, 403 1902403 without the
+// entry; errors in HTTP 200 but for 401/403/404/500): GET /api/v1/open/admin/subjects/{user|department}/{id}/groups/
+// (admin_list_subject_groups, subject_joined_group_list) lists the subject's direct memberships,
+// expired ones included, newest first, {count, results:[{id, name, expired_at}]}, paged by page and
+// page_size (default 10; limit and offset ignored); an unknown subject is 1902000 carrying the
+// backend's "sql: no rows in result set" (admin_subject_groups.go).
+//
 // and, from the v1 management API, the one route that lists grade managers: GET
 // /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=].
 //
