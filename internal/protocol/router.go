@@ -172,4 +172,4 @@ func noActions(typeName string) []*tfprotov6.Diagnostic {
 		Detail: "The server behind the router serves no actions, so " + typeName + " cannot be planned or invoked. This is a bug in the provider."}}
 }
 
-var _ tfprotov6.ProviderServerWithActions = (*Router[int])(nil)
+var _ tfprotov6.ActionServer = (*Router[int])(nil)
