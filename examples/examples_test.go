@@ -4,6 +4,7 @@
 package examples
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
+	"github.com/bkiam/terraform-provider-bkiam/internal/tfcli"
 )
 
 // versionsTF is added to example directories that do not declare the
@@ -81,6 +83,9 @@ func TestAccExamples(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if strings.HasPrefix(filepath.ToSlash(rel), "actions/") && !cliHasActions(t, terraform) {
+				return // formatted; only Terraform 1.14 and later know action blocks
+			}
 			run("get") // installs local modules; providers come from dev_overrides
 			run("validate", "-no-color")
 			if strings.HasPrefix(filepath.ToSlash(rel), "data-sources/") {
@@ -111,6 +116,19 @@ func TestAccExamples(t *testing.T) {
 				}
 				return
 			}
+			if strings.HasPrefix(filepath.ToSlash(rel), "actions/") {
+				// An action's example plans and invokes each action against a
+				// sandbox whose gateway carries the route and lets the app call it.
+				sb := acctest.CleanupGranted.Start(t)
+				env = []string{"BKIAM_APIGW_URL=" + sb.URL, "BKIAM_APP_CODE=" + sandboxtest.AppCode, "BKIAM_APP_SECRET=" + sandboxtest.AppSecret}
+				for _, name := range []string{"leaver", "leaver_since"} {
+					run("apply", "-auto-approve", "-no-color", "-invoke=action.bkiam_user_cleanup."+name)
+				}
+				if n := sb.Stats().Requests["admin:cleanup"]; n < 4 {
+					t.Fatalf("examples/%s made %d cleanup calls, want a probe and a cleanup per action", rel, n)
+				}
+				return
+			}
 			if !strings.HasPrefix(filepath.ToSlash(rel), "resources/") {
 				return // the demo applies examples/demo; examples/provider names a real site
 			}
@@ -134,6 +152,17 @@ func TestAccExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cliHasActions reports whether the CLI knows action blocks (Terraform 1.14
+// and later; not Terraform 1.5.7 or OpenTofu 1.12).
+func cliHasActions(t *testing.T, terraform string) bool {
+	t.Helper()
+	cli, err := tfcli.Identify(context.Background(), terraform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli.Terraform(1, 14)
 }
 
 // exampleDirs lists the directories under root that hold .tf files.

@@ -135,3 +135,41 @@ func noLists(typeName string) []*tfprotov6.Diagnostic {
 }
 
 var _ tfprotov6.ListResourceServer = (*Router[int])(nil)
+
+// The actions (terraform apply -invoke, action_trigger; Terraform 1.14+) are the framework's, but
+// their RPCs are not in tfprotov6.ProviderServer yet (ActionServer, terraform-plugin-go v0.31): the
+// embedded interface would hide them and tf6server would answer "not implemented". The router
+// forwards them by name.
+
+func (s *Router[D]) ValidateActionConfig(ctx context.Context, req *tfprotov6.ValidateActionConfigRequest) (*tfprotov6.ValidateActionConfigResponse, error) {
+	actions, ok := s.ProviderServer.(tfprotov6.ActionServer)
+	if !ok {
+		return &tfprotov6.ValidateActionConfigResponse{Diagnostics: noActions(req.ActionType)}, nil
+	}
+	return actions.ValidateActionConfig(ctx, req)
+}
+
+func (s *Router[D]) PlanAction(ctx context.Context, req *tfprotov6.PlanActionRequest) (*tfprotov6.PlanActionResponse, error) {
+	actions, ok := s.ProviderServer.(tfprotov6.ActionServer)
+	if !ok {
+		return &tfprotov6.PlanActionResponse{Diagnostics: noActions(req.ActionType)}, nil
+	}
+	return actions.PlanAction(ctx, req)
+}
+
+func (s *Router[D]) InvokeAction(ctx context.Context, req *tfprotov6.InvokeActionRequest) (*tfprotov6.InvokeActionServerStream, error) {
+	actions, ok := s.ProviderServer.(tfprotov6.ActionServer)
+	if !ok {
+		return &tfprotov6.InvokeActionServerStream{Events: func(push func(tfprotov6.InvokeActionEvent) bool) {
+			push(tfprotov6.InvokeActionEvent{Type: tfprotov6.CompletedInvokeActionEventType{Diagnostics: noActions(req.ActionType)}})
+		}}, nil
+	}
+	return actions.InvokeAction(ctx, req)
+}
+
+func noActions(typeName string) []*tfprotov6.Diagnostic {
+	return []*tfprotov6.Diagnostic{{Severity: tfprotov6.DiagnosticSeverityError, Summary: "Actions not served",
+		Detail: "The server behind the router serves no actions, so " + typeName + " cannot be planned or invoked. This is a bug in the provider."}}
+}
+
+var _ tfprotov6.ActionServer = (*Router[int])(nil)

@@ -23,6 +23,7 @@ var layers = []string{
 	"internal/service/authz",
 	"internal/service/access",
 	"internal/service/management",
+	"internal/service/admin",
 	"internal/provider",
 }
 

@@ -29,10 +29,12 @@ import (
 //     provider has none; deferral is never used (a plan with unknown
 //     provider settings is an error that says what to apply first, with
 //     or without DeferralAllowed).
-//   - Provider functions, ephemeral resources, list resources (terraform
-//     query) and actions: none, in GetMetadata and in the schemas; a
-//     configuration that uses one is refused by the CLI, naming it
-//     (TestAccNewerCLIRefusals).
+//   - Provider functions and ephemeral resources: none, in GetMetadata
+//     and in the schemas; a configuration that uses one, or a list
+//     resource or action the provider does not have, is refused by the
+//     CLI, naming it (TestAccNewerCLIRefusals).
+//   - Actions: bkiam_user_cleanup alone, served by the framework through
+//     the router (internal/service/admin's tests invoke it).
 //   - The plan's private data that Terraform 1.16 sends back at apply:
 //     dropped by terraform-plugin-go (TestPlannedPrivateNotSurfaced).
 
@@ -56,9 +58,12 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 	if want := []string{"bkiam_access_check", "bkiam_creator_grant", "bkiam_effective_permissions", "bkiam_expiring", "bkiam_grade_manager", "bkiam_grade_manager", "bkiam_group", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant", "bkiam_system", "bkiam_user_access", "bkiam_user_groups"}; !slices.Equal(names, want) {
 		t.Errorf("GetMetadata names %v, want %v", names, want)
 	}
-	if len(meta.Functions)+len(meta.EphemeralResources)+len(meta.Actions)+len(meta.StateStores) != 0 {
-		t.Errorf("GetMetadata declares functions %v, ephemeral resources %v, actions %v or state stores %v",
-			meta.Functions, meta.EphemeralResources, meta.Actions, meta.StateStores)
+	if len(meta.Functions)+len(meta.EphemeralResources)+len(meta.StateStores) != 0 {
+		t.Errorf("GetMetadata declares functions %v, ephemeral resources %v or state stores %v",
+			meta.Functions, meta.EphemeralResources, meta.StateStores)
+	}
+	if want := []tfprotov6.ActionMetadata{{TypeName: "bkiam_user_cleanup"}}; !reflect.DeepEqual(meta.Actions, want) {
+		t.Errorf("GetMetadata declares the actions %v, want %v", meta.Actions, want)
 	}
 	// A list resource for every kind IAM can enumerate: all but the
 	// creator grant.
@@ -74,9 +79,12 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 	if err != nil || testutil.HasError(schema.Diagnostics) {
 		t.Fatalf("GetProviderSchema: %v %s", err, testutil.RenderDiags(schema.Diagnostics))
 	}
-	if len(schema.Functions)+len(schema.EphemeralResourceSchemas)+len(schema.ActionSchemas)+len(schema.StateStoreSchemas) != 0 {
-		t.Errorf("GetProviderSchema declares functions, ephemeral resources, actions or state stores: %d %d %d %d",
-			len(schema.Functions), len(schema.EphemeralResourceSchemas), len(schema.ActionSchemas), len(schema.StateStoreSchemas))
+	if len(schema.Functions)+len(schema.EphemeralResourceSchemas)+len(schema.StateStoreSchemas) != 0 {
+		t.Errorf("GetProviderSchema declares functions, ephemeral resources or state stores: %d %d %d",
+			len(schema.Functions), len(schema.EphemeralResourceSchemas), len(schema.StateStoreSchemas))
+	}
+	if got := slices.Sorted(maps.Keys(schema.ActionSchemas)); !slices.Equal(got, []string{"bkiam_user_cleanup"}) {
+		t.Errorf("GetProviderSchema has action schemas %v, want bkiam_user_cleanup", got)
 	}
 	if got := slices.Sorted(maps.Keys(schema.ListResourceSchemas)); !slices.Equal(got, listable) {
 		t.Errorf("GetProviderSchema has list resource schemas %v, want %v", got, listable)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -34,6 +35,7 @@ const typeName = "bkiam"
 var (
 	_ provider.Provider                  = (*bkiamProvider)(nil)
 	_ provider.ProviderWithListResources = (*bkiamProvider)(nil)
+	_ provider.ProviderWithActions       = (*bkiamProvider)(nil)
 )
 
 // bkiamProvider is the provider. version is the release version set at build
@@ -50,6 +52,8 @@ type bkiamProvider struct {
 	dataSources        []func() datasource.DataSource
 	// listResources are the list resources (registry.go).
 	listResources []func() list.ListResource
+	// actions are the actions (registry.go).
+	actions []func() action.Action
 	// book is the ledger of shared grants (internal/sharedgrants) of the command
 	// walk under way: Configure, which starts every walk, starts a new one.
 	book atomic.Pointer[sharedgrants.Book]
@@ -160,6 +164,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.ListResourceData = data
+	resp.ActionData = data
 }
 
 // Resources declares the protocol-level resources to the framework (for
@@ -180,6 +185,11 @@ func (p *bkiamProvider) DataSources(context.Context) []func() datasource.DataSou
 // after the resource whose objects it lists.
 func (p *bkiamProvider) ListResources(context.Context) []func() list.ListResource {
 	return p.listResources
+}
+
+// Actions are the actions (terraform apply -invoke, Terraform 1.14+).
+func (p *bkiamProvider) Actions(context.Context) []func() action.Action {
+	return p.actions
 }
 
 // userAgent names the provider and, when known, the Terraform version that

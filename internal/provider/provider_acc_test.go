@@ -92,6 +92,10 @@ func providerSources(t *testing.T) []string {
 // them and the longest fixed part of their summary, with the reason.
 // TestEveryValidationHasAnAcceptanceCase lets them go without a case.
 var notAtPlanTime = map[string]string{
+	"userCleanupAction.ModifyPlan: Provider not configured": "a bug: Terraform configures the provider before it plans an action",
+	"userCleanupAction.Invoke: Provider not configured":     "invoke time, and a bug",
+	"userCleanupAction.Invoke: IAM refused the leaver cleanup": "invoke time: the plan's probe refuses first what the gateway " +
+		"or the allow-list refuses (TestAccUserCleanupRefusedAtPlan)",
 	"checkLimits: Invalid request_timeout":                       "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
 	"checkLimits: Invalid batch_window":                          "the schema's durationValidator refuses the same value first, and the attribute has no environment fallback",
 	"checkRange: Invalid":                                        "the schema's int64validator.Between refuses the same value first, and the attributes have no environment fallback",
@@ -275,6 +279,9 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, acctest.EffectivePermissionsValidationCases()...)
 	cases = append(cases, acctest.UserAccessValidationCases()...)
 	cases = append(cases, acctest.UserAccessGatewayCases()...)
+	for _, c := range acctest.UserCleanupCases() { // planned with -invoke in internal/service/admin
+		cases = append(cases, c.PlanTimeCase)
+	}
 	expected := func(match func(want []string, fragment string) bool) bool {
 		for _, c := range cases {
 			for _, f := range c.Want {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -8,6 +9,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/access"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/admin"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/service/management"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
@@ -52,6 +54,11 @@ var listResources = []func() list.ListResource{
 	management.NewGroupMembersListResource,
 	management.NewGroupPermissionListResource,
 }
+
+// frameworkActions are the actions (Terraform 1.14+: action blocks,
+// terraform apply -invoke), served by the framework; the router passes
+// their RPCs on to it.
+var frameworkActions = []func() action.Action{admin.NewUserCleanupAction}
 
 // serveResource serves def as a resource of this provider, with the
 // shared grants' accounting (shared_account.go) hearing its plans and

@@ -18,7 +18,7 @@ import (
 func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
 		return newServer(&bkiamProvider{version: version, frameworkResources: frameworkResources, dataSources: frameworkDataSources,
-			listResources: listResources}, protocolResources)
+			listResources: listResources, actions: frameworkActions}, protocolResources)
 	}
 }
 

@@ -75,6 +75,19 @@
 // page_size (default 10; limit and offset ignored); an unknown subject is 1902000 carrying the
 // backend's "sql: no rows in result set" (admin_subject_groups.go).
 //
+// Leaver cleanup (admin API, 2026 gateway, allow-list apps[].admin "subject_permission_cleanup";
+// admin_cleanup.go): DELETE /api/v1/open/admin/cleanup/users/permission/ takes a JSON array of
+// {"type": "user", "id": …, "before_at": unix seconds (optional)}, checked as the SaaS's
+// SubjectSLZ(many=True) checks it (1902412 with the per-item field errors; an empty array 1902416
+// "参数错误: 至少传递一个用户", in HTTP 200 as the v1 open API answers), and answers {} at once. The
+// cleanup of each user is carried out after limits.cleanup_delay_ms (500 by default;
+// WithCleanupDelay overrides it, on the WithNow clock), before the next call or inspection: every
+// custom policy of the user in every system (before_at spares none), then its direct group
+// memberships, subject-template memberships and grade-manager memberships, those created after
+// before_at kept. Its departments' memberships stay. A second call for a user whose cleanup is
+// still pending is dropped silently, as IAM's task drops it while the first runs. Pending cleanups
+// are not written to the state file.
+//
 // and, from the v1 management API, the one route that lists grade managers: GET
 // /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=].
 //
@@ -703,7 +716,8 @@
 //	    app on ESB's skip-login whitelist (bk_username accepted).
 //	  - tokens: ESB bk_token values and the user each stands for.
 //	  - limits: zero or absent fields take the real server's defaults; grade_manager_delete_delay_ms
-//	    is how long a grade-manager delete takes to be carried out; group_member_limit is how many
+//	    is how long a grade-manager delete takes to be carried out, cleanup_delay_ms a leaver
+//	    cleanup; group_member_limit is how many
 //	    users and departments a group may hold (1000, the SaaS's BKAPP_GROUP_MEMBER_LIMIT default; a
 //	    site may raise it, and the benchmarks do); subject_max_groups is the backend's
 //	    subject_max_groups_limit, how many groups holding permissions in one system a member may be

@@ -318,6 +318,7 @@ func (st *store) saveMgmtLocked(before *mgmtState, puts ...*policyPut) *saasErro
 
 // purgeMgmtLocked carries out the grade-manager deletes that are due, and saves the state if any was.
 func (st *store) purgeMgmtLocked(now time.Time) *saasError {
+	st.runCleanupsLocked(now)
 	old := st.mgmt.clone()
 	if !st.mgmt.purge(now) {
 		return nil

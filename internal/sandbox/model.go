@@ -215,6 +215,9 @@ type Limits struct {
 	// GradeManagerDeleteDelayMS is how long a grade-manager delete takes to be carried out (IAM
 	// answers at once and deletes in a background task); 0 means 2000.
 	GradeManagerDeleteDelayMS int `json:"grade_manager_delete_delay_ms,omitempty"`
+	// CleanupDelayMS is how long a leaver cleanup of the admin API takes to be carried out (IAM
+	// answers at once and cleans in a background task); 0 means 500.
+	CleanupDelayMS int `json:"cleanup_delay_ms,omitempty"`
 	// GroupMemberLimit is how many users and departments one group may hold (the SaaS setting
 	// BKAPP_GROUP_MEMBER_LIMIT); 0 means 1000, the SaaS default.
 	GroupMemberLimit int `json:"group_member_limit,omitempty"`

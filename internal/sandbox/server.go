@@ -34,6 +34,8 @@ type Server struct {
 
 	// gmDeleteDelay overrides the model's grade-manager delete delay (WithGradeManagerDeleteDelay).
 	gmDeleteDelay *time.Duration
+	// cleanupDelay overrides the model's leaver-cleanup delay (WithCleanupDelay).
+	cleanupDelay *time.Duration
 
 	// deletedGroups holds the model groups removed by DeleteGroup (id -> struct{}), until a reset.
 	deletedGroups sync.Map
@@ -240,6 +242,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", rid)
 	p := r.URL.Path
+	if !strings.HasPrefix(p, ctrlPrefix) {
+		s.runDueCleanups() // before any route reads what a leaver cleanup (admin_cleanup.go) changes
+	}
 	switch {
 	case strings.HasPrefix(p, ctrlPrefix):
 		s.serveControl(w, r)

@@ -133,6 +133,8 @@ type store struct {
 	// purgedAt is the clock's second of the last housekeeping pass: a pass walks every policy,
 	// so it runs at most once per clock second (purgeExpiredLocked).
 	purgedAt int64
+	// cleanups are the leaver cleanups queued and not yet carried out (admin_cleanup.go).
+	cleanups cleanupQueue
 }
 
 // backendIDOffset keeps backend ids from ever equalling the SaaS policy_id of the same policy: both
@@ -151,6 +153,8 @@ func (st *store) resetLocked() {
 	st.mgmt = newMgmtState(st.groupFloor)
 	st.nextID = 1
 	st.nextBackendID = 1 + backendIDOffset
+	st.cleanups.byUser = nil
+	st.cleanups.pending.Store(0)
 }
 
 // txn records the previous values of the keys a call touches so that a failed save can roll back.
@@ -467,6 +471,7 @@ func revokeContains(req, g group) bool {
 // the default expiry). Group policies never expire and template rows are not the housekeeping's.
 // A failed save rolls the purge back.
 func (st *store) purgeExpiredLocked(now time.Time) *saasError {
+	st.runCleanupsLocked(now)
 	if now.Unix() == st.purgedAt {
 		return nil // done this second: a burst of calls walks the policies once
 	}
