@@ -380,7 +380,7 @@ func IAMWrites(sb *sandboxtest.Sandbox) int {
 // IsRead reports whether a sandbox stat key counts reads.
 func IsRead(key string) bool {
 	return strings.HasSuffix(key, ":list") || strings.HasSuffix(key, ":get") || strings.HasPrefix(key, "policy_") ||
-		slices.Contains([]string{"model_query", "group_policy:actions", "user_groups"}, key)
+		slices.Contains([]string{"model_query", "group_policy:actions", "user_groups", "member_groups:details", "admin:subject_groups"}, key)
 }
 
 // Reset forgets the calls made so far (for PreConfig hooks).

@@ -34,7 +34,9 @@ func ManagedAttribute() listschema.DynamicAttribute {
 			"when a `bkiam_instance_grant` or `bkiam_group_permission` of the same subject holds the result's actions, " +
 			"whichever of the two kinds it is and whatever instances it manages (IAM keeps one policy per subject and " +
 			"action), and a user's grant when a `bkiam_creator_grant` of that creator holds its actions (those of the " +
-			"type's creator configuration), so a second query over an adopted site generates nothing already managed."}
+			"type's creator configuration); a group's members when a `bkiam_user_groups` holds a membership of it, and a " +
+			"person's membership when a `bkiam_group_members` owns the group or a `bkiam_user_groups` holds it; so a second " +
+			"query over an adopted site generates nothing already managed."}
 }
 
 // Managed is what a list block's managed argument names, indexed so that
@@ -51,6 +53,12 @@ type Managed struct {
 	// creators are the creator grants managed names, whose actions only
 	// the system's model tells (WithCreatorActions).
 	creators []managedCreator
+	// wholeGroups are, by system and group, the bkiam_group_members that
+	// own the group's members whole; memberships, by system, group and
+	// person ("user/alice"), the bkiam_user_groups that own one; and
+	// partGroups, by system and group, one bkiam_user_groups owning a
+	// membership in it.
+	wholeGroups, memberships, partGroups map[string]string
 }
 
 type managedCreator struct {
@@ -63,7 +71,8 @@ type managedPolicy struct {
 }
 
 func newManaged(typeName string) *Managed {
-	return &Managed{typeName: typeName, exact: map[string]string{}, policies: map[[2]string][]managedPolicy{}}
+	return &Managed{typeName: typeName, exact: map[string]string{}, policies: map[[2]string][]managedPolicy{},
+		wholeGroups: map[string]string{}, memberships: map[string]string{}, partGroups: map[string]string{}}
 }
 
 // add indexes the resource at address, of type typeName, with identity.
@@ -72,6 +81,16 @@ func (m *Managed) add(address, typeName string, identity map[string]any) {
 		s := func(name string) string { v, _ := identity[name].(string); return v }
 		m.creators = append(m.creators, managedCreator{s("system"), s("type"), s("creator"), address})
 		return
+	}
+	s := func(name string) string { v, _ := identity[name].(string); return v }
+	switch typeName {
+	case "bkiam_group_members":
+		m.wholeGroups[s("system")+"/"+s("group_id")] = address
+	case "bkiam_user_groups":
+		for _, g := range stringsOf(identity["groups"]) {
+			m.memberships[s("system")+"/"+g+"/"+s("member_type")+"/"+s("member_id")] = address
+			m.partGroups[s("system")+"/"+g] = address
+		}
 	}
 	if p, ok := policyOf(typeName, identity); ok {
 		k := [2]string{p.system, p.subject}
@@ -121,6 +140,28 @@ func (m *Managed) managedBy(identity map[string]any) string {
 	return m.exact[m.typeName+"\x00"+render(identity)]
 }
 
+// GroupOwner is the address of the bkiam_group_members managed names
+// that owns group's members whole, "" for none.
+func (m *Managed) GroupOwner(system, group string) string {
+	if m == nil {
+		return ""
+	}
+	return m.wholeGroups[system+"/"+group]
+}
+
+// MembershipOwner is the address of the bkiam_user_groups managed names
+// that owns the membership of the person (memberType, memberID) in group;
+// with memberType "", of any person: "" for none.
+func (m *Managed) MembershipOwner(system, group, memberType, memberID string) string {
+	if m == nil {
+		return ""
+	}
+	if memberType == "" {
+		return m.partGroups[system+"/"+group]
+	}
+	return m.memberships[system+"/"+group+"/"+memberType+"/"+memberID]
+}
+
 // ReadManaged reads the managed argument of a list of the resource type
 // typeName (e.g. bkiam_group); false once it has put the error in stream.
 func ReadManaged(ctx context.Context, typeName string, v types.Dynamic, stream *list.ListResultsStream) (*Managed, bool) {
@@ -163,6 +204,9 @@ func ReadManaged(ctx context.Context, typeName string, v types.Dynamic, stream *
 func (m *Managed) Leave(push func(list.ListResult) bool) func(list.ListResult) bool {
 	if m == nil || len(m.exact) == 0 && len(m.policies) == 0 {
 		return push
+	}
+	if m.typeName == "bkiam_user_groups" {
+		return push // its results are filtered group by group (GroupOwner, MembershipOwner)
 	}
 	return func(r list.ListResult) bool {
 		if r.Identity == nil || r.Diagnostics.HasError() {

@@ -134,3 +134,29 @@ func TestCreatorGrantCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestMembershipOwners: a group's members owned whole, and a person's
+// membership in a group, as the two membership lists look them up.
+func TestMembershipOwners(t *testing.T) {
+	m := newManaged("bkiam_user_groups")
+	m.add("bkiam_group_members.dev", "bkiam_group_members", map[string]any{"system": "bk_cmdb", "group_id": "4"})
+	m.add("bkiam_user_groups.bob", "bkiam_user_groups", map[string]any{"system": "bk_cmdb", "member_type": "user", "member_id": "bob",
+		"groups": []any{"5", "6"}})
+	for _, c := range []struct {
+		got, want string
+	}{
+		{m.GroupOwner("bk_cmdb", "4"), "bkiam_group_members.dev"},
+		{m.GroupOwner("bk_cmdb", "5"), ""},
+		{m.GroupOwner("bk_job", "4"), ""},
+		{m.MembershipOwner("bk_cmdb", "6", "user", "bob"), "bkiam_user_groups.bob"},
+		{m.MembershipOwner("bk_cmdb", "6", "user", "alice"), ""},
+		{m.MembershipOwner("bk_cmdb", "6", "department", "bob"), ""},
+		{m.MembershipOwner("bk_cmdb", "5", "", ""), "bkiam_user_groups.bob"},
+		{m.MembershipOwner("bk_cmdb", "4", "", ""), ""},
+		{(*Managed)(nil).GroupOwner("bk_cmdb", "4"), ""},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

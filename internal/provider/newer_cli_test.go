@@ -67,7 +67,7 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 	}
 	// A list resource for every kind IAM can enumerate: all but the
 	// creator grant.
-	listable := []string{"bkiam_grade_manager", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant"}
+	listable := []string{"bkiam_grade_manager", "bkiam_group", "bkiam_group_members", "bkiam_group_permission", "bkiam_instance_grant", "bkiam_user_groups"}
 	var lists []string
 	for _, l := range meta.ListResources {
 		lists = append(lists, l.TypeName)

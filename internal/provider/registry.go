@@ -52,6 +52,7 @@ var listResources = []func() list.ListResource{
 	management.NewGradeManagerListResource,
 	management.NewGroupListResource,
 	management.NewGroupMembersListResource,
+	management.NewUserGroupsListResource,
 	management.NewGroupPermissionListResource,
 }
 

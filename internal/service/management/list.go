@@ -1,10 +1,12 @@
 package management
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -289,6 +291,12 @@ func (l *groupMembersList) List(ctx context.Context, req list.ListRequest, strea
 	stream.Results = func(push func(list.ListResult) bool) {
 		push = listing.Limited(req.Limit, managed.Leave(push))
 		eachGroup(ctx, c, config, "members", push, func(g bkiam.Group) bool {
+			if owner := managed.MembershipOwner(system, strconv.FormatInt(g.ID, 10), "", ""); owner != "" {
+				return push(listing.Warning("Left out: memberships managed person by person",
+					fmt.Sprintf("The members of group %q (id %d) are left out: %s manages a membership in it, as managed says, and a "+
+						"bkiam_group_members would own the group's members whole. Keep the group's memberships in bkiam_user_groups, "+
+						"or move them into one bkiam_group_members first.", g.Name, g.ID, owner)))
+			}
 			m := GroupMembersModel{System: protocol.Known(system), GroupID: protocol.Known(strconv.FormatInt(g.ID, 10))}
 			m.ID = protocol.Known(system + "/" + strconv.FormatInt(g.ID, 10))
 			if req.IncludeResource {
@@ -317,6 +325,120 @@ func listedMembers(m GroupMembersModel, held memberplan.Members) GroupMembersMod
 	m.Users = membersValue(held, memberUser, noRollingExpiry, false, protocol.StringMapValue{}, protocol.StringMapValue{})
 	m.Departments = membersValue(held, memberDepartment, noRollingExpiry, false, protocol.StringMapValue{}, protocol.StringMapValue{})
 	return m
+}
+
+// ---- bkiam_user_groups ----
+
+type userGroupsList struct{ listing.Base }
+
+func NewUserGroupsListResource() list.ListResource {
+	return &userGroupsList{listing.Base{Name: "user_groups"}}
+}
+
+type userGroupsListConfig struct {
+	System         types.String  `tfsdk:"system"`
+	GradeManagerID types.String  `tfsdk:"grade_manager_id"`
+	Users          types.List    `tfsdk:"users"`
+	Managed        types.Dynamic `tfsdk:"managed"`
+}
+
+func (l *userGroupsList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
+	resp.Schema = listschema.Schema{
+		MarkdownDescription: "The memberships in a grade manager's groups, person by person: one result per user or " +
+			"department, with the groups they are in and each expiry, for adopting people's memberships as " +
+			"`bkiam_user_groups` (a new hire's, a team's) rather than groups' as `bkiam_group_members`. The grade manager's " +
+			"sync group is left out with a warning (IAM's, managed through `bkiam_grade_manager`). A group whose members a " +
+			"`bkiam_group_members` in `managed` owns is left out, and so is a membership a `bkiam_user_groups` in `managed` " +
+			"holds, so the generated blocks never claim a membership a resource in state claims; do not query this and the " +
+			"`bkiam_group_members` list of the same grade manager in one run (each would generate the memberships the other " +
+			"does; the second run, given `managed`, leaves them out). Two calls, one more per page of 500 groups, and one per " +
+			"group and page of 500 members: the people are known only once every group is read.",
+		Attributes: map[string]listschema.Attribute{
+			"system":           systemAttribute("The system that created the grade manager."),
+			"grade_manager_id": positiveIDAttribute("The grade manager whose groups' memberships to list."),
+			"users": listschema.ListAttribute{Optional: true, ElementType: types.StringType,
+				Description: "Only these users' memberships (departments are then left out), e.g. `[\"alice\"]`."},
+			"managed": listing.ManagedAttribute(),
+		},
+	}
+}
+
+func (l *userGroupsList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	config, c, ok := listing.Begin[userGroupsListConfig](ctx, &l.Base, req, stream)
+	if !ok {
+		return
+	}
+	managed, ok := listing.ReadManaged(ctx, "bkiam_user_groups", config.Managed, stream)
+	if !ok {
+		return
+	}
+	var only []string
+	if !config.Users.IsNull() {
+		if diags := config.Users.ElementsAs(ctx, &only, false); diags.HasError() {
+			stream.Results = listing.Errors(diags)
+			return
+		}
+	}
+	system := config.System.ValueString()
+	stream.Results = func(push func(list.ListResult) bool) {
+		push = listing.Limited(req.Limit, push)
+		people := map[memberplan.Key]map[int64]int64{}
+		failed := false
+		groups := groupListConfig{System: config.System, GradeManagerID: config.GradeManagerID}
+		eachGroup(ctx, c, groups, "memberships", push, func(g bkiam.Group) bool {
+			group := strconv.FormatInt(g.ID, 10)
+			if owner := managed.GroupOwner(system, group); owner != "" {
+				return push(listing.Warning("Left out: group managed whole",
+					fmt.Sprintf("The memberships in group %q (id %d) are left out: %s owns its members whole, as managed says.", g.Name, g.ID, owner)))
+			}
+			held, err := GroupMembers{}.readMembers(ctx, c, system, g.ID)
+			if err != nil {
+				failed = true
+				push(listing.Error("Cannot read the group's members",
+					managementError(fmt.Sprintf("Reading the members of group %d in %s", g.ID, system), err)))
+				return false
+			}
+			for k, exp := range held {
+				if only != nil && (k.Type != memberUser || !slices.Contains(only, k.ID)) {
+					continue
+				}
+				if owner := managed.MembershipOwner(system, group, k.Type, k.ID); owner != "" {
+					continue // adopted already: the person's result leaves it out
+				}
+				if people[k] == nil {
+					people[k] = map[int64]int64{}
+				}
+				people[k][g.ID] = exp
+			}
+			return true
+		})
+		if failed {
+			return
+		}
+		keys := slices.Collect(maps.Keys(people))
+		slices.SortFunc(keys, func(a, b memberplan.Key) int { return cmp.Compare(a.Type+"/"+a.ID, b.Type+"/"+b.ID) })
+		for _, k := range keys {
+			m := UserGroupsModel{System: protocol.Known(system), ID: protocol.Known(system + "/" + k.Type + "/" + k.ID)}
+			if k.Type == memberUser {
+				m.User = protocol.Known(k.ID)
+			} else {
+				m.Department = protocol.Known(k.ID)
+			}
+			m.Groups = groupsValue(people[k], 0, false, protocol.StringMapValue{}, protocol.StringMapValue{})
+			if refused, ok := listing.Refused(func() string { return "The memberships of " + describePerson(k) }, func(diags *protocol.Diagnostics) {
+				UserGroups{}.Validate(ctx, m, diags)
+			}); ok {
+				if !push(refused) {
+					return
+				}
+				continue
+			}
+			if !push(listing.ProtocolResult(ctx, req, describePerson(k), UserGroups{}.IdentityOf(m),
+				func(typ tftypes.Object) tftypes.Value { return UserGroups{}.Encode(typ, m) })) {
+				return
+			}
+		}
+	}
 }
 
 // ---- bkiam_group_permission ----
