@@ -366,7 +366,8 @@ func IAMCalls(sb *sandboxtest.Sandbox) int {
 
 // IAMWrites counts the requests the sandbox received that can change IAM:
 // every one but the reads (lists and gets of either API, the model, the
-// policy reads of the expiry check and detect_drift, the access checks).
+// policy reads of the expiry check and detect_drift, the access checks, a
+// member's groups read through either API).
 func IAMWrites(sb *sandboxtest.Sandbox) int {
 	n := 0
 	for key, count := range sb.Stats().Requests {
@@ -380,7 +381,7 @@ func IAMWrites(sb *sandboxtest.Sandbox) int {
 // IsRead reports whether a sandbox stat key counts reads.
 func IsRead(key string) bool {
 	return strings.HasSuffix(key, ":list") || strings.HasSuffix(key, ":get") || strings.HasPrefix(key, "policy_") ||
-		slices.Contains([]string{"model_query", "group_policy:actions", "user_groups"}, key)
+		slices.Contains([]string{"model_query", "group_policy:actions", "user_groups", "member_groups:details", "admin:subject_groups"}, key)
 }
 
 // Reset forgets the calls made so far (for PreConfig hooks).
