@@ -24,11 +24,18 @@ import (
 // through IAM's APIs: bob, who leaves, is in dev until 2031-06-30 and in
 // ops for good, and in a third group the handover leaves alone; his
 // department (3) is in dev too; he holds view_host on hosts 1 and 2 until
-// 2031-06-30 and edit_host on host 3 for good. dave takes over.
+// 2031-06-30 and edit_host on host 3 for good. dave takes over. The root
+// configuration adopts bob's side with import blocks, as the guide does.
 //   - Before: dave holds nothing.
-//   - Phase overlap: dave is in dev and ops until bob's exact expiries,
-//     and holds bob's grants with their expiries; bob's memberships and
-//     grants are as they were. Both hold access.
+//   - A plan whose groups say bob is in dev for good (IAM: until
+//     2031-06-30) shows bob's resources imported and the change to his
+//     expiry, and sends nothing.
+//   - Phase overlap, a reviewed plan applied: the plan imports bob's three
+//     resources and changes none of them; the apply sends no write but
+//     dave's (two member adds, two grants); dave is in dev and ops until
+//     bob's exact expiries, and holds bob's grants with their expiries;
+//     bob's memberships, grants and expiries are as they were. Both hold
+//     access.
 //   - Phase complete, with IAM refusing the second call of the apply: the
 //     apply fails half way; dave still holds everything, and the re-apply
 //     finishes.
@@ -129,30 +136,63 @@ func TestAccHandover(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(w.Dir, "handover"), os.DirFS(filepath.Join(testutil.RepoRoot(t), "examples", "modules", "handover"))); err != nil {
 		t.Fatal(err)
 	}
-	configure := func(phase string) {
-		w.Configure(acctest.Transports[acctest.GatewayTransport].Block(sb.URL), fmt.Sprintf(`
+	// bob's side is adopted, as the guide does, by import blocks of the
+	// root configuration: the long import ID of a grant needs detect_drift.
+	configure := func(phase, devExpiry string) {
+		w.Configure(acctest.DriftProvider(sb, ""), fmt.Sprintf(`
 module "handover" {
   source    = "./handover"
   system    = "bk_cmdb"
   leaver    = "bob"
   successor = "dave"
-  groups    = { %q = "2031-06-30T00:00:00Z", %q = "permanent" }
+  groups    = { %q = %q, %q = "permanent" }
   grants = {
     view = {
       actions    = ["view_host"]
-      resources  = [{ system = "bk_cmdb", type = "host", instances = { "1" = "host 1", "2" = "host 2" } }]
+      resources  = [{ system = "bk_cmdb", type = "host", instances = { "1" = "1", "2" = "2" } }]
       expires_at = "2031-06-30T00:00:00Z"
     }
     edit = {
       actions   = ["edit_host"]
-      resources = [{ system = "bk_cmdb", type = "host", instances = { "3" = "host 3" } }]
+      resources = [{ system = "bk_cmdb", type = "host", instances = { "3" = "3" } }]
     }
   }
   phase = %q
 }
-`, fmt.Sprint(dev), fmt.Sprint(ops), phase))
+`, fmt.Sprint(dev), devExpiry, fmt.Sprint(ops), phase))
 	}
-	configure("overlap")
+	imports := fmt.Sprintf(`import {
+  to = module.handover.bkiam_user_groups.leaver[0]
+  id = "bk_cmdb/user/bob/%d,%d"
+}
+
+import {
+  to = module.handover.bkiam_instance_grant.leaver["view"]
+  id = "bk_cmdb/user/bob/view_host/bk_cmdb/host"
+}
+
+import {
+  to = module.handover.bkiam_instance_grant.leaver["edit"]
+  id = "bk_cmdb/user/bob/edit_host/bk_cmdb/host"
+}
+`, dev, ops)
+	leaverAddrs := []string{
+		"module.handover.bkiam_user_groups.leaver[0]",
+		`module.handover.bkiam_instance_grant.leaver["view"]`,
+		`module.handover.bkiam_instance_grant.leaver["edit"]`,
+	}
+	// policyIDs is bob's policy id of each of the two actions: a grant
+	// sent again would keep them, so they are checked beside the calls.
+	policyIDs := func() map[string]int64 {
+		got := map[string]int64{}
+		for _, p := range sb.Policies(sandbox.PolicyFilter{System: "bk_cmdb", SubjectType: "user", SubjectID: "bob"}).Policies {
+			got[p.Action] = p.PolicyID
+		}
+		return got
+	}
+	bobsPolicies := policyIDs()
+	configure("overlap", "permanent")
+	w.Write("imports.tf", imports)
 	// terraform get installs the module (the provider comes from
 	// dev_overrides, which init would look up in a registry on the older
 	// CLIs); the workspace's commands all take -input, which get does not.
@@ -162,7 +202,60 @@ module "handover" {
 	if out, err := get.CombinedOutput(); err != nil {
 		t.Fatalf("get: %v\n%s", err, out)
 	}
-	w.MustRun("apply", "-auto-approve")
+	calls := acctest.NewCallCounter(sb)
+	calls.Reset()
+	writes := func() map[string]int {
+		got := map[string]int{}
+		for kind, n := range calls.SinceLast() {
+			if !acctest.IsRead(kind) {
+				got[kind] = n
+			}
+		}
+		return got
+	}
+
+	// groups says bob is in dev for good; IAM holds until 2031-06-30. The
+	// plan imports bob's side and shows the expiry it would change on him.
+	out := w.MustRun("plan")
+	for _, addr := range leaverAddrs[1:] {
+		if !strings.Contains(out, "# "+addr+" will be imported") {
+			t.Errorf("the plan does not import %s:\n%s", addr, out)
+		}
+	}
+	if !strings.Contains(out, fmt.Sprintf("# %s will be updated in-place\n  # (imported from \"bk_cmdb/user/bob/%d,%d\")", leaverAddrs[0], dev, ops)) ||
+		!strings.Contains(out, fmt.Sprintf(`~ "%d" = "2031-06-30T00:00:00Z" -> "permanent"`, dev)) {
+		t.Errorf("the plan does not show bob's groups imported and the change to his expiry in dev:\n%s", out)
+	}
+	if got := writes(); len(got) != 0 {
+		t.Errorf("the plan wrote to IAM: %v", got)
+	}
+
+	// Phase overlap as the guide runs it, with bob's expiries as IAM holds
+	// them: a reviewed plan that imports bob's side and changes none of it.
+	configure("overlap", "2031-06-30T00:00:00Z")
+	out = w.MustRun("plan", "-out=overlap.tfplan")
+	for _, addr := range leaverAddrs {
+		if !strings.Contains(out, "# "+addr+" will be imported") {
+			t.Errorf("the overlap's plan does not import %s:\n%s", addr, out)
+		}
+		for _, change := range []string{"created", "updated in-place", "destroyed", "must be replaced"} {
+			if strings.Contains(out, "# "+addr+" will be "+change) || strings.Contains(out, "# "+addr+" "+change) {
+				t.Errorf("the overlap's plan: %s %s:\n%s", addr, change, out)
+			}
+		}
+	}
+	if !strings.Contains(out, "Plan: 3 to import, 3 to add, 0 to change, 0 to destroy.") {
+		t.Errorf("the overlap's plan is not 3 imports and dave's 3 resources:\n%s", out)
+	}
+	calls.Reset()
+	w.MustRun("apply", "overlap.tfplan")
+	// dave's two memberships and two grants, and nothing for bob.
+	if got, want := writes(), map[string]int{"member:add": 2, "batch_instance:grant": 2}; !maps.Equal(got, want) {
+		t.Errorf("the overlap's apply wrote %v, want dave's alone, %v", got, want)
+	}
+	if got := policyIDs(); !maps.Equal(got, bobsPolicies) {
+		t.Errorf("overlap: bob's policies are %v, were %v", got, bobsPolicies)
+	}
 	expect("overlap", "bob", members("user:bob"), bobsGroups, grants("bob"), bobsGrants)
 	expect("overlap", "dave", members("user:dave"), handed, grants("dave"), bobsGrants)
 	department("overlap")
@@ -172,7 +265,10 @@ module "handover" {
 
 	// Phase complete as the guide runs it, a reviewed plan applied, with
 	// IAM refusing the apply's second call.
-	configure("complete")
+	// The import blocks go with the leaver's resources: an import block
+	// whose target is not in the configuration is an error.
+	configure("complete", "2031-06-30T00:00:00Z")
+	w.Remove("imports.tf")
 	w.MustRun("plan", "-out=complete.tfplan")
 	if err := sb.SetFaults(sandbox.Faults{SpareReads: true, Fail: &sandbox.FailFault{After: 1, Count: 1, Status: 400, Code: 1902412}}); err != nil {
 		t.Fatal(err)

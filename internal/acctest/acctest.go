@@ -366,7 +366,8 @@ func IAMCalls(sb *sandboxtest.Sandbox) int {
 
 // IAMWrites counts the requests the sandbox received that can change IAM:
 // every one but the reads (lists and gets of either API, the model, the
-// policy reads of the expiry check and detect_drift, the access checks).
+// policy reads of the expiry check and detect_drift, the access checks, a
+// member's groups read through either API).
 func IAMWrites(sb *sandboxtest.Sandbox) int {
 	n := 0
 	for key, count := range sb.Stats().Requests {

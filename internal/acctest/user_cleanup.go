@@ -25,8 +25,17 @@ var CleanupGranted = UserCleanupSite{Gateway: "2026", Grants: []string{"admin_cl
 // enough that the apply ends first, as on a real site, short enough not to slow the tests.
 const CleanupDelay = 300 * time.Millisecond
 
-// Start starts a sandbox of the default model playing the site.
-func (s UserCleanupSite) Start(t *testing.T) *sandboxtest.Sandbox {
+// CleanupChecked is CleanupGranted with what the bkiam_user_access data source reads on a 2026
+// gateway granted as well: the admin API's subject groups (the user's own memberships) and the
+// backend's users/{id}/groups (the groups of the user's departments). The site where the cleanup's
+// end is checked with holds_nothing.
+var CleanupChecked = UserCleanupSite{Gateway: "2026",
+	Grants: []string{"admin_cleanup_users_permission", "admin_list_subject_groups", "open_user_groups"},
+	Admin:  []string{"subject_permission_cleanup", "subject_joined_group_list"}}
+
+// Start starts a sandbox of the default model playing the site, with the cleanup delay CleanupDelay;
+// opts come after, so that they may override it.
+func (s UserCleanupSite) Start(t *testing.T, opts ...sandbox.Option) *sandboxtest.Sandbox {
 	t.Helper()
 	m := sandbox.DefaultModel()
 	m.Gateway = s.Gateway
@@ -41,7 +50,7 @@ func (s UserCleanupSite) Start(t *testing.T) *sandboxtest.Sandbox {
 	if m, err = sandbox.LoadModel(raw); err != nil {
 		t.Fatal(err)
 	}
-	return sandboxtest.Start(t, sandbox.WithModel(m), sandbox.WithCleanupDelay(CleanupDelay))
+	return sandboxtest.Start(t, append([]sandbox.Option{sandbox.WithModel(m), sandbox.WithCleanupDelay(CleanupDelay)}, opts...)...)
 }
 
 // UserCleanupHCL is a bkiam_user_cleanup action block named x with the given body.

@@ -1,6 +1,15 @@
 # alice leaves; carol takes over what alice holds in bk_cmdb. The values
 # are what step 1 generated from IAM: alice's memberships (her
 # bkiam_user_groups, imported) and her own grants (terraform query).
+# imports.tf adopts them into the module's resources of the leaver.
+
+# The grants' long import IDs read IAM only with detect_drift on; the
+# rest comes from the environment (BKIAM_APIGW_URL, BKIAM_APP_CODE,
+# BKIAM_APP_SECRET).
+provider "bkiam" {
+  detect_drift = true
+}
+
 module "handover" {
   source = "../../modules/handover"
 
@@ -26,7 +35,8 @@ module "handover" {
     }
   }
 
-  # Step 2 applies "overlap"; step 3 changes it to "complete".
+  # Step 2 applies "overlap"; step 3 changes it to "complete" and deletes
+  # imports.tf.
   phase = "overlap"
 }
 

@@ -45,7 +45,7 @@ variable "grants" {
 }
 
 variable "phase" {
-  description = "\"overlap\": the successor gets the leaver's groups and grants, and the module records what the leaver holds of them (IAM unchanged for the leaver); both hold access. \"complete\": the leaver is removed from those groups and loses those grants; the successor keeps them."
+  description = "\"overlap\": the successor gets the leaver's groups and grants, and the module holds the leaver's, which the root configuration imports with import blocks (IAM unchanged for the leaver); both hold access. \"complete\": the leaver is removed from those groups and loses those grants; the successor keeps them."
   type        = string
   default     = "overlap"
 

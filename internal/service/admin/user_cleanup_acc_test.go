@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,3 +161,95 @@ func TestAccUserCleanupProbeCleansNothing(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestAccUserCleanupCheckedByUserAccess: the offboarding guide's check that
+// the cleanup finished. After terraform apply -invoke of alice's cleanup,
+// an apply of the configuration, whose check block asserts
+// bkiam_user_access's holds_nothing, warns with the check's message (what
+// alice still holds) while IAM has not carried the cleanup out; once the
+// sandbox's cleanup delay has passed (on its clock, moved on), the same
+// apply passes the check, and holds_nothing is true although alice still
+// reaches the group through her department (department_only_groups 1).
+// The sandbox plays a 2026 gateway granting the cleanup and the admin
+// API's subject groups.
+func TestAccUserCleanupCheckedByUserAccess(t *testing.T) {
+	acctest.Parallel(t)
+	acctest.NeedsSandbox(t)
+	needsActions(t)
+	var later atomic.Int64 // how far the sandbox's clock is ahead
+	sb := acctest.CleanupChecked.Start(t, sandbox.WithCleanupDelay(time.Hour),
+		sandbox.WithNow(func() time.Time { return time.Now().Add(time.Duration(later.Load())) }))
+	ctx := context.Background()
+	client := acctest.OutsideClient(t, sb)
+	if _, err := client.BatchInstance(ctx, bkiam.BatchInstanceRequest{System: "bk_cmdb", Operate: bkiam.OperationGrant,
+		ExpiredAt: bkiam.PermanentExpiry, Subject: bkiam.Subject{Type: "user", ID: "alice"}, Actions: []bkiam.Action{{ID: "edit_host"}},
+		Resources: []bkiam.InstanceResource{{System: "bk_cmdb", Type: "host", Instances: []bkiam.Instance{{ID: "1", Name: "host1"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var groups []int64
+	acctest.ManagementCall(t, sb, "POST", "/api/v2/open/management/systems/bk_cmdb/grade_managers/-/groups/",
+		`{"groups":[{"name":"ops","description":""}]}`, &groups)
+	acctest.ManagementCall(t, sb, "POST", "/api/v2/open/management/systems/bk_cmdb/groups/"+itoa(groups[0])+"/members/",
+		`{"members":[{"type":"user","id":"alice"},{"type":"department","id":"2"}],"expired_at":4102444800}`, nil)
+
+	w := cleanupWorkspace(t, sb, acctest.GatewayTransport, acctest.UserCleanupHCL("    users = [\"alice\"]\n")+`
+data "bkiam_user_access" "alice" {
+  system  = "bk_cmdb"
+  user    = "alice"
+  actions = ["edit_host"]
+}
+
+check "alice_cleaned_up" {
+  assert {
+    condition = data.bkiam_user_access.alice.holds_nothing
+    error_message = "alice still holds: ${join(", ", concat(
+      [for id, g in data.bkiam_user_access.alice.groups : "group ${g.name}" if g.direct],
+      [for action, p in data.bkiam_user_access.alice.policies : action],
+    ))}"
+  }
+}
+
+output "holds_nothing" {
+  value = data.bkiam_user_access.alice.holds_nothing
+}
+
+output "department_only_groups" {
+  value = data.bkiam_user_access.alice.department_only_groups
+}
+`)
+	w.MustRun("apply", "-invoke=action.bkiam_user_cleanup.x", "-auto-approve")
+	// warnings counts the warnings of a run but the CLI's own about the
+	// provider served from the test.
+	warnings := func(out string) int {
+		return strings.Count(out, "Warning:") - strings.Count(out, "Warning: Provider development overrides are in effect")
+	}
+	outputs := func() string {
+		t.Helper()
+		return strings.Join(strings.Fields(w.MustRun("output")), " ")
+	}
+
+	// IAM has queued the cleanup: the check warns, naming what alice holds.
+	out := w.MustRun("apply", "-auto-approve")
+	if warnings(out) != 1 {
+		t.Errorf("the apply before the cleanup ran gave other warnings than the check's:\n%s", out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"Warning: Check block assertion failed", "alice still holds: group ops, edit_host"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the apply before the cleanup ran did not warn %q:\n%s", want, out)
+		}
+	}
+	if got := outputs(); !strings.Contains(got, "holds_nothing = false") {
+		t.Errorf("before the cleanup ran: %s, want holds_nothing = false", got)
+	}
+
+	// The cleanup's delay has passed: the check passes.
+	later.Store(int64(2 * time.Hour))
+	out = w.MustRun("apply", "-auto-approve")
+	if warnings(out) != 0 {
+		t.Errorf("the apply after the cleanup ran warns:\n%s", out)
+	}
+	if got := outputs(); got != "department_only_groups = 1 holds_nothing = true" {
+		t.Errorf("after the cleanup ran: %s, want department_only_groups = 1 holds_nothing = true", got)
+	}
+}
