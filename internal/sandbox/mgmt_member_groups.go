@@ -16,6 +16,14 @@ import (
 // included, is 403 for the whole call). group_ids holds 1 to 100 integers. A department or
 // template member id must be an integer; a user or department IAM does not know is the backend's
 // lookup failure, passed on as 1902000.
+//
+// Seen on the real IAM run here (TestAccSite_UserGroups, bk-iam-saas 1605dc3c with bk-iam
+// 8b09c983): a membership whose expiry has passed is answered with that expiry; a known user in
+// none of the groups is []; a deleted group in the list is 403 1902403 "groups[[ID]] can not
+// operated by app_code[…], since related role of group is not created by system[…)]."; an unknown
+// user (or department "999") is HTTP 200 1902000 whose message quotes the backend's
+// GET /api/v1/web/subjects-groups/detail answering 1901500 with the chain of errors below (its
+// handler's format string, unfilled, included).
 
 // memberGroupDetailLimit is the most group ids one call may name.
 const memberGroupDetailLimit = 100
@@ -86,8 +94,12 @@ func (mc *mgmtCall) memberGroupDetails() (any, bool, *saasError) {
 	}
 	rows := []map[string]any{}
 	if rt.memberType != "template" && !mc.known(rt.memberType, rt.memberID) {
-		return nil, false, backendErrorAt("GET", "/api/v1/web/subjects/groups/detail", backendSystemError,
-			fmt.Sprintf("cacheimpls.GetLocalSubjectPK _type=`%s`, id=`%s` fail: sql: no rows in result set", rt.memberType, rt.memberID))
+		return nil, false, backendErrorAt("http_get", "/api/v1/web/subjects-groups/detail", backendSystemError,
+			fmt.Sprintf("[Handler:ctl.ListSubjectGroupDetails type=`%%s`, id=`%%s` fail] %[1]s%%!(EXTRA string=%[2]s) => "+
+				"[GroupCTL:ListSubjectGroupDetails] cacheimpls.GetLocalSubjectPK _type=`%[1]s`, id=`%[2]s` fail => "+
+				"[Cache:GetLocalSubjectPK] LocalSubjectPKCache.Get _type=`%[1]s`, id=`%[2]s` fail => "+
+				"[Cache:GetSubjectPK] SubjectPKCache.Get _type=`%[1]s`, id=`%[2]s` fail => [Raw:Error] sql: no rows in result set",
+				rt.memberType, rt.memberID))
 	}
 	slices.Sort(ids)
 	for _, id := range ids {

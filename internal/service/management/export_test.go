@@ -14,3 +14,8 @@ const (
 // RenewalPrivate is the private state an apply that recorded state keeps
 // for its renewal: the tests make a state recorded in the past with it.
 func RenewalPrivate(state GroupMembersModel) protocol.PrivateState { return withRenewal(nil, &state) }
+
+// UserGroupsRenewalPrivate is RenewalPrivate for a bkiam_user_groups.
+func UserGroupsRenewalPrivate(state UserGroupsModel) protocol.PrivateState {
+	return withGroupsRenewal(nil, &state)
+}

@@ -22,6 +22,13 @@ import (
 // workspace's state file.
 func membersState(t *testing.T, w *acctest.CLIWorkspace) map[string]any {
 	t.Helper()
+	return stateAttributes(t, w, "bkiam_group_members")
+}
+
+// stateAttributes is the attributes of the one resource of type typeName
+// in the workspace's state file.
+func stateAttributes(t *testing.T, w *acctest.CLIWorkspace, typeName string) map[string]any {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(w.Dir, "terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,18 +45,25 @@ func membersState(t *testing.T, w *acctest.CLIWorkspace) map[string]any {
 		t.Fatal(err)
 	}
 	for _, r := range state.Resources {
-		if r.Type == "bkiam_group_members" && len(r.Instances) == 1 {
+		if r.Type == typeName && len(r.Instances) == 1 {
 			return r.Instances[0].Attributes
 		}
 	}
-	t.Fatalf("no bkiam_group_members in the state:\n%s", raw)
+	t.Fatalf("no %s in the state:\n%s", typeName, raw)
 	return nil
 }
 
 // recordedExpiry is the expires_at the state records, in unix seconds.
 func recordedExpiry(t *testing.T, w *acctest.CLIWorkspace) int64 {
 	t.Helper()
-	s, _ := membersState(t, w)["expires_at"].(string)
+	return expiresAtOf(t, membersState(t, w))
+}
+
+// expiresAtOf is the expires_at of a resource's state attributes, in
+// unix seconds.
+func expiresAtOf(t *testing.T, attrs map[string]any) int64 {
+	t.Helper()
+	s, _ := attrs["expires_at"].(string)
 	at, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		t.Fatalf("state records expires_at %q: %v", s, err)
