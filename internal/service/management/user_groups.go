@@ -95,7 +95,9 @@ func (UserGroups) Schema(context.Context) schema.Schema {
 				Optional: true,
 				MarkdownDescription: "What a later expiry in IAM of a group valued `\"expires_in\"` means (the person renewed in " +
 					"IAM's web UI). By default (`false`) it is kept and the plan stays empty; `true` holds the membership at " +
-					"exactly `expires_at`, which IAM lowers only by removing the person and adding them again.",
+					"exactly `expires_at`, which IAM lowers only by removing the person and adding them again. The refresh reads " +
+					"memberships by the recorded setting: a change of `enforce_expiry` takes effect from the refresh after the " +
+					"apply that records it.",
 			},
 			"expires_at": schema.StringAttribute{
 				Computed:            true,
