@@ -4,6 +4,7 @@
 //
 //	release build -version 1.2.3 [-platforms linux_amd64,darwin_arm64] [-out dist]
 //	release mirror -dist dist -dir /srv/mirror [-layout packed|unpacked|network] [-hostnames h1,h2]
+//	release hashes -dist dist
 package main
 
 import (
@@ -26,7 +27,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("say build or mirror")
+		return fmt.Errorf("say build, mirror or hashes")
 	}
 	switch args[0] {
 	case "build":
@@ -73,6 +74,31 @@ func run(args []string) error {
 		}
 		fmt.Printf("wrote the %s mirror of %s into %s\n", *layout, *dist, *dir)
 		return nil
+	case "hashes":
+		// The hashes .terraform.lock.hcl records for each archive: h1:
+		// (what init and providers lock compute) and zh: (the zip's
+		// SHA-256), to check a team's lock file against the release.
+		fs := flag.NewFlagSet("hashes", flag.ContinueOnError)
+		dist := fs.String("dist", "dist", "the release's directory")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		archives, err := release.Archives(*dist)
+		if err != nil {
+			return err
+		}
+		for _, a := range archives {
+			h1, err := release.H1(a.Path)
+			if err != nil {
+				return err
+			}
+			zh, err := release.FileSHA256(a.Path)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s %s %s zh:%s\n", a.Version, a.Platform, h1, zh)
+		}
+		return nil
 	}
-	return fmt.Errorf("%q: say build or mirror", args[0])
+	return fmt.Errorf("%q: say build, mirror or hashes", args[0])
 }

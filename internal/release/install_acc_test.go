@@ -1,8 +1,8 @@
 package release
 
 import (
-	"context"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,43 +37,65 @@ func otherPlatform() string {
 
 // releases builds the two releases once per test process, each in its own
 // directory: the first for the host and otherPlatform, the second for the
-// host alone.
+// host alone. They are built, laid out as mirrors and hashed by
+// cmd/release, as make release and make mirror do: in the test process,
+// under the race detector, zipping and unzipping the provider would take
+// ten times as long.
 var releases struct {
-	once        sync.Once
-	first, next string
-	err         error
+	once              sync.Once
+	tool, first, next string
+	hashes            map[string]string // version platform → h1:
+	err               error
 }
 
-func buildReleases(t *testing.T) (first, next string) {
+func buildReleases(t *testing.T) (tool, first, next string) {
 	t.Helper()
 	releases.once.Do(func() {
-		root := testutil.RepoRoot(t)
-		base, err := os.MkdirTemp("", "bkiam-release-test-")
-		if err != nil {
-			releases.err = err
-			return
-		}
-		releases.first, releases.next = filepath.Join(base, "first"), filepath.Join(base, "next")
-		for _, r := range []struct {
-			version, out string
-			platforms    []string
-		}{
-			{firstVersion, releases.first, []string{HostPlatform(), otherPlatform()}},
-			{secondVersion, releases.next, []string{HostPlatform()}},
-		} {
-			if _, err := Build(context.Background(), Options{
-				Version: r.version, Platforms: r.platforms, Source: root,
-				Manifest: filepath.Join(root, "terraform-registry-manifest.json"), Out: r.out,
-			}); err != nil {
-				releases.err = err
-				return
+		releases.err = func() error {
+			root := testutil.RepoRoot(t)
+			base, err := os.MkdirTemp("", "bkiam-release-test-")
+			if err != nil {
+				return err
 			}
-		}
+			releases.tool = filepath.Join(base, "release")
+			releases.first, releases.next = filepath.Join(base, "first"), filepath.Join(base, "next")
+			if _, err := releaseTool(root, "go", "build", "-o", releases.tool, "./cmd/release"); err != nil {
+				return err
+			}
+			releases.hashes = map[string]string{}
+			for _, r := range []struct{ version, out, platforms string }{
+				{firstVersion, releases.first, HostPlatform() + "," + otherPlatform()},
+				{secondVersion, releases.next, HostPlatform()},
+			} {
+				if _, err := releaseTool(root, releases.tool, "build", "-version", r.version, "-platforms", r.platforms, "-out", r.out); err != nil {
+					return err
+				}
+				out, err := releaseTool(root, releases.tool, "hashes", "-dist", r.out)
+				if err != nil {
+					return err
+				}
+				for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+					f := strings.Fields(line) // version platform h1:… zh:…
+					releases.hashes[f[0]+" "+f[1]] = f[2]
+				}
+			}
+			return nil
+		}()
 	})
 	if releases.err != nil {
 		t.Fatalf("building the releases: %v", releases.err)
 	}
-	return releases.first, releases.next
+	return releases.tool, releases.first, releases.next
+}
+
+func releaseTool(dir, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
 }
 
 // TestMain removes the releases the tests built.
@@ -117,7 +139,7 @@ resource "bkiam_grade_manager" "platform" {
 
 // TestAccReleaseInstall installs the provider as a team on an intranet
 // would (docs/guides/intranet-install.md): from an empty directory, with
-// a CLI configuration naming only a mirror built by Mirror from Build's
+// a CLI configuration naming only a mirror that cmd/release built from its
 // archives, from a filesystem mirror of each layout and from a network
 // mirror served over HTTPS with a test CA. It locks the provider for two
 // platforms, applies against the sandbox, then publishes the next release
@@ -126,7 +148,7 @@ resource "bkiam_grade_manager" "platform" {
 func TestAccReleaseInstall(t *testing.T) {
 	cli := testutil.CLI(t)
 	terraform := testutil.Terraform(t)
-	first, next := buildReleases(t)
+	tool, first, next := buildReleases(t)
 	// bkiam/bkiam is registry.opentofu.org/bkiam/bkiam to OpenTofu: the
 	// mirror serves it under both hostnames, and the lock file names the
 	// one the CLI asked for.
@@ -140,7 +162,7 @@ func TestAccReleaseInstall(t *testing.T) {
 			mirror := t.TempDir()
 			publish := func(dist string) {
 				t.Helper()
-				if err := Mirror(MirrorOptions{Dist: dist, Dir: mirror, Layout: layout}); err != nil {
+				if _, err := releaseTool(".", tool, "mirror", "-dist", dist, "-dir", mirror, "-layout", string(layout)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -189,9 +211,9 @@ func TestAccReleaseInstall(t *testing.T) {
 			}
 
 			run("init")
-			wantLock(t, dir, host, firstVersion, first, HostPlatform())
+			wantLock(t, dir, host, firstVersion, HostPlatform())
 			run("providers", "lock", lockFrom, "-platform="+HostPlatform(), "-platform="+otherPlatform())
-			wantLock(t, dir, host, firstVersion, first, HostPlatform(), otherPlatform())
+			wantLock(t, dir, host, firstVersion, HostPlatform(), otherPlatform())
 			run("apply", "-auto-approve")
 			if n := len(sb.GradeManagers()); n != 1 {
 				t.Fatalf("apply made %d grade managers, want 1", n)
@@ -202,9 +224,9 @@ func TestAccReleaseInstall(t *testing.T) {
 
 			publish(next)
 			run("init")
-			wantLock(t, dir, host, firstVersion, first, HostPlatform(), otherPlatform())
+			wantLock(t, dir, host, firstVersion, HostPlatform(), otherPlatform())
 			run("init", "-upgrade")
-			wantLock(t, dir, host, secondVersion, next, HostPlatform())
+			wantLock(t, dir, host, secondVersion, HostPlatform())
 			run("apply", "-refresh-only", "-auto-approve")
 			run("plan", "-detailed-exitcode") // exit 2, a change, fails
 			if !agents.saw("terraform-provider-bkiam/" + secondVersion) {
@@ -277,7 +299,7 @@ func startSandbox(t *testing.T) (*sandboxtest.Sandbox, *userAgents) {
 
 // wantLock checks .terraform.lock.hcl: the provider under host at version,
 // with the h1: hash of the release's zip of each platform.
-func wantLock(t *testing.T, dir, host, version, dist string, platforms ...string) {
+func wantLock(t *testing.T, dir, host, version string, platforms ...string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl"))
 	if err != nil {
@@ -292,10 +314,7 @@ func wantLock(t *testing.T, dir, host, version, dist string, platforms ...string
 		t.Fatalf("the lock file does not record version %s:\n%s", version, block)
 	}
 	for _, p := range platforms {
-		h1, err := H1(filepath.Join(dist, ArchiveName(version, p)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		h1 := releases.hashes[version+" "+p]
 		if !strings.Contains(block, `"`+h1+`"`) {
 			t.Fatalf("the lock file lacks %s's hash %s:\n%s", p, h1, block)
 		}
