@@ -107,6 +107,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// bkiamAddresses are the provider's addresses on either CLI. The CLI
+// configuration is the guide's: the mirror for them, the registries
+// for everything else (which the test's configuration does not use, so
+// that nothing is downloaded).
+const bkiamAddresses = `["registry.terraform.io/bkiam/bkiam", "registry.opentofu.org/bkiam/bkiam"]`
+
 // installConfig is a configuration as a team writes it: the provider by
 // its short source address, no dev_overrides, configured through the
 // environment.
@@ -180,14 +186,20 @@ func TestAccReleaseInstall(t *testing.T) {
 					t.Fatal(err)
 				}
 				env = append(env, "SSL_CERT_FILE="+ca)
-				installation = `network_mirror { url = "` + srv.URL + `/" }`
+				installation = `network_mirror {
+    url     = "` + srv.URL + `/"
+    include = ` + bkiamAddresses + `
+  }`
 				lockFrom = "-net-mirror=" + srv.URL + "/"
 			} else {
-				installation = `filesystem_mirror { path = "` + filepath.ToSlash(mirror) + `" }`
+				installation = `filesystem_mirror {
+    path    = "` + filepath.ToSlash(mirror) + `"
+    include = ` + bkiamAddresses + `
+  }`
 				lockFrom = "-fs-mirror=" + mirror
 			}
 			cliConfig := filepath.Join(t.TempDir(), "cli.tfrc")
-			if err := os.WriteFile(cliConfig, []byte("provider_installation {\n  "+installation+"\n}\n"), 0o600); err != nil {
+			if err := os.WriteFile(cliConfig, []byte("provider_installation {\n  "+installation+"\n  direct { exclude = "+bkiamAddresses+" }\n}\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 
