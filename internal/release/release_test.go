@@ -279,3 +279,51 @@ func readJSON(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// TestBuildSignsWithGPG signs with a real gpg and a key made for the
+// test, in a keyring of its own, and checks the signature with gpg
+// --verify, as the install guide tells a team to.
+func TestBuildSignsWithGPG(t *testing.T) {
+	gpg, err := exec.LookPath("gpg")
+	if err != nil {
+		t.Skip("no gpg in PATH")
+	}
+	// GNUPGHOME's path is kept short: gpg-agent's socket lives in it, and
+	// a socket's path is limited to about a hundred bytes.
+	home, err := os.MkdirTemp("", "gpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GNUPGHOME", home)
+	t.Cleanup(func() {
+		_ = exec.Command("gpgconf", "--kill", "gpg-agent").Run()
+		_ = os.RemoveAll(home)
+	})
+	if out, err := exec.Command(gpg, "--batch", "--passphrase", "", "--quick-gen-key", "bkiam release test <test@example.invalid>", "ed25519", "sign", "never").CombinedOutput(); err != nil {
+		t.Skipf("gpg cannot make a key here: %v\n%s", err, out)
+	}
+	out, err := exec.Command(gpg, "--batch", "--list-keys", "--with-colons").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fpr string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Split(line, ":"); f[0] == "fpr" && fpr == "" {
+			fpr = f[9]
+		}
+	}
+	src := tinySource(t)
+	rel, err := Build(context.Background(), Options{Version: "0.1.0", Platforms: []string{HostPlatform()}, Source: src, Manifest: filepath.Join(src, "terraform-registry-manifest.json"), Out: t.TempDir(), GPGFingerprint: fpr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(gpg, "--batch", "--verify", rel.Signature, rel.SHA256SUMS).CombinedOutput(); err != nil {
+		t.Fatalf("gpg --verify: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(rel.SHA256SUMS, []byte("tampered\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command(gpg, "--batch", "--verify", rel.Signature, rel.SHA256SUMS).Run(); err == nil {
+		t.Fatal("the signature verifies a changed SHA256SUMS")
+	}
+}
