@@ -6,5 +6,6 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// TestMain removes the provider the tests built (testutil.BuildProvider).
+// TestMain removes the providers the tests built (testutil.BuildProvider,
+// testutil.BuildFloorProvider).
 func TestMain(m *testing.M) { testutil.Main(m) }

@@ -48,37 +48,62 @@ func RepoRoot(t testing.TB) string {
 // the tests end.
 func BuildProvider(t testing.TB) string {
 	t.Helper()
-	providerBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "terraform-provider-bkiam-")
-		if err != nil {
-			providerBuild.err = err
-			return
-		}
-		providerBuild.dir = dir
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-bkiam"), ".")
-		cmd.Dir = RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			providerBuild.err = fmt.Errorf("%w\n%s", err, out)
-		}
-	})
-	if providerBuild.err != nil {
-		t.Fatalf("building the provider: %v", providerBuild.err)
-	}
-	return providerBuild.dir
+	return providerBuild.dir(t)
 }
 
-var providerBuild struct {
-	once sync.Once
-	dir  string
-	err  error
+// BuildFloorProvider builds terraform-provider-floor, the empty provider
+// of make bench (internal/bench/floor), as BuildProvider builds the
+// provider: once per test process, into a directory of its own.
+func BuildFloorProvider(t testing.TB) string {
+	t.Helper()
+	return floorBuild.dir(t)
+}
+
+// build is a binary of the module that the tests build once per process.
+type build struct {
+	binary, pkg string // the file's name, the package's path from the repository's root
+	once        sync.Once
+	into        string // the directory the binary is built into
+	err         error
+}
+
+var (
+	providerBuild = &build{binary: "terraform-provider-bkiam", pkg: "."}
+	floorBuild    = &build{binary: "terraform-provider-floor", pkg: "./internal/bench/floor"}
+	builds        = []*build{providerBuild, floorBuild}
+)
+
+// dir builds the binary the first time it is asked for, and returns the
+// directory that holds it.
+func (b *build) dir(t testing.TB) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", b.binary+"-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.into = dir
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.binary), b.pkg)
+		cmd.Dir = RepoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("building %s: %v", b.binary, b.err)
+	}
+	return b.into
 }
 
 // Main runs the tests of a package that drives a CLI (its TestMain), then
-// removes what BuildProvider built.
+// removes what BuildProvider and BuildFloorProvider built.
 func Main(m *testing.M) {
 	code := m.Run()
-	if providerBuild.dir != "" {
-		_ = os.RemoveAll(providerBuild.dir)
+	for _, b := range builds {
+		if b.into != "" {
+			_ = os.RemoveAll(b.into)
+		}
 	}
 	os.Exit(code)
 }
