@@ -1,11 +1,14 @@
 // Command bkiam-bench measures the provider (make bench): each scenario of
 // internal/bench with the real Terraform CLI against the IAM sandbox with
-// injected latency, beside the same scenario built from terraform_data,
-// and issue 51's site (internal/bench.SiteComparison) with the provider's
-// expiry check and without, printed as Markdown tables. With -out it also
-// writes the whole report (internal/bench's fixed text, the tables and,
-// with -gobench, the output of the Go benchmarks) to a file, BENCHMARKS.md
-// for make bench; the file is written only once every scenario has run.
+// injected latency, beside the same scenario built from terraform_data
+// and, for the scenarios of many resources, on the empty provider
+// (internal/bench/floor, built as terraform-provider-floor beside the
+// provider), and issue 51's site (internal/bench.SiteComparison) with the
+// provider's expiry check and without, printed as Markdown tables. With
+// -out it also writes the whole report (internal/bench's fixed text, the
+// tables and, with -gobench, the output of the Go benchmarks) to a file,
+// BENCHMARKS.md for make bench; the file is written only once every
+// scenario has run.
 package main
 
 import (
@@ -31,12 +34,12 @@ func main() {
 	opts := bench.Options{Baselines: map[string][]time.Duration{}}
 	var clis cliList
 	flag.Var(&clis, "terraform", "a terraform binary; repeat it to measure every scenario on each (default bin/terraform)")
-	flag.StringVar(&opts.ProviderDir, "provider-dir", "bin", "directory of the freshly built terraform-provider-bkiam")
+	flag.StringVar(&opts.ProviderDir, "provider-dir", "bin", "directory of the freshly built terraform-provider-bkiam and terraform-provider-floor (internal/bench/floor)")
 	flag.IntVar(&opts.LatencyMS, "latency-ms", 20, "latency injected into every IAM call")
 	flag.IntVar(&opts.Parallelism, "parallelism", 10, "terraform -parallelism")
 	quick := flag.Bool("quick", false, "small sizes only (a smoke run)")
 	only := flag.String("only", "", "run only the scenarios whose name contains this")
-	flag.BoolVar(&opts.SkipBaseline, "no-baseline", false, "leave out the terraform_data runs (quick experiments; no ratios)")
+	flag.BoolVar(&opts.SkipBaseline, "no-baseline", false, "leave out the terraform_data and empty provider runs (quick experiments; no ratios)")
 	outPath := flag.String("out", "", "also write the Markdown report to this file (make bench: BENCHMARKS.md)")
 	goBenchPath := flag.String("gobench", "", "a file holding the output of the Go benchmarks (go test -bench), copied into the report")
 	flag.Parse()

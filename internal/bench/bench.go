@@ -1,8 +1,10 @@
 // Package bench measures the provider with the real Terraform CLI against
 // an in-process IAM sandbox with injected latency, beside the same
-// scenario built from Terraform's own terraform_data (Terraform's own cost:
-// the floor), and reports wall times, IAM calls by kind and the provider's
-// peak memory. cmd/bkiam-bench runs it (make bench).
+// scenario built from Terraform's own terraform_data (Terraform's own cost)
+// and, for the scenarios of many resources, on an empty plugin provider
+// (internal/bench/floor: what any plugin provider costs, the floor), and
+// reports wall times, IAM calls by kind and the provider's peak memory.
+// cmd/bkiam-bench runs it (make bench).
 package bench
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -60,6 +63,10 @@ type Scenario struct {
 	// Config is the provider's configuration, Baseline the terraform_data
 	// one; both read var.instances (id => name).
 	Config, Baseline string
+	// Floor, when set, is the same configuration on the empty provider
+	// (floor_instance_grant, internal/bench/floor), which reads
+	// var.instances too: the scenario then runs a third time, on it.
+	Floor string
 	// ProviderSettings go into the provider block.
 	ProviderSettings string
 	// RefusedWith, when set, is the plan-time error the provider must
@@ -78,6 +85,9 @@ type Result struct {
 	Step     string
 	Provider time.Duration
 	Baseline time.Duration
+	// Floor is the empty provider's time (Scenario.Floor); zero when the
+	// scenario has none or it was not measured.
+	Floor time.Duration
 	// Calls counts IAM calls by kind during the step.
 	Calls map[string]int
 	// PeakRSS is the provider process's peak resident memory, in bytes.
@@ -91,17 +101,22 @@ type Result struct {
 type Options struct {
 	Terraform   string
 	ProviderDir string
+	// FloorDir holds terraform-provider-floor (internal/bench/floor), the
+	// empty provider of the scenarios that have a floor; ProviderDir when
+	// empty.
+	FloorDir string
 	// LatencyMS is injected into every IAM call.
 	LatencyMS int
 	// Parallelism is Terraform's -parallelism.
 	Parallelism int
-	// SkipBaseline leaves terraform_data out, for quick experiments: the
-	// baseline, ratio and target columns then say n/a.
+	// SkipBaseline leaves terraform_data and the empty provider out, for
+	// quick experiments: the baseline, floor, ratio, target and goal
+	// columns then say n/a.
 	SkipBaseline bool
-	// Baselines keeps the terraform_data figures already measured, by
-	// configuration and size, so that scenarios that differ only in the
-	// provider's settings measure their common floor once. Nil measures
-	// every time.
+	// Baselines keeps the terraform_data and empty provider figures
+	// already measured, by CLI, configuration, size and steps, so that
+	// scenarios that differ only in the provider's settings measure them
+	// once. Nil measures every time.
 	Baselines map[string][]time.Duration
 }
 
@@ -206,6 +221,14 @@ func ManyGrants(size int, batchWindow string) Scenario {
   }
 }
 `,
+		Floor: `resource "floor_instance_grant" "host" {
+  for_each  = var.instances
+  system    = "bk_cmdb"
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = { (each.key) = each.value } }]
+}
+`,
 	}
 }
 
@@ -295,8 +318,18 @@ variable "group_id" {
 	}
 }
 
+// variant is which of a scenario's configurations a run measures.
+type variant int
+
+const (
+	onProvider variant = iota // Scenario.Config, on the provider
+	onBaseline                // Scenario.Baseline, on terraform_data
+	onFloor                   // Scenario.Floor, on the empty provider
+)
+
 // Run measures a scenario: every step with the provider, then with the
-// baseline, against a fresh sandbox.
+// baseline, then, if the scenario has one, with the empty provider, against
+// a fresh sandbox.
 func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
 	srv, url, vars, stop, err := start(ctx, opts, sc)
 	if err != nil {
@@ -316,35 +349,89 @@ func Run(ctx context.Context, opts Options, sc Scenario) ([]Result, error) {
 		results[i] = Result{Step: s, Calls: map[string]int{}}
 	}
 
-	baselineKey := fmt.Sprintf("%s\x00%d\x00%s\x00%s", opts.Terraform, sc.Size, strings.Join(steps, ","), sc.Baseline)
-	if known, ok := opts.Baselines[baselineKey]; ok && len(known) == len(results) {
-		for i := range results {
-			results[i].Baseline = known[i]
-		}
-		opts.SkipBaseline = true
+	// The baseline and the floor: each measured once per CLI, size, steps
+	// and configuration (opts.Baselines).
+	variants := []variant{onProvider}
+	keys := map[variant]string{
+		onBaseline: measuredKey("terraform_data", opts.Terraform, sc.Size, steps, sc.Baseline),
+		onFloor:    measuredKey("floor", opts.Terraform, sc.Size, steps, sc.Floor),
 	}
-	for _, baseline := range []bool{false, true} {
-		if baseline && opts.SkipBaseline {
-			break
+	for _, v := range []variant{onBaseline, onFloor} {
+		if opts.SkipBaseline || v == onFloor && sc.Floor == "" {
+			continue
 		}
-		w, err := newWorkdir(opts, url, sc, baseline, vars)
+		if known, ok := opts.Baselines[keys[v]]; ok && len(known) == len(results) {
+			for i := range results {
+				*results[i].time(v) = known[i]
+			}
+			continue
+		}
+		variants = append(variants, v)
+	}
+	for _, v := range variants {
+		if v == onFloor {
+			if err := floorBuilt(opts); err != nil {
+				return nil, fmt.Errorf("%s: %w", sc.Name, err)
+			}
+		}
+		w, err := newWorkdir(opts, url, sc, v, vars)
 		if err != nil {
 			return nil, err
 		}
-		err = w.runSteps(ctx, steps, results, srv, baseline)
+		err = w.runSteps(ctx, steps, results, srv, v)
 		w.close()
 		if err != nil {
 			return nil, err
 		}
-		if baseline && opts.Baselines != nil {
+		if v != onProvider && opts.Baselines != nil {
 			measured := make([]time.Duration, len(results))
-			for i, r := range results {
-				measured[i] = r.Baseline
+			for i := range results {
+				measured[i] = *results[i].time(v)
 			}
-			opts.Baselines[baselineKey] = measured
+			opts.Baselines[keys[v]] = measured
 		}
 	}
 	return results, nil
+}
+
+// time is where a variant's time of the step goes.
+func (r *Result) time(v variant) *time.Duration {
+	switch v {
+	case onBaseline:
+		return &r.Baseline
+	case onFloor:
+		return &r.Floor
+	default:
+		return &r.Provider
+	}
+}
+
+// measuredKey is the key of Options.Baselines for what a configuration
+// (on terraform_data or the empty provider, which kind says) took on a CLI
+// at a size over steps.
+func measuredKey(kind, cli string, size int, steps []string, config string) string {
+	return strings.Join([]string{kind, cli, fmt.Sprint(size), strings.Join(steps, ","), config}, "\x00")
+}
+
+// floorDir is the directory of the empty provider.
+func floorDir(opts Options) string {
+	if opts.FloorDir != "" {
+		return opts.FloorDir
+	}
+	return opts.ProviderDir
+}
+
+// floorBuilt says, before a CLI would (less plainly), that the empty
+// provider is missing.
+func floorBuilt(opts Options) error {
+	name := "terraform-provider-floor"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	if _, err := os.Stat(filepath.Join(floorDir(opts), name)); err != nil {
+		return fmt.Errorf("the empty provider is not built (go build -o %s ./internal/bench/floor): %w", filepath.Join(floorDir(opts), name), err)
+	}
+	return nil
 }
 
 // start builds a scenario's sandbox, serves it, prepares it (sc.Prepare)
@@ -405,7 +492,7 @@ type workdir struct {
 	renewed bool
 }
 
-func newWorkdir(opts Options, url string, sc Scenario, baseline bool, vars map[string]any) (*workdir, error) {
+func newWorkdir(opts Options, url string, sc Scenario, v variant, vars map[string]any) (*workdir, error) {
 	dir, err := os.MkdirTemp("", "bkiam-bench-")
 	if err != nil {
 		return nil, err
@@ -414,12 +501,20 @@ func newWorkdir(opts Options, url string, sc Scenario, baseline bool, vars map[s
 	if err != nil {
 		return nil, err
 	}
-	cliConfig := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"bkiam/bkiam\" = %q\n  }\n  direct {}\n}\n", providerDir)
-	main := sc.Config
-	if baseline {
+	emptyDir, err := filepath.Abs(floorDir(opts))
+	if err != nil {
+		return nil, err
+	}
+	cliConfig := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"bkiam/bkiam\" = %q\n    \"bench/floor\" = %q\n  }\n  direct {}\n}\n",
+		providerDir, emptyDir)
+	var main string
+	switch v {
+	case onBaseline:
 		main = sc.Baseline
-	} else {
-		main = "terraform {\n  required_providers {\n    bkiam = { source = \"bkiam/bkiam\" }\n  }\n}\n\nprovider \"bkiam\" {\n" + sc.ProviderSettings + "\n}\n\n" + main
+	case onFloor:
+		main = "terraform {\n  required_providers {\n    floor = { source = \"bench/floor\" }\n  }\n}\n\nprovider \"floor\" {}\n\n" + sc.Floor
+	default:
+		main = "terraform {\n  required_providers {\n    bkiam = { source = \"bkiam/bkiam\" }\n  }\n}\n\nprovider \"bkiam\" {\n" + sc.ProviderSettings + "\n}\n\n" + sc.Config
 	}
 	main += "\nvariable \"instances\" {\n  type = map(string)\n}\n"
 	files := map[string]string{"main.tf": main, "cli.tfrc": cliConfig}
@@ -471,14 +566,14 @@ func (w *workdir) writeInstances(g int) error {
 	return os.WriteFile(filepath.Join(w.dir, "instances.auto.tfvars.json"), data, 0o600)
 }
 
-func (w *workdir) runSteps(ctx context.Context, steps []string, results []Result, srv *sandbox.Server, baseline bool) error {
+func (w *workdir) runSteps(ctx context.Context, steps []string, results []Result, srv *sandbox.Server, v variant) error {
 	for i, step := range steps {
-		m, err := w.measure(ctx, step, srv, baseline)
+		m, err := w.measure(ctx, step, srv, v)
 		if err != nil {
 			return err
 		}
-		if baseline {
-			results[i].Baseline = m.elapsed
+		if v != onProvider {
+			*results[i].time(v) = m.elapsed
 			continue
 		}
 		results[i].Provider = m.elapsed
@@ -489,15 +584,18 @@ func (w *workdir) runSteps(ctx context.Context, steps []string, results []Result
 }
 
 // measurement is one Terraform command's: its wall time, the provider's
-// peak memory and the IAM calls by kind (none for the baseline).
+// peak memory and the IAM calls by kind (none for the baseline and the
+// floor, which make none).
 type measurement struct {
 	elapsed time.Duration
 	peak    int64
 	calls   map[string]int
 }
 
-// measure runs one step's Terraform command.
-func (w *workdir) measure(ctx context.Context, step string, srv *sandbox.Server, baseline bool) (measurement, error) {
+// measure runs one step's Terraform command. A command that fails fails
+// the step; so does a no-op plan that would change something, which
+// -detailed-exitcode makes exit 2.
+func (w *workdir) measure(ctx context.Context, step string, srv *sandbox.Server, v variant) (measurement, error) {
 	parallelism := fmt.Sprintf("-parallelism=%d", w.opts.Parallelism)
 	var args []string
 	switch step {
@@ -532,13 +630,13 @@ func (w *workdir) measure(ctx context.Context, step string, srv *sandbox.Server,
 	start := time.Now()
 	out, err := w.terraform(ctx, args...)
 	m := measurement{elapsed: time.Since(start), peak: mem.stop(), calls: map[string]int{}}
-	if err != nil && !baseline && w.sc.RefusedWith != "" && strings.Contains(strings.Join(strings.Fields(string(out)), " "), w.sc.RefusedWith) {
+	if err != nil && v == onProvider && w.sc.RefusedWith != "" && strings.Contains(strings.Join(strings.Fields(string(out)), " "), w.sc.RefusedWith) {
 		err = nil // refused as expected
 	}
 	if err != nil {
 		return measurement{}, fmt.Errorf("%s (%s): terraform %s: %w\n%s", w.sc.Name, step, args[0], err, out)
 	}
-	if baseline {
+	if v != onProvider {
 		return m, nil
 	}
 	after := srv.Stats()

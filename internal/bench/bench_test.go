@@ -2,11 +2,16 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
@@ -25,7 +30,7 @@ import (
 // apply of a saved plan one). A process that wrote to an action before it
 // read it leaves it to the plan, which read it first.
 func TestAccScenarioCallCounts(t *testing.T) {
-	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10}
+	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), FloorDir: testutil.BuildFloorProvider(t), Parallelism: 10}
 	none := map[string]int{}
 	model := map[string]int{"model_query": 1}
 	// plus adds the expiry check's reads to calls: queries of the user,
@@ -117,6 +122,10 @@ func TestAccScenarioCallCounts(t *testing.T) {
 				if r.Provider <= 0 || r.Baseline <= 0 {
 					t.Errorf("%s: no timing measured (%v, %v)", r.Step, r.Provider, r.Baseline)
 				}
+				// The empty provider runs the scenarios that have a floor.
+				if (r.Floor > 0) != (tc.sc.Floor != "") {
+					t.Errorf("%s: the empty provider took %v (the scenario's floor: %q)", r.Step, r.Floor, tc.sc.Floor)
+				}
 			}
 		})
 	}
@@ -190,5 +199,129 @@ func TestAccSiteCallCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAccFloorProvider runs the empty provider (internal/bench/floor) through the harness on the
+// CLI under test: ManyGrants' floor configuration at 10 resources, step by step as Run measures
+// it, each step succeeding, the no-op plan with nothing to change (the harness plans it with
+// -detailed-exitcode, so a change would fail the step), the state holding the resources after the
+// create and nothing after the destroy. Then a floor configuration that changes on every plan
+// shows that a no-op plan with changes does fail its step, with exit status 2.
+func TestAccFloorProvider(t *testing.T) {
+	opts := Options{Terraform: testutil.Terraform(t), FloorDir: testutil.BuildFloorProvider(t), Parallelism: 10}
+	ctx := context.Background()
+	// floorWorkdir is sc's floor configuration in a working directory of the harness, with the
+	// sandbox measure asks for its calls (the floor makes none).
+	floorWorkdir := func(t *testing.T, sc Scenario) (*workdir, *sandbox.Server) {
+		t.Helper()
+		srv, url, vars, stop, err := start(ctx, opts, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+		w, err := newWorkdir(opts, url, sc, onFloor, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.close)
+		return w, srv
+	}
+	// stateList is the addresses of the state's resources, each checked to have the fixed id
+	// the empty provider gives.
+	stateList := func(t *testing.T, w *workdir) []string {
+		t.Helper()
+		out, err := w.terraform(ctx, "show", "-json")
+		if err != nil {
+			t.Fatalf("terraform show -json: %v\n%s", err, out)
+		}
+		var state struct {
+			Values struct {
+				RootModule struct {
+					Resources []struct {
+						Address string
+						Values  struct{ ID string }
+					} `json:"resources"`
+				} `json:"root_module"`
+			}
+		}
+		if err := json.Unmarshal(out, &state); err != nil {
+			t.Fatalf("terraform show -json: %v\n%s", err, out)
+		}
+		var addresses []string
+		for _, r := range state.Values.RootModule.Resources {
+			if r.Values.ID != "floor" {
+				t.Errorf("%s: id %q, want \"floor\"", r.Address, r.Values.ID)
+			}
+			addresses = append(addresses, r.Address)
+		}
+		return addresses
+	}
+
+	t.Run("ManyGrants", func(t *testing.T) {
+		sc := ManyGrants(10, "")
+		if sc.Floor == "" {
+			t.Fatal("ManyGrants has no floor configuration")
+		}
+		w, srv := floorWorkdir(t, sc)
+		for _, step := range allSteps {
+			m, err := w.measure(ctx, step, srv, onFloor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.elapsed <= 0 || len(m.calls) != 0 {
+				t.Errorf("%s: took %v, calls %v", step, m.elapsed, m.calls)
+			}
+			switch step {
+			case StepCreateApply, StepChangeApply:
+				if got := stateList(t, w); len(got) != sc.Size || !strings.HasPrefix(got[0], "floor_instance_grant.host[") {
+					t.Errorf("after the %s the state holds %v, want %d floor_instance_grant.host", step, got, sc.Size)
+				}
+			case StepDestroy:
+				if got := stateList(t, w); len(got) != 0 {
+					t.Errorf("after the destroy the state holds %v", got)
+				}
+			}
+		}
+	})
+
+	t.Run("a no-op plan with changes fails", func(t *testing.T) {
+		sc := Scenario{Name: "always changing", Size: 1, Floor: `resource "floor_instance_grant" "now" {
+  system    = timestamp()
+  subject   = { type = "user", id = "alice" }
+  actions   = ["view_host"]
+  resources = [{ system = "bk_cmdb", type = "host", instances = var.instances }]
+}
+`}
+		w, srv := floorWorkdir(t, sc)
+		for _, step := range []string{StepCreatePlan, StepCreateApply} {
+			if _, err := w.measure(ctx, step, srv, onFloor); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := w.measure(ctx, StepNoopPlan, srv, onFloor)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+			t.Fatalf("a no-op plan that changes something: %v, want exit status 2", err)
+		}
+	})
+}
+
+// TestMeasuredKeys checks that the scenarios of 1000 resources with and without batch_window
+// share their terraform_data and empty provider figures (Options.Baselines), which differ by CLI
+// and from each other.
+func TestMeasuredKeys(t *testing.T) {
+	merged, unmerged := ManyGrants(1000, ""), ManyGrants(1000, "0s")
+	key := func(kind, cli string, sc Scenario, config string) string {
+		return measuredKey(kind, cli, sc.Size, allSteps, config)
+	}
+	if key("floor", "tf", merged, merged.Floor) != key("floor", "tf", unmerged, unmerged.Floor) ||
+		key("terraform_data", "tf", merged, merged.Baseline) != key("terraform_data", "tf", unmerged, unmerged.Baseline) {
+		t.Error("the scenarios of 1000 resources do not share their floor and baseline")
+	}
+	if key("floor", "tf", merged, merged.Floor) == key("floor", "tofu", merged, merged.Floor) ||
+		key("floor", "tf", merged, merged.Floor) == key("floor", "tf", ManyGrants(100, ""), merged.Floor) ||
+		key("floor", "tf", merged, merged.Floor) == key("terraform_data", "tf", merged, merged.Floor) {
+		t.Error("figures of another CLI, size or kind share a key")
 	}
 }

@@ -182,7 +182,7 @@ func RunComparison(ctx context.Context, opts Options, c Comparison) ([]Compared,
 	unchecked.Name += `, expiry_conflicts = "off"`
 	sides := make([]*workdir, 2)
 	for i, sc := range []Scenario{checked, unchecked} {
-		if sides[i], err = newWorkdir(opts, url, sc, false, vars); err != nil {
+		if sides[i], err = newWorkdir(opts, url, sc, onProvider, vars); err != nil {
 			return nil, err
 		}
 		defer sides[i].close()
@@ -200,7 +200,7 @@ func RunComparison(ctx context.Context, opts Options, c Comparison) ([]Compared,
 			side := (k + round) % 2
 			w := sides[side]
 			for j, step := range siteSteps {
-				m, err := w.measure(ctx, step, srv, false)
+				m, err := w.measure(ctx, step, srv, onProvider)
 				if err != nil {
 					return nil, err
 				}
@@ -214,7 +214,7 @@ func RunComparison(ctx context.Context, opts Options, c Comparison) ([]Compared,
 				r.PeakRSS = max(r.PeakRSS, m.peak)
 			}
 			// Back to the site as prepared, for the other side and the next round.
-			if _, err := w.measure(ctx, StepDestroy, srv, false); err != nil {
+			if _, err := w.measure(ctx, StepDestroy, srv, onProvider); err != nil {
 				return nil, err
 			}
 		}
