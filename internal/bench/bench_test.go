@@ -227,8 +227,8 @@ func TestAccFloorProvider(t *testing.T) {
 		t.Cleanup(w.close)
 		return w, srv
 	}
-	// stateList is the addresses of the state's resources, each checked to have the fixed id
-	// the empty provider gives.
+	// stateList is the addresses of the state's resources, each checked to hold what a
+	// bkiam_instance_grant of the configuration holds: its id and a policy id for its action.
 	stateList := func(t *testing.T, w *workdir) []string {
 		t.Helper()
 		out, err := w.terraform(ctx, "show", "-json")
@@ -240,7 +240,10 @@ func TestAccFloorProvider(t *testing.T) {
 				RootModule struct {
 					Resources []struct {
 						Address string
-						Values  struct{ ID string }
+						Values  struct {
+							ID       string
+							Policies map[string]int64
+						}
 					} `json:"resources"`
 				} `json:"root_module"`
 			}
@@ -250,8 +253,8 @@ func TestAccFloorProvider(t *testing.T) {
 		}
 		var addresses []string
 		for _, r := range state.Values.RootModule.Resources {
-			if r.Values.ID != "floor" {
-				t.Errorf("%s: id %q, want \"floor\"", r.Address, r.Values.ID)
+			if r.Values.ID != "bk_cmdb/user/alice" || len(r.Values.Policies) != 1 || r.Values.Policies["view_host"] == 0 {
+				t.Errorf("%s: id %q, policies %v, want bk_cmdb/user/alice and a policy id of view_host", r.Address, r.Values.ID, r.Values.Policies)
 			}
 			addresses = append(addresses, r.Address)
 		}

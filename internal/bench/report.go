@@ -29,10 +29,11 @@ figure it runs the same scenario with Terraform's built-in ` + "`terraform_data`
 sized input — Terraform's own cost (measured once for scenarios that differ only in the
 provider's settings) — and shows the ratio, the IAM calls by kind (from the sandbox) and the provider
 process's peak memory. The scenarios of many resources run a third time on an empty plugin provider
-of the project's own (` + "`internal/bench/floor`" + `, measured once in the same way): one resource with the
-grant's schema, served through terraform-plugin-framework as the provider is, that validates
-nothing, calls nothing and stores its plan as its state — the least a plugin provider costs Terraform,
-its processes started included, which the built-in ` + "`terraform_data`" + ` does not pay. The floor is the
+of the project's own (` + "`internal/bench/floor`" + `, measured once in the same way): one resource with
+` + "`bkiam_instance_grant`" + `'s schema and identity (taken from the provider's code), served through
+terraform-plugin-framework as the provider is, that validates nothing, calls nothing and stores its
+plan as its state, with the id, policy ids and identity the grant stores — the least a plugin
+provider of this resource costs Terraform, its processes started and its state written included, which the built-in ` + "`terraform_data`" + ` does not pay. The floor is the
 empty provider's time plus the step's IAM calls × 20 ms (IAM serialises one subject's calls), and
 the ratio to the floor is the provider's time over it; the goal for 1000 one-instance grants
 (issue 55) is at most 1.1× for a plan and 1.2× for an apply or a destroy.
