@@ -67,6 +67,7 @@ func main() {
 		bench.Renewal(10000),
 		bench.ManyGrants(1000, ""),
 		bench.ManyGrants(1000, "0s"),
+		bench.ManyGrantsSlowIAM(1000, 100),
 		bench.CreatorGrant(10000),
 		bench.GroupMembers(10000),
 	}
@@ -74,7 +75,7 @@ func main() {
 	comparisons := []bench.Comparison{bench.SiteComparison(20000, false, 5), bench.SiteComparison(20000, true, 5)}
 	if *quick {
 		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.Renewal(1000), bench.ManyGrants(10, ""), bench.ManyGrants(10, "0s"),
-			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.CreatorGrant(1000),
+			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.ManyGrantsSlowIAM(100, 100), bench.CreatorGrant(1000),
 			bench.GroupMembers(1000)}
 		comparisons = []bench.Comparison{bench.SiteComparison(2000, false, 3), bench.SiteComparison(2000, true, 3)}
 	}
@@ -98,7 +99,7 @@ func main() {
 			if err != nil {
 				fail(fmt.Errorf("%s: %w", names[i], err))
 			}
-			bench.Print(out, sc, names[i], opts.LatencyMS, results)
+			bench.Print(out, sc, names[i], sc.Latency(opts), results)
 		}
 	}
 	section := false

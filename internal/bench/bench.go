@@ -69,6 +69,10 @@ type Scenario struct {
 	Floor string
 	// ProviderSettings go into the provider block.
 	ProviderSettings string
+	// LatencyMS, when set, is the latency of this scenario's IAM calls
+	// instead of Options.LatencyMS (the comparisons' times, which make no
+	// IAM call, are shared with the scenario at the usual latency).
+	LatencyMS int
 	// RefusedWith, when set, is the plan-time error the provider must
 	// answer with: the scenario measures how fast a plan is refused.
 	RefusedWith string
@@ -230,6 +234,24 @@ func ManyGrants(size int, batchWindow string) Scenario {
 }
 `,
 	}
+}
+
+// ManyGrantsSlowIAM is ManyGrants with the default batch_window against an
+// IAM that takes latencyMS per call: where merging matters most, as IAM is
+// then what every resource waits for.
+func ManyGrantsSlowIAM(size, latencyMS int) Scenario {
+	sc := ManyGrants(size, "")
+	sc.Name += fmt.Sprintf(", IAM at %d ms per call", latencyMS)
+	sc.LatencyMS = latencyMS
+	return sc
+}
+
+// Latency is the latency of the scenario's IAM calls, in milliseconds.
+func (sc Scenario) Latency(opts Options) int {
+	if sc.LatencyMS > 0 {
+		return sc.LatencyMS
+	}
+	return opts.LatencyMS
 }
 
 // CreatorGrant is scenario 3: one bkiam_creator_grant with size instances.
@@ -462,7 +484,7 @@ func start(ctx context.Context, opts Options, sc Scenario) (*sandbox.Server, str
 			return nil, "", nil, nil, fmt.Errorf("%s: preparing the sandbox: %w", sc.Name, err)
 		}
 	}
-	if err := srv.SetFaults(sandbox.Faults{LatencyMS: opts.LatencyMS}); err != nil {
+	if err := srv.SetFaults(sandbox.Faults{LatencyMS: sc.Latency(opts)}); err != nil {
 		stop()
 		return nil, "", nil, nil, err
 	}
