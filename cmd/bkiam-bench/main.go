@@ -71,6 +71,8 @@ func main() {
 		bench.CreatorGrant(10000),
 		bench.GroupMembers(10000),
 	}
+	// Issue 55's trace: where the time of many small grants goes.
+	traced := []bench.Scenario{bench.ManyGrants(1000, "")}
 	// Issue 51's site, each case with the expiry check and without.
 	comparisons := []bench.Comparison{bench.SiteComparison(20000, false, 5), bench.SiteComparison(20000, true, 5)}
 	if *quick {
@@ -78,6 +80,7 @@ func main() {
 			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.ManyGrantsSlowIAM(100, 100), bench.CreatorGrant(1000),
 			bench.GroupMembers(1000)}
 		comparisons = []bench.Comparison{bench.SiteComparison(2000, false, 3), bench.SiteComparison(2000, true, 3)}
+		traced = []bench.Scenario{bench.ManyGrants(100, "")}
 	}
 
 	// The report goes to stdout as it is measured, and to -out once complete.
@@ -118,6 +121,24 @@ func main() {
 				fail(fmt.Errorf("%s: %w", names[i], err))
 			}
 			bench.PrintComparison(out, c, names[i], results)
+		}
+	}
+	section = false
+	for _, sc := range traced {
+		if !strings.Contains("trace: "+sc.Name, *only) {
+			continue
+		}
+		if !section {
+			fmt.Fprint(out, bench.TraceSection)
+			section = true
+		}
+		for i, cli := range clis {
+			opts.Terraform = cli
+			results, err := bench.RunTrace(ctx, opts, sc)
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", names[i], err))
+			}
+			bench.PrintTrace(out, sc, names[i], results)
 		}
 	}
 	var goBench io.Reader

@@ -96,6 +96,9 @@ type Result struct {
 	Calls map[string]int
 	// PeakRSS is the provider process's peak resident memory, in bytes.
 	PeakRSS int64
+	// Trace, for a traced step (RunTrace), is where its
+	// ApplyResourceChange calls' time went.
+	Trace *Trace
 	// Rounds are the times of a step measured several times
 	// (SiteComparison), in order; Provider is then their median.
 	Rounds []time.Duration
