@@ -63,7 +63,9 @@ func parseTrace(r io.Reader) (Trace, error) {
 			if err != nil {
 				return Trace{}, err
 			}
-			applies = append(applies, time.Duration(ms*float64(time.Millisecond)))
+			// terraform-plugin-go logs whole milliseconds, cut short: the
+			// middle of the millisecond is the unbiased figure.
+			applies = append(applies, time.Duration((ms+0.5)*float64(time.Millisecond)))
 		case strings.Contains(line, "IAM call of merged requests answered:"):
 			n, err := traceField(line, "requests")
 			if err != nil {

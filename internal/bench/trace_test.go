@@ -30,12 +30,13 @@ func TestParseTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := time.Millisecond
-	want := Trace{Applies: 4, Median: 62 * ms, Mean: 48 * ms, Requests: 4, Calls: 2,
+	// The logged whole milliseconds are counted as their middle.
+	want := Trace{Applies: 4, Median: 62500 * time.Microsecond, Mean: 48500 * time.Microsecond, Requests: 4, Calls: 2,
 		Wait: time.Duration(30.125 * float64(ms)), Call: time.Duration(20.25 * float64(ms))}
 	if got != want {
 		t.Fatalf("parseTrace = %+v,\nwant %+v", got, want)
 	}
-	if rest := got.Rest(); rest != time.Duration(48*float64(ms)-30.125*float64(ms)-20.25*float64(ms)) {
+	if rest := got.Rest(); rest != time.Duration(48.5*float64(ms)-30.125*float64(ms)-20.25*float64(ms)) {
 		t.Errorf("Rest() = %v", rest)
 	}
 
@@ -49,7 +50,7 @@ func TestParseTrace(t *testing.T) {
 		{Step: StepCreatePlan, Trace: &Trace{}},
 		{Step: StepCreateApply, Provider: 13 * time.Second, Trace: &got},
 	})
-	const row = "| create apply | 4 | 62.0 ms | 48.0 ms | 30.1 ms | 20.2 ms | -2.4 ms | 2 | 2.0 | 13.00 s |"
+	const row = "| create apply | 4 | 62.5 ms | 48.5 ms | 30.1 ms | 20.2 ms | -1.9 ms | 2 | 2.0 | 13.00 s |"
 	if !strings.Contains(out.String(), row) || strings.Contains(out.String(), "| create plan |") {
 		t.Errorf("PrintTrace wrote\n%s\nwant the create apply's row %q and no row for the plan, which applied nothing", out.String(), row)
 	}
