@@ -97,15 +97,35 @@ after another run, the tables below are the figures to trust.
   per call, where more requests gather while each call is answered. Their times are measured against
   the empty provider (the floor columns); what follows is issue 55's account of them.
 
+- **One ` + "`bkiam_creator_grant`" + ` of 10 000 instances**: its instances are a map of names (schema version
+  1). As a map of objects (version 0) Terraform spent seconds converting them before it called the
+  provider (go-cty's type unification compares every pair of element types): the create plan took
+  2.6 s, the apply 5.9 s, a 1% change 8.6 s. Now the no-op plan, 1% change and destroy are within
+  their targets on both CLIs, and the create plan takes 0.52 s: within 1.5 × ` + "`terraform_data`" + ` on
+  Terraform 1.16, a little over it on 1.5.7, where ` + "`terraform_data`" + `'s plan is faster. The create apply
+  (2.0–2.1 s) misses 1.2 × the physical minimum (50 calls × 20 ms + Terraform's own 0.25–0.34 s, ×1.2 =
+  1.5–1.6 s). Where the rest goes, from a trace of the apply against the sandbox without latency
+  (0.98 s in all): the provider's ` + "`ApplyResourceChange`" + ` takes 0.33 s, 6.5 ms per call of work on both
+  sides of the HTTP call (200 instances encoded, registered by the sandbox, the answer decoded), which
+  the minimum does not count; Terraform's own 0.65 s starts the provider four times, validates and
+  plans twice and writes a 10 000-entry state, where ` + "`terraform_data`" + `, built into Terraform, starts
+  nothing. Neither is the provider's to remove: the calls are serialised per creator, as IAM
+  serialises them.
+- **One ` + "`bkiam_group_members`" + ` of 10 000 users** (a site that raised the group member limit): the
+  members are a map of strings, user → expiry, for the reason above. The create apply (0.74–0.77 s)
+  is within its target on both CLIs: it checks that IAM kept the members by the group's member count,
+  one call, where it read the group back in 20 pages. Every refresh reads the group (20 pages of 500); a
+  1% change is one add and one delete, then the count.
+
 ### 1000 small grants against the floor
 
 A module's ` + "`for_each`" + ` of 1000 one-host grants for one user. Issue 55's goals — plans within 1.1× the floor,
-applies and the destroy within 1.2× — are met on both CLIs, with the calls of before: in the run above
-the create apply took 0.71–0.73× the floor, the destroy 0.82–0.84×, the plans 0.59–0.73×, in 179–186
-grants and 181–185 revokes. Against an IAM at 100 ms per call, where one call per resource would take
-100 s a step, the merged calls (about 200 a step) keep both steps at 21–31 s, 0.63–0.67× the floor.
+applies and the destroy within 1.2× — are met on both CLIs, with the calls of before: in the run below
+the create apply took 0.73–0.87× the floor, the destroy 0.81–0.84×, the plans 0.53–0.70×, in 167–170
+grants and 179–186 revokes. Against an IAM at 100 ms per call, where one call per resource would take
+100 s a step, the merged calls (about 200 a step) keep both steps at 21–33 s, 0.60–0.65× the floor.
 Where the time goes, measured on Terraform 1.16 against the sandbox at 20 ms per call (the trace
-section below gives the provider's share for the run above):
+section gives the provider's share for the run below):
 
 - **Terraform's state file is most of it.** A CPU profile of Terraform over the destroy (` + "`perf`" + ` on a
   Terraform 1.16.4 built with its symbols) finds half of Terraform's CPU in its local backend's state
@@ -124,10 +144,10 @@ section below gives the provider's share for the run above):
 - **The provider's process is not where the time goes.** Timed inside the provider: over the create
   apply the provider used 1.4–1.7 s of CPU, against about 16 s of Terraform's. Its own work in an
   ` + "`ApplyResourceChange`" + ` (decoding, the ledger of shared grants, encoding the new state and identity) is
-  under a millisecond or two: with merging off and IAM answering at once, the 1000 applies of the
-  destroy took 1.5 s in all, and the provider sat idle 95% of the step. The rest of each call is
-  waiting: for companions and the call before (46 ms on average on create, 60 ms on destroy, in
-  calls of 5.7 and 5.3 requests) and for IAM (about 22 ms).
+  about half a millisecond (the trace below): with merging off and IAM answering at once, the 1000
+  applies of the destroy took 1.5 s in all, and the provider sat idle 95% of the step. The rest of
+  each call is waiting: for companions and the call before (34–40 ms on average on create, 45–58 ms
+  on destroy, in calls of 5.3–6.0 requests) and for IAM (about 22 ms).
 - **The waiting costs no time here.** Terraform holds one of its ` + "`-parallelism`" + ` slots while a resource
   waits in the provider, but it finishes resources one at a time under its state lock anyway: while
   half its slots wait for a merged call, the other half keep that lock busy. In paired runs (the
@@ -144,26 +164,6 @@ section below gives the provider's share for the run above):
   longer to destroy (means of three paired rounds), as
   Terraform then ran out of work while the bigger call was answered. The rule stays: a call leaves
   once half of Terraform's parallelism waits, or when the stream pauses.
-
-- **One ` + "`bkiam_creator_grant`" + ` of 10 000 instances**: its instances are a map of names (schema version
-  1). As a map of objects (version 0) Terraform spent seconds converting them before it called the
-  provider (go-cty's type unification compares every pair of element types): the create plan took
-  2.6 s, the apply 5.9 s, a 1% change 8.6 s. Now the no-op plan, 1% change and destroy are within
-  their targets on both CLIs, and the create plan takes 0.52 s: within 1.5 × ` + "`terraform_data`" + ` on
-  Terraform 1.16, a little over it on 1.5.7, where ` + "`terraform_data`" + `'s plan is faster. The create apply
-  (2.0–2.1 s) misses 1.2 × the physical floor (50 calls × 20 ms + Terraform's own 0.25–0.34 s, ×1.2 =
-  1.5–1.6 s). Where the rest goes, from a trace of the apply against the sandbox without latency
-  (0.98 s in all): the provider's ` + "`ApplyResourceChange`" + ` takes 0.33 s, 6.5 ms per call of work on both
-  sides of the HTTP call (200 instances encoded, registered by the sandbox, the answer decoded), which
-  the floor does not count; Terraform's own 0.65 s starts the provider four times, validates and
-  plans twice and writes a 10 000-entry state, where ` + "`terraform_data`" + `, built into Terraform, starts
-  nothing. Neither is the provider's to remove: the calls are serialised per creator, as IAM
-  serialises them.
-- **One ` + "`bkiam_group_members`" + ` of 10 000 users** (a site that raised the group member limit): the
-  members are a map of strings, user → expiry, for the reason above. The create apply (0.74–0.77 s)
-  is within its target on both CLIs: it checks that IAM kept the members by the group's member count,
-  one call, where it read the group back in 20 pages. Every refresh reads the group (20 pages of 500); a
-  1% change is one add and one delete, then the count.
 
 ## Results
 `
