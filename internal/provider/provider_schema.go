@@ -223,7 +223,8 @@ func providerSchema() schema.Schema {
 					"keep coming: a lone call (a single resource's apply) leaves at once, a merged call leaves as soon as " +
 					"half of the resources Terraform runs at once are in it, or when the stream pauses for three of its " +
 					"usual gaps. A merged call that fails is retried resource by resource, so one bad resource does not " +
-					"fail the others.",
+					"fail the others. With `TF_LOG_PROVIDER=DEBUG`, each call logs how many resources rode in it, how long " +
+					"they waited before it left and how long IAM took (`IAM call of merged requests answered`).",
 				Validators: []validator.String{durationValidator{allowZero: true}},
 			},
 			"ca_cert_file": schema.StringAttribute{
