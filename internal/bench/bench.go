@@ -208,16 +208,17 @@ func ManyGrants(size int, batchWindow string) Scenario {
 		name += fmt.Sprintf(", batch_window = %q", batchWindow)
 		settings = fmt.Sprintf("batch_window = %q", batchWindow)
 	}
-	return Scenario{
-		Name: name, Size: size, ProviderSettings: settings,
-		Config: `resource "bkiam_instance_grant" "host" {
+	const grants = `resource "bkiam_instance_grant" "host" {
   for_each  = var.instances
   system    = "bk_cmdb"
   subject   = { type = "user", id = "alice" }
   actions   = ["view_host"]
   resources = [{ system = "bk_cmdb", type = "host", instances = { (each.key) = each.value } }]
 }
-`,
+`
+	return Scenario{
+		Name: name, Size: size, ProviderSettings: settings,
+		Config: grants,
 		Baseline: `resource "terraform_data" "host" {
   for_each = var.instances
   input = {
@@ -228,14 +229,8 @@ func ManyGrants(size int, batchWindow string) Scenario {
   }
 }
 `,
-		Floor: `resource "floor_instance_grant" "host" {
-  for_each  = var.instances
-  system    = "bk_cmdb"
-  subject   = { type = "user", id = "alice" }
-  actions   = ["view_host"]
-  resources = [{ system = "bk_cmdb", type = "host", instances = { (each.key) = each.value } }]
-}
-`,
+		// The same resources on the empty provider.
+		Floor: strings.Replace(grants, "bkiam_instance_grant", "floor_instance_grant", 1),
 	}
 }
 
