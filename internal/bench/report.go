@@ -142,7 +142,7 @@ section gives the provider's share for the run below):
   computed attributes (` + "`id`, `policies`" + `, the nulls of the optional ones) after each resource: the price
   of what the grant stores, not of the provider's process.
 - **The provider's process is not where the time goes.** Timed inside the provider: over the create
-  apply the provider used 1.4–1.7 s of CPU, against about 16 s of Terraform's. Its own work in an
+  apply the provider used about 1.5 s of CPU, against about 16 s of Terraform's. Its own work in an
   ` + "`ApplyResourceChange`" + ` (decoding, the ledger of shared grants, encoding the new state and identity) is
   about half a millisecond (the trace below): with merging off and IAM answering at once, the 1000
   applies of the destroy took 1.5 s in all, and the provider sat idle 95% of the step. The rest of
@@ -151,8 +151,8 @@ section gives the provider's share for the run below):
 - **The waiting costs no time here.** Terraform holds one of its ` + "`-parallelism`" + ` slots while a resource
   waits in the provider, but it finishes resources one at a time under its state lock anyway: while
   half its slots wait for a merged call, the other half keep that lock busy. In paired runs (the
-  empty provider and the provider in turn, three rounds), the provider's create apply took 12.7–13.8 s
-  and its destroy 27.4–27.8 s on Terraform 1.16, within the empty provider's own 12.4–13.9 s and
+  empty provider and the provider in turn, three rounds on 1.16 and two on 1.5.7), the provider's
+  create apply took 12.7–13.8 s and its destroy 27.4–27.8 s on Terraform 1.16, within the empty provider's own 12.4–13.9 s and
   27.9–36.3 s before its 180-odd calls' 3.6 s are added; 11.7–11.9 s and 21.5–21.8 s on Terraform 1.5.7,
   against 11.1–13.5 s and 22.3–24.7 s. The plans are faster than the empty provider's, as the grants
   are served without the framework's per-attribute walks. Issue 55 measured 1.76× and 2.29× the floor
@@ -160,7 +160,7 @@ section gives the provider's share for the run below):
   or on the code as it stood when the work on the issue began (13.3 s and 29.1 s in its first run).
 - **A bigger merged call, tried and left out**: a call that left only once all but the resources
   Terraform needs to stay busy during the call were waiting (calls of about 8 at 20 ms) sent 20%
-  fewer grants and revokes (280–295 a round against 349–361) but took 14% longer to create and 7%
+  fewer grants and revokes (280–295 a round against 349–361) but took 15% longer to create and 7%
   longer to destroy (means of three paired rounds), as
   Terraform then ran out of work while the bigger call was answered. The rule stays: a call leaves
   once half of Terraform's parallelism waits, or when the stream pauses.
