@@ -121,7 +121,7 @@ after another run, the tables below are the figures to trust.
 
 A module's ` + "`for_each`" + ` of 1000 one-host grants for one user. Issue 55's goals — plans within 1.1× the floor,
 applies and the destroy within 1.2× — are met on both CLIs, with the calls of before: in the run below
-the create apply took 0.73–0.87× the floor, the destroy 0.81–0.84×, the plans 0.53–0.70×, in 167–170
+the create apply took 0.73–0.87× the floor, the destroy 0.81–0.84×, the plans 0.54–0.66×, in 167–170
 grants and 179–186 revokes. Against an IAM at 100 ms per call, where one call per resource would take
 100 s a step, the merged calls (about 200 a step) keep both steps at 21–33 s, 0.60–0.65× the floor.
 Where the time goes, measured on Terraform 1.16 against the sandbox at 20 ms per call (the trace
