@@ -91,54 +91,52 @@ func main() {
 		names[i] = cliName(ctx, c)
 	}
 	bench.WriteHeader(out, machine(opts, names), partial(*quick, *only, opts.SkipBaseline))
+	// Each scenario on every CLI in turn, so that its tables sit together.
+	onEveryCLI := func(run func(cli int) error) {
+		for i, cli := range clis {
+			opts.Terraform = cli
+			if err := run(i); err != nil {
+				fail(fmt.Errorf("%s: %w", names[i], err))
+			}
+		}
+	}
 	for _, sc := range scenarios {
-		if !strings.Contains(sc.Name, *only) {
-			continue
-		}
-		// Each scenario on every CLI in turn, so that its tables sit together.
-		for i, c := range clis {
-			opts.Terraform = c
-			results, err := bench.Run(ctx, opts, sc)
-			if err != nil {
-				fail(fmt.Errorf("%s: %w", names[i], err))
-			}
-			bench.Print(out, sc, names[i], sc.Latency(opts), results)
+		if strings.Contains(sc.Name, *only) {
+			onEveryCLI(func(i int) error {
+				results, err := bench.Run(ctx, opts, sc)
+				if err == nil {
+					bench.Print(out, sc, names[i], sc.Latency(opts), results)
+				}
+				return err
+			})
 		}
 	}
-	section := false
+	section := bench.SiteSection
 	for _, c := range comparisons {
-		if !strings.Contains(c.Name, *only) {
-			continue
-		}
-		if !section {
-			fmt.Fprint(out, bench.SiteSection)
-			section = true
-		}
-		for i, cli := range clis {
-			opts.Terraform = cli
-			results, err := bench.RunComparison(ctx, opts, c)
-			if err != nil {
-				fail(fmt.Errorf("%s: %w", names[i], err))
-			}
-			bench.PrintComparison(out, c, names[i], results)
+		if strings.Contains(c.Name, *only) {
+			fmt.Fprint(out, section)
+			section = ""
+			onEveryCLI(func(i int) error {
+				results, err := bench.RunComparison(ctx, opts, c)
+				if err == nil {
+					bench.PrintComparison(out, c, names[i], results)
+				}
+				return err
+			})
 		}
 	}
-	section = false
+	section = bench.TraceSection
 	for _, sc := range traced {
-		if !strings.Contains("trace: "+sc.Name, *only) {
-			continue
-		}
-		if !section {
-			fmt.Fprint(out, bench.TraceSection)
-			section = true
-		}
-		for i, cli := range clis {
-			opts.Terraform = cli
-			results, err := bench.RunTrace(ctx, opts, sc)
-			if err != nil {
-				fail(fmt.Errorf("%s: %w", names[i], err))
-			}
-			bench.PrintTrace(out, sc, names[i], results)
+		if strings.Contains("trace: "+sc.Name, *only) {
+			fmt.Fprint(out, section)
+			section = ""
+			onEveryCLI(func(i int) error {
+				results, err := bench.RunTrace(ctx, opts, sc)
+				if err == nil {
+					bench.PrintTrace(out, sc, names[i], results)
+				}
+				return err
+			})
 		}
 	}
 	var goBench io.Reader
