@@ -87,19 +87,32 @@ func (c *Client) AuthByActions(ctx context.Context, system string, subject Subje
 	return answer, nil
 }
 
-// QueryByActions returns, for each action, the expression IAM evaluates for subject: the merged
-// effective permission (POST /api/v2/policy/systems/{system}/query_by_actions/). asManager is set
-// when the backend answered as for a manager.
-func (c *Client) QueryByActions(ctx context.Context, system string, subject Subject, actions []string) (conditions []ActionCondition, asManager bool, err error) {
+// QueryByActions returns, for each action (in their order, each once), the expression IAM
+// evaluates for subject: the merged effective permission, {} for none. Actions alone names
+// (related to another system's resource type) are asked through the single-action query, the
+// others through query_by_actions (queryEach). asManager is set when the backend answered as for a
+// manager.
+func (c *Client) QueryByActions(ctx context.Context, system string, subject Subject, actions []string, alone AskAlone) (conditions []ActionCondition, asManager bool, err error) {
 	if err := c.checkSubjectQuery("effective permission query", system, subject, actions); err != nil {
 		return nil, false, err
 	}
-	op := fmt.Sprintf("effective permission query POST %s for %s %s", queryByActionsRoute(system), subject.Type, subject.ID)
-	conditions, raw, err := c.queryByActions(ctx, op, system, subject, actions, "", "checking access")
+	if slices.Contains(actions, "") {
+		return nil, false, invalid("effective permission query", "an action is empty")
+	}
+	actions = uniqueStrings(actions)
+	op := "effective permission query"
+	calls, err := c.queryEach(ctx, op, system, subject, actions, alone, "", "checking access")
 	if err != nil {
 		return nil, false, err
 	}
-	return conditions, answeredAsManager(raw), nil
+	byAction, asManager, err := conditionsOf(op, calls)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, a := range actions {
+		conditions = append(conditions, ActionCondition{Action: a, Condition: byAction[a]})
+	}
+	return conditions, asManager, nil
 }
 
 // checkSubjectQuery refuses, before any call, a question about a subject that the backend's policy

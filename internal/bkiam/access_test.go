@@ -132,7 +132,7 @@ func TestQueryByActions(t *testing.T) {
 	ctx := context.Background()
 	alice := Subject{Type: "user", ID: "alice"}
 	grantHosts(t, c, alice, "view_host", "1", "2")
-	got, asManager, err := c.QueryByActions(ctx, "bk_cmdb", alice, []string{"view_host", "edit_host"})
+	got, asManager, err := c.QueryByActions(ctx, "bk_cmdb", alice, []string{"view_host", "edit_host"}, nil)
 	if err != nil || asManager || len(got) != 2 {
 		t.Fatalf("alice's query: %+v, %t, %v", got, asManager, err)
 	}
@@ -142,7 +142,7 @@ func TestQueryByActions(t *testing.T) {
 			t.Errorf("%s: condition %s, want it to hold %s", ac.Action, ac.Condition, want)
 		}
 	}
-	got, asManager, err = c.QueryByActions(ctx, "bk_cmdb", Subject{Type: "user", ID: "frank"}, []string{"view_host"})
+	got, asManager, err = c.QueryByActions(ctx, "bk_cmdb", Subject{Type: "user", ID: "frank"}, []string{"view_host"}, nil)
 	if err != nil || !asManager || len(got) != 1 || !strings.Contains(string(got[0].Condition), `"op":"any"`) {
 		t.Errorf("frank's query: %+v, %t, %v; want any, as a manager", got, asManager, err)
 	}

@@ -143,7 +143,7 @@ func (c *Client) roundTrip(ctx context.Context, st *callState, method string, wi
 		e := c.networkError(st.op, st, readErr)
 		e.HTTPStatus = resp.StatusCode
 		e.RequestID = attemptRequestID(resp)
-		if errors.Is(readErr, errBodyTooLarge) {
+		if errors.Is(readErr, ErrBodyTooLarge) {
 			e.Layer, e.kind = c.cfg.transport.layer(), kindMalformed
 			e.Message = readErr.Error()
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // The backend's debug tree (bk-iam pkg/logging/debug), as query_by_actions answers it beside its
@@ -31,16 +32,32 @@ type debugNode struct {
 	SubDebugs []json.RawMessage          `json:"sub_debugs"`
 }
 
-// readDebugTree reads the rows of subject for each of actions from a query_by_actions tree.
+// readDebugTree reads the rows of subject for each of actions from a query_by_actions tree: a root
+// whose sub_debugs hold one entry per action.
 func readDebugTree(raw []byte, subject Subject, actions []string) (*debugTree, error) {
 	root, err := decodeNode(raw, "the debug tree")
 	if err != nil {
 		return nil, err
 	}
+	return readDebugEntries(root.SubDebugs, "debug.sub_debugs", subject, actions)
+}
+
+// readDebugEntry reads the rows of subject for action from the single-action query's tree, which
+// is the action's entry itself.
+func readDebugEntry(raw []byte, subject Subject, action string) (*debugTree, error) {
+	return readDebugEntries([]json.RawMessage{raw}, "debug", subject, []string{action})
+}
+
+// readDebugEntries reads action entries (at names the list in errors): one for each of actions,
+// all of the one subject.
+func readDebugEntries(entries []json.RawMessage, at string, subject Subject, actions []string) (*debugTree, error) {
 	out := &debugTree{rows: map[string][]DebugRow{}}
 	seen := map[string]bool{}
-	for i, rawEntry := range root.SubDebugs {
-		at := fmt.Sprintf("debug.sub_debugs[%d]", i)
+	for i, rawEntry := range entries {
+		at := at
+		if len(entries) > 1 || at != "debug" {
+			at = fmt.Sprintf("%s[%d]", at, i)
+		}
 		entry, err := decodeNode(rawEntry, at)
 		if err != nil {
 			return nil, err
@@ -133,7 +150,8 @@ func entrySubject(n *debugNode, at string, want Subject) (int64, bool, error) {
 		return 0, false, fmt.Errorf("%s: context.subject is not a subject (%w)", at, err)
 	}
 	switch {
-	case subj.Type != want.Type || subj.ID != want.ID:
+	case subj.Type != want.Type || !strings.EqualFold(subj.ID, want.ID):
+		// IAM compares subject ids without case (its tables are utf8_general_ci).
 		return 0, false, fmt.Errorf("%s: context.subject is %s %s, not the %s %s asked for", at, subj.Type, subj.ID, want.Type, want.ID)
 	case subj.Attribute == nil || subj.Attribute.Attribute == nil:
 		return 0, false, fmt.Errorf("%s: no context.subject.Attribute.Attribute", at)

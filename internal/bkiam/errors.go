@@ -148,7 +148,7 @@ func (e *Error) isTransient() bool {
 		// Our own cancellation or deadline is final, and so is a certificate failure; a
 		// per-attempt timeout or a refused connection is not.
 		return e.Err != nil && !errors.Is(e.Err, context.Canceled) && !errors.Is(e.Err, context.DeadlineExceeded) &&
-			!errors.Is(e.Err, errBodyTooLarge) && retryableNetError(e.Err)
+			!errors.Is(e.Err, ErrBodyTooLarge) && retryableNetError(e.Err)
 	}
 	if e.isRateLimited() {
 		return true
@@ -242,7 +242,7 @@ func (e *Error) Error() string {
 			return fmt.Sprintf("the %s was cancelled before the %s answered%s: %s", op, who, e.details(false), cause)
 		case errors.Is(e.Err, context.DeadlineExceeded):
 			return fmt.Sprintf("the %s ran out of time before the %s answered%s: %s", op, who, e.details(false), cause)
-		case errors.Is(e.Err, errBodyTooLarge):
+		case errors.Is(e.Err, ErrBodyTooLarge):
 			return fmt.Sprintf("the %s answered the %s with an oversized body%s: %s", who, op, e.details(false), cause)
 		}
 		return fmt.Sprintf("could not reach the %s for the %s%s: %s", who, op, e.details(false), cause)

@@ -265,3 +265,16 @@ func (mc *ModelCache) Reads() int {
 	defer mc.mu.Unlock()
 	return mc.count
 }
+
+// AskAlone is the AskAlone of system's model (AloneIn): nil when mc is nil or the model cannot be
+// read, and the queries then try the batch route first and fall back to asking alone.
+func (mc *ModelCache) AskAlone(ctx context.Context, system string) AskAlone {
+	if mc == nil {
+		return nil
+	}
+	m, err := mc.Get(ctx, system)
+	if err != nil {
+		return nil
+	}
+	return AloneIn(m)
+}

@@ -36,7 +36,7 @@ func OutcomeUnknown(err error) bool {
 		if errors.As(e.Err, &certErr) || errors.As(e.Err, &recordErr) {
 			return false // the TLS handshake failed, before the request was written
 		}
-		return !errors.Is(e.Err, errBodyTooLarge) || e.HTTPStatus < 300
+		return !errors.Is(e.Err, ErrBodyTooLarge) || e.HTTPStatus < 300
 	case kindRedirect:
 		return false
 	case kindMalformed:

@@ -19,7 +19,8 @@ const maxResponseBytes = 32 << 20
 // snippetRunes is how much of an unexpected body goes into an error message.
 const snippetRunes = 200
 
-var errBodyTooLarge = fmt.Errorf("response body exceeds %d MiB", maxResponseBytes>>20)
+// ErrBodyTooLarge: an answer longer than the client reads (maxResponseBytes).
+var ErrBodyTooLarge = fmt.Errorf("response body exceeds %d MiB", maxResponseBytes>>20)
 
 // flexCode accepts a code as a JSON number or a numeric string (some ESB components quote it).
 type flexCode struct {
@@ -96,7 +97,7 @@ func peekBody(resp *http.Response) ([]byte, error) {
 		data, err = readBody(resp)
 		_ = resp.Body.Close()
 		if err == nil && len(data) > maxResponseBytes {
-			data, err = data[:maxResponseBytes], errBodyTooLarge
+			data, err = data[:maxResponseBytes], ErrBodyTooLarge
 		}
 	}
 	resp.Body = &peekedBody{Reader: bytes.NewReader(data), data: data, err: err}

@@ -29,7 +29,7 @@ func (c *Client) checkRetry(st *callState) retryablehttp.CheckRetry {
 		st.logAttempt(ctx, c, resp, raw)
 		if readErr != nil {
 			// The answer broke off midway: as good as no answer, unless it is just too big.
-			return !errors.Is(readErr, errBodyTooLarge), nil
+			return !errors.Is(readErr, ErrBodyTooLarge), nil
 		}
 		// Only the envelope matters here: the data (a list of grants, or a page of a
 		// policy list) is decoded once, by the caller.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,6 +82,12 @@ func decodeGotPolicy(d []byte, system string, id int64) (Policy, error) {
 var ErrNoDebug = errors.New("bkiam: IAM answered without its debug output; " +
 	"the backend or the gateway before it does not pass ?debug on")
 
+// ErrDebugUnreadable is returned by QuerySubjectRows for a debug tree it cannot read: the tree is
+// the backend's undocumented output, and a key renamed or moved by a later release, or an answer
+// too large to read whole, means the rows cannot be told from it. It is also an
+// ErrUnexpectedResponse. Callers read what the subject holds another way (the policy lists).
+var ErrDebugUnreadable = errors.New("bkiam: the debug output of IAM's policy query cannot be read")
+
 // SubjectRows is what the backend's query route with debug output says of one subject.
 type SubjectRows struct {
 	// Known is set when IAM knows the subject: its debug output shows its key. A user never synced
@@ -106,11 +113,14 @@ type SubjectRows struct {
 // of the subject holding it, and its expiry.
 type DebugRow struct{ ID, SubjectPK, ExpiredAt int64 }
 
-// QuerySubjectRows asks POST /api/v2/policy/systems/{system}/query_by_actions/?debug=1&force=1 for
-// subject and actions (one call; the route has no limit of actions) and reads the debug tree
-// (readDebugTree). force bypasses the backend's caches, so that the rows are the database's now.
-// A tree that lacks what it should hold is an error (ErrUnexpectedResponse), never a guess.
-func (c *Client) QuerySubjectRows(ctx context.Context, system string, subject Subject, actions []string) (*SubjectRows, error) {
+// QuerySubjectRows asks the backend's policy query with its debug output (?debug=1&force=1) for
+// subject and actions, and reads the debug trees (readDebugTree). Actions alone names (those
+// related to another system's resource type) are asked one by one through the single-action
+// query, the others through query_by_actions, MaxQueryActions a call (queryEach). force bypasses
+// the backend's caches, so that the rows are the database's now. An answer without a tree is
+// ErrNoDebug; a tree that lacks what it should hold, or an answer too large to read, is
+// ErrDebugUnreadable, never a guess.
+func (c *Client) QuerySubjectRows(ctx context.Context, system string, subject Subject, actions []string, alone AskAlone) (*SubjectRows, error) {
 	if err := c.checkSubjectQuery("subject rows query", system, subject, actions); err != nil {
 		return nil, err
 	}
@@ -118,36 +128,44 @@ func (c *Client) QuerySubjectRows(ctx context.Context, system string, subject Su
 		return nil, invalid("subject rows query", "an action is empty")
 	}
 	actions = uniqueStrings(actions) // the backend answers an action as often as it is asked
-	const query = "?debug=1&force=1"
-	op := fmt.Sprintf("subject rows query POST %s%s for %s %s", queryByActionsRoute(system), query, subject.Type, subject.ID)
-	conditions, raw, err := c.queryByActions(ctx, op, system, subject, actions, query, "reading a subject's rows")
+	const suffix = "?debug=1&force=1"
+	op := "subject rows query"
+	calls, err := c.queryEach(ctx, op, system, subject, actions, alone, suffix, "reading a subject's rows")
+	if errors.Is(err, ErrBodyTooLarge) {
+		return nil, fmt.Errorf("%w: %w: %w", ErrDebugUnreadable, ErrUnexpectedResponse, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := &SubjectRows{Rows: map[string][]DebugRow{}, Conditions: map[string]json.RawMessage{}}
-	for _, d := range conditions {
-		out.Conditions[d.Action] = d.Condition
+	out := &SubjectRows{Rows: map[string][]DebugRow{}}
+	if out.Conditions, out.AsManager, err = conditionsOf(op, calls); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDebugUnreadable, err)
 	}
-	for _, a := range actions {
-		if _, ok := out.Conditions[a]; !ok {
-			return nil, fmt.Errorf("%w: %s: the answer says nothing of action %s", ErrUnexpectedResponse, op, a)
-		}
-	}
-	if answeredAsManager(raw) {
-		out.AsManager = true
+	if out.AsManager {
 		return out, nil
 	}
-	var top struct {
-		Debug json.RawMessage `json:"debug"`
+	for i, call := range calls {
+		var top struct {
+			Debug json.RawMessage `json:"debug"`
+		}
+		if err := json.Unmarshal(call.raw, &top); err != nil || len(top.Debug) == 0 || string(top.Debug) == "null" {
+			return nil, fmt.Errorf("%w (%s)", ErrNoDebug, op)
+		}
+		var tree *debugTree
+		if call.alone {
+			tree, err = readDebugEntry(top.Debug, subject, call.actions[0])
+		} else {
+			tree, err = readDebugTree(top.Debug, subject, call.actions)
+		}
+		if err == nil && i > 0 && (tree.known != out.Known || tree.pk != out.PK) {
+			err = fmt.Errorf("the subject's key is %d (known %t), where an answer before says %d (known %t)", tree.pk, tree.known, out.PK, out.Known)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w: %s: %w", ErrDebugUnreadable, ErrUnexpectedResponse, op, err)
+		}
+		out.Known, out.PK = tree.known, tree.pk
+		maps.Copy(out.Rows, tree.rows)
 	}
-	if err := json.Unmarshal(raw, &top); err != nil || len(top.Debug) == 0 || string(top.Debug) == "null" {
-		return nil, fmt.Errorf("%w (%s)", ErrNoDebug, op)
-	}
-	tree, err := readDebugTree(top.Debug, subject, actions)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrUnexpectedResponse, op, err)
-	}
-	out.Known, out.PK, out.Rows = tree.known, tree.pk, tree.rows
 	return out, nil
 }
 

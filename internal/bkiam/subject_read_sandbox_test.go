@@ -49,11 +49,11 @@ func TestQuerySubjectRowsSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rows, err := c.QuerySubjectRows(ctx, "bk_cmdb", alice, []string{"view_host", "delete_host", "edit_host"})
+	rows, err := c.QuerySubjectRows(ctx, "bk_cmdb", alice, []string{"view_host", "delete_host", "edit_host"}, nil)
 	if err != nil || !rows.Known || rows.PK <= 0 || rows.AsManager {
 		t.Fatalf("alice: %+v, %v", rows, err)
 	}
-	groupRows, err := c.QuerySubjectRows(ctx, "bk_cmdb", group, []string{"view_host"})
+	groupRows, err := c.QuerySubjectRows(ctx, "bk_cmdb", group, []string{"view_host"}, nil)
 	if err != nil || !groupRows.Known || groupRows.PK == rows.PK {
 		t.Fatalf("the group: %+v, %v; want known, its key not alice's (%d)", groupRows, err, rows.PK)
 	}
@@ -93,12 +93,12 @@ func TestQuerySubjectRowsSandbox(t *testing.T) {
 	}
 
 	for _, s := range []Subject{{"user", "ghost"}, {"group", "999999"}, {"group", "abc"}} {
-		got, err := c.QuerySubjectRows(ctx, "bk_cmdb", s, []string{"view_host"})
+		got, err := c.QuerySubjectRows(ctx, "bk_cmdb", s, []string{"view_host"}, nil)
 		if err != nil || got.Known || got.PK != 0 || len(got.Rows) != 0 || string(got.Conditions["view_host"]) != "{}" {
 			t.Errorf("%v: %+v, %v; want unknown, holding nothing", s, got, err)
 		}
 	}
-	frank, err := c.QuerySubjectRows(ctx, "bk_cmdb", Subject{"user", "frank"}, []string{"view_host"})
+	frank, err := c.QuerySubjectRows(ctx, "bk_cmdb", Subject{"user", "frank"}, []string{"view_host"}, nil)
 	if err != nil || !frank.AsManager || frank.Known {
 		t.Errorf("frank, a manager: %+v, %v", frank, err)
 	}

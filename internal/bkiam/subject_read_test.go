@@ -116,7 +116,7 @@ func TestQuerySubjectRowsRecorded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := newFakeServer(t, reply(http.StatusOK, realAnswer(t, tc.file)))
 			c := mustClient(t, gatewayConfig(fs.URL))
-			got, err := c.QuerySubjectRows(context.Background(), "bk_tfdemo", tc.subject, tc.actions)
+			got, err := c.QuerySubjectRows(context.Background(), "bk_tfdemo", tc.subject, tc.actions, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +219,7 @@ func TestQuerySubjectRowsMalformed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := newFakeServer(t, reply(http.StatusOK, tc.body))
 			c := mustClient(t, gatewayConfig(fs.URL))
-			got, err := c.QuerySubjectRows(context.Background(), "bk_tfdemo", carol, tc.actions)
+			got, err := c.QuerySubjectRows(context.Background(), "bk_tfdemo", carol, tc.actions, nil)
 			if !errors.Is(err, tc.is) || !strings.Contains(fmt.Sprint(err), tc.says) {
 				t.Fatalf("%+v, %v; want an error that is %v and says %q", got, err, tc.is, tc.says)
 			}

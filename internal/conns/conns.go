@@ -101,6 +101,17 @@ func (d *Data) InvalidateScans(system string, subject bkiam.Subject, actions []s
 	}
 }
 
+// AskAlone tells the backend's policy queries which of system's actions to
+// ask one by one (bkiam.AskAlone): from the system's model when check_model
+// is on, nil otherwise (the batch is tried first, and a refused one asked
+// again action by action).
+func (d *Data) AskAlone(ctx context.Context, system string) bkiam.AskAlone {
+	if !d.CheckModel {
+		return nil
+	}
+	return d.Models.AskAlone(ctx, system)
+}
+
 // Limits are the batch limits the planners split calls by.
 func (d *Data) Limits() grantplan.Limits {
 	return grantplan.Limits{Grant: d.GrantBatchSize, Revoke: d.RevokeBatchSize, Policy: MaxPolicyInstances}
@@ -286,9 +297,10 @@ type GroupCheck struct{ once readOnce[groupKey, bool] }
 
 type groupKey struct{ system, group, action string }
 
-func NewGroupCheck(c *bkiam.Client) *GroupCheck {
+func NewGroupCheck(c *bkiam.Client, models *bkiam.ModelCache) *GroupCheck {
 	return &GroupCheck{once: newReadOnce(func(ctx context.Context, k groupKey) (bool, error) {
-		rows, err := c.QuerySubjectRows(ctx, k.system, bkiam.Subject{Type: bkiam.SubjectGroup, ID: k.group}, []string{k.action})
+		rows, err := c.QuerySubjectRows(ctx, k.system, bkiam.Subject{Type: bkiam.SubjectGroup, ID: k.group}, []string{k.action},
+			models.AskAlone(ctx, k.system))
 		if err != nil {
 			return false, err
 		}

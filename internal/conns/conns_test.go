@@ -74,7 +74,7 @@ func TestGroupCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	check := conns.NewGroupCheck(client)
+	check := conns.NewGroupCheck(client, nil)
 	for _, tc := range []struct {
 		group string
 		known bool

@@ -17,24 +17,33 @@ import (
 type ClientSource struct {
 	Client *bkiam.Client
 	Scans  *bkiam.ScanCache
+	// Models, when set, tells which actions relate to another system's resource type, which the
+	// backend's batch query refuses to answer without resources: those are asked alone
+	// (bkiam.AskAlone). Without it the batch is tried first.
+	Models *bkiam.ModelCache
 	// noDebug is set once IAM answered without debug output.
 	noDebug *atomic.Bool
 }
 
 // NewClientSource builds a ClientSource.
-func NewClientSource(c *bkiam.Client, scans *bkiam.ScanCache) ClientSource {
-	return ClientSource{Client: c, Scans: scans, noDebug: new(atomic.Bool)}
+func NewClientSource(c *bkiam.Client, scans *bkiam.ScanCache, models *bkiam.ModelCache) ClientSource {
+	return ClientSource{Client: c, Scans: scans, Models: models, noDebug: new(atomic.Bool)}
 }
 
 func (s ClientSource) OwnRows(ctx context.Context, system string, subject bkiam.Subject, actions []string) (map[string][]Row, bool, error) {
 	if s.noDebug.Load() {
 		return nil, false, ErrUnanswered
 	}
-	got, err := s.Client.QuerySubjectRows(ctx, system, subject, actions)
+	got, err := s.Client.QuerySubjectRows(ctx, system, subject, actions, s.Models.AskAlone(ctx, system))
 	switch {
-	case errors.Is(err, bkiam.ErrNoDebug):
+	case errors.Is(err, bkiam.ErrNoDebug), errors.Is(err, bkiam.ErrDebugUnreadable) && !errors.Is(err, bkiam.ErrBodyTooLarge):
+		// The debug output is the backend's to change: once it is missing, or its shape is not
+		// the one this provider reads, the lists answer for the rest of the process.
 		s.noDebug.Store(true)
-		return nil, false, ErrUnanswered
+		return nil, false, fmt.Errorf("%w: %w", ErrUnanswered, err)
+	case errors.Is(err, bkiam.ErrDebugUnreadable):
+		// Too large to read for this subject: the lists answer for it.
+		return nil, false, fmt.Errorf("%w: %w", ErrUnanswered, err)
 	case err != nil:
 		return nil, false, fmt.Errorf("reading %s's policies of %s through IAM's policy query: %w", SubjectName(subject), system, err)
 	case got.AsManager:

@@ -60,7 +60,7 @@ func TestClientSourceReadsOneSubject(t *testing.T) {
 	grant("alice", "edit_host", []string{"7"}, expiring.Unix())
 	time.Sleep(time.Until(expiring) + time.Second)
 
-	src := heldpolicy.NewClientSource(client, bkiam.NewScanCache(client, time.Now))
+	src := heldpolicy.NewClientSource(client, bkiam.NewScanCache(client, time.Now), nil)
 	last := map[string]int{}
 	reads(sb, last)
 	alice := bkiam.Subject{Type: "user", ID: "alice"}

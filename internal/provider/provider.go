@@ -126,12 +126,19 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		GroupPolicies:   conns.NewGroupPolicyCache(client),
 		PlannedScopes:   conns.NewPlannedScopes(),
 		UserGroups:      conns.NewUserGroupCache(client),
-		Groups:          conns.NewGroupCheck(client),
 
 		AllowSharedGrants:   settings.allowSharedGrants,
 		ExpiryConflictsFail: settings.expiryConflicts == expiryConflictsError,
 	}
 	p.book.Store(data.Book)
+	var models *bkiam.ModelCache
+	if settings.checkModel {
+		// The model tells which actions relate to another system's resource
+		// type: the backend's batch query refuses them without resources, so
+		// the queries ask them one by one (bkiam.AskAlone).
+		models = data.Models
+	}
+	data.Groups = conns.NewGroupCheck(client, models)
 	newScans := func() *bkiam.ScanCache {
 		scans := bkiam.NewScanCache(client, time.Now)
 		if settings.checkModel {
@@ -155,7 +162,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		if data.PolicyScans == nil {
 			data.PolicyScans = newScans()
 		}
-		data.Policies = heldpolicy.NewClientSource(client, data.PolicyScans)
+		data.Policies = heldpolicy.NewClientSource(client, data.PolicyScans, models)
 		if settings.expiryConflicts != expiryConflictsOff {
 			data.Expiry = heldpolicy.NewReader(data.Policies)
 		}

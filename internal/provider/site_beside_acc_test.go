@@ -22,7 +22,7 @@ import (
 // policy query, then each row by id), never a whole list.
 func heldByAction(t *testing.T, e *acctest.SiteEnv, subject bkiam.Subject, actions []string) map[string]string {
 	t.Helper()
-	src := heldpolicy.NewClientSource(e.Client, bkiam.NewScanCache(e.Client, time.Now))
+	src := heldpolicy.NewClientSource(e.Client, bkiam.NewScanCache(e.Client, time.Now), nil)
 	held, _, err := heldpolicy.NewLiveReader(src).Read(context.Background(), e.P.System, subject, actions, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -239,7 +239,7 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 	}
 	gaps := map[string][]policyexpr.Gap{}
 	if len(denied) > 0 && !answer.AsManager {
-		conditions, _, err := d.Data.Client.QueryByActions(ctx, system, who, denied)
+		conditions, _, err := d.Data.Client.QueryByActions(ctx, system, who, denied, d.Data.AskAlone(ctx, system))
 		if err != nil {
 			resp.Diagnostics.AddError("Cannot check access", "IAM denied "+strings.Join(denied, ", ")+", and the provider could not read "+
 				"the subject's policy to tell a denial from an answer that depends on a path or an attribute: "+err.Error())

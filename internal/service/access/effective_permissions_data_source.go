@@ -171,7 +171,7 @@ func (d *effectivePermissionsDataSource) Read(ctx context.Context, req datasourc
 			m.Groups = list
 		}
 	}
-	conditions, asManager, err := d.Data.Client.QueryByActions(ctx, system, bkiam.Subject{Type: bkiam.SubjectUser, ID: user}, actions)
+	conditions, asManager, err := d.Data.Client.QueryByActions(ctx, system, bkiam.Subject{Type: bkiam.SubjectUser, ID: user}, actions, d.Data.AskAlone(ctx, system))
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the effective permissions", err.Error())
 		return
