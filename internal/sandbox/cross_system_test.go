@@ -302,3 +302,211 @@ func TestCrossSystemManagement(t *testing.T) {
 		`{"system":"bk_job","type":"script","paths":[[{"system":"bk_job","type":"script","id":"s1","name":"s"}]]},`+
 		`{"system":"bk_cmdb","type":"host","paths":[[{"system":"bk_cmdb","type":"host","id":"7","name":"h"}]]}]}`, 200, 0)
 }
+
+// crossAccessFixture: alice holds access_business on biz 1 and execute_script on (script s1,
+// host 7), and bob view_script on the path /bk_cmdb,biz,1/bk_job,script,s2/ and view on job j1.
+func crossAccessFixture(t *testing.T) *sandbox.Server {
+	t.Helper()
+	s := newServer(t, withModel(crossModel(t)))
+	for ep, bodies := range map[string][]string{
+		"batch_instance": {
+			jobCall("grant", "user", "alice", "access_business", `[`+instancesOf("bk_cmdb", "biz", "1")+`]`),
+			jobCall("grant", "user", "alice", "execute_script", `[`+instancesOf("bk_job", "script", "s1")+`,`+instancesOf("bk_cmdb", "host", "7")+`]`),
+			jobCall("grant", "user", "bob", "view", `[`+instancesOf("bk_job", "job", "j1")+`]`),
+		},
+		"batch_path": {jobCall("grant", "user", "bob", "view_script", `[{"system":"bk_job","type":"script","paths":[[`+
+			`{"system":"bk_cmdb","type":"biz","id":"1","name":"b"},{"system":"bk_job","type":"script","id":"s2","name":"s"}]]}]`)},
+	} {
+		for _, body := range bodies {
+			wantOK(t, send(t, s, gw, ep, body))
+		}
+	}
+	return s
+}
+
+// jobRes is a resource of an access check, attribute {} unless attr (raw JSON) is given.
+func jobRes(system, typ, id string, attr ...string) string {
+	a := `{}`
+	if len(attr) > 0 {
+		a = attr[0]
+	}
+	return `{"system":"` + system + `","type":"` + typ + `","id":"` + id + `","attribute":` + a + `}`
+}
+
+const (
+	jobAuth      = "/api/v2/policy/systems/bk_job/auth/"
+	jobByActions = "/api/v2/policy/systems/bk_job/auth_by_actions/"
+	jobQueryBy   = "/api/v2/policy/systems/bk_job/query_by_actions/"
+	jobQuery     = "/api/v2/policy/systems/bk_job/query/"
+)
+
+// The backend's access routes with another system's types: auth and auth_by_actions take exactly
+// the action's related types, systems included (ValidateActionResource); the queries ask for every
+// related type of another system (ValidateActionRemoteResource), the batch query always, the single
+// query only when resources are given; auth_by_resources checks nothing and evaluates a resource
+// of another system than its type's as no resource.
+func TestCrossSystemAccess(t *testing.T) {
+	s := crossAccessFixture(t)
+	biz1, host7, script1 := jobRes("bk_cmdb", "biz", "1"), jobRes("bk_cmdb", "host", "7"), jobRes("bk_job", "script", "s1")
+	auth := func(user, action string, rs ...string) string { return authBody(user, action, rs...) }
+	byActionsBody := func(user, actions string, rs ...string) string {
+		return `{` + subj("user", user) + `,"actions":` + actions + `,"resources":[` + strings.Join(rs, ",") + `]}`
+	}
+	query := func(user, action string, rs ...string) string {
+		return `{` + subj("user", user) + `,"action":{"id":"` + action + `"},"resources":[` + strings.Join(rs, ",") + `]}`
+	}
+	row := func(action, cond string) string { return `{"action":{"id":"` + action + `"},"condition":` + cond + `}` }
+	anyOf := `{"field":"","op":"any","value":[]}`
+	bizEq1 := `{"field":"biz.id","op":"eq","value":"1"}`
+	scriptEq := `{"field":"script.id","op":"eq","value":"s1"}`
+	mismatch := "system error[request_id=…"
+	ok := func(name, path, body, data string) accessCase {
+		return accessCase{name: name, path: path, body: body, status: 200, msg: "ok", data: data}
+	}
+	fails := func(name, path, body string) accessCase {
+		return accessCase{name: name, path: path, body: body, status: 500, code: 1901500, msg: mismatch}
+	}
+	runAccessCases(t, s, []accessCase{
+		ok("auth: another system's type", jobAuth, auth("alice", "access_business", biz1), allowed(true)),
+		ok("auth: another instance", jobAuth, auth("alice", "access_business", jobRes("bk_cmdb", "biz", "2")), allowed(false)),
+		fails("auth: the type under the action's system", jobAuth, auth("alice", "access_business", jobRes("bk_job", "biz", "1"))),
+		ok("auth: a combined resource of two systems, in any order", jobAuth, auth("alice", "execute_script", host7, script1), allowed(true)),
+		fails("auth: the local part of it alone", jobAuth, auth("alice", "execute_script", script1)),
+		ok("auth: a path through another system's ancestor", jobAuth, auth("bob", "view_script", jobRes("bk_job", "script", "s2", `{"_bk_iam_path_":"/bk_cmdb,biz,1/"}`)), allowed(true)),
+		ok("auth_by_actions", jobByActions, byActionsBody("alice", actionsJSON("access_business"), biz1), `{"access_business":true}`),
+		fails("auth_by_actions: a local action beside it", jobByActions, byActionsBody("alice", actionsJSON("view", "access_business"), biz1)),
+		ok("auth_by_resources: the system compared", byResources, `{"system":"bk_job",`+subj("user", "alice")+`,"action":{"id":"access_business"},"resources_list":[[`+
+			biz1+`],[`+jobRes("bk_job", "biz", "1")+`]]}`, `{"bk_cmdb,biz,1":true,"bk_job,biz,1":false}`),
+
+		fails("query_by_actions: no resources", jobQueryBy, byActionsBody("alice", actionsJSON("access_business"))),
+		fails("query_by_actions: without the resources key", jobQueryBy, `{`+subj("user", "alice")+`,"actions":`+actionsJSON("access_business")+`}`),
+		fails("query_by_actions: a local action beside it gets no answer", jobQueryBy, byActionsBody("alice", actionsJSON("view", "access_business"))),
+		ok("query_by_actions: the local action alone", jobQueryBy, byActionsBody("bob", actionsJSON("view")), `[`+row("view", `{"field":"job.id","op":"eq","value":"j1"}`)+`]`),
+		ok("query_by_actions: the remote resource given", jobQueryBy, byActionsBody("alice", actionsJSON("access_business"), biz1), `[`+row("access_business", anyOf)+`]`),
+		ok("query_by_actions: another remote instance", jobQueryBy, byActionsBody("alice", actionsJSON("access_business"), jobRes("bk_cmdb", "biz", "2")), `[`+row("access_business", `{}`)+`]`),
+		ok("query_by_actions: the local type may be left out", jobQueryBy, byActionsBody("alice", actionsJSON("execute_script"), host7), `[`+row("execute_script", scriptEq)+`]`),
+		fails("query_by_actions: the remote type may not", jobQueryBy, byActionsBody("alice", actionsJSON("execute_script"), script1)),
+		fails("query_by_actions: a remote type given twice", jobQueryBy, byActionsBody("alice", actionsJSON("access_business"), biz1, jobRes("bk_cmdb", "biz", "2"))),
+		ok("query_by_actions: a remote resource of a third system passes by its type id and counts for nothing", jobQueryBy,
+			byActionsBody("alice", actionsJSON("access_business"), jobRes("bk_sops", "biz", "1")), `[`+row("access_business", bizEq1)+`]`),
+		{name: "query_by_actions: a manager", path: jobQueryBy, body: byActionsBody("admin", actionsJSON("access_business")), status: 200, msg: managerMsg,
+			data: `[` + row("access_business", anyOf) + `]`},
+
+		ok("query: no resources, the whole expression", jobQuery, query("alice", "access_business"), bizEq1),
+		ok("query: without the resources key", jobQuery, `{`+subj("user", "alice")+`,"action":{"id":"access_business"}}`, bizEq1),
+		ok("query: a combined resource, no resources", jobQuery, query("alice", "execute_script"),
+			`{"op":"AND","content":[`+scriptEq+`,{"field":"host.id","op":"eq","value":"7"}]}`),
+		fails("query: a partial remote resource", jobQuery, query("alice", "execute_script", script1)),
+		ok("query: the remote resource given", jobQuery, query("alice", "execute_script", host7), scriptEq),
+		ok("query: both given", jobQuery, query("alice", "execute_script", script1, host7), anyOf),
+		ok("query: a local action", jobQuery, query("bob", "view", jobRes("bk_job", "job", "j1")), anyOf),
+		ok("query: nothing held", jobQuery, query("carol", "access_business"), `{}`),
+		ok("query: an unknown user", jobQuery, query("ghost", "access_business"), `{}`),
+		{name: "query: a manager", path: jobQuery, body: query("admin", "fly"), status: 200, msg: managerMsg, data: anyOf},
+		{name: "query: an unknown action is a bad request", path: jobQuery, body: query("alice", "fly"), status: 400, code: 1901400,
+			msg: "bad request:[PDP:Query] queryAndPartialEvalConditions fail => action.id invalid"},
+		{name: "query: the action is required", path: jobQuery, body: `{` + subj("user", "alice") + `}`, status: 400, code: 1901400, msg: "bad request:ID is required"},
+		{name: "query: attribute is required", path: jobQuery, body: query("alice", "access_business", `{"system":"bk_cmdb","type":"biz","id":"1"}`),
+			status: 400, code: 1901400, msg: "bad request:Attribute is required"},
+		{name: "query: an unknown system", path: "/api/v2/policy/systems/nope/query/", body: query("alice", "access_business"),
+			status: 404, code: 1901404, msg: "not found:system(nope) not exists"},
+		{name: "query: not a client", path: jobQuery, body: query("alice", "access_business"), auth: outsider,
+			status: 401, code: 1901401, msg: "unauthorized:app(outsider) is not allowed to call system (bk_job) api"},
+	})
+	if n := s.Stats().Requests["policy_query"]; n != 15 {
+		t.Errorf("policy_query counted %d calls, want 15", n)
+	}
+}
+
+// The debug output with another system's types: the batch query's failure carries the failing
+// action's entry in HTTP 200; the single query's tree is the action's entry, with the rows.
+func TestCrossSystemQueryDebug(t *testing.T) {
+	s := crossAccessFixture(t)
+	r, tree := debugPost(t, s, jobQueryBy, "&force=1", queryBody("user", "alice", "view", "access_business"))
+	if r.status != 200 || r.code() != 1901500 || !strings.Contains(r.message(), "request resources not match action") || r.raw == "" ||
+		!jsonEqual(r.body["data"], `{}`) {
+		t.Fatalf("query_by_actions with debug: HTTP %d %s", r.status, r.raw)
+	}
+	if id := actionOf(tree); id != "access_business" || !strings.Contains(fmt.Sprint(tree["error"]), "request resources not match action") ||
+		strings.Join(stepNames(tree), ",") != "Fetch action details,Validate action remote resource" {
+		t.Errorf("the failing action's entry: %v", tree)
+	}
+
+	var list listData
+	_ = json.Unmarshal([]byte(getRead(t, s, "/api/v1/systems/bk_job/policies?action_id=access_business", goodAuth).raw), &list)
+	if len(list.Data.Results) != 1 {
+		t.Fatalf("the policy list: %+v", list)
+	}
+	r, tree = debugPost(t, s, jobQuery, "", `{`+subj("user", "alice")+`,"action":{"id":"access_business"}}`)
+	if r.status != 200 || r.code() != 0 || !jsonEqual(r.body["data"], `{"field":"biz.id","op":"eq","value":"1"}`) {
+		t.Fatalf("query with debug: HTTP %d %s", r.status, r.raw)
+	}
+	steps := strings.Join(stepNames(tree), ",")
+	if actionOf(tree) != "access_business" || strings.Contains(steps, "Validate action") || !strings.Contains(steps, "Filter policies by eval resources") {
+		t.Errorf("the action's entry: steps %s, %v", steps, tree)
+	}
+	rows := effectRows(t, tree)
+	if len(rows) != 1 || rows[0].PK != list.Data.Results[0].ID || float64(rows[0].SubjectPK) != subjectAttribute(t, tree)["pk"] {
+		t.Errorf("effectPolicies %+v, want the listed row %d of alice", rows, list.Data.Results[0].ID)
+	}
+	action, _ := entryContext(tree)["action"].(map[string]any)
+	if b, _ := json.Marshal(action["Attribute"]); !strings.Contains(string(b), `"resource_type":[{"System":"bk_cmdb","Type":"biz"}]`) {
+		t.Errorf("the action's related types: %s", b)
+	}
+	// The rows' stored form names the field with its type's system.
+	if !strings.Contains(r.raw, `bk_cmdb.biz.id`) || strings.Contains(r.raw, `bk_job.biz.id`) {
+		t.Errorf("internal expressions: %s", r.raw)
+	}
+
+	r, tree = debugPost(t, s, jobQuery, "", `{`+subj("user", "alice")+`,"action":{"id":"execute_script"},"resources":[`+jobRes("bk_job", "script", "s1")+`]}`)
+	if r.status != 200 || r.code() != 1901500 || actionOf(tree) != "execute_script" ||
+		strings.Join(stepNames(tree), ",") != "Fetch action details,Validate action remote resource" {
+		t.Errorf("a partial remote resource with debug: HTTP %d %s", r.status, r.raw)
+	}
+	r, tree = debugPost(t, s, jobQuery, "", `{`+subj("user", "alice")+`,"action":{"id":"fly"}}`)
+	if _, has := r.body["debug"]; r.status != 400 || r.code() != 1901400 || has || tree != nil {
+		t.Errorf("an unknown action with debug: HTTP %d %s", r.status, r.raw)
+	}
+}
+
+// actionOf is the action id of an action's debug entry.
+func actionOf(e map[string]any) string {
+	a, _ := entryContext(e)["action"].(map[string]any)
+	id, _ := a["ID"].(string)
+	return id
+}
+
+func jsonEqual(v any, want string) bool {
+	b, _ := json.Marshal(v)
+	w, _ := json.Marshal(mustJSON(want))
+	return string(b) == string(w)
+}
+
+// Rows the control routes seed (a template row, a row with an attribute condition) work with
+// another system's type: paths of its system, fields by its id, evaluated with its system.
+func TestCrossSystemSeededRows(t *testing.T) {
+	s := newServer(t, withModel(crossModel(t)))
+	if err := s.AddTemplatePolicy("bk_job", sandbox.TemplatePolicy{TemplateID: 7, User: "dave", Action: "access_business",
+		Paths: []string{"/bk_cmdb,biz,5/"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddExpressionPolicy("bk_job", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "carol"},
+		Action: "access_business", Expression: json.RawMessage(`{"field":"biz.level","op":"eq","value":"gold"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.AddExpressionPolicy("bk_job", sandbox.ExpressionPolicy{Subject: sandbox.Subject{Type: "user", ID: "carol"},
+		Action: "access_business", Expression: json.RawMessage(`{"field":"script.id","op":"eq","value":"s1"}`)})
+	if err == nil || !strings.Contains(err.Error(), `resource type "script" is not one action access_business relates to (biz)`) {
+		t.Errorf("a field of a type the action does not relate to: %v", err)
+	}
+	gold := func(system string) string { return jobRes(system, "biz", "3", `{"level":"gold"}`) }
+	runAccessCases(t, s, []accessCase{
+		{name: "a template row", path: jobAuth, body: authBody("dave", "access_business", jobRes("bk_cmdb", "biz", "5")), status: 200, msg: "ok", data: allowed(true)},
+		{name: "an attribute condition", path: jobAuth, body: authBody("carol", "access_business", gold("bk_cmdb")), status: 200, msg: "ok", data: allowed(true)},
+		{name: "an attribute condition, the resource of another system", path: byResources,
+			body:   `{"system":"bk_job",` + subj("user", "carol") + `,"action":{"id":"access_business"},"resources_list":[[` + gold("bk_job") + `]]}`,
+			status: 200, msg: "ok", data: `{"bk_job,biz,3":false}`},
+		{name: "query: the attribute condition", path: jobQuery, body: `{` + subj("user", "carol") + `,"action":{"id":"access_business"}}`,
+			status: 200, msg: "ok", data: `{"field":"biz.level","op":"eq","value":"gold"}`},
+	})
+}
