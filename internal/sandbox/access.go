@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -20,42 +19,68 @@ type accessResource struct {
 	Attribute map[string]any `json:"attribute"`
 }
 
-// resourceSet indexes a check's resources by type, as the backend's evaluation context does: a
-// type given twice keeps the last.
+// resourceSet indexes a check's resources for the evaluation of an action's rows, by type id, as
+// the expressions name them ("host.id"). The backend's evaluation context keys a resource by
+// "system.type" and its stored conditions name the related type's system, so a resource counts
+// only as one of the action's related types, system included: another resource (a type of another
+// system, or of no related type) is left out, as the backend finds no condition on it. A type given
+// twice keeps the last.
 type resourceSet map[string]accessResource
 
-func newResourceSet(rs []accessResource) resourceSet {
+func newResourceSet(a *Action, rs []accessResource) resourceSet {
 	set := resourceSet{}
 	for _, r := range rs {
-		set[r.Type] = r
+		if a.relatesTo(r.System, r.Type) {
+			set[r.Type] = r
+		}
 	}
 	return set
 }
 
-// matchesAction is the backend's check of an auth's resources: one per related type, each of the
-// action's system and one of its types. The backend compares sets, so the order is not checked.
-func matchesAction(system string, a *Action, rs []accessResource) bool {
-	if len(rs) != len(a.RelatedTypes) {
+// matchesAction is the backend's check of an auth's resources (bk-iam Request.ValidateActionResource):
+// as many as the action has related types, each one of them, system and type. The backend compares
+// with the set of the related types, so the order is not checked (nor is a type given twice, which
+// leaves another out).
+func matchesAction(a *Action, rs []accessResource) bool {
+	if len(rs) != len(a.related) {
 		return false
 	}
 	for _, r := range rs {
-		if r.System != system || !slices.Contains(a.RelatedTypes, r.Type) {
+		if !a.relatesTo(r.System, r.Type) {
 			return false
 		}
 	}
 	return true
 }
 
-// partlyMatchesAction is the query's weaker check: any number of resources, each of the action's
-// system and one of its types (the sandbox has no other system's types, which the backend would
-// require in full).
-func partlyMatchesAction(system string, a *Action, rs []accessResource) bool {
-	for _, r := range rs {
-		if r.System != system || !slices.Contains(a.RelatedTypes, r.Type) {
-			return false
+// matchesRemote is the queries' check (bk-iam Request.ValidateActionRemoteResource): a resource of
+// the action's system must be one of its local related types, which may be given or not; the
+// related types of other systems ("remote") must all be given: as many resources of other systems
+// as there are remote types, each of one of their ids. As in the backend, a resource of another
+// system is compared with the remote types by its type id alone (then the evaluation, which keys
+// by system, leaves it out: newResourceSet).
+func matchesRemote(a *Action, rs []accessResource) bool {
+	local, remote := map[string]bool{}, map[string]bool{}
+	for _, t := range a.related {
+		if t.System == a.system {
+			local[t.Type] = true
+		} else {
+			remote[t.Type] = true
 		}
 	}
-	return true
+	given := 0
+	for _, r := range rs {
+		switch {
+		case r.System == a.system && !local[r.Type]:
+			return false
+		case r.System == a.system:
+		case !remote[r.Type]:
+			return false
+		default:
+			given++
+		}
+	}
+	return given == len(remote)
 }
 
 // effectiveRowsLocked lists the rows that count for subj's access to action in system at now,
@@ -164,13 +189,13 @@ func allowedBy(rows []*policy, a *Action, rs []accessResource) bool {
 	if len(rows) == 0 {
 		return false
 	}
-	if len(a.RelatedTypes) == 0 {
+	if len(a.related) == 0 {
 		return true
 	}
 	if len(rs) == 0 {
 		return false
 	}
-	set := newResourceSet(rs)
+	set := newResourceSet(a, rs)
 	for _, p := range rows {
 		if evalExpr(p.expression(a), set) {
 			return true

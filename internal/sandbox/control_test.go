@@ -154,7 +154,7 @@ func TestControlRoutes(t *testing.T) {
 	wantStats := sandbox.Stats{Total: 5, Errors: 1, MaxInstancesPerCall: 3, Requests: map[string]int{
 		"batch_instance:grant": 1, "batch_instance:revoke": 1, "batch_path:grant": 1, "batch_path:revoke": 0,
 		"batch_resource_creator_action": 1, "policy_list": 0, "policy_get": 0, "model_query": 0,
-		"policy_auth": 0, "policy_auth_by_actions": 0, "policy_auth_by_resources": 0, "policy_query_by_actions": 0, "user_groups": 0,
+		"policy_auth": 0, "policy_auth_by_actions": 0, "policy_auth_by_resources": 0, "policy_query": 0, "policy_query_by_actions": 0, "user_groups": 0,
 		"grade_manager:create": 0, "grade_manager:get": 0, "grade_manager:update": 0, "grade_manager:delete": 0, "grade_manager:list": 0,
 		"group_policy:grant": 0, "group_policy:revoke": 0, "group_policy:list": 0, "group_policy:delete": 0, "group_policy:actions": 0,
 		"group:create": 0, "group:list": 0, "group:update": 0, "group:delete": 0,

@@ -63,7 +63,7 @@ type actionTrace struct {
 }
 
 // actionEntry writes one action's entry as the backend's decision point does (pdp.Eval for auth,
-// pdp.Query for query_by_actions): the request, then one step per stage it reached. A subject IAM
+// pdp.Query for the queries): the request, then one step per stage it reached. A subject IAM
 // does not know stops the entry after "Fetch subject details", its attributes empty.
 func (ac *accessCall) actionEntry(tr actionTrace) *debugEntry {
 	s := ac.s
@@ -74,18 +74,19 @@ func (ac *accessCall) actionEntry(tr actionTrace) *debugEntry {
 	e.Context["action"] = map[string]any{"ID": tr.id, "Attribute": map[string]any{"Attribute": map[string]any{}}}
 	e.Context["resources"] = debugResources(ac.body.Resources)
 	e.Context["cacheEnabled"] = !ac.force
-	query := ac.route == "query_by_actions"
+	query := ac.isQuery()
 	e.step("Fetch action details")
 	if tr.a == nil {
 		e.Error = tr.fail
 		return e
 	}
 	a := tr.a
-	e.Context["action"] = debugAction(s.model, ac.system, a)
-	if query {
-		e.step("Validate action remote resource")
-	} else {
+	e.Context["action"] = debugAction(s.model, a)
+	switch {
+	case !query:
 		e.step("Validate action resource")
+	case ac.checksRemote():
+		e.step("Validate action remote resource")
 	}
 	if tr.fail != "" {
 		e.Error = tr.fail
@@ -110,10 +111,10 @@ func (ac *accessCall) actionEntry(tr actionTrace) *debugEntry {
 	}
 	objects := make([]map[string]any, len(rows))
 	for i, r := range rows {
-		objects[i] = policyObject(ac.system, a, r.p)
+		objects[i] = policyObject(a, r.p)
 	}
 	e.Context["policies"] = objects
-	set := newResourceSet(ac.body.Resources)
+	set := newResourceSet(a, ac.body.Resources)
 	if query {
 		e.step("Filter policies by eval resources")
 		for _, r := range rows {
@@ -158,7 +159,7 @@ func (ac *accessCall) policyQueryEntry(a *Action, subjectPK int64, rows []debugR
 	e.step("query policy", "query temporary policy", "get action auth type")
 	objects := make([]map[string]any, len(rows))
 	for i, r := range rows {
-		objects[i] = policyObject(ac.system, a, r.p)
+		objects[i] = policyObject(a, r.p)
 	}
 	e.Context["actionAuthType"] = authTypeNumber(a)
 	e.Context["cacheEnabled"] = !ac.force
@@ -172,7 +173,7 @@ func (ac *accessCall) policyQueryEntry(a *Action, subjectPK int64, rows []debugR
 	dao := newDebugEntry(s.now())
 	dao.step("Get Effect Subject PKs", "Get Action PK", "List Policy by Subject Action")
 	effect := make([]map[string]any, len(rows))
-	noTypes := len(a.RelatedTypes) == 0
+	noTypes := len(a.related) == 0
 	for i, r := range rows {
 		exprPK := r.p.BackendID // each row its own expression: a stable number, as the real one is
 		if noTypes {
@@ -193,7 +194,7 @@ func (ac *accessCall) policyQueryEntry(a *Action, subjectPK int64, rows []debugR
 		exprs := make([]map[string]any, len(rows))
 		for i, r := range rows {
 			pks[i] = r.p.BackendID
-			text, sig := internalExpression(ac.system, a, r.p)
+			text, sig := internalExpression(a, r.p)
 			exprs[i] = map[string]any{"PK": r.p.BackendID, "Expression": text, "Signature": sig}
 		}
 		sort.Slice(exprs, func(i, j int) bool { return exprs[i]["PK"].(int64) < exprs[j]["PK"].(int64) })
@@ -283,13 +284,15 @@ func (s *Server) departmentPKsLocked(subj subject) []int64 {
 	return out
 }
 
-func debugAction(m *Model, system string, a *Action) map[string]any {
-	types := make([]map[string]string, len(a.RelatedTypes))
-	for i, t := range a.RelatedTypes {
-		types[i] = map[string]string{"System": system, "Type": t}
+// debugAction is the action as the backend's decision point holds it once fetched: its related
+// types each with its own system.
+func debugAction(m *Model, a *Action) map[string]any {
+	types := make([]map[string]string, len(a.related))
+	for i, t := range a.related {
+		types[i] = map[string]string{"System": t.System, "Type": t.Type}
 	}
 	return map[string]any{"ID": a.ID, "Attribute": map[string]any{"Attribute": map[string]any{
-		"auth_type": authTypeNumber(a), "pk": m.actionPK(system, a.ID), "resource_type": types}}}
+		"auth_type": authTypeNumber(a), "pk": m.actionPK(a.system, a.ID), "resource_type": types}}}
 }
 
 // authTypeNumber is the backend's number of an action's auth_type.
@@ -319,7 +322,7 @@ func debugResources(rs []accessResource) []map[string]any {
 }
 
 // policyObject is a row as the backend's policy query holds it.
-func policyObject(system string, a *Action, p *policy) map[string]any {
-	text, sig := internalExpression(system, a, p)
+func policyObject(a *Action, p *policy) map[string]any {
+	text, sig := internalExpression(a, p)
 	return map[string]any{"Version": "1", "ID": p.BackendID, "Expression": text, "ExpressionSignature": sig, "ExpiredAt": p.ExpiredAt}
 }

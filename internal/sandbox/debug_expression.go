@@ -12,28 +12,33 @@ import (
 // internalExpression is a row's expression in the backend's own form, with its signature (an md5
 // of the text): {"StringEquals":{"bk_cmdb.host.id":["1"]}}, {"OR":{"content":[…]}}; "" for an
 // action related to no type, which has none.
-func internalExpression(system string, a *Action, p *policy) (string, string) {
-	if len(a.RelatedTypes) == 0 {
+func internalExpression(a *Action, p *policy) (string, string) {
+	if len(a.related) == 0 {
 		return "", ""
 	}
-	text := string(marshalJSON(backendCondition(system, p.expression(a))))
+	text := string(marshalJSON(backendCondition(a, p.expression(a))))
 	sum := md5.Sum([]byte(text)) //nolint:gosec // a signature, as the backend's
 	return text, hex.EncodeToString(sum[:])
 }
 
 // backendCondition writes an expression of the read routes' form as the backend stores it: the
-// operator names of its conditions, fields with the system, values in lists.
-func backendCondition(system string, e expr) map[string]any {
+// operator names of its conditions, fields with the system of their type (the action's related
+// type of that id: "bk_cmdb.biz.id" in a bk_job action), values in lists.
+func backendCondition(a *Action, e expr) map[string]any {
 	op, _ := e["op"].(string)
 	if op == "AND" || op == "OR" {
 		var content []any
 		for _, c := range contentOf(e) {
-			content = append(content, backendCondition(system, c))
+			content = append(content, backendCondition(a, c))
 		}
 		return map[string]any{op: map[string]any{"content": content}}
 	}
 	field, _ := e["field"].(string)
 	if field != "" {
+		system := a.system
+		if typ, _ := leafType(e); a.typeSystem(typ) != "" {
+			system = a.typeSystem(typ)
+		}
 		field = system + "." + field
 	}
 	values := []any{}

@@ -38,11 +38,15 @@
 //
 // Read routes (gateway only): GET /api/v1/systems/{system}/policies?action_id=…[&type=rbac],
 // GET /api/v1/systems/{system}/policies/{backend_id}, and GET /api/v1/open/systems/{system}/policies/
-// which answers 301 as it does through a real gateway (details under "Emulated behaviour").
+// which answers 301 as it does through a real gateway (details under "Emulated behaviour"); GET
+// /api/v1/model/systems/{system}/query[?fields=…], the backend's model of the system (actions with
+// their related_resource_types, resource_types with their parents, instance_selections,
+// resource_creator_actions), each related type and parent under its own system_id — another
+// system's for a type of another system (see "Other systems' resource types").
 //
 // Access-check routes (gateway only), the backend's "may this subject do this?": POST
-// /api/v2/policy/systems/{system}/{auth,auth_by_actions,query_by_actions}/[?debug=1&force=1] and POST
-// /api/v1/policy/auth_by_resources (details under "Emulated behaviour", "Access checks").
+// /api/v2/policy/systems/{system}/{auth,auth_by_actions,query,query_by_actions}/[?debug=1&force=1]
+// and POST /api/v1/policy/auth_by_resources (details under "Emulated behaviour", "Access checks").
 //
 // Management routes (gateway only, credentials in X-Bkapi-Authorization): the management API v2
 // for grade managers, user groups, group members, group permissions and the subject templates an
@@ -105,7 +109,8 @@
 //   - GET /_sandbox/stats answers {"total":N,"errors":N,"requests":{"batch_instance:grant":N,
 //     "batch_instance:revoke":N,"batch_path:grant":N,"batch_path:revoke":N,
 //     "batch_resource_creator_action":N,"policy_list":N,"policy_get":N,"model_query":N,
-//     "policy_auth":N,"policy_auth_by_actions":N,"policy_auth_by_resources":N,"policy_query_by_actions":N,
+//     "policy_auth":N,"policy_auth_by_actions":N,"policy_auth_by_resources":N,"policy_query":N,
+//     "policy_query_by_actions":N,
 //     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,
 //     "grade_manager:list":N,"group:create":N,"group:list":N,"group:update":N,"group:delete":N,
 //     "member:list":N,"member:add":N,"member:delete":N,"member:expiry":N,"group_policy:grant":N,
@@ -218,9 +223,12 @@
 //     empty.", "Ensure this field has no more than 36 characters.", …), numbers accepted where strings
 //     are expected; object-level checks (the per-call limits) only after all fields pass. Unknown keys
 //     are ignored; "asynchronous" is accepted and ignored.
-//   - batch_path path nodes: system is optional (absent or "" takes the request's system); name must
-//     be present and may be "" only when the id is "*" (otherwise the node's non_field_errors say
-//     "name is required when id(x) is not `*`").
+//   - batch_path path nodes: system is optional; name must be present and may be "" only when the
+//     id is "*" (otherwise the node's non_field_errors say "name is required when id(x) is not
+//     `*`"). A node without a system (absent or "") gets one as the SaaS fills it from the instance
+//     selection the path matches: the system of the node of its type in the chain of the
+//     resource's type (its first parents, each of its own system: bk_cmdb for a biz above a bk_job
+//     script), by position first; a node the chain does not place takes the request's system.
 //   - batch_path then checks, action by action in the request's order and before the model check
 //     below, that every resource type given paths is one the action relates to (the SaaS fills each
 //     path's systems from the action's instance selections): otherwise 1902412 "Parameter
@@ -268,7 +276,9 @@
 //     (instance, any or combined policy; it is still listed with its statistics); only the policy of
 //     an action without a resource type is deleted whole. A combined revoke with one type empty
 //     removes no group either.
-//     Resources must match each action's related types in count, order, system and type (1902417).
+//     Resources must match each action's related types in count, order, system and type (1902417);
+//     a related type of another system is named with that system (see "Other systems' resource
+//     types").
 //   - Combined resources (actions related to several types): a grant appends its resource group
 //     unless an existing group already contains it (each type's paths of the new group are among the
 //     existing group's; contained or equal adds nothing), and drops the existing groups the new one
@@ -495,9 +505,10 @@
 //   - POST /api/v2/policy/systems/{s}/auth/ takes {subject:{type,id}, action:{id},
 //     resources:[{system,type,id,attribute}]} and answers {"allowed":bool};
 //     …/auth_by_actions/ takes actions [{id}] (at most 10) instead of action and answers
-//     {"<action>":bool}; …/query_by_actions/ takes {subject, actions, resources (optional)} and
-//     answers [{action:{id}, condition}]; POST /api/v1/policy/auth_by_resources takes {system,
-//     subject, action, resources_list (at most 100 sets)} and answers {"<key>":bool}, a set's key
+//     {"<action>":bool}; …/query/ takes {subject, action, resources (optional)} and answers the
+//     action's condition itself; …/query_by_actions/ takes {subject, actions, resources
+//     (optional)} and answers [{action:{id}, condition}]; POST /api/v1/policy/auth_by_resources
+//     takes {system, subject, action, resources_list (at most 100 sets)} and answers {"<key>":bool}, a set's key
 //     being its resources' "system,type,id" joined by "/" ("" for an empty set). Success is code 0
 //     with message "ok".
 //   - Checks in the backend's order. On v2, the system and the client, as the read routes answer
@@ -507,13 +518,23 @@
 //     "resources": [] passes where resources are required), "Actions cannot be longer than 10",
 //     "ResourcesList cannot be longer than 100". On v1, then, the client: "client(X) can not
 //     request system(Y)" (1901400; an unknown system is a 1901400 too). Then the managers (below),
-//     then each action in order: an unknown action is 1901400 "bad request:action.id invalid" —
-//     on query_by_actions a system error, which that handler does not tell apart; resources that
-//     do not match the action are a system error, 1901500 "system error[request_id=…]: …
-//     request resources not match action …", not a 400. For auth and auth_by_actions a match is
-//     one resource per related type, each of the action's system and one of its types, in any
-//     order (the backend compares sets); for query_by_actions any number, each of the action's
-//     types. auth_by_resources checks no set: one that does not match simply evaluates false.
+//     then each action in order: an unknown action is 1901400 "bad request:action.id invalid"
+//     (on query/ "bad request:[PDP:Query] queryAndPartialEvalConditions fail => action.id
+//     invalid", the error as the query wraps it, with no debug tree) — on query_by_actions a
+//     system error, which that handler does not tell apart; resources that do not match the action
+//     are a system error, 1901500 "system error[request_id=…]: … request resources not match
+//     action …", not a 400. For auth and auth_by_actions a match is as many resources as the
+//     action has related types, each one of them, system and type, in any order (the backend
+//     compares with the set of them: ValidateActionResource). The queries check only the action's
+//     related types of other systems (ValidateActionRemoteResource): a resource of the action's
+//     system must be one of its types and may be left out; those of other systems must be as many
+//     as its types of other systems, each of one of their ids (the backend compares their type
+//     alone: a resource of a third system with such a type id passes, and is then evaluated as no
+//     resource). query_by_actions checks them always, so an action related to another system's
+//     type fails the whole call (no answer for the actions beside it) unless the resources give
+//     that type; query/ checks them only when resources are given (QueryV2), and without
+//     resources answers the action's whole condition. auth_by_resources checks no set: one that
+//     does not match simply evaluates false.
 //     Errors carry data {} and, on v2, their code's HTTP status (400, 401, 404, 500); v1 answers
 //     HTTP 200 always.
 //   - Managers: user admin (any case), the model's super_managers and the system's
@@ -535,8 +556,10 @@
 //     (not in users, nor a directory user synced), an unknown or deleted group, or a subject of
 //     another type is answered as one without permissions (false, all false, {}), not an error.
 //   - Evaluation: each row's expression, as the read routes render it, against the resources by
-//     type, as the backend's conditions do (bk-iam pkg/abac/pdp/condition). A leaf reads the
-//     attribute its field names of the resource of its type from resources[].attribute, "id"
+//     type, as the backend's conditions do (bk-iam pkg/abac/pdp/condition); a resource counts as
+//     the action's related type of its system and type only (the backend keys its resources and
+//     its stored fields by system and type), so {"system":"bk_job","type":"biz"} is no resource
+//     for a bk_job action related to bk_cmdb's biz. A leaf reads the attribute its field names of the resource of its type from resources[].attribute, "id"
 //     being the resource's id whatever the attribute says; a resource or an attribute not sent
 //     makes it false, and an attribute sent as a list holds when one element does. eq and in are
 //     the backend's StringEquals (or, for boolean and number values, Bool and NumericEquals):
@@ -549,7 +572,7 @@
 //     (/biz,1/host,7/) allows host 7 only when the caller sends its path, as on the real backend,
 //     while a one-node grant (/host,7/) allows it whatever the path. The subject is allowed when
 //     one row holds; an action related to no type is allowed by any row.
-//   - query_by_actions' condition: the rows that count, merged as the backend merges them — {}
+//   - The queries' condition: the rows that count, merged as the backend merges them — {}
 //     when none counts (the backend's empty answer, which allows nothing; what the official SDK
 //     reads as "no permission"); the first any whole when a row is an any; otherwise the eq and in
 //     leaves of one field merged into one in (values concatenated, numbers kept numbers, a
@@ -560,11 +583,13 @@
 //     hold are removed, and a row left with nothing is {"op":"any","field":"","value":[]}.
 //   - Debug output: ?debug (any value, even "0" or none) on the v2 routes adds "debug" beside
 //     code, message and data: a tree of entries {time, context, steps [{index, name}], evals
-//     {backend id: "pass"|"no pass"|"unknown"}, error, sub_debugs [entries]}. auth's tree is the
-//     action's entry; auth_by_actions' and query_by_actions' a root (empty context) with one entry
-//     per action, in order. An action's entry has context.action {ID, Attribute:{Attribute:
-//     {auth_type (1 abac, 2 rbac, 15 all), pk, resource_type [{System, Type}]}}} and
-//     context.subject {Type, ID, Attribute:{Attribute:{department [keys of its departments and
+//     {backend id: "pass"|"no pass"|"unknown"}, error, sub_debugs [entries]}. auth's and query's
+//     tree is the action's entry; auth_by_actions' and query_by_actions' a root (empty context)
+//     with one entry per action, in order. An action's entry has context.action {ID,
+//     Attribute:{Attribute: {auth_type (1 abac, 2 rbac, 15 all), pk, resource_type [{System,
+//     Type}] (each related type under its own system)}}}, a step "Validate action resource" (auth)
+//     or "Validate action remote resource" (the queries, when they check: not on query/ without
+//     resources), and context.subject {Type, ID, Attribute:{Attribute:{department [keys of its departments and
 //     their ancestors], pk}}}; for a subject IAM does not know (a user never synced, a group that
 //     does not exist or not a number, another type) Attribute.Attribute is {} and the steps stop
 //     after "Fetch subject details", with no sub entries. Otherwise its one sub entry (the policy
@@ -581,14 +606,41 @@
 //     at that offset plus their id; stable for the sandbox's lifetime and across its state file
 //     (with the same model), distinct for every subject. A manager's answer has no "debug" key at
 //     all. With a tree, a system error (1901500) answers HTTP 200, not 500, carrying for
-//     query_by_actions the failing action's entry, for auth the action's entry, for
+//     query_by_actions the failing action's entry, for auth and query/ the action's entry, for
 //     auth_by_actions the root with the entries of the actions before it; an error of the binding
-//     (1901400) has none. The rest (times, step names, the merged "expression", the internal
-//     expressions and their md5 signatures, expression keys, evals) is kept plausible, as
-//     recorded from a real IAM, not exact.
-//   - They count in the stats under policy_auth, policy_auth_by_actions, policy_auth_by_resources
-//     and policy_query_by_actions, and the faults treat them as the policy reads (spare_reads
-//     spares them; a slow fault delays them, a drop resets the connection).
+//     (1901400), and query/'s unknown action, has none. The internal expressions name each field
+//     with its type's system ("bk_cmdb.biz.id" in a bk_job action). The rest (times, step names,
+//     the merged "expression", the internal expressions and their md5 signatures, expression keys,
+//     evals) is kept plausible, as recorded from a real IAM, not exact.
+//   - They count in the stats under policy_auth, policy_auth_by_actions, policy_auth_by_resources,
+//     policy_query and policy_query_by_actions, and the faults treat them as the policy reads
+//     (spare_reads spares them; a slow fault delays them, a drop resets the connection).
+//
+// Other systems' resource types (a model's "system:type"; real systems relate their actions to
+// CMDB's business and host, and place their types under CMDB's business):
+//   - The model route answers such a related type and parent under its own system_id, and a
+//     related type with that system's instance selection (the sandbox derives one per type,
+//     TYPE_list); a type's selection chain runs through its parents' systems (bk_job's script_list
+//     is bk_cmdb's biz, then bk_job's script).
+//   - The SaaS's writes (batch_instance, batch_path, their revokes, the management API's group
+//     grants and revokes, a grade manager's authorization_scopes) name the type with its system
+//     ({"system":"bk_cmdb","type":"biz"} in a bk_job call); the type under the action's own
+//     system is 1902417. Paths hold nodes of any system; batch_path fills a node's missing system
+//     from the selection chain (above). A creator grant of a type whose ancestor is of another
+//     system resolves the ancestor through that system's callback (its instances). The widening of
+//     a grade manager's scope by a grant names each type with its own system.
+//   - Stored paths keep every node's system (inspection: "/bk_cmdb,biz,1/bk_job,script,s2/"); the
+//     read routes' expressions drop the systems as the backend does ("biz.id",
+//     "script._bk_iam_path_" starting with "/biz,1/"); the management API's group list names each
+//     related type and node with its own system_id.
+//   - The access checks (bk-iam pkg/abac/types/request Request.ValidateActionResource and
+//     ValidateActionRemoteResource, pkg/abac/pdp/helper.go queryAndPartialEvalConditions,
+//     pkg/api/policy/handler/query_v2.go QueryV2 and BatchQueryV2ByActions): see "Checks" and
+//     "Evaluation" above. A resource of another system that
+//     a query gives is evaluated by its id and the attributes the caller sent; the backend instead
+//     replaces its attributes by what that system's provider answers for the attributes its rows
+//     name (fillRemoteResourceAttrs; none is asked for when the rows name only the id), which the
+//     sandbox cannot ask. auth and auth_by_actions use the caller's attributes, as the backend does.
 //
 // # Not emulated, and why
 //   - asynchronous=true is treated as synchronous, like the real server.
@@ -614,7 +666,7 @@
 //     routes (not served at all), and the backend's group quota (subject_max_groups) counting
 //     the groups a member reaches through a template.
 //   - Of the backend's access checks, the v1 auth, auth_by_actions, query, query_by_actions and
-//     query_by_ext_resources and the v2 query/ are not served; neither are ?debug on
+//     query_by_ext_resources are not served; neither are ?debug on
 //     auth_by_resources, the "RBAC Eval" step of a debug tree, frozen subjects (1901403), the
 //     security-audit app's pass to every system on v1, temporary policies, department subjects,
 //     nor the backend's rate limit.
@@ -673,8 +725,17 @@
 //
 //	  - systems[].resource_types[].instances: the instance names the system's callback knows; only
 //	    ancestors of creator grants are looked up there (an id not listed is unknown: 1902416).
-//	  - systems[].actions[].related_types: resource types of the same system, in order; [] for an action
-//	    without instances, several for a combined resource.
+//	  - systems[].actions[].related_types: resource types, in order; [] for an action without
+//	    instances, several for a combined resource. Each is "type", a type of the action's own
+//	    system, or "system:type", a type of another system of the model (bk_job's access_business
+//	    relates to "bk_cmdb:biz"); the other system must be in the model (anywhere in systems) and
+//	    hold the type, and an action's related types need distinct ids, as the backend's
+//	    expressions name a type by its id alone. See "Other systems' resource types".
+//	  - systems[].resource_types[].parents: the types an instance lives under, the first one
+//	    giving the chain of the type's instance selection; "type" or "system:type" as above
+//	    (bk_job's script has the parent "bk_cmdb:biz"). A type id holds no colon. The load names
+//	    a bad reference: `systems[1].actions[0].related_types[0]: "bk_cmbd:biz" names an unknown
+//	    system "bk_cmbd"`, `…: "bk_cmdb:bizz": system "bk_cmdb" has no resource type "bizz"`.
 //	  - systems[].creator_actions: the resource-creator-actions tree; each node's actions must exist
 //	    and should relate to that node's type or to none (an action of another type loads, and a
 //	    creator grant for the node fails with 1902417); "required" is read and ignored, like the server.

@@ -26,8 +26,8 @@ func (p *policy) expression(a *Action) expr {
 		return p.Cond
 	}
 	types := []string{""}
-	if a != nil && len(a.RelatedTypes) > 0 {
-		types = a.RelatedTypes
+	if a != nil && len(a.typeIDs) > 0 {
+		types = a.typeIDs // the backend's fields name a type by its id alone, whatever its system
 	}
 	if p.Any {
 		parts := make([]expr, len(types))

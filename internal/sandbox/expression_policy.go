@@ -51,7 +51,7 @@ func (s *Server) AddExpressionPolicy(system string, ep ExpressionPolicy) (int64,
 	switch {
 	case a == nil:
 		return fail(fmt.Errorf("action: unknown action %q", ep.Action))
-	case len(a.RelatedTypes) == 0:
+	case len(a.related) == 0:
 		return fail(fmt.Errorf("action: %q relates to no resource type, which an attribute condition needs", ep.Action))
 	}
 	cond, err := parseCondition(ep.Expression, a)
@@ -126,8 +126,9 @@ func conditionNode(v any, at string, a *Action) (expr, error) {
 	switch {
 	case !found || attr == "" || strings.Contains(attr, "."):
 		return nil, fmt.Errorf("%s.field: %q is not TYPE.ATTRIBUTE", at, node["field"])
-	case a != nil && !slices.Contains(a.RelatedTypes, typ):
-		return nil, fmt.Errorf("%s.field: resource type %q is not one action %s relates to (%s)", at, typ, a.ID, strings.Join(a.RelatedTypes, ", "))
+	case a != nil && !slices.Contains(a.typeIDs, typ):
+		// A field names a type by its id alone ("biz.id" for bk_cmdb's biz in a bk_job action).
+		return nil, fmt.Errorf("%s.field: resource type %q is not one action %s relates to (%s)", at, typ, a.ID, strings.Join(a.typeIDs, ", "))
 	}
 	if err := checkValue(op, node["value"]); err != nil {
 		return nil, fmt.Errorf("%s.value: %w", at, err)

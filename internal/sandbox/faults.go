@@ -209,7 +209,7 @@ type Stats struct {
 // Stat keys of Stats.Requests.
 var statKeys = []string{"batch_instance:grant", "batch_instance:revoke", "batch_path:grant", "batch_path:revoke",
 	"batch_resource_creator_action", "policy_list", "policy_get", "model_query",
-	"policy_auth", "policy_auth_by_actions", "policy_auth_by_resources", "policy_query_by_actions", "user_groups",
+	"policy_auth", "policy_auth_by_actions", "policy_auth_by_resources", "policy_query", "policy_query_by_actions", "user_groups",
 	"grade_manager:create", "grade_manager:get", "grade_manager:update", "grade_manager:delete", "grade_manager:list",
 	"group_policy:grant", "group_policy:revoke", "group_policy:list", "group_policy:delete", "group_policy:actions",
 	"group:create", "group:list", "group:update", "group:delete",

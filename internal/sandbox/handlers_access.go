@@ -20,7 +20,7 @@ import (
 // accessV2Root holds the v2 access checks, beside the gateway's /api/v1/ routes.
 const accessV2Root = "/api/v2/policy/"
 
-var reAccessV2 = regexp.MustCompile(`^/api/v2/policy/systems/([^/]+)/(auth|auth_by_actions|query_by_actions)/$`)
+var reAccessV2 = regexp.MustCompile(`^/api/v2/policy/systems/([^/]+)/(auth|auth_by_actions|query|query_by_actions)/$`)
 
 const authByResourcesPath = "/api/v1/policy/auth_by_resources"
 
@@ -48,7 +48,7 @@ type accessBody struct {
 // id the backend puts in a system error's message.
 type accessCall struct {
 	s       *Server
-	route   string // auth, auth_by_actions, query_by_actions, auth_by_resources
+	route   string // auth, auth_by_actions, query, query_by_actions, auth_by_resources
 	system  string
 	body    accessBody
 	now     int64
@@ -222,6 +222,8 @@ func (ac *accessCall) serve(app *App, raw []byte, readErr error) accessAnswer {
 		return ac.auth(manager)
 	case "auth_by_actions":
 		return ac.authByActions(manager)
+	case "query":
+		return ac.query(manager)
 	case "query_by_actions":
 		return ac.queryByActions(manager)
 	}
@@ -259,6 +261,8 @@ func (ac *accessCall) decode(raw []byte, readErr error) string {
 		checks = []func() string{b.subjectRule, b.actionRule, b.resourcesRule(true)}
 	case "auth_by_actions":
 		checks = []func() string{b.subjectRule, b.resourcesRule(true), b.actionsRule(maxAuthActions)}
+	case "query":
+		checks = []func() string{b.subjectRule, b.actionRule, b.resourcesRule(false)}
 	case "query_by_actions":
 		checks = []func() string{b.subjectRule, b.resourcesRule(false), b.actionsRule(0)}
 	default:
@@ -377,7 +381,7 @@ func (ac *accessCall) allowed(id, handler string, trace func(*debugEntry)) (bool
 		e := invalidAction()
 		return false, &e
 	}
-	if !matchesAction(ac.system, a, ac.body.Resources) {
+	if !matchesAction(a, ac.body.Resources) {
 		e, pdp := ac.resourceMismatch(handler, "Eval", id)
 		if ac.debug {
 			trace(ac.actionEntry(actionTrace{id: id, a: a, fail: pdp}))
@@ -453,9 +457,64 @@ type actionCondition struct {
 	Condition expr      `json:"condition"`
 }
 
+// isQuery reports whether the call is one of the queries, which answer conditions.
+func (ac *accessCall) isQuery() bool { return ac.route == "query" || ac.route == "query_by_actions" }
+
+// checksRemote reports whether a query checks its resources against the action's types of other
+// systems (matchesRemote): the batch query always does, the single query only when resources are
+// given (bk-iam QueryV2's willCheckRemoteResource).
+func (ac *accessCall) checksRemote() bool {
+	return ac.route == "query_by_actions" || len(ac.body.Resources) > 0
+}
+
+// condition is the effective expression of action a for the call's subject and resources: its
+// rows, each partly evaluated against the resources, merged. A resource of another system is
+// evaluated by what the caller sent, where the backend asks that system's provider for the
+// attributes its rows name (fillRemoteResourceAttrs; the id needs no call).
+func (ac *accessCall) condition(a *Action) expr {
+	rows := ac.s.effectiveRowsLocked(ac.system, a.ID, ac.body.Subject, ac.now, ac.force)
+	set := newResourceSet(a, ac.body.Resources)
+	var conds []expr
+	for _, p := range rows {
+		if ok, left := partialExpr(p.expression(a), set); ok {
+			conds = append(conds, left)
+		}
+	}
+	return effectiveExpression(conds)
+}
+
+// query answers one action's effective expression, the data itself. An unknown action is a bad
+// request here (QueryV2 tells pdp.ErrInvalidAction apart), and its answer has no debug tree; the
+// resources are checked against the action's types of other systems only when some are given.
+// With ?debug the tree is the action's entry, as auth's.
+func (ac *accessCall) query(manager bool) accessAnswer {
+	if manager {
+		return asManager(anyLeaf(""))
+	}
+	a := ac.action(ac.body.Action.ID)
+	if a == nil {
+		return badAccess("[PDP:Query] queryAndPartialEvalConditions fail => action.id invalid")
+	}
+	if ac.checksRemote() && !matchesRemote(a, ac.body.Resources) {
+		e, pdp := ac.resourceMismatch("Query", "queryAndPartialEvalConditions", a.ID)
+		if ac.debug {
+			e.debug = ac.actionEntry(actionTrace{id: a.ID, a: a, fail: pdp})
+		}
+		return e
+	}
+	cond := ac.condition(a)
+	answer := accessOK(cond)
+	if ac.debug {
+		answer.debug = ac.actionEntry(actionTrace{id: a.ID, a: a, answer: cond})
+	}
+	return answer
+}
+
 // queryByActions answers each action's effective expression. Unlike the auth routes, the
-// backend's batch query does not tell an unknown action from a failure: it is a system error.
-// With ?debug a system error answers the failing action's entry alone, as the backend does.
+// backend's batch query does not tell an unknown action from a failure: it is a system error. It
+// always checks the resources against each action's types of other systems, so an action related
+// to one fails the whole call unless the resources give it. With ?debug a system error answers
+// the failing action's entry alone, as the backend does.
 func (ac *accessCall) queryByActions(manager bool) accessAnswer {
 	data := []actionCondition{}
 	root := ac.debugRoot()
@@ -476,19 +535,11 @@ func (ac *accessCall) queryByActions(manager bool) accessAnswer {
 			return fail(ac.systemError(fmt.Sprintf("[Handler:BatchQueryV2ByActions] systemID=`%s`, request.Action.ID=`%s` => %s",
 				ac.system, ref.ID, pdp)), actionTrace{id: ref.ID, fail: pdp})
 		}
-		if !partlyMatchesAction(ac.system, a, ac.body.Resources) {
+		if !matchesRemote(a, ac.body.Resources) {
 			e, pdp := ac.resourceMismatch("BatchQueryV2ByActions", "queryAndPartialEvalConditions", ref.ID)
 			return fail(e, actionTrace{id: ref.ID, a: a, fail: pdp})
 		}
-		rows := ac.s.effectiveRowsLocked(ac.system, ref.ID, ac.body.Subject, ac.now, ac.force)
-		set := newResourceSet(ac.body.Resources)
-		var conds []expr
-		for _, p := range rows {
-			if ok, left := partialExpr(p.expression(a), set); ok {
-				conds = append(conds, left)
-			}
-		}
-		cond := effectiveExpression(conds)
+		cond := ac.condition(a)
 		data = append(data, actionCondition{Action: ref, Condition: cond})
 		if root != nil {
 			root.SubDebugs = append(root.SubDebugs, ac.actionEntry(actionTrace{id: ref.ID, a: a, answer: cond}))

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -258,6 +257,7 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 		return nil, newSaaSError(codeInvalidArgs, fmt.Sprintf("system[%s] not exists", req.System))
 	}
 	if paths {
+		s.model.fillPathSystems(req)
 		if err := pathSelectionCheck(sys, req); err != nil {
 			return nil, err
 		}
@@ -325,7 +325,7 @@ func (s *Server) buildSpecs(sys *System, req *instanceReq) ([]grantSpec, *saasEr
 			continue
 		}
 		seen[id] = true
-		if err := actionCheck(sys, a, req.Resources); err != nil {
+		if err := actionCheck(a, req.Resources); err != nil {
 			return nil, err
 		}
 		sp := grantSpec{action: a}
@@ -373,13 +373,15 @@ func repeatedNode(relatedType string, p []Node) (string, bool) {
 
 // actionCheck is the SaaS's action check (ActionCheckBiz): the resources must match the action's
 // related types in count (1902417 "… related resource types wrong"), then one by one in order,
-// system and type (1902417 naming the first resource type out of place).
-func actionCheck(sys *System, a *Action, res []resourceReq) *saasError {
-	if len(res) != len(a.RelatedTypes) {
+// system and type (1902417 naming the first resource type out of place). A related type of another
+// system is named with that system (bk_job's access_business takes {"system": "bk_cmdb", "type":
+// "biz"}).
+func actionCheck(a *Action, res []resourceReq) *saasError {
+	if len(res) != len(a.related) {
 		return newSaaSError(codeActionValidate, fmt.Sprintf("Action check error: action `%s` related resource types wrong", a.ID))
 	}
 	for i, r := range res {
-		if r.System != sys.ID || r.Type != a.RelatedTypes[i] {
+		if (typeRef{System: r.System, Type: r.Type}) != a.related[i] {
 			return newSaaSError(codeActionValidate, fmt.Sprintf("Action check error: action `%s` related resource types `%s` wrong", a.ID, r.Type))
 		}
 	}
@@ -401,12 +403,45 @@ func pathSelectionCheck(sys *System, req *instanceReq) *saasError {
 				sys.ID, id, sys.ID, id, sys.ID, id))
 		}
 		for _, r := range req.Resources {
-			if len(r.Paths) > 0 && (r.System != sys.ID || !slices.Contains(a.RelatedTypes, r.Type)) {
+			if len(r.Paths) > 0 && !a.relatesTo(r.System, r.Type) {
 				return validateError(fmt.Sprintf("action(%s) not support to grant instance", id))
 			}
 		}
 	}
 	return nil
+}
+
+// fillPathSystems gives the batch_path nodes sent without a system their system, as the SaaS fills
+// them from the instance selection a path matches (OpenRelatedResource.fill_instance_system): here
+// the sandbox's one selection of the resource's type, its chain of first parents, each node of its
+// own system (bk_cmdb for a biz above a bk_job script). A node takes the system of the chain's node
+// at its position when that is of its type, else of the chain's node of its type, else the
+// request's system (a path the chain does not place, which the sandbox, checking no topology,
+// accepts as it did before it knew other systems' types).
+func (m *Model) fillPathSystems(req *instanceReq) {
+	for _, r := range req.Resources {
+		chain := m.chain(typeRef{System: r.System, Type: r.Type})
+		for _, p := range r.Paths {
+			for i := range p {
+				if p[i].System == "" {
+					p[i].System = chainSystem(chain, i, p[i].Type, req.System)
+				}
+			}
+		}
+	}
+}
+
+// chainSystem is the system the chain gives a node of typ at position i, or fallback.
+func chainSystem(chain []modelTypeRef, i int, typ, fallback string) string {
+	if i < len(chain) && chain[i].ID == typ {
+		return chain[i].System
+	}
+	for _, c := range chain {
+		if c.ID == typ {
+			return c.System
+		}
+	}
+	return fallback
 }
 
 // adminEcho is the answer for user admin: the requested actions with policy_id 0, each counting the
@@ -488,14 +523,14 @@ func (s *Server) creatorGrant(app *App, body any) (any, *saasError) {
 		actionIDs[i] = ca.ID
 		a := sys.actions[ca.ID]
 		switch {
-		case len(a.RelatedTypes) == 0:
+		case len(a.related) == 0:
 			// An action related to no resource type: the creator gets it unlimited (an any policy).
 			specs[i] = grantSpec{action: a}
-		case len(a.RelatedTypes) == 1 && a.RelatedTypes[0] == req.Type:
+		case len(a.related) == 1 && a.related[0] == typeRef{System: sys.ID, Type: req.Type}:
 			specs[i] = grantSpec{action: a, perType: [][][]Node{req.Instances}}
 		default:
 			// As the action check words it: the count first, then the type.
-			return nil, actionCheck(sys, a, []resourceReq{{System: sys.ID, Type: req.Type}})
+			return nil, actionCheck(a, []resourceReq{{System: sys.ID, Type: req.Type}})
 		}
 	}
 	if strings.EqualFold(req.Creator, "admin") {

@@ -46,7 +46,7 @@ func (s *Server) serveModel(c *call) bool {
 	data := map[string]any{}
 	for _, f := range strings.Split(fields, ",") {
 		if modelFields[f] {
-			data[f] = sys.modelPart(f)
+			data[f] = s.model.modelPart(sys, f)
 		}
 	}
 	failed = false
@@ -107,36 +107,47 @@ type modelSelection struct {
 }
 
 // selectionID names the one instance selection the sandbox derives for each resource type: the
-// chain of its parents down to it.
+// chain of its parents down to it. It is the type's system's: an action related to another
+// system's type refers to that system's selection, as bk_job's access_business refers to CMDB's.
 func selectionID(typ string) string { return typ + "_list" }
 
-// chain is the resource type chain of typ's instance selection: its first parents, root first.
-func (s *System) chain(typ string) []modelTypeRef {
+// chain is the resource type chain of t's instance selection: its first parents, root first, each
+// of its own system (bk_job's script under bk_cmdb's biz).
+func (m *Model) chain(t typeRef) []modelTypeRef {
 	var out []modelTypeRef
-	seen := map[string]bool{}
-	for t := typ; t != "" && !seen[t]; {
-		seen[t] = true
-		out = append([]modelTypeRef{{System: s.ID, ID: t}}, out...)
-		rt := s.types[t]
-		if rt == nil || len(rt.Parents) == 0 {
-			break
+	seen := map[typeRef]bool{}
+	for cur, ok := t, true; ok && !seen[cur]; {
+		seen[cur] = true
+		out = append([]modelTypeRef{{System: cur.System, ID: cur.Type}}, out...)
+		rt := m.resourceType(cur)
+		ok = rt != nil && len(rt.parents) > 0
+		if ok {
+			cur = rt.parents[0]
 		}
-		t = rt.Parents[0]
 	}
 	return out
 }
 
-// modelPart renders one field of the model query from the sandbox model.
-func (s *System) modelPart(field string) any {
+// resourceType looks a type up by its reference; nil when the model has none.
+func (m *Model) resourceType(t typeRef) *ResourceType {
+	if sys := m.systems[t.System]; sys != nil {
+		return sys.types[t.Type]
+	}
+	return nil
+}
+
+// modelPart renders one field of the model query of system s from the sandbox model. Related
+// types and parents carry their own system, which for another system's type is not s's.
+func (m *Model) modelPart(s *System, field string) any {
 	switch field {
 	case "actions":
 		out := make([]modelAction, 0, len(s.Actions))
 		for _, a := range s.Actions {
 			ma := modelAction{ID: a.ID, Name: orID(a.Name, a.ID), NameEn: orID(a.NameEn, a.ID), AuthType: a.AuthType,
 				Hidden: a.Hidden, Version: 1, RelatedResourceTypes: []modelRelatedType{}, RelatedActions: []string{}}
-			for _, t := range a.RelatedTypes {
-				ma.RelatedResourceTypes = append(ma.RelatedResourceTypes, modelRelatedType{System: s.ID, ID: t, SelectionMode: "instance",
-					InstanceSelections: []modelSelectionRef{{System: s.ID, ID: selectionID(t), IgnoreIAMPath: a.IgnoreIAMPath}}})
+			for _, t := range a.related {
+				ma.RelatedResourceTypes = append(ma.RelatedResourceTypes, modelRelatedType{System: t.System, ID: t.Type, SelectionMode: "instance",
+					InstanceSelections: []modelSelectionRef{{System: t.System, ID: selectionID(t.Type), IgnoreIAMPath: a.IgnoreIAMPath}}})
 			}
 			out = append(out, ma)
 		}
@@ -145,8 +156,8 @@ func (s *System) modelPart(field string) any {
 		out := make([]modelResourceType, 0, len(s.ResourceTypes))
 		for _, t := range s.ResourceTypes {
 			mt := modelResourceType{ID: t.ID, Name: orID(t.Name, t.ID), NameEn: orID(t.NameEn, t.ID), Parents: []modelTypeRef{}, Version: 1}
-			for _, p := range t.Parents {
-				mt.Parents = append(mt.Parents, modelTypeRef{System: s.ID, ID: p})
+			for _, p := range t.parents {
+				mt.Parents = append(mt.Parents, modelTypeRef{System: p.System, ID: p.Type})
 			}
 			out = append(out, mt)
 		}
@@ -154,7 +165,8 @@ func (s *System) modelPart(field string) any {
 	case "instance_selections":
 		out := make([]modelSelection, 0, len(s.ResourceTypes))
 		for _, t := range s.ResourceTypes {
-			out = append(out, modelSelection{ID: selectionID(t.ID), Name: orID(t.Name, t.ID), NameEn: orID(t.NameEn, t.ID), ResourceTypeChain: s.chain(t.ID)})
+			out = append(out, modelSelection{ID: selectionID(t.ID), Name: orID(t.Name, t.ID), NameEn: orID(t.NameEn, t.ID),
+				ResourceTypeChain: m.chain(typeRef{System: s.ID, Type: t.ID})})
 		}
 		return out
 	default: // resource_creator_actions

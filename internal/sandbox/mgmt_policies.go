@@ -309,32 +309,32 @@ func (mc *mgmtCall) listGroupPolicies(g *mgmtGroup) (any, bool, *saasError) {
 }
 
 func (mc *mgmtCall) resourceGroups(p *policy, a *Action) []map[string]any {
-	if a == nil || len(a.RelatedTypes) == 0 {
+	if a == nil || len(a.related) == 0 {
 		return []map[string]any{{"id": newUUID(), "environments": []any{}, "related_resource_types": []any{}}}
 	}
-	// A system's actions relate to its own resource types.
-	rrt := func(typ string, paths map[string][]Node) map[string]any {
+	// Each related type under its own system, which for another system's type is not the policy's.
+	rrt := func(t typeRef, paths map[string][]Node) map[string]any {
 		condition := []any{}
 		if len(paths) > 0 {
 			condition = append(condition, map[string]any{"id": newUUID(), "attributes": []any{}, "instances": instancesOf(paths)})
 		}
-		return map[string]any{"system_id": p.Key.System, "type": typ, "condition": condition}
+		return map[string]any{"system_id": t.System, "type": t.Type, "condition": condition}
 	}
 	switch {
 	case p.Any:
 		var types []any
-		for _, typ := range a.RelatedTypes {
-			types = append(types, rrt(typ, nil))
+		for _, t := range a.related {
+			types = append(types, rrt(t, nil))
 		}
 		return []map[string]any{{"id": newUUID(), "environments": []any{}, "related_resource_types": types}}
 	case !p.Combined:
-		return []map[string]any{{"id": newUUID(), "environments": []any{}, "related_resource_types": []any{rrt(a.RelatedTypes[0], p.Paths)}}}
+		return []map[string]any{{"id": newUUID(), "environments": []any{}, "related_resource_types": []any{rrt(a.related[0], p.Paths)}}}
 	}
 	out := []map[string]any{}
 	for _, gr := range p.Groups {
 		var types []any
-		for _, typ := range a.RelatedTypes {
-			types = append(types, rrt(typ, gr[typ]))
+		for _, t := range a.related {
+			types = append(types, rrt(t, gr[t.Type]))
 		}
 		out = append(out, map[string]any{"id": newUUID(), "environments": []any{}, "related_resource_types": types})
 	}
@@ -468,25 +468,26 @@ func (st *store) widenScopeLocked(system, group string, specs []grantSpec) (rest
 				break
 			}
 		}
+		// A scope's resource types are named by their own systems, as a grant names them.
 		if at < 0 {
 			sc := mgmtScope{System: system, Actions: []string{sp.action.ID}}
-			for ti, typ := range sp.action.RelatedTypes {
-				sc.Resources = append(sc.Resources, mgmtScopeType{System: system, Type: typ, Paths: slices.Clone(sp.perType[ti])})
+			for ti, t := range sp.action.related {
+				sc.Resources = append(sc.Resources, mgmtScopeType{System: t.System, Type: t.Type, Paths: slices.Clone(sp.perType[ti])})
 			}
 			gm.Scopes = append(gm.Scopes, sc)
 			changed = true
 			continue
 		}
-		for ti, typ := range sp.action.RelatedTypes {
-			r := resourceReq{System: system, Type: typ}
+		for ti, t := range sp.action.related {
+			r := resourceReq{System: t.System, Type: t.Type}
 			for _, p := range sp.perType[ti] {
 				if scopeCovers(&gm.Scopes[at], r, p) {
 					continue
 				}
 				sc := &gm.Scopes[at]
-				k := slices.IndexFunc(sc.Resources, func(t mgmtScopeType) bool { return t.System == system && t.Type == typ })
+				k := slices.IndexFunc(sc.Resources, func(st mgmtScopeType) bool { return st.System == t.System && st.Type == t.Type })
 				if k < 0 {
-					sc.Resources = append(sc.Resources, mgmtScopeType{System: system, Type: typ})
+					sc.Resources = append(sc.Resources, mgmtScopeType{System: t.System, Type: t.Type})
 					k = len(sc.Resources) - 1
 				}
 				sc.Resources[k].Paths = append(sc.Resources[k].Paths, p)

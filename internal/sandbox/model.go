@@ -78,17 +78,23 @@ type System struct {
 }
 
 // ResourceType is a resource type; Instances are the instance names the system's callback knows
-// (used to resolve ancestor names on creator grants; an ancestor not listed is unknown).
+// (used to resolve ancestor names on creator grants; an ancestor not listed is unknown). Parents
+// are type references (see typeRef): "biz" of the same system, or "bk_cmdb:biz" of another.
 type ResourceType struct {
 	ID        string            `json:"id"`
 	Name      string            `json:"name,omitempty"`
 	NameEn    string            `json:"name_en,omitempty"`
 	Parents   []string          `json:"parents,omitempty"`
 	Instances map[string]string `json:"instances,omitempty"`
+
+	// parents are Parents resolved at load.
+	parents []typeRef
 }
 
 // Action is a registered action with its related resource types (in order; several = a combined
-// resource; none = an action without instances).
+// resource; none = an action without instances). RelatedTypes are type references as the model
+// gives them (see typeRef): "host" of the action's own system, or "bk_cmdb:host" of another, as
+// bk_job's actions relate to CMDB's business and host.
 type Action struct {
 	ID            string   `json:"id"`
 	Name          string   `json:"name,omitempty"`
@@ -101,10 +107,44 @@ type Action struct {
 	// only with ?type=rbac.
 	AuthType string `json:"auth_type,omitempty"`
 
+	// system is the action's own system; related are RelatedTypes resolved at load, and typeIDs
+	// their type ids, in the same order. Everything that compares a resource with the action
+	// compares it with related (system and type); what is keyed by type alone (stored paths per
+	// type, expression fields, the evaluation's resources) uses typeIDs, which the load keeps
+	// distinct, as the backend's expressions drop the system ("biz.id").
+	system  string
+	related []typeRef
+	typeIDs []string
+
 	// chains stands in for the real server's instance selections, which the model does not have:
-	// for each related type found in the system's creator config, the length of its chain there
-	// (ancestor types + itself). The ignore_iam_path collapse applies only to paths of that length.
+	// for each related type of the action's own system found in the system's creator config, the
+	// length of its chain there (ancestor types + itself). The ignore_iam_path collapse applies
+	// only to paths of that length.
 	chains map[string]int
+}
+
+// typeRef names a resource type of a system of the model. In a model file it is written "type"
+// (a type of the system the reference is made in) or "system:type" (a type of another system).
+type typeRef struct {
+	System string
+	Type   string
+}
+
+func (r typeRef) String() string { return r.System + ":" + r.Type }
+
+// relatesTo reports whether the action relates to the type of system.
+func (a *Action) relatesTo(system, typ string) bool {
+	return slices.Contains(a.related, typeRef{System: system, Type: typ})
+}
+
+// typeSystem is the system of the action's related type typ ("" when it relates to none of that id).
+func (a *Action) typeSystem(typ string) string {
+	for _, r := range a.related {
+		if r.Type == typ {
+			return r.System
+		}
+	}
+	return ""
 }
 
 // chainLen is the instance-selection chain length used by the ignore_iam_path collapse for typ: its
@@ -129,7 +169,7 @@ type TemplatePolicy struct {
 
 // rbac reports whether the action's group policies of one type are stored as RBAC relations.
 func (a *Action) rbac() bool {
-	return (a.AuthType == "rbac" || a.AuthType == "all") && len(a.RelatedTypes) == 1
+	return (a.AuthType == "rbac" || a.AuthType == "all") && len(a.related) == 1
 }
 
 // CreatorConfig is one node of the resource-creator-actions tree.
@@ -357,7 +397,14 @@ func (m *Model) validate() error {
 			return fmt.Errorf("%s.id: duplicate system %q", at, s.ID)
 		}
 		m.systems[s.ID] = s
-		if err := s.validate(at); err != nil {
+		if err := s.indexTypes(at); err != nil {
+			return err
+		}
+	}
+	// The rest of each system once every system's types are known: parents and related types may
+	// name another system's.
+	for i := range m.Systems {
+		if err := m.Systems[i].validate(fmt.Sprintf("systems[%d]", i), m); err != nil {
 			return err
 		}
 	}
@@ -520,10 +567,10 @@ func (m *Model) templatePolicy(system string, tp TemplatePolicy, groupExists fun
 	if a == nil {
 		return nil, fmt.Errorf("action: unknown action %q", tp.Action)
 	}
-	if len(a.RelatedTypes) > 1 {
+	if len(a.related) > 1 {
 		return nil, fmt.Errorf("action: template policies of combined-resource actions (%q) are not emulated", tp.Action)
 	}
-	if len(a.RelatedTypes) == 0 && len(tp.Paths) > 0 {
+	if len(a.related) == 0 && len(tp.Paths) > 0 {
 		return nil, fmt.Errorf("paths: action %q relates to no resource type and takes no paths", tp.Action)
 	}
 	if tp.ExpiredAt < 0 || tp.ExpiredAt > permanentExpiredAt {
@@ -568,23 +615,63 @@ func (m *Model) parsePath(raw string) ([]Node, error) {
 	return nodes, nil
 }
 
-func (s *System) validate(at string) error {
+// indexTypes checks the system's resource type ids and indexes them.
+func (s *System) indexTypes(at string) error {
 	s.types = map[string]*ResourceType{}
 	for j := range s.ResourceTypes {
 		t := &s.ResourceTypes[j]
 		if t.ID == "" {
 			return fmt.Errorf("%s.resource_types[%d].id: required", at, j)
 		}
+		if strings.Contains(t.ID, ":") {
+			return fmt.Errorf("%s.resource_types[%d].id: %q holds a colon, which a type reference uses to name the system", at, j, t.ID)
+		}
 		if s.types[t.ID] != nil {
 			return fmt.Errorf("%s.resource_types[%d].id: duplicate resource type %q", at, j, t.ID)
 		}
 		s.types[t.ID] = t
 	}
-	for j, t := range s.ResourceTypes {
+	return nil
+}
+
+// resolveType reads a type reference made in system s: "type" is a type of s, "system:type" a
+// type of that system of the model.
+func (m *Model) resolveType(s *System, ref string) (typeRef, error) {
+	sysID, typ, other := strings.Cut(ref, ":")
+	if !other {
+		if s.types[ref] == nil {
+			return typeRef{}, fmt.Errorf("unknown resource type %q", ref)
+		}
+		return typeRef{System: s.ID, Type: ref}, nil
+	}
+	if sysID == "" || typ == "" {
+		return typeRef{}, fmt.Errorf("%q is neither \"type\" nor \"system:type\"", ref)
+	}
+	sys := m.systems[sysID]
+	if sys == nil {
+		return typeRef{}, fmt.Errorf("%q names an unknown system %q", ref, sysID)
+	}
+	if sys.types[typ] == nil {
+		return typeRef{}, fmt.Errorf("%q: system %q has no resource type %q", ref, sysID, typ)
+	}
+	return typeRef{System: sysID, Type: typ}, nil
+}
+
+// validate checks the system's parents, actions, creator config and allow-list, resolving the type
+// references (which may name another system's types: m's types are indexed already).
+func (s *System) validate(at string, m *Model) error {
+	for j := range s.ResourceTypes {
+		t := &s.ResourceTypes[j]
+		t.parents = nil
 		for k, p := range t.Parents {
-			if s.types[p] == nil || p == t.ID {
-				return fmt.Errorf("%s.resource_types[%d].parents[%d]: unknown resource type %q", at, j, k, p)
+			ref, err := m.resolveType(s, p)
+			if err == nil && ref == (typeRef{System: s.ID, Type: t.ID}) {
+				err = fmt.Errorf("resource type %q is its own parent", p)
 			}
+			if err != nil {
+				return fmt.Errorf("%s.resource_types[%d].parents[%d]: %w", at, j, k, err)
+			}
+			t.parents = append(t.parents, ref)
 		}
 	}
 	s.actions = map[string]*Action{}
@@ -602,15 +689,23 @@ func (s *System) validate(at string) error {
 		default:
 			return fmt.Errorf("%s.actions[%d].auth_type: %q is not one of abac, rbac, all", at, j, a.AuthType)
 		}
-		seen := map[string]bool{}
+		a.system, a.related, a.typeIDs = s.ID, nil, nil
 		for k, rt := range a.RelatedTypes {
-			if s.types[rt] == nil {
-				return fmt.Errorf("%s.actions[%d].related_types[%d]: unknown resource type %q", at, j, k, rt)
+			ref, err := m.resolveType(s, rt)
+			if err != nil {
+				return fmt.Errorf("%s.actions[%d].related_types[%d]: %w", at, j, k, err)
 			}
-			if seen[rt] {
+			if slices.Contains(a.related, ref) {
 				return fmt.Errorf("%s.actions[%d].related_types[%d]: duplicate resource type %q", at, j, k, rt)
 			}
-			seen[rt] = true
+			if other := a.typeSystem(ref.Type); other != "" {
+				// The backend's expressions and its evaluation of resources name a related type by
+				// its id alone ("host.id"): two related types of one id could not be told apart.
+				return fmt.Errorf("%s.actions[%d].related_types[%d]: %q has the id of the related type %s:%s; "+
+					"an action's related types need distinct ids", at, j, k, rt, other, ref.Type)
+			}
+			a.related = append(a.related, ref)
+			a.typeIDs = append(a.typeIDs, ref.Type)
 		}
 	}
 	seenType := map[string]bool{}
@@ -629,9 +724,10 @@ func (s *System) validate(at string) error {
 	for j := range s.Actions {
 		a := &s.Actions[j]
 		a.chains = map[string]int{}
-		for _, rt := range a.RelatedTypes {
-			if d, ok := depth[rt]; ok {
-				a.chains[rt] = d
+		for _, rt := range a.related {
+			// The creator config lists the system's own types only.
+			if d, ok := depth[rt.Type]; ok && rt.System == s.ID {
+				a.chains[rt.Type] = d
 			}
 		}
 	}

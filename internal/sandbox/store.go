@@ -259,10 +259,10 @@ func mergeGrants(held func(policyKey) *policy, system string, subj subject, spec
 			p.ExpiredAt = max(p.ExpiredAt, expiry)
 			changed = mergeGrant(p, sp)
 		} else {
-			p = &policy{Key: k, ExpiredAt: newExpiry, Combined: len(sp.action.RelatedTypes) > 1, Paths: map[string][]Node{}}
+			p = &policy{Key: k, ExpiredAt: newExpiry, Combined: len(sp.action.typeIDs) > 1, Paths: map[string][]Node{}}
 			mergeGrant(p, sp)
 		}
-		for _, typ := range sp.action.RelatedTypes {
+		for _, typ := range sp.action.typeIDs {
 			if n := p.typeCount(typ); n > lim.PolicyInstances {
 				return nil, newSaaSError(codeValidation, "the number of instances of resource type["+typ+"] in the policy of action["+
 					sp.action.ID+"] exceeds the limit "+itoa(lim.PolicyInstances))
@@ -301,7 +301,7 @@ func mergeGrant(p *policy, sp grantSpec) bool {
 		return len(p.Paths) != n
 	}
 	g := group{}
-	for ti, typ := range sp.action.RelatedTypes {
+	for ti, typ := range sp.action.typeIDs {
 		g[typ] = map[string][]Node{}
 		for _, path := range sp.perType[ti] {
 			g[typ][pathKey(path)] = path
@@ -405,7 +405,7 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 	if allEmpty {
 		// The real server deletes the policy of an action without a resource type whole; for an
 		// action with related types, instances: [] revokes nothing, whatever the policy holds.
-		if len(sp.action.RelatedTypes) == 0 {
+		if len(sp.action.typeIDs) == 0 {
 			p.Any, p.Paths, p.Groups = false, map[string][]Node{}, nil
 			return true
 		}
@@ -428,7 +428,7 @@ func mergeRevoke(p *policy, sp grantSpec) bool {
 	// The real server removes only the groups fully contained in the revoked one (every type's paths
 	// within the request); a group the request only overlaps stays whole, silently.
 	req := group{}
-	for ti, typ := range sp.action.RelatedTypes {
+	for ti, typ := range sp.action.typeIDs {
 		req[typ] = map[string][]Node{}
 		for _, path := range sp.perType[ti] {
 			req[typ][pathKey(path)] = path

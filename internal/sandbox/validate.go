@@ -336,7 +336,7 @@ func parseInstanceRequest(body any, paths bool, lim Limits, now time.Time) (*ins
 			rr.System, _ = v.str(ro, "system", 0, "resources", i)
 			rr.Type, _ = v.str(ro, "type", 0, "resources", i)
 			if paths {
-				rr.Paths = v.paths(ro, lim, req.System, i)
+				rr.Paths = v.paths(ro, lim, i)
 			} else {
 				rr.Paths = v.instances(ro, lim, rr.System, rr.Type, i)
 			}
@@ -383,10 +383,11 @@ func (v *validator) instances(ro map[string]any, lim Limits, system, typ string,
 	return out
 }
 
-// paths reads a batch_path resource's paths. A node's system is optional (absent or "" takes the
-// request's system); its name must be present and may be "" only when the id is "*" (checked by the
-// node serializer's validate, so only once the node's fields are valid).
-func (v *validator) paths(ro map[string]any, lim Limits, system string, i int) [][]Node {
+// paths reads a batch_path resource's paths. A node's system is optional (absent or "" is filled
+// in later from the model, as the SaaS fills it from the instance selection: fillPathSystems); its
+// name must be present and may be "" only when the id is "*" (checked by the node serializer's
+// validate, so only once the node's fields are valid).
+func (v *validator) paths(ro map[string]any, lim Limits, i int) [][]Node {
 	list, ok := v.list(ro, "paths", true, "resources", i)
 	if !ok {
 		return nil
@@ -411,7 +412,9 @@ func (v *validator) paths(ro map[string]any, lim Limits, system string, i int) [
 				valid = false
 				continue
 			}
-			n := Node{System: system}
+			// A node without a system gets one from the model once the request's system is known
+			// (fillPathSystems).
+			n := Node{}
 			okS := true
 			if raw, present := no["system"]; present {
 				if s, isStr := raw.(string); !isStr || strings.TrimSpace(s) != "" {
