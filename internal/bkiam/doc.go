@@ -374,6 +374,23 @@
 //
 // the grade managers S created through the API (allow-list name grade_manager_list, no v2_ prefix),
 // name a case-insensitive substring; v1 errors other than 401, 403, 404 and 500 come in HTTP 200.
+//
+// A grade manager's sync group is marked in one list only, v1's group list (SyncGroupIDs):
+//
+//	GET {gw}/api/v1/open/management/grade_managers/{id}/groups/?page&page_size → {count, results: [{id, name, description,
+//	    attributes: {source_type, source_from_role}}]}
+//
+// (allow-list name group_list, checked for the system that created the grade manager, as the path
+// names none; no filters; newest first; the subset managers' groups included; a page past the end
+// is empty). The attributes are the SaaS's GroupSaaSAttribute rows, each answered with its default
+// when unset. The SaaS sets source_from_role on the group it builds for sync_perm, whichever way it
+// builds it (the management API's grade-manager and subset-manager create, the update that turns
+// sync_perm on, the web UI, an approved application), and on no other group; a rename (the web
+// UI's, or group_name's) keeps it, and the group goes with its attributes when sync_perm is turned
+// off. The v2 group list answers readonly, which the sync group does not have, and the grade
+// manager's read answers sync_perm but not its sync group: there the sync group is told only by
+// IAM's default name, "NAME administrator group" (the SaaS's "-管理员组" in the English it answers
+// open APIs in) or "NAME-管理员组" from the web UI, which a rename loses.
 // Creates are not idempotent: a create whose answer was lost may have been carried out, and its
 // retry then finds the name taken (409). Callers look the name up (GradeManagersNamed, GroupByName)
 // to find what IAM made.

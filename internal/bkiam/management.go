@@ -527,6 +527,45 @@ func (c *Client) GroupByName(ctx context.Context, system string, gradeManager in
 	return nil, nil
 }
 
+// ErrNoGroupAttributes is SyncGroupIDs' answer when a row of IAM's v1 group list has no
+// attributes (a SaaS older than the list's attributes): the marks cannot be read.
+var ErrNoGroupAttributes = errors.New("bkiam: IAM's v1 group list answers no group attributes")
+
+// SyncGroupIDs are the ids of the groups IAM marks as a sync group (sync_perm) among the groups of
+// a grade manager and of its subset managers. The SaaS gives the group it builds for sync_perm the
+// product attribute source_from_role, and no other group: the attribute stays through a rename
+// (the web UI's, or group_name's) and goes with the group when sync_perm is turned off. Of the
+// management API only the v1 group list answers it (GET
+// /api/v1/open/management/grade_managers/{id}/groups/, allow-list name group_list, checked for
+// the system that created the grade manager; rows {id, name, description, attributes:
+// {source_type, source_from_role}}, newest first, no filters).
+func (c *Client) SyncGroupIDs(ctx context.Context, gradeManager int64) (map[int64]bool, error) {
+	ids := map[int64]bool{}
+	path := "/api/v1/open/management/grade_managers/" + idString(gradeManager) + "/groups/"
+	err := c.pages(ctx, "v1 group list", path, url.Values{}, func(d json.RawMessage) error {
+		var g struct {
+			ID         int64 `json:"id"`
+			Attributes *struct {
+				SourceFromRole *bool `json:"source_from_role"`
+			} `json:"attributes"`
+		}
+		if err := json.Unmarshal(d, &g); err != nil || g.ID <= 0 {
+			return fmt.Errorf("a v1 group list row that is not a group: %s", d)
+		}
+		if g.Attributes == nil || g.Attributes.SourceFromRole == nil {
+			return ErrNoGroupAttributes
+		}
+		if *g.Attributes.SourceFromRole {
+			ids[g.ID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
 // GroupPolicyRequest is a grant or revoke of a group's custom permissions: actions that share one
 // list of resource types, each type with the instance paths. System is the actions' system (the
 // path's when empty).

@@ -2,6 +2,7 @@ package bkiam
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -283,4 +284,56 @@ func pathString(p []PathNode) string {
 		parts[i] = n.Type + " " + n.ID
 	}
 	return strings.Join(parts, "/")
+}
+
+// TestSyncGroupIDsSandbox: the v1 group list tells the sync group by its mark, under IAM's
+// default name and after a rename in the web UI; a grade manager without sync_perm has none, and
+// an app not allowed the v1 list (allow-list group_list) gets a permission error.
+func TestSyncGroupIDsSandbox(t *testing.T) {
+	m := sandbox.DefaultModel()
+	m.Apps = append(m.Apps, sandbox.App{Code: "nolist", Secret: "nolist-secret", ClientOf: []string{"bk_cmdb"},
+		Management: map[string][]string{"bk_cmdb": {"v2_grade_manager_create", "v2_group_list"}}})
+	raw, _ := json.Marshal(m)
+	model, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := sandboxtest.Start(t, sandbox.WithModel(model))
+	c := sandboxClient(t, sb.URL)
+	ctx := context.Background()
+	spec := GradeManagerSpec{Name: "ops", Members: []string{"alice"},
+		AuthorizationScopes: []AuthorizationScope{{System: "bk_cmdb", Actions: []Action{{ID: "create_biz"}}, Resources: []PathResource{}}},
+		SubjectScopes:       []SubjectScope{{Type: "*", ID: "*"}}, SyncPerm: true}
+	gm, err := c.CreateGradeManager(ctx, "bk_cmdb", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync, err := c.GroupByName(ctx, "bk_cmdb", gm, "ops administrator group")
+	if err != nil || sync == nil {
+		t.Fatalf("no sync group: %v", err)
+	}
+	if _, err := c.CreateGroups(ctx, "bk_cmdb", idString(gm), []GroupSpec{{Name: "ops administrator group 2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := c.SyncGroupIDs(ctx, gm); err != nil || !reflect.DeepEqual(ids, map[int64]bool{sync.ID: true}) {
+		t.Fatalf("SyncGroupIDs = %v, %v; want the sync group %d alone", ids, err, sync.ID)
+	}
+	if err := sb.RenameGroup(sync.ID, "platform admins"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := c.SyncGroupIDs(ctx, gm); err != nil || !reflect.DeepEqual(ids, map[int64]bool{sync.ID: true}) {
+		t.Fatalf("after a rename in the web UI SyncGroupIDs = %v, %v; want the sync group %d", ids, err, sync.ID)
+	}
+	spec.Name, spec.SyncPerm = "dev", false
+	plain, err := c.CreateGradeManager(ctx, "bk_cmdb", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := c.SyncGroupIDs(ctx, plain); err != nil || len(ids) != 0 {
+		t.Fatalf("a grade manager without sync_perm: %v, %v", ids, err)
+	}
+	nolist := mustClient(t, Config{APIGatewayURL: sb.URL, AppCode: "nolist", AppSecret: "nolist-secret", Timeout: 10 * time.Second})
+	if _, err := nolist.SyncGroupIDs(ctx, gm); !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "management api[group_list]") {
+		t.Fatalf("an app not allowed group_list: %v", err)
+	}
 }

@@ -250,3 +250,30 @@ func TestManagementPagePastTheEnd(t *testing.T) {
 		t.Fatalf("a 404 on the first page: %v", err)
 	}
 }
+
+// TestSyncGroupIDs: the v1 group list's source_from_role marks the sync groups (the package doc,
+// "The management API"), read page after page from the v1 route; a row without attributes (an
+// older SaaS) is ErrNoGroupAttributes, not "no sync group".
+func TestSyncGroupIDs(t *testing.T) {
+	ctx := context.Background()
+	row := func(id int, fromRole bool) string {
+		return fmt.Sprintf(`{"id":%d,"name":"g%d","description":"","attributes":{"source_type":"openapi","source_from_role":%v}}`, id, id, fromRole)
+	}
+	var first []string
+	for i := 0; i < ManagementPageSize; i++ {
+		first = append(first, row(1000-i, false))
+	}
+	fs := newFakeServer(t, mgmtOK(`{"count":502,"results":[`+strings.Join(first, ",")+`]}`), mgmtOK(`{"count":502,"results":[`+row(7, true)+`,`+row(3, false)+`]}`))
+	c := mustClient(t, gatewayConfig(fs.URL))
+	ids, err := c.SyncGroupIDs(ctx, 42)
+	if err != nil || len(ids) != 1 || !ids[7] {
+		t.Fatalf("SyncGroupIDs = %v, %v; want group 7 alone", ids, err)
+	}
+	if reqs := fs.requests(); len(reqs) != 2 || !strings.HasSuffix(reqs[1].Path, "/api/v1/open/management/grade_managers/42/groups/") {
+		t.Fatalf("requests %+v, want two pages of the v1 group list of grade manager 42", reqs)
+	}
+	none := newFakeServer(t, mgmtOK(`{"count":1,"results":[{"id":7,"name":"g7","description":""}]}`))
+	if ids, err := mustClient(t, gatewayConfig(none.URL)).SyncGroupIDs(ctx, 42); !errors.Is(err, ErrNoGroupAttributes) || ids != nil {
+		t.Fatalf("a row without attributes: %v, %v; want ErrNoGroupAttributes", ids, err)
+	}
+}

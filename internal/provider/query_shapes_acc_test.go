@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,14 +23,15 @@ import (
 // permission-template rows beside its custom policy, a grade manager's
 // sync group, and policies that the provider would refuse at plan.
 
-// shapesWorkspace is a sandbox with a grade manager of bk_cmdb (sync_perm
-// as given, its scope the host scope, by id, for view_host and edit_host,
-// everyone as subjects) and a workspace whose CLI runs terraform query.
-func shapesWorkspace(t *testing.T, syncPerm bool, scope string) (*sandboxtest.Sandbox, *bkiam.Client, *acctest.CLIWorkspace, int64) {
+// shapesWorkspace is a sandbox (started with opts) with a grade manager of
+// bk_cmdb (sync_perm as given, its scope the host scope, by id, for
+// view_host and edit_host, everyone as subjects) and a workspace whose CLI
+// runs terraform query.
+func shapesWorkspace(t *testing.T, syncPerm bool, scope string, opts ...sandbox.Option) (*sandboxtest.Sandbox, *bkiam.Client, *acctest.CLIWorkspace, int64) {
 	t.Helper()
 	acctest.NeedsSandbox(t)
 	querier := queryCLI(t)
-	sb := sandboxtest.Start(t)
+	sb := sandboxtest.Start(t, opts...)
 	c := acctest.OutsideClient(t, sb)
 	gm, err := c.CreateGradeManager(context.Background(), "bk_cmdb", bkiam.GradeManagerSpec{Name: "platform", Members: []string{"alice"},
 		AuthorizationScopes: []bkiam.AuthorizationScope{{System: "bk_cmdb", Actions: []bkiam.Action{{ID: "view_host"}, {ID: "edit_host"}},
@@ -191,6 +193,106 @@ func TestAccQuerySyncGroup(t *testing.T) {
 	wantIn(t, "the generated configuration", generated, `name = "ops"`, `carol = "permanent"`, `"3" = "3"`)
 	wantIn(t, "terraform query's output", out, leftOut("groups"), leftOut("members"), leftOut("permissions"))
 	importGenerated(t, w, sb, before, 3)
+}
+
+// TestAccQueryRenamedSyncGroup: a sync group renamed in the IAM web UI
+// ("platform admins") is still left out of every list that would adopt
+// it, with the warning naming it under its new name: IAM's mark, which the
+// v1 group list answers, tells it. A group that bears IAM's default name
+// of the sync group without being it ("platform administrator group",
+// made through the API after the rename) is adopted, with its member and
+// permission, and the apply only imports. (Told by name, the lists
+// adopted the renamed sync group, whose blocks would have fought IAM's
+// rewrite of it, and left the other group out.)
+func TestAccQueryRenamedSyncGroup(t *testing.T) {
+	acctest.Parallel(t)
+	sb, c, w, gm := shapesWorkspace(t, true, "8")
+	ctx := context.Background()
+	sync, err := c.GroupByName(ctx, "bk_cmdb", gm, "platform administrator group")
+	if err != nil || sync == nil {
+		t.Fatalf("the sandbox built no sync group: %v", err)
+	}
+	if err := sb.RenameGroup(sync.ID, "platform admins"); err != nil {
+		t.Fatal(err)
+	}
+	groups, err := c.CreateGroups(ctx, "bk_cmdb", fmt.Sprint(gm), []bkiam.GroupSpec{{Name: "platform administrator group"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	namesake := groups[0]
+	if err := c.AddMembers(ctx, "bk_cmdb", namesake, []bkiam.MemberRef{{Type: "user", ID: "carol"}}, bkiam.PermanentExpiry); err != nil {
+		t.Fatal(err)
+	}
+	grantHosts(t, c, bkiam.Subject{Type: "group", ID: fmt.Sprint(namesake)}, "edit_host", "3")
+	before := snapshotIAM(sb)
+	leftOut := func(kind string) string {
+		return fmt.Sprintf(`Group "platform admins" (id %d), the sync group of grade manager "platform" (id %d), is left out of this list of %s.`, sync.ID, gm, kind)
+	}
+
+	w.Write("sync.tfquery.hcl", listBlock("bkiam_group_permission", "sync", "system", "bk_cmdb", "group_id", fmt.Sprint(sync.ID)))
+	out := strings.Join(strings.Fields(w.MustRun("query")), " ")
+	if !strings.Contains(out, leftOut("permissions")) || strings.Contains(out, "list.bkiam_group_permission.sync ") {
+		t.Errorf("terraform query listed the renamed sync group's permissions by its id:\n%s", out)
+	}
+	w.Remove("sync.tfquery.hcl")
+
+	generated, out := generate(t, w, gradeManagerLists("bk_cmdb", gm, "platform", "platform", "platform"))
+	if strings.Contains(generated, fmt.Sprintf(`"%d"`, sync.ID)) || strings.Contains(generated, "platform admins") || strings.Contains(generated, `"8"`) ||
+		strings.Contains(generated, "alice") {
+		t.Errorf("the generated configuration adopts the renamed sync group:\n%s", generated)
+	}
+	wantIn(t, "the generated configuration", generated, `name = "platform administrator group"`, fmt.Sprintf(`group_id = "%d"`, namesake),
+		`carol = "permanent"`, `"3" = "3"`)
+	wantIn(t, "terraform query's output", out, leftOut("groups"), leftOut("members"), leftOut("permissions"))
+	if strings.Contains(out, "told by its default name") {
+		t.Errorf("terraform query fell back to the sync group's default name:\n%s", out)
+	}
+	importGenerated(t, w, sb, before, 3)
+}
+
+// TestAccQuerySyncGroupByName: an app that IAM does not allow the v1
+// group list (the management API group_list), where IAM answers the sync
+// group's mark, tells the sync group by IAM's default name only, and
+// each group list says so in a warning that names what to allow; the
+// group bearing the default name is then left out as the sync group.
+func TestAccQuerySyncGroupByName(t *testing.T) {
+	acctest.Parallel(t)
+	m := sandbox.DefaultModel()
+	for i := range m.Apps {
+		if m.Apps[i].Code == sandboxtest.AppCode {
+			m.Apps[i].Management = map[string][]string{"bk_cmdb": {"v2_grade_manager_create", "v2_grade_manager_detail", "v2_group_list",
+				"v2_group_member_list", "group_policy_list", "grade_manager_list"}}
+		}
+	}
+	raw, _ := json.Marshal(m)
+	model, err := sandbox.LoadModel(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, w, gm := shapesWorkspace(t, true, "8", sandbox.WithModel(model))
+	w.Write("site.tfquery.hcl", gradeManagerLists("bk_cmdb", gm, "platform", "platform", "platform"))
+	// -json, as Terraform folds warnings of one summary into the first.
+	var warnings []string
+	for _, line := range strings.Split(w.MustRun("query", "-json"), "\n") {
+		var msg struct {
+			Type       string `json:"type"`
+			Diagnostic struct {
+				Summary, Detail, Address string
+			} `json:"diagnostic"`
+		}
+		if json.Unmarshal([]byte(line), &msg) == nil && msg.Type == "diagnostic" {
+			d := msg.Diagnostic
+			warnings = append(warnings, d.Address+": "+d.Summary+": "+d.Detail)
+		}
+	}
+	all := strings.Join(warnings, "\n")
+	for _, kind := range []struct{ list, what string }{{"bkiam_group", "groups"}, {"bkiam_group_members", "members"}, {"bkiam_group_permission", "permissions"}} {
+		wantIn(t, "terraform query's warnings", all,
+			fmt.Sprintf(`list.%s.platform: Sync group told by its default name only: IAM marks the sync group of grade manager "platform" (id %d) only in its v1 group list, which could not be read:`, kind.list, gm),
+			fmt.Sprintf(`This list of %s tells the sync group by IAM's default names instead, "platform administrator group" and "platform-管理员组"`, kind.what),
+			fmt.Sprintf(`list.%s.platform: Sync group "platform administrator group" left out of the %s`, kind.list, kind.what))
+	}
+	wantIn(t, "terraform query's warnings", all, "management api[group_list]", "Allow the app IAM's management API group_list")
 }
 
 // TestAccQueryRefusedBlocks: no list generates a block the provider

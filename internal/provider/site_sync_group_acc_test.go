@@ -16,7 +16,8 @@ import (
 // grade manager with sync_perm and no group_name is renamed: the plan says
 // its sync group is renamed along, and IAM's group list then names the
 // sync group by IAM's default for the new name, by which the lists tell it
-// (IAM keeps the old name unless the update sends group_name).
+// where they cannot read IAM's mark (IAM keeps the old name unless the
+// update sends group_name).
 func TestAccSite_SyncGroupRename(t *testing.T) {
 	acctest.Parallel(t)
 	e := acctest.NewSiteEnv(t)

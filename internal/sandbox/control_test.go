@@ -157,7 +157,7 @@ func TestControlRoutes(t *testing.T) {
 		"policy_auth": 0, "policy_auth_by_actions": 0, "policy_auth_by_resources": 0, "policy_query": 0, "policy_query_by_actions": 0, "user_groups": 0,
 		"grade_manager:create": 0, "grade_manager:get": 0, "grade_manager:update": 0, "grade_manager:delete": 0, "grade_manager:list": 0,
 		"group_policy:grant": 0, "group_policy:revoke": 0, "group_policy:list": 0, "group_policy:delete": 0, "group_policy:actions": 0,
-		"group:create": 0, "group:list": 0, "group:update": 0, "group:delete": 0,
+		"group:create": 0, "group:list": 0, "group:list_v1": 0, "group:update": 0, "group:delete": 0,
 		"member:list": 0, "member:add": 0, "member:delete": 0, "member:expiry": 0, "member_groups:details": 0,
 		"subject_template:list": 0, "group_subject_template:list": 0, "admin:subject_groups": 0, "admin:cleanup": 0}}
 	if !reflect.DeepEqual(st, wantStats) {

@@ -93,7 +93,8 @@
 // are not written to the state file.
 //
 // and, from the v1 management API, the one route that lists grade managers: GET
-// /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=].
+// /api/v1/open/management/grade_managers/?system=S[&name=&page=&page_size=], and the one that
+// answers groups' attributes: GET /api/v1/open/management/grade_managers/{id}/groups/[?page=&page_size=].
 //
 // Inspection and control, without credentials, JSON in and out:
 //   - GET /_sandbox/policies[?system=S&subject_type=T&subject_id=ID&action=A] answers
@@ -112,7 +113,7 @@
 //     "policy_auth":N,"policy_auth_by_actions":N,"policy_auth_by_resources":N,"policy_query":N,
 //     "policy_query_by_actions":N,
 //     "grade_manager:create":N,"grade_manager:get":N,"grade_manager:update":N,"grade_manager:delete":N,
-//     "grade_manager:list":N,"group:create":N,"group:list":N,"group:update":N,"group:delete":N,
+//     "grade_manager:list":N,"group:create":N,"group:list":N,"group:list_v1":N,"group:update":N,"group:delete":N,
 //     "member:list":N,"member:add":N,"member:delete":N,"member:expiry":N,"group_policy:grant":N,
 //     "group_policy:revoke":N,"group_policy:list":N,"group_policy:delete":N,"group_policy:actions":N,
 //     "user_groups":N,"subject_template:list":N,"group_subject_template:list":N},
@@ -157,6 +158,13 @@
 //     one kind), starts_with or string_contains (a string), gt, gte, lt or lte (a number or a
 //     string), any ([]); no other key. expired_at 0 = permanent. 400 with {"error":…} naming the
 //     bad field ("expression.content[1].field: …").
+//   - POST /_sandbox/groups/{id}/rename with {"name":"…"} stands in for renaming a management
+//     group in IAM's web UI (Server.RenameGroup): the name is trimmed, 2 to 128 characters, and
+//     taken by no other group (compared case-insensitively); a read-only group is refused. The
+//     group keeps its members, policies and attributes: a renamed sync group is still its grade
+//     manager's (sync in the inspection, source_from_role in the v1 group list), and the grade
+//     manager's next update renames it again only when it names the sync group (group_name).
+//     400 with {"error":…} when refused.
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next
@@ -413,6 +421,18 @@
 //     checks on the query's system) answers the grade managers that system created, most recently
 //     updated first, rows {id, name, description}, name a case-insensitive substring, paged as the
 //     v2 lists; its errors other than 401, 403, 404 and 500 answer HTTP 200, as v1 routes do.
+//   - The v1 group list, GET /api/v1/open/management/grade_managers/{id}/groups/ (allow-list name
+//     group_list), has no system in its path: its checks go by the grade manager's creator alone
+//     (client, then allow-list), and a grade manager without a creator record, unknown or gone is
+//     403 "role[N] can not be operated by app_code[A], since role is not created by app_code[A]."
+//     (v1's own text). It answers the grade manager's groups, newest first, rows {id, name,
+//     description, attributes: {source_type, source_from_role}}: the SaaS's group attributes, each
+//     with its default when unset. source_from_role is true for the grade manager's sync group
+//     only, and stays through a rename; source_type is "openapi" for a group made by the batch
+//     create (unless its create_attributes is false) and for the sync group of a grade-manager
+//     create, "" for one an update builds. No filters; paged by page/page_size or limit/offset
+//     (default 10, no maximum); a page past the end is an empty page, not 404 (the view slices the
+//     list itself).
 //   - Groups: a batch create takes 1..10 groups {name 2..512, description, readonly} (a name twice
 //     in the batch: 400 "用户组名称X不能重复") and sync_subject_template (a key of the body, for every
 //     group of the batch: each gets a subject template mirroring it) and answers their ids in order;

@@ -212,7 +212,7 @@ var statKeys = []string{"batch_instance:grant", "batch_instance:revoke", "batch_
 	"policy_auth", "policy_auth_by_actions", "policy_auth_by_resources", "policy_query", "policy_query_by_actions", "user_groups",
 	"grade_manager:create", "grade_manager:get", "grade_manager:update", "grade_manager:delete", "grade_manager:list",
 	"group_policy:grant", "group_policy:revoke", "group_policy:list", "group_policy:delete", "group_policy:actions",
-	"group:create", "group:list", "group:update", "group:delete",
+	"group:create", "group:list", "group:list_v1", "group:update", "group:delete",
 	"member:list", "member:add", "member:delete", "member:expiry", "member_groups:details", "subject_template:list", "group_subject_template:list",
 	"admin:subject_groups", "admin:cleanup"}
 

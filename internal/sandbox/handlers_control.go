@@ -38,6 +38,25 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		return true
 	}
 	route := r.Method + " " + r.URL.Path
+	if rest, ok := strings.CutPrefix(route, "POST /_sandbox/groups/"); ok {
+		id, err := strconv.ParseInt(strings.TrimSuffix(rest, "/rename"), 10, 64)
+		if err != nil || !strings.HasSuffix(rest, "/rename") {
+			fail(http.StatusNotFound, "no such sandbox route: "+route)
+			return
+		}
+		var body struct {
+			Name string `json:"name"`
+		}
+		if !decode("rename", &body, false) {
+			return
+		}
+		if err := s.RenameGroup(id, body.Name); err != nil {
+			fail(http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(http.StatusOK, map[string]bool{"ok": true})
+		return
+	}
 	if id, ok := strings.CutPrefix(route, "DELETE /_sandbox/groups/"); ok {
 		if err := s.DeleteGroup(id); err != nil {
 			fail(http.StatusNotFound, err.Error())

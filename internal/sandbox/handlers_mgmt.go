@@ -23,8 +23,21 @@ import (
 const mgmtPrefix = "/api/v2/open/management/systems/"
 
 // mgmtV1GradeManagers is the v1 list of a system's API-created grade managers, the only route
-// that lists grade managers (?system=S, paged, name a case-insensitive substring).
+// that lists grade managers (?system=S, paged, name a case-insensitive substring). Under it,
+// {id}/groups/ is the v1 group list, the only route that answers the groups' attributes
+// (mgmtV1GroupList).
 const mgmtV1GradeManagers = "/api/v1/open/management/grade_managers/"
+
+// mgmtV1GroupList matches GET {mgmtV1GradeManagers}{id}/groups/, the v1 group list.
+func mgmtV1GroupList(method, path string) (mgmtRoute, bool) {
+	rest, ok := strings.CutPrefix(path, mgmtV1GradeManagers)
+	id, ok2 := strings.CutSuffix(rest, "/groups/")
+	gm, ok3 := pathID(id)
+	if !ok || !ok2 || !ok3 || method != http.MethodGet {
+		return mgmtRoute{}, false
+	}
+	return mgmtRoute{api: "group_list", stat: "group:list_v1", gm: gm, v1: true, byCreator: true}, true
+}
 
 const (
 	codeConflict = 1902409
@@ -74,6 +87,9 @@ type mgmtRoute struct {
 	dash      bool
 	// v1 marks a v1 route, whose errors other than 401, 403, 404 and 500 answer HTTP 200.
 	v1 bool
+	// byCreator marks a v1 route of a grade manager (ROLE_IN_PATH without a system in the path):
+	// the permission layer checks the app against the system that created it only.
+	byCreator bool
 	// memberType and memberID are the member of a member's-groups route.
 	memberType, memberID string
 }
@@ -167,6 +183,9 @@ func (s *Server) serveManagement(c *call) bool {
 		// The system is in the query (SYSTEM_IN_QUERY).
 		system, rt, ok = c.r.URL.Query().Get("system"), mgmtRoute{api: "grade_manager_list", stat: "grade_manager:list", v1: true}, true
 	}
+	if v1, ok1 := mgmtV1GroupList(c.r.Method, c.r.URL.Path); ok1 {
+		system, rt, ok = "", v1, true
+	}
 	if !ok {
 		return false
 	}
@@ -248,10 +267,10 @@ func (s *Server) manage(app *App, system string, rt mgmtRoute, q url.Values, raw
 	if rt.api == "" {
 		return nil, forbidden("You do not have permission to perform this action.")
 	}
-	if !app.clientOf(system) {
+	if !rt.byCreator && !app.clientOf(system) {
 		return nil, forbidden(fmt.Sprintf("app_code %s can not access system %s", app.Code, system))
 	}
-	if !app.mayManage(system, rt.api) {
+	if !rt.byCreator && !app.mayManage(system, rt.api) {
 		return nil, forbidden(fmt.Sprintf("system[%s] is not allowed to call management api[%s], please contact the developer to add a whitelist", system, rt.api))
 	}
 	st := s.store
@@ -407,6 +426,8 @@ func (mc *mgmtCall) apply(readErr error) (any, bool, *saasError) {
 	switch rt.api {
 	case "grade_manager_list":
 		return mc.listGradeManagers()
+	case "group_list":
+		return mc.listGroupsV1()
 	case "group_policy_grant":
 		return mc.grantGroupPolicies(g)
 	case "group_policy_revoke":
@@ -518,6 +539,11 @@ func (mc *mgmtCall) putGradeManager(gm *gradeManager) (any, bool, *saasError) {
 	}
 	mc.ms.syncGradeManager(gm, func(u string) bool { return mc.known("user", u) }, mc.now)
 	if g := mc.ms.syncGroup(gm.ID); g != nil {
+		if created {
+			// The create view gives the sync group source_type openapi beside source_from_role;
+			// the update's update_sync_perm_group_by_role gives it source_from_role only.
+			g.SourceType = "openapi"
+		}
 		if created && spec.SyncSubjectTemplate {
 			// Only the create passes sync_subject_template on to the sync group's creation; an
 			// update that creates the sync group does not.
@@ -555,6 +581,7 @@ func (mc *mgmtCall) createGroups(gm *gradeManager) (any, bool, *saasError) {
 	ids := make([]int64, 0, len(specs))
 	for _, sp := range specs {
 		g := mc.ms.newGroup(system, owner, sp.Name, sp.Description, sp.Readonly, mc.now)
+		g.SourceType = sp.SourceType
 		ids = append(ids, g.ID)
 		if syncTemplate {
 			mc.ms.mirrorGroup(g, mc.now)
@@ -635,6 +662,34 @@ func (mc *mgmtCall) listGroups(gm *gradeManager) (any, bool, *saasError) {
 	}
 	if e := pastTheEnd(mc.q, off, len(rows)); e != nil {
 		return nil, false, e
+	}
+	return paged(rows, off, lim), false, nil
+}
+
+// listGroupsV1 is the v1 group list of the path's grade manager. Its permission layer reads the
+// grade manager's creator record (none: 403 with v1's own text, naming the app twice), then
+// checks the app against the creator (client, allow-list group_list). It answers the grade
+// manager's groups (and its subset managers', which the sandbox has none of), newest first, rows
+// {id, name, description, attributes: {source_type, source_from_role}}, every attribute present
+// with its default; no filters; paged by page/page_size or limit/offset, and a page past the end
+// is an empty page (the view slices the list itself).
+func (mc *mgmtCall) listGroupsV1() (any, bool, *saasError) {
+	gm := mc.ms.gms[mc.rt.gm]
+	if gm == nil || gm.WebUI {
+		return nil, false, forbidden(fmt.Sprintf("role[%d] can not be operated by app_code[%s], since role is not created by app_code[%s].",
+			mc.rt.gm, mc.app.Code, mc.app.Code))
+	}
+	if e := mc.verifyCreator(gm.System); e != nil {
+		return nil, false, e
+	}
+	off, lim, e := pageOf(mc.q)
+	if e != nil {
+		return nil, false, e
+	}
+	rows := []map[string]any{}
+	for _, g := range mc.ms.groupsOf(gm.System, gm.ID) {
+		rows = append(rows, map[string]any{"id": g.ID, "name": g.Name, "description": g.Description,
+			"attributes": map[string]any{"source_type": g.SourceType, "source_from_role": g.Sync}})
 	}
 	return paged(rows, off, lim), false, nil
 }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
 // Inspection of the management API's state: GET /_sandbox/grade_managers and the Server accessors.
@@ -182,4 +184,36 @@ func copyScopes(scopes []mgmtScope) []mgmtScope {
 		}
 	}
 	return out
+}
+
+// RenameGroup renames a management group as IAM's web UI does (its group update, POST
+// /_sandbox/groups/{id}/rename): the name trimmed, 2 to 128 characters, taken by no other group
+// (compared case-insensitively), a read-only group refused. The group keeps everything else: its
+// members, policies and attributes, so a grade manager's sync group stays its sync group, which
+// only the v1 group list's source_from_role then tells.
+func (s *Server) RenameGroup(id int64, name string) error {
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	g := st.mgmt.groups[id]
+	name = strings.TrimSpace(name)
+	switch n := utf8.RuneCountInString(name); {
+	case g == nil:
+		return fmt.Errorf("rename group: no management group %d", id)
+	case g.Readonly:
+		return fmt.Errorf("rename group: 只读用户组 (%d) 无法进行 (用户组编辑) 操作！", id)
+	case n < 2 || n > 128:
+		return fmt.Errorf("rename group: a name of %d characters, want 2 to 128", n)
+	}
+	for _, other := range st.mgmt.groups {
+		if other.ID != id && strings.EqualFold(other.Name, name) {
+			return fmt.Errorf("rename group: 存在同名用户组 (group %d is named %q)", other.ID, other.Name)
+		}
+	}
+	before := st.mgmt.clone()
+	st.mgmt.groups[id].Name = name
+	if e := st.saveMgmtLocked(before); e != nil {
+		return fmt.Errorf("rename group: %s", e.message)
+	}
+	return nil
 }

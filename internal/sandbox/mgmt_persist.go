@@ -46,6 +46,7 @@ type stateGroup struct {
 	Description  string         `json:"description"`
 	Readonly     bool           `json:"readonly,omitempty"`
 	Sync         bool           `json:"sync,omitempty"`
+	SourceType   string         `json:"source_type,omitempty"`
 	Created      time.Time      `json:"created"`
 	Members      []stateMember  `json:"members"`
 	Templates    []stateBinding `json:"templates,omitempty"`
@@ -90,7 +91,7 @@ func (ms *mgmtState) snapshot() *stateMgmt {
 	sort.Slice(out.GradeManagers, func(i, j int) bool { return out.GradeManagers[i].ID < out.GradeManagers[j].ID })
 	for _, g := range ms.groups {
 		sg := stateGroup{ID: g.ID, System: g.System, GradeManager: g.GradeManager, Name: g.Name, Description: g.Description,
-			Readonly: g.Readonly, Sync: g.Sync, Created: g.Created, Members: []stateMember{}}
+			Readonly: g.Readonly, Sync: g.Sync, SourceType: g.SourceType, Created: g.Created, Members: []stateMember{}}
 		for _, m := range g.sortedMembers() {
 			sg.Members = append(sg.Members, stateMember{Type: m.Type, ID: m.ID, ExpiredAt: m.ExpiredAt, CreatedAt: m.CreatedAt, Seq: m.Seq})
 		}
@@ -146,7 +147,7 @@ func restoreMgmt(sm *stateMgmt, groupFloor int64) (*mgmtState, error) {
 			return nil, fmt.Errorf("%s: unknown grade manager %d", at, sg.GradeManager)
 		}
 		g := &mgmtGroup{ID: sg.ID, System: sg.System, GradeManager: sg.GradeManager, Name: sg.Name, Description: sg.Description,
-			Readonly: sg.Readonly, Sync: sg.Sync, Created: sg.Created, Members: map[memberKey]*member{}, Templates: map[int64]*templateBinding{}}
+			Readonly: sg.Readonly, Sync: sg.Sync, SourceType: sg.SourceType, Created: sg.Created, Members: map[memberKey]*member{}, Templates: map[int64]*templateBinding{}}
 		for j, m := range sg.Members {
 			k := memberKey{m.Type, m.ID}
 			if (m.Type != "user" && m.Type != "department") || m.ID == "" || m.Seq <= 0 || g.Members[k] != nil {

@@ -66,10 +66,15 @@ type mgmtGroup struct {
 	Name         string
 	Description  string
 	Readonly     bool
-	// Sync marks the sync group of a grade manager created or updated with sync_perm.
-	Sync    bool
-	Created time.Time
-	Members map[memberKey]*member
+	// Sync marks the sync group of a grade manager created or updated with sync_perm: the SaaS's
+	// group attribute source_from_role, which the v1 group list answers.
+	Sync bool
+	// SourceType is the SaaS's group attribute source_type: "openapi" for a group the management
+	// API created with create_attributes (the default) and for the sync group of a grade-manager
+	// create; "" for the sync group an update builds, which the SaaS marks source_from_role only.
+	SourceType string
+	Created    time.Time
+	Members    map[memberKey]*member
 	// Templates are the subject templates bound to the group, by template id (see
 	// mgmt_templates.go); they are members too, listed apart from the users and departments.
 	Templates map[int64]*templateBinding

@@ -198,11 +198,15 @@ func decodeGradeManager(raw []byte, m *Model) (gradeManagerFields, *saasError) {
 type groupSpecFields struct {
 	Name, Description string
 	Readonly          bool
+	// SourceType is the attribute the group is created with: "openapi", unless the batch's
+	// create_attributes is false (a key of the body, for every group of the batch).
+	SourceType string
 }
 
 // decodeGroups checks a batch create's body: 1 to 10 groups, names of 2 to 512 characters, no
 // name twice in the batch. It also answers sync_subject_template, which applies to every group of
-// the batch (a key of the body, not of a group).
+// the batch (a key of the body, not of a group), and puts create_attributes (absent: true) in each
+// group's SourceType.
 func decodeGroups(raw []byte) ([]groupSpecFields, bool, *saasError) {
 	var b struct {
 		Groups *[]struct {
@@ -225,12 +229,17 @@ func decodeGroups(raw []byte) ([]groupSpecFields, bool, *saasError) {
 	case len(*b.Groups) > maxGroupsPerCreate:
 		fe.add(fmt.Sprintf("Ensure this field has no more than %d elements.", maxGroupsPerCreate), "groups")
 	}
+	sourceType := "openapi"
+	if b.CreateAttributes != nil && !*b.CreateAttributes {
+		sourceType = ""
+	}
 	var out []groupSpecFields
 	if b.Groups != nil && len(*b.Groups) <= maxGroupsPerCreate {
 		for i, g := range *b.Groups {
 			charField(&fe, g.Name, false, 2, 512, "groups", i, "name")
 			charField(&fe, g.Description, true, 0, 0, "groups", i, "description")
-			out = append(out, groupSpecFields{Name: strings.TrimSpace(deref(g.Name)), Description: strings.TrimSpace(deref(g.Description)), Readonly: g.Readonly})
+			out = append(out, groupSpecFields{Name: strings.TrimSpace(deref(g.Name)), Description: strings.TrimSpace(deref(g.Description)),
+				Readonly: g.Readonly, SourceType: sourceType})
 		}
 	}
 	if !fe.empty() {

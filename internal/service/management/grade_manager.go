@@ -229,8 +229,8 @@ func (r *gradeManagerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "The sync group's name; IAM's default is `<name> administrator group` for a grade manager made through the " +
 					"management API (IAM answers it in English), `<name>-管理员组` when the web UI makes it. IAM cannot read it back: " +
 					"it is kept from the configuration. Unset, a rename of the grade manager also renames the sync group, to " +
-					"IAM's default for the new name (IAM would keep the old one, and the lists tell the sync group by its " +
-					"default name); the plan says so.",
+					"IAM's default for the new name (IAM would keep the old one; the lists tell the sync group by IAM's mark, " +
+					"but by its default name where the app may not read the mark); the plan says so.",
 				Validators: []validator.String{stringvalidator.LengthBetween(1, 512)},
 			},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
@@ -386,15 +386,17 @@ func (r *gradeManagerResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.AddAttributeWarning(path.Root("name"), "Sync group renamed with the grade manager",
 			fmt.Sprintf("The apply renames the grade manager's sync group from %q to %q, IAM's default name for its new name. "+
 				"IAM keeps a sync group's name when its grade manager is renamed, unless the update names it; the lists "+
-				"(terraform query) tell the sync group by its default name, and would otherwise offer it as an ordinary "+
-				"group. Set group_name to give it another name.", from, to))
+				"(terraform query) tell the sync group by IAM's mark, but by its default name where the app may not read "+
+				"the mark (IAM's group_list), and would then offer it as an ordinary group. Set group_name to give it "+
+				"another name.", from, to))
 	}
 }
 
 // syncGroupRename returns the default sync group names before and after
 // an update that renames a grade manager with a sync group whose name the
 // configuration leaves to IAM: the update then names it (Update), so that
-// it keeps IAM's default name, by which the lists tell it (syncGroupOf).
+// it keeps IAM's default name, by which the lists tell it where they
+// cannot read IAM's mark (syncGroupOf).
 func syncGroupRename(ctx context.Context, state tfsdk.State, plan tfsdk.Plan) (from, to string, ok bool) {
 	if state.Raw.IsNull() || plan.Raw.IsNull() {
 		return "", "", false

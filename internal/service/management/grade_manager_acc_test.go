@@ -747,8 +747,9 @@ func TestAccGradeManagerQuota(t *testing.T) {
 
 // TestAccGradeManagerRenameKeepsTheSyncGroupKnown (issue 53): IAM keeps a
 // sync group's name when its grade manager is renamed, unless the update
-// names it, and the lists tell the sync group by IAM's default name: after
-// a rename, a query offered it as an ordinary group. Renaming a grade
+// names it, and the lists then told the sync group by IAM's default name
+// (they still do where the app may not read IAM's mark): after a rename, a
+// query offered it as an ordinary group. Renaming a grade
 // manager with sync_perm and no group_name now plans a warning naming the
 // sync group's new name, and the apply renames it to that default; the
 // plan after is empty.

@@ -155,12 +155,24 @@ func groupListAttributes(what string) map[string]listschema.Attribute {
 	}
 }
 
+// syncGroupTold says how the group lists tell a grade manager's sync group
+// (syncGroup), and syncGroupCalls what that costs.
+const (
+	syncGroupTold = "The sync group is told by IAM's mark, which a rename keeps and which only IAM's v1 group list " +
+		"answers (the management API `group_list`, for the system that created the grade manager); where the app may not " +
+		"read that list, by IAM's default name (`NAME administrator group`, `NAME-管理员组`), with a warning that a " +
+		"renamed sync group would be listed as an ordinary group."
+	syncGroupCalls = "with `sync_perm`, one more per 500 groups of the grade manager and its subset managers, to read " +
+		"IAM's mark"
+)
+
 func (l *groupList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
 		MarkdownDescription: "The groups of a grade manager the system created, newest first. IAM lists no system manager's " +
 			"groups. The grade manager's sync group is left out with a warning: IAM rewrites it from the grade manager, so " +
-			"it is managed through `bkiam_grade_manager`. Two calls, and one more per page of 500 groups; IAM pages by " +
-			"offset, so a group made or deleted while the list runs can be missed or listed twice.",
+			"it is managed through `bkiam_grade_manager`. " + syncGroupTold + " Two calls, one more per page of 500 groups " +
+			"and, " + syncGroupCalls + "; IAM pages by offset, so a group made or deleted while the list runs can be missed " +
+			"or listed twice.",
 		Attributes: groupListAttributes("groups"),
 	}
 }
@@ -175,6 +187,9 @@ func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, wha
 	sync, err := syncGroupOf(ctx, c, system, gm)
 	if err != nil {
 		push(listing.Error("Cannot read the grade manager", managementError(fmt.Sprintf("Reading grade manager %d in %s", gm, system), err)))
+		return
+	}
+	if sync.unmarked != nil && !push(sync.byName(what)) {
 		return
 	}
 	more := true
@@ -197,23 +212,47 @@ func eachGroup(ctx context.Context, c *bkiam.Client, config groupListConfig, wha
 // grade manager rewrites its members and permissions from the grade
 // manager's, and a change of its members is mirrored back onto the grade
 // manager. It is managed through bkiam_grade_manager, so no list adopts it
-// as a group, its members or its permissions. IAM does not mark it in any
-// list an app can read: it is told by its name, one of IAM's defaults
-// (syncGroupNames; a group_name given at creation cannot be read back).
+// as a group, its members or its permissions.
+//
+// IAM marks it, and only it, with the group attribute source_from_role,
+// which a rename keeps and which the v1 group list answers
+// (bkiam.Client.SyncGroupIDs): that mark tells it, whatever its name. Where
+// the mark cannot be read (the app not allowed IAM's group_list, a SaaS
+// that answers no attributes) the sync group is told by IAM's default
+// names (syncGroupNames), which a rename loses, and the lists say so
+// (byName) rather than guess silently.
 type syncGroup struct {
 	gradeManager bkiam.GradeManager
-	names        []string // none when the grade manager has no sync group
+	// marked are the groups IAM marks as sync groups, by id; nil when the
+	// grade manager has no sync_perm or the marks could not be read.
+	marked map[int64]bool
+	// names are IAM's default names, used only when the marks could not be
+	// read (unmarked is why).
+	names    []string
+	unmarked error
 }
 
-// syncGroupOf reads grade manager gm (one call) for its sync group.
+// syncGroupOf reads grade manager gm (one call) and, with sync_perm, the
+// marks of its groups (one call per page of 500 of its groups, its subset
+// managers' included). Without sync_perm it has no sync group: IAM
+// deletes the sync group when sync_perm is turned off.
 func syncGroupOf(ctx context.Context, c *bkiam.Client, system string, gm int64) (syncGroup, error) {
 	info, err := c.GradeManager(ctx, system, gm)
 	if err != nil {
 		return syncGroup{}, err
 	}
 	s := syncGroup{gradeManager: *info}
-	if info.SyncPerm {
-		s.names = syncGroupNames(info.Name)
+	if !info.SyncPerm {
+		return s, nil
+	}
+	marked, err := c.SyncGroupIDs(ctx, gm)
+	switch {
+	case err == nil:
+		s.marked = marked
+	case errors.Is(err, bkiam.ErrForbidden) || errors.Is(err, bkiam.ErrNotFound) || errors.Is(err, bkiam.ErrNoGroupAttributes):
+		s.names, s.unmarked = syncGroupNames(info.Name), err
+	default:
+		return syncGroup{}, fmt.Errorf("reading the marks of its groups (IAM's v1 group list): %w", err)
 	}
 	return s, nil
 }
@@ -229,7 +268,26 @@ func syncGroupNames(gradeManager string) []string {
 	return []string{gradeManager + " administrator group", gradeManager + "-管理员组"}
 }
 
-func (s syncGroup) is(g bkiam.Group) bool { return slices.Contains(s.names, g.Name) }
+// is tells whether g is the sync group: by IAM's mark where it was read,
+// else by IAM's default names.
+func (s syncGroup) is(g bkiam.Group) bool {
+	if s.marked != nil {
+		return s.marked[g.ID]
+	}
+	return slices.Contains(s.names, g.Name)
+}
+
+// byName is the warning of a list of what that could not read IAM's mark
+// of the sync group and tells it by IAM's default names.
+func (s syncGroup) byName(what string) list.ListResult {
+	return listing.Warning("Sync group told by its default name only", fmt.Sprintf("IAM marks the sync group of grade manager %q (id %d) "+
+		"only in its v1 group list, which could not be read: %v. This list of %s tells the sync group by IAM's default names "+
+		"instead, %q and %q: if it was renamed (in the IAM web UI, or through group_name), it is listed here as an ordinary "+
+		"group, and a bkiam_group, bkiam_group_members or bkiam_group_permission generated for it would fight IAM, which "+
+		"rewrites it from the grade manager. Allow the app IAM's management API group_list (the v1 group list) for the "+
+		"system that created the grade manager and list again, or leave out of the generated configuration the group "+
+		"whose members are the grade manager's members.", s.gradeManager.Name, s.gradeManager.ID, s.unmarked, what, s.names[0], s.names[1]))
+}
 
 // leftOut is the warning that leaves the sync group g out of a list of what.
 func (s syncGroup) leftOut(g bkiam.Group, what string) list.ListResult {
@@ -273,7 +331,8 @@ func (l *groupMembersList) ListResourceConfigSchema(_ context.Context, _ list.Li
 		MarkdownDescription: "The members of each group of a grade manager the system created: one result per group, " +
 			"with its users and departments and their expiries. The grade manager's sync group is left out with a warning: " +
 			"IAM syncs its members from the grade manager's, so they are managed through `bkiam_grade_manager`'s `members`. " +
-			"Two calls, one more per page of 500 groups, and one per group with `include_resource`.",
+			syncGroupTold + " Two calls, one more per page of 500 groups, one per group with `include_resource` and, " +
+			syncGroupCalls + ".",
 		Attributes: groupListAttributes("groups' members"),
 	}
 }
@@ -347,12 +406,12 @@ func (l *userGroupsList) ListResourceConfigSchema(_ context.Context, _ list.List
 		MarkdownDescription: "The memberships in a grade manager's groups, person by person: one result per user or " +
 			"department, with the groups they are in and each expiry, for adopting people's memberships as " +
 			"`bkiam_user_groups` (a new hire's, a team's) rather than groups' as `bkiam_group_members`. The grade manager's " +
-			"sync group is left out with a warning (IAM's, managed through `bkiam_grade_manager`). A group whose members a " +
+			"sync group is left out with a warning (IAM's, managed through `bkiam_grade_manager`). " + syncGroupTold + " A group whose members a " +
 			"`bkiam_group_members` in `managed` owns is left out, and so is a membership a `bkiam_user_groups` in `managed` " +
 			"holds, so the generated blocks never claim a membership a resource in state claims; do not query this and the " +
 			"`bkiam_group_members` list of the same grade manager in one run (each would generate the memberships the other " +
-			"does; the second run, given `managed`, leaves them out). Two calls, one more per page of 500 groups, and one per " +
-			"group and page of 500 members: the people are known only once every group is read.",
+			"does; the second run, given `managed`, leaves them out). Two calls, one more per page of 500 groups, one per " +
+			"group and page of 500 members and, " + syncGroupCalls + ": the people are known only once every group is read.",
 		Attributes: map[string]listschema.Attribute{
 			"system":           systemAttribute("The system that created the grade manager."),
 			"grade_manager_id": positiveIDAttribute("The grade manager whose groups' memberships to list."),
@@ -467,9 +526,10 @@ func (l *groupPermissionList) ListResourceConfigSchema(_ context.Context, _ list
 			"app must be a client of it. Left out with a warning: the grade manager's sync group (IAM rewrites it from the " +
 			"grade manager: manage it through `bkiam_grade_manager`), a policy over every instance of a type, over several " +
 			"combinations of types or with conditions on attributes (a resource never grants those), and any block the " +
-			"provider would refuse at plan (an instance id `*`, which IAM matches literally). Calls: by grade manager, one " +
-			"to read it, one per page of 500 groups and one per group; by group, one, and one per grade manager the system " +
-			"created (plus one) to tell whether the group is a sync group.",
+			"provider would refuse at plan (an instance id `*`, which IAM matches literally). " + syncGroupTold + " Calls: by " +
+			"grade manager, one to read it, one per page of 500 groups and one per group and, " + syncGroupCalls + "; by " +
+			"group, one, and, to tell whether the group is a sync group, one per grade manager the system created until the " +
+			"group's (plus one to list them and one to read it) and, " + syncGroupCalls + ".",
 		Attributes: map[string]listschema.Attribute{
 			"system": systemAttribute("The system of the actions, which manages the groups, e.g. `bk_cmdb`."),
 			"group_id": listschema.StringAttribute{Optional: true, Description: "One group's numeric id. Exactly one of `group_id` and `grade_manager_id`.",
@@ -530,10 +590,13 @@ func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, st
 			sync, g, err := syncGroupWith(ctx, c, system, group)
 			if err != nil {
 				push(listing.Error("Cannot tell whether the group is a sync group",
-					managementError(fmt.Sprintf("Looking for group %d among the sync groups of the grade managers of %s", group, system), err)))
+					managementError(fmt.Sprintf("Looking for group %d among the groups of the grade managers of %s", group, system), err)))
 				return
 			}
-			if g != nil {
+			if g != nil && sync.unmarked != nil && !push(sync.byName("permissions")) {
+				return
+			}
+			if g != nil && sync.is(*g) {
 				push(sync.leftOut(*g, "permissions"))
 				return
 			}
@@ -546,24 +609,25 @@ func (l *groupPermissionList) List(ctx context.Context, req list.ListRequest, st
 	}
 }
 
-// syncGroupWith finds whether group is the sync group of a grade manager
-// the system created: IAM has no route from a group to its grade manager,
-// so each grade manager's groups are searched for one named as a sync
-// group (one call per grade manager, by IAM's name filter; one to list
-// them; one to read the grade manager whose group it is). g is nil when
-// it is none's.
+// syncGroupWith finds the grade manager the system created whose own
+// group group is, and that grade manager's sync group (syncGroupOf), to
+// tell whether group is it: IAM has no route from a group to its grade
+// manager, so each grade manager's groups are searched by IAM's id filter
+// (one call to list the grade managers, one per grade manager until the
+// owner, then syncGroupOf's). g is nil when the group is none's (a system
+// manager's, a subset manager's).
 func syncGroupWith(ctx context.Context, c *bkiam.Client, system string, group int64) (syncGroup, *bkiam.Group, error) {
 	var found *bkiam.Group
 	var owner int64
 	var lookupErr error
 	err := c.EachGradeManager(ctx, system, "", func(gm bkiam.GradeManagerInfo) bool {
-		groups, err := c.ListGroups(ctx, system, gm.ID, bkiam.GroupFilter{Name: gm.Name})
+		groups, err := c.ListGroups(ctx, system, gm.ID, bkiam.GroupFilter{ID: group})
 		if err != nil {
 			lookupErr = err
 			return false
 		}
 		for i, g := range groups {
-			if g.ID == group && slices.Contains(syncGroupNames(gm.Name), g.Name) {
+			if g.ID == group {
 				found, owner = &groups[i], gm.ID
 				return false
 			}
@@ -574,8 +638,8 @@ func syncGroupWith(ctx context.Context, c *bkiam.Client, system string, group in
 		return syncGroup{}, nil, err
 	}
 	sync, err := syncGroupOf(ctx, c, system, owner)
-	if err != nil || !sync.is(*found) {
-		return sync, nil, err
+	if err != nil {
+		return syncGroup{}, nil, err
 	}
 	return sync, found, nil
 }
