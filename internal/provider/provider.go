@@ -113,6 +113,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"check_model":       settings.checkModel,
 		"allow_shared":      settings.allowSharedGrants,
 		"expiry_conflicts":  settings.expiryConflicts,
+		"max_member_expiry": settings.maxMemberExpiry.String(),
 	})
 
 	data := &conns.Data{
@@ -130,6 +131,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 
 		AllowSharedGrants:   settings.allowSharedGrants,
 		ExpiryConflictsFail: settings.expiryConflicts == expiryConflictsError,
+		MaxMemberExpiry:     settings.maxMemberExpiry,
 	}
 	p.book.Store(data.Book)
 	newScans := func() *bkiam.ScanCache {

@@ -268,6 +268,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, acctest.ExpiryConflictCases()...)
 	cases = append(cases, acctest.GroupMembersValidationCases()...)
 	cases = append(cases, acctest.UserGroupsValidationCases()...)
+	cases = append(cases, acctest.MemberExpiryCapCases()...)
 	cases = append(cases, acctest.ManagementCases()...)
 	cases = append(cases, acctest.ManagementValidationCases()...)
 	cases = append(cases, acctest.GroupPermissionValidationCases()...)

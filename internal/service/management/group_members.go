@@ -493,6 +493,17 @@ func warnRenewal(planned GroupMembersModel, roll rolling.Plan, asOf time.Time, d
 // plan adds or changes: IAM refuses it. An unchanged member whose expiry
 // has passed stays as it is.
 func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now time.Time, diags *protocol.Diagnostics) {
+	eachSentMember(planned, held, func(at *tftypes.AttributePath, e protocol.StringValue, exp int64) {
+		if exp <= now.Unix() {
+			refusePassedExpiry(at, e, exp, planned.RollingAttrs(), diags)
+		}
+	})
+}
+
+// eachSentMember visits the members of planned whose expiry the apply
+// sends (exp, in unix seconds: known, and not the one held, as IAM holds
+// it), at their attribute paths.
+func eachSentMember(planned GroupMembersModel, held memberplan.Members, visit func(at *tftypes.AttributePath, e protocol.StringValue, exp int64)) {
 	follow := followerExpiry(planned)
 	for _, part := range []struct {
 		name, typ string
@@ -500,16 +511,53 @@ func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now ti
 	}{{"users", memberUser, planned.Users}, {"departments", memberDepartment, planned.Departments}} {
 		elems, _ := part.x.Get()
 		for id, e := range elems {
-			exp, ok := memberExpiry(e, follow(memberplan.Key{Type: part.typ, ID: id}))
-			if !ok || exp > now.Unix() {
+			k := memberplan.Key{Type: part.typ, ID: id}
+			exp, ok := memberExpiry(e, follow(k))
+			if old, was := held[k]; !ok || was && old == exp {
 				continue
 			}
-			if old, was := held[memberplan.Key{Type: part.typ, ID: id}]; was && old == exp {
-				continue
-			}
-			refusePassedExpiry(protocol.Root(part.name).WithElementKeyString(id), e, exp, planned.RollingAttrs(), diags)
+			visit(protocol.Root(part.name).WithElementKeyString(id), e, exp)
 		}
 	}
+}
+
+// CheckPlan refuses what the site's cap on membership expiries
+// (max_member_expiry) will refuse of the members the plan sends
+// (checkMemberCap).
+func (GroupMembers) CheckPlan(_ context.Context, data *conns.Data, req protocol.PlanRequest[GroupMembersModel], diags *protocol.Diagnostics) {
+	planned := req.Proposed
+	var held memberplan.Members
+	if p := req.Prior; p != nil && p.System == planned.System && p.GroupID == planned.GroupID {
+		held = viewMembers(*p).members
+	}
+	users, departments, _ := followers(planned)
+	spread := time.Duration(jitterDays(planned)) * renewal.Day
+	checkMemberCap(data, planned.RollingAttrs(), len(users)+len(departments), spread, func(visit func(*tftypes.AttributePath, protocol.StringValue, int64)) {
+		eachSentMember(planned, held, visit)
+	}, diags)
+}
+
+var _ protocol.PlanChecker[GroupMembersModel, *conns.Data] = GroupMembers{}
+
+// checkMemberCap refuses, of the memberships a plan sends (each visits
+// them, as eachSentMember does), the fixed expiries past the site's cap
+// (conns.Data.MaxMemberExpiry, rolling.Cap), and, when followers
+// memberships follow it, a rolling expiry an apply would set past it
+// (spread: renew_jitter).
+func checkMemberCap(data *conns.Data, a rolling.Attrs, followers int, spread time.Duration,
+	each func(visit func(*tftypes.AttributePath, protocol.StringValue, int64)), diags *protocol.Diagnostics) {
+	if data == nil || data.MaxMemberExpiry <= 0 {
+		return
+	}
+	limit, now := rolling.Cap(data.MaxMemberExpiry), time.Now()
+	if followers > 0 {
+		limit.CheckRolling(a, spread, diags)
+	}
+	each(func(at *tftypes.AttributePath, e protocol.StringValue, exp int64) {
+		if s, _ := e.Get(); s != followsExpiresIn {
+			limit.CheckFixed(at, s, exp, now, diags)
+		}
+	})
 }
 
 // refusePassedExpiry refuses a membership's expiry e (exp in unix

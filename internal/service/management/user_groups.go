@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -307,11 +308,22 @@ func (UserGroups) Plan(_ context.Context, req protocol.PlanRequest[UserGroupsMod
 // checkNewGroupExpiries refuses an expiry that has passed on a
 // membership the plan adds or changes: IAM refuses it.
 func checkNewGroupExpiries(planned UserGroupsModel, held map[int64]int64, now time.Time, diags *protocol.Diagnostics) {
+	eachSentGroup(planned, held, func(at *tftypes.AttributePath, e protocol.StringValue, exp int64) {
+		if exp <= now.Unix() {
+			refusePassedExpiry(at, e, exp, planned.RollingAttrs(), diags)
+		}
+	})
+}
+
+// eachSentGroup visits the memberships of planned whose expiry the apply
+// sends (exp, in unix seconds: known, and not the one held), at their
+// attribute paths.
+func eachSentGroup(planned UserGroupsModel, held map[int64]int64, visit func(at *tftypes.AttributePath, e protocol.StringValue, exp int64)) {
 	follows := expiryAt(planned.ExpiresAt)
 	elems, _ := planned.Groups.Get()
 	for id, e := range elems {
 		exp, ok := memberExpiry(e, follows)
-		if !ok || exp > now.Unix() {
+		if !ok {
 			continue
 		}
 		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
@@ -319,9 +331,26 @@ func checkNewGroupExpiries(planned UserGroupsModel, held map[int64]int64, now ti
 				continue
 			}
 		}
-		refusePassedExpiry(protocol.Root("groups").WithElementKeyString(id), e, exp, planned.RollingAttrs(), diags)
+		visit(protocol.Root("groups").WithElementKeyString(id), e, exp)
 	}
 }
+
+// CheckPlan refuses what the site's cap on membership expiries
+// (max_member_expiry) will refuse of the memberships the plan sends
+// (checkMemberCap).
+func (UserGroups) CheckPlan(_ context.Context, data *conns.Data, req protocol.PlanRequest[UserGroupsModel], diags *protocol.Diagnostics) {
+	planned := req.Proposed
+	var held map[int64]int64
+	if p := req.Prior; p != nil && p.System == planned.System && p.User == planned.User && p.Department == planned.Department {
+		held = viewUserGroups(*p).groups
+	}
+	ids, _ := groupFollowers(planned)
+	checkMemberCap(data, planned.RollingAttrs(), len(ids), 0, func(visit func(*tftypes.AttributePath, protocol.StringValue, int64)) {
+		eachSentGroup(planned, held, visit)
+	}, diags)
+}
+
+var _ protocol.PlanChecker[UserGroupsModel, *conns.Data] = UserGroups{}
 
 // describePerson renders "user alice" or "department 12".
 func describePerson(k memberplan.Key) string { return k.Type + " " + k.ID }
