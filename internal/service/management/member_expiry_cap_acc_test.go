@@ -15,15 +15,41 @@ import (
 )
 
 // cappedSite is a sandbox playing IAM's SaaS of July 2026, which refuses a
-// membership expiry more than two years out (permanent aside), with the
-// gateway provider blocks that say so (max_member_expiry = "730d") and
-// that do not.
-func cappedSite(t *testing.T) (sb *sandboxtest.Sandbox, capped, plain string) {
+// membership expiry more than two years out (permanent aside), with a
+// group made outside Terraform.
+type cappedSite struct {
+	sb *sandboxtest.Sandbox
+	// capped and plain are gateway provider blocks that say the cap
+	// (max_member_expiry = "730d") and that do not.
+	capped, plain string
+	group         int64
+	// threeYears is a date past the cap; start the test's start.
+	threeYears string
+	start      int64
+	calls      *acctest.CallCounter
+}
+
+func newCappedSite(t *testing.T) cappedSite {
 	t.Helper()
-	sb = sandboxtest.Start(t, sandbox.WithModel(acctest.EditedModel(t, func(m *sandbox.Model) { m.SaaS = "2026" })))
-	plain = acctest.Transports[acctest.GatewayTransport].Block(sb.URL)
-	capped = strings.Replace(plain, "  max_retries = 2\n", "  max_retries = 2\n  max_member_expiry = \"730d\"\n", 1)
-	return sb, capped, plain
+	acctest.NeedsSandbox(t)
+	acctest.Parallel(t)
+	c := cappedSite{sb: sandboxtest.Start(t, sandbox.WithModel(acctest.EditedModel(t, func(m *sandbox.Model) { m.SaaS = "2026" }))),
+		threeYears: time.Now().AddDate(3, 0, 0).UTC().Truncate(time.Second).Format(time.RFC3339), start: time.Now().Unix()}
+	c.plain = acctest.Transports[acctest.GatewayTransport].Block(c.sb.URL)
+	c.capped = strings.Replace(c.plain, "  max_retries = 2\n", "  max_retries = 2\n  max_member_expiry = \"730d\"\n", 1)
+	_, c.group = acctest.OutsideGroup(t, acctest.OutsideClient(t, c.sb), "cap-managers", "dev")
+	c.calls = acctest.NewCallCounter(c.sb)
+	return c
+}
+
+// noMemberCalls is a PreConfig: the steps before sent no member add or
+// expiry update.
+func (c cappedSite) noMemberCalls(t *testing.T) func() {
+	return func() {
+		if got := c.calls.SinceLast(); got["member:add"]+got["member:expiry"] != 0 {
+			t.Errorf("the refused plans sent member calls: %v", got)
+		}
+	}
 }
 
 // heldUntil is a step check: user of group expires within a minute of want.
@@ -55,30 +81,19 @@ func TestAccMemberExpiryCap_planTime(t *testing.T) {
 // expiry within it (700d) is created. Without max_member_expiry the site
 // refuses at apply, and the error names the setting.
 func TestAccGroupMembersExpiryCap(t *testing.T) {
-	acctest.NeedsSandbox(t)
-	acctest.Parallel(t)
-	sb, capped, plain := cappedSite(t)
-	client := acctest.OutsideClient(t, sb)
-	_, group := acctest.OutsideGroup(t, client, "cap-managers", "dev")
-	threeYears := time.Now().AddDate(3, 0, 0).UTC().Truncate(time.Second).Format(time.RFC3339)
-	calls := acctest.NewCallCounter(sb)
-	start := time.Now().Unix()
+	c := newCappedSite(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: acctest.GroupMembersConfig(capped, group, map[string]string{"alice": threeYears}, nil), PlanOnly: true,
-				ExpectError: acctest.PlanErrorPattern("Expiry past the site's cap", `users["alice"] is `+threeYears+", later than",
+			{Config: acctest.GroupMembersConfig(c.capped, c.group, map[string]string{"alice": c.threeYears}, nil), PlanOnly: true,
+				ExpectError: acctest.PlanErrorPattern("Expiry past the site's cap", `users["alice"] is `+c.threeYears+", later than",
 					"Set an earlier time, or \"permanent\".")},
-			{Config: acctest.GroupMembersRollingConfig(capped, group, map[string]string{"alice": "expires_in"}, "730d", "7d"), PlanOnly: true,
+			{Config: acctest.GroupMembersRollingConfig(c.capped, c.group, map[string]string{"alice": "expires_in"}, "730d", "7d"), PlanOnly: true,
 				ExpectError: acctest.PlanErrorPattern("Expiry past the site's cap", "so a renewal sets it up to 738d after its apply",
 					"Shorten expires_in to at most 722d (or renew_before)")},
-			{PreConfig: func() {
-				if got := calls.SinceLast(); got["member:add"]+got["member:expiry"] != 0 {
-					t.Errorf("the refused plans sent member calls: %v", got)
-				}
-			}, Config: acctest.GroupMembersRollingConfig(capped, group, map[string]string{"alice": "expires_in"}, "700d", "7d"),
-				Check: heldUntil(sb, group, "alice", start+700*24*3600)},
-			{Config: acctest.GroupMembersConfig(plain, group, map[string]string{"alice": threeYears}, nil),
+			{PreConfig: c.noMemberCalls(t), Config: acctest.GroupMembersRollingConfig(c.capped, c.group, map[string]string{"alice": "expires_in"}, "700d", "7d"),
+				Check: heldUntil(c.sb, c.group, "alice", c.start+700*24*3600)},
+			{Config: acctest.GroupMembersConfig(c.plain, c.group, map[string]string{"alice": c.threeYears}, nil),
 				ExpectError: acctest.PlanErrorPattern("IAM refused the membership's expiry", "set max_member_expiry in the provider configuration")},
 		},
 	})
@@ -89,28 +104,17 @@ func TestAccGroupMembersExpiryCap(t *testing.T) {
 // refused at plan time, naming the cap, before any call; 100 weeks are
 // taken.
 func TestAccUserGroupsExpiryCap(t *testing.T) {
-	acctest.NeedsSandbox(t)
-	acctest.Parallel(t)
-	sb, capped, _ := cappedSite(t)
-	client := acctest.OutsideClient(t, sb)
-	_, dev := acctest.OutsideGroup(t, client, "cap-managers", "dev")
-	threeYears := time.Now().AddDate(3, 0, 0).UTC().Truncate(time.Second).Format(time.RFC3339)
-	calls := acctest.NewCallCounter(sb)
-	start := time.Now().Unix()
+	c := newCappedSite(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: userGroupsConfig(capped, `user = "bob"`, map[int64]string{dev: threeYears}, ""), PlanOnly: true,
-				ExpectError: acctest.PlanErrorPattern("Expiry past the site's cap", fmt.Sprintf(`groups["%d"] is %s, later than`, dev, threeYears))},
-			{Config: userGroupsConfig(capped, `user = "bob"`, map[int64]string{dev: "expires_in"}, "  expires_in = \"105w\"\n"), PlanOnly: true,
+			{Config: userGroupsConfig(c.capped, `user = "bob"`, map[int64]string{c.group: c.threeYears}, ""), PlanOnly: true,
+				ExpectError: acctest.PlanErrorPattern("Expiry past the site's cap", fmt.Sprintf(`groups["%d"] is %s, later than`, c.group, c.threeYears))},
+			{Config: userGroupsConfig(c.capped, `user = "bob"`, map[int64]string{c.group: "expires_in"}, "  expires_in = \"105w\"\n"), PlanOnly: true,
 				ExpectError: acctest.PlanErrorPattern("Expiry past the site's cap", "expires_in (735d) sets the expiry that far after the apply",
 					"Shorten expires_in to at most 730d")},
-			{PreConfig: func() {
-				if got := calls.SinceLast(); got["member:add"]+got["member:expiry"] != 0 {
-					t.Errorf("the refused plans sent member calls: %v", got)
-				}
-			}, Config: userGroupsConfig(capped, `user = "bob"`, map[int64]string{dev: "expires_in"}, "  expires_in = \"100w\"\n"),
-				Check: heldUntil(sb, dev, "bob", start+700*24*3600)},
+			{PreConfig: c.noMemberCalls(t), Config: userGroupsConfig(c.capped, `user = "bob"`, map[int64]string{c.group: "expires_in"}, "  expires_in = \"100w\"\n"),
+				Check: heldUntil(c.sb, c.group, "bob", c.start+700*24*3600)},
 		},
 	})
 }
