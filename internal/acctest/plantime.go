@@ -246,6 +246,9 @@ resource "bkiam_instance_grant" "test" {
 			Want: []string{"Invalid duration", `batch_window: value must be a Go duration such as "10ms" or "0s", got "often".`}},
 		{Name: "negative batch window", Config: block(map[string]string{"batch_window": `"-5ms"`}),
 			Want: []string{"Invalid duration", `batch_window: value must be a Go duration such as "10ms" or "0s", got "-5ms".`}},
+		{Name: "max_member_expiry not a duration", Config: block(map[string]string{"max_member_expiry": `"two years"`}),
+			Want: []string{"Invalid duration", `max_member_expiry: value must be a positive duration such as "730d", "52w" or "8760h" ` +
+				`(units s, m, h, d for 24 hours, w), got "two years": "two years" is not a duration such as "90d", "12h", "1w" or "1d12h".`}},
 
 		// Configure, after the environment fallbacks.
 		{Name: "no endpoint", Config: block(map[string]string{"apigw_url": ""}),

@@ -395,6 +395,17 @@
 // retry then finds the name taken (409). Callers look the name up (GradeManagersNamed, GroupByName)
 // to find what IAM made.
 //
+// IAM's SaaS from its July 2026 release (bk-iam-saas #3143) changes two things here, as far as
+// the search index holds it (its migrations add_management_object_api_allow_list_config and the
+// model; the permission code and the cap's code were not there to read). Its management object
+// allow-list (ManagementObjectAPIAllowListConfig: app_code, object_type role, group or template,
+// object_id, api or "*") lets an app call one management API on one object "without being a
+// client of the system it belongs to": a bypass of the ownership 403, whose row ObjectAllowEntryOf
+// names for the refused call's object (the path's group or grade manager) and API. And it caps the
+// expiry that member adds and renewals set at two years from the call, "permanent" aside (#3019, of
+// January 2026, lets members be renewed to permanent); the refusal's code and words could not be
+// read. The client cannot ask IAM its release: the provider's max_member_expiry says it.
+//
 // # Policy expressions
 //
 // A list row's expression is everything the subject holds for the action, merged into one tree, so

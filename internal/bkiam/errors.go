@@ -79,6 +79,8 @@ type Error struct {
 	Err error
 
 	kind errorKind
+	// object is the grade manager or group a management call's path names (object_allow_list.go).
+	object managedObject
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -159,6 +159,7 @@ func (c *Client) manage(ctx context.Context, op, method, path string, q url.Valu
 	})
 	if e != nil {
 		e.Attempts = st.attempts
+		e.object = managedObjectOf(path)
 		st.logResult(ctx, c, 0, e)
 		return e
 	}

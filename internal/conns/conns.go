@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -51,6 +52,10 @@ type Data struct {
 	// one expiry IAM keeps per user and action, which it otherwise warns
 	// of (expiry_conflicts = "error"; authz/expiry.go).
 	ExpiryConflictsFail bool
+	// MaxMemberExpiry is the site's cap on how long a group membership may
+	// last from the call that sets it (max_member_expiry; 0: none), which
+	// the plans of the membership resources check (rolling.Cap).
+	MaxMemberExpiry time.Duration
 	// Policies reads what one subject holds (internal/heldpolicy): IAM's
 	// answer about the subject, the policy lists where that cannot tell.
 	// nil through ESB, which has no reads.

@@ -19,6 +19,7 @@ var layers = []string{
 	"internal/conns",
 	"internal/applyrun",
 	"internal/verify",
+	"internal/rolling",
 	"internal/listing",
 	"internal/service/authz",
 	"internal/service/access",

@@ -113,6 +113,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"check_model":       settings.checkModel,
 		"allow_shared":      settings.allowSharedGrants,
 		"expiry_conflicts":  settings.expiryConflicts,
+		"max_member_expiry": settings.maxMemberExpiry.String(),
 	})
 
 	data := &conns.Data{
@@ -129,6 +130,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 
 		AllowSharedGrants:   settings.allowSharedGrants,
 		ExpiryConflictsFail: settings.expiryConflicts == expiryConflictsError,
+		MaxMemberExpiry:     settings.maxMemberExpiry,
 	}
 	p.book.Store(data.Book)
 	var models *bkiam.ModelCache

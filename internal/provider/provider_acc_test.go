@@ -127,8 +127,6 @@ var notAtPlanTime = map[string]string{
 	"UserGroups.Read: Cannot read the memberships": "refresh time: depends on what IAM answers to the read",
 	"userGroupsRunner.After: IAM dropped the member": "apply time: IAM refuses to read the groups of a user it does not " +
 		"know before any add (TestAccUserGroupsUnknownUser); the check stands for one it forgets between the read and the add",
-	"checkNewGroupExpiries: Rolling expiry passed": "as checkNewExpiries', for a bkiam_user_groups: only once its recorded rolling " +
-		"expiry has passed (TestProtocolUserGroupsRollingPassed provokes it)",
 	"memberRunner.Load: Cannot read the group's members": "apply time: depends on the group in IAM " +
 		"(TestAccGroupMembersGroupGone provokes it)",
 	"GroupMembers.Read: Cannot read the group's members":       "refresh time: depends on what IAM answers to the read",
@@ -233,10 +231,10 @@ var notAtPlanTime = map[string]string{
 		"depends on the creator actions the system configured in IAM",
 	"instanceGrantRunner.Failed: IAM answers a grant to a user group that does not exist this way: check that group": "apply time: " +
 		"depends on whether IAM knows the group",
-	"checkNewExpiries: Rolling expiry passed": "plan time, but only once the rolling expiry a bkiam_group_members recorded without " +
-		"renew_before (or with it, over state not refreshed since) has passed, which a plan-only case cannot arrange: " +
-		"TestProtocolGroupMembersRollingPassed provokes both",
-	"checkRollingAhead: Rolling expiry passed": "as checkNewExpiries', for a bkiam_instance_grant: TestProtocolRollingExpiryPassed " +
+	"refusePassedExpiry: Rolling expiry passed": "plan time, but only once the rolling expiry a bkiam_group_members or a " +
+		"bkiam_user_groups recorded without renew_before (or with it, over state not refreshed since) has passed, which a " +
+		"plan-only case cannot arrange: TestProtocolGroupMembersRollingPassed and TestProtocolUserGroupsRollingPassed provoke both",
+	"checkRollingAhead: Rolling expiry passed": "as refusePassedExpiry's, for a bkiam_instance_grant: TestProtocolRollingExpiryPassed " +
 		"provokes both",
 	"Plan: Grants not comparable until apply": "plan time, but only beside a grant in state that does not change, which a " +
 		"plan-only case cannot arrange: TestAccShared_overlapUnknownAtPlan provokes it; TestProtocolSharedUnknownAtPlan in both orders",
@@ -272,6 +270,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, acctest.ExpiryConflictCases()...)
 	cases = append(cases, acctest.GroupMembersValidationCases()...)
 	cases = append(cases, acctest.UserGroupsValidationCases()...)
+	cases = append(cases, acctest.MemberExpiryCapCases()...)
 	cases = append(cases, acctest.ManagementCases()...)
 	cases = append(cases, acctest.ManagementValidationCases()...)
 	cases = append(cases, acctest.GroupPermissionValidationCases()...)

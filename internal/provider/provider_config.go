@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
+	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
 )
 
 // lookupEnv is os.Getenv behind a seam, so tests can hand resolveConfig an
@@ -39,6 +40,8 @@ type providerSettings struct {
 	allowSharedGrants bool
 	// expiryConflicts is expiry_conflicts: "warn", "error" for the plan's expiry warnings as errors, or "off".
 	expiryConflicts string
+	// maxMemberExpiry is max_member_expiry: the site's cap on membership expiries (0: none).
+	maxMemberExpiry time.Duration
 }
 
 func (s providerSettings) baseURL() string {
@@ -69,6 +72,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	}
 	allowShared := r.bool("allow_shared_grants", m.AllowSharedGrants)
 	expiryConflicts := r.plainString("expiry_conflicts", m.ExpiryConflicts, expiryConflictsWarn)
+	maxMemberExpiry := r.plainString("max_member_expiry", m.MaxMemberExpiry, "")
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
@@ -107,6 +111,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		checkModel:         checkModel,
 		allowSharedGrants:  allowShared,
 		expiryConflicts:    expiryConflicts, // warn, error or off: the schema validates it
+		maxMemberExpiry:    memberExpiryCap(maxMemberExpiry),
 	}, diags
 }
 
@@ -333,6 +338,16 @@ func expiryConflictsSetting(diags *diag.Diagnostics, e endpointConfig, v types.S
 				"expiry_conflicts = \"off\".", set, e.esb.source, settingAPIGatewayURL.envList()))
 	}
 	return expiryConflictsOff
+}
+
+// memberExpiryCap is max_member_expiry as a duration: 0 when unset (the
+// schema refuses one that does not parse).
+func memberExpiryCap(s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	d, _ := renewal.ParseDuration(s)
+	return d
 }
 
 // blankWhy and blankOr complete a blank setting's message: what the

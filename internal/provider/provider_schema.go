@@ -34,6 +34,7 @@ type providerModel struct {
 	CheckModel         types.Bool   `tfsdk:"check_model"`
 	AllowSharedGrants  types.Bool   `tfsdk:"allow_shared_grants"`
 	ExpiryConflicts    types.String `tfsdk:"expiry_conflicts"`
+	MaxMemberExpiry    types.String `tfsdk:"max_member_expiry"`
 }
 
 // Defaults of the optional settings. The batch sizes are the real server's
@@ -244,6 +245,20 @@ func providerSchema() schema.Schema {
 					"It sees the subject's own direct grants, not what it holds through groups; a site " +
 					"whose IAM backend has several replicas can serve a change up to about five minutes late. With it, " +
 					"import reads what the subject holds (see the resources' import IDs).",
+			},
+			"max_member_expiry": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The longest a group membership may last from the call that sets it on this site, for the plan " +
+					"to refuse what IAM would: a duration such as `\"730d\"` (units `s`, `m`, `h`, `d` for 24 hours and `w`, as " +
+					"`expires_in` takes them). Unset (the default), the plan checks no cap, as IAM 1.8 to 1.10 has none. IAM's " +
+					"SaaS from its July 2026 release (bk-iam-saas #3143) caps the expiry that its management API's member add and " +
+					"expiry update set at two years from the call, `\"permanent\"` aside: set `\"730d\"` there. The provider " +
+					"cannot ask IAM its release or its cap. With it set, a plan of `bkiam_group_members` or `bkiam_user_groups` " +
+					"fails, naming the cap, when a member it adds or changes expires later than that after now, or when " +
+					"`expires_in`, with `renew_before` (and `renew_jitter`), lets an apply set an expiry further out than the cap " +
+					"(a renewal sets up to `expires_in` + `renew_before` + a margin of at most a day after its apply). " +
+					"`bkiam_instance_grant`'s expiries, which the authorization API sets, are not checked.",
+				Validators: []validator.String{rollingDurationValidator{}},
 			},
 			"expiry_conflicts": schema.StringAttribute{
 				Optional: true,

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
 )
 
 // urlValidator checks a base URL at plan time; unknown and null values are
@@ -27,6 +29,30 @@ func (urlValidator) ValidateString(_ context.Context, req validator.StringReques
 	if err := checkBaseURL(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid URL",
 			fmt.Sprintf("%s %s.", req.Path, err))
+	}
+}
+
+// rollingDurationValidator checks a duration as expires_in takes it
+// ("730d", "1w", "12h"; renewal.ParseDuration).
+type rollingDurationValidator struct{}
+
+var _ validator.String = rollingDurationValidator{}
+
+func (rollingDurationValidator) Description(context.Context) string {
+	return `value must be a positive duration such as "730d", "52w" or "8760h" (units s, m, h, d for 24 hours, w)`
+}
+
+func (v rollingDurationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (v rollingDurationValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if _, err := renewal.ParseDuration(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
+			fmt.Sprintf("%s: %s, got %q: %v.", req.Path, v.Description(ctx), req.ConfigValue.ValueString(), err))
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package renewal is the one engine of rolling expiries (expires_in and
-// renew_before), used by bkiam_instance_grant and bkiam_group_members:
-// durations as users write them ("90d", "12h1d"), what is wrong with
-// them, and what a plan and its apply do to a rolling expiry.
+// renew_before), used by bkiam_instance_grant, bkiam_group_members and
+// bkiam_user_groups through internal/rolling: durations as users write
+// them ("90d", "12h1d"), what is wrong with them, and what a plan and its
+// apply do to a rolling expiry.
 //
 // A rolling expiry is set once, at the apply that creates it (or changes
 // expires_in), to the apply's time plus expires_in. From then on it moves

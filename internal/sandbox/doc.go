@@ -72,6 +72,21 @@
 // "2026" adds the admin resources and asks, for them and for users/{id}/groups, a grant of the
 // resource to the app (apps[].gateway_grants), else 403 APP_NO_PERMISSION.
 //
+// SaaS releases: the model's "saas" picks the release of IAM's SaaS the management routes play
+// (saas_release.go). "" or "2025", the SaaS as its source was read (July 2025), is the default;
+// "2026" plays the release of July 2026 (bk-iam-saas #3143) in two ways. Its management object
+// allow-list (apps[].management_objects: {object_type role|group|template, object_id, api or
+// "*"}) lets the app call that API on that grade manager (role) or group though no system it is a
+// client of created it, or the web UI did: the path system's client and allow-list checks still
+// come first, and an entry takes the place of the ownership checks that follow (a role's entry
+// covers the routes on the grade manager, not those on its groups; an object that is gone
+// answers as before). And a member add or expiry update with an expired_at more than
+// limits.member_expiry_max_days (730, two years) after now is 400 1902412 '{"expired_at":
+// ["expired_at must be at most 730 days from now, or permanent"]} (VALIDATE_ERROR)', the
+// permanent 4102444800 aside (#3019 lets members be renewed to permanent). The release's own
+// code around both could not be read: the order of the checks, the role entry's reach and the
+// cap's words and exact length are the sandbox's reading, its refusal the serializers' shape.
+//
 // Admin routes (2026 gateway; then IAM's admin allow-list, apps[].admin, 403 1902403 without the
 // entry; errors in HTTP 200 but for 401/403/404/500): GET /api/v1/open/admin/subjects/{user|department}/{id}/groups/
 // (admin_list_subject_groups, subject_joined_group_list) lists the subject's direct memberships,
@@ -450,7 +465,8 @@
 //     and deletes the subject template mirroring the group (with its bindings to other groups);
 //     afterwards the group is a 403.
 //   - Members: add {members [{type user|department|template, id}], expired_at} with now < expired_at
-//     ≤ 4102444800 (else 400 "expired_at must more then now" or DRF's bound): a template id that
+//     ≤ 4102444800 (else 400 "expired_at must more then now" or DRF's bound; the 2026 SaaS also
+//     caps it at two years from now, permanent aside: "SaaS releases" above): a template id that
 //     does not read as an integer is 400 1902412 "人员模板 ID 非法" (before any other check);
 //     "admin" and users or departments the model does not know are dropped silently; a member
 //     outside the grade manager's subject_scopes (not everyone,
@@ -471,7 +487,8 @@
 //     is 1902000 in HTTP 200; non-members are ignored. With type=template the ids must read as
 //     integers (else 400 "人员模板 ID 非法") and unbind those templates, ignoring the others, with
 //     none of the backend's checks. PUT …/members/-/expired_at/ (user and
-//     department only: a template is 400 "is not a valid choice", so a binding is never renewed)
+//     department only: a template is 400 "is not a valid choice", so a binding is never renewed;
+//     its expired_at checked as the add's, the 2026 cap included)
 //     raises the expiry of members, ignores the rest; more than 1000 members is
 //     the backend's refusal in 1902000 (quoting /api/v1/web/group-members/expired_at). The list includes expired
 //     members, newest relation first, rows {type, id, name (the id), expired_at, created_at}, and
@@ -778,6 +795,10 @@
 //	    resources granted to the app ("open_user_groups", "admin_cleanup_users_permission", …, or
 //	    "*"), read only when "gateway" is "2026".
 //	  - gateway: "" / "2024" or "2026", the gateway generation (see above).
+//	  - saas: "" / "2025" or "2026", the SaaS release (see above); apps[].management_objects, the
+//	    app's rows of the 2026 object allow-list ({"object_type": "group", "object_id": 42, "api":
+//	    "v2_group_member_add"}), and limits.member_expiry_max_days (0: 730), the 2026 cap on
+//	    membership expiries, load only with "saas": "2026".
 //	  - quirks: the real server's bugs, reproduced unless turned off:
 //	    group_policy_delete_ignores_actions (default true).
 //	  - departments: the organisation's department ids (numeric), which group members may name;

@@ -353,11 +353,21 @@ func (mc *mgmtCall) groupForbidden(id int64) *saasError {
 	return forbidden(fmt.Sprintf("group[%d] can not operated by app_code[%s], since related role of group is not created by system[%s])", id, mc.app.Code, mc.system))
 }
 
-// ownedGradeManager is the path's grade manager if the app may manage it. As the SaaS does, the
-// check goes by the system that created the grade manager, not by the path's system (already
-// checked): the app must be a client of the creator, and the creator allow-listed for the route.
-// A grade manager without a creator record (gone, or made in the web UI) is "not created by".
+// ownedGradeManager is the path's grade manager if the app may manage it: an entry of the 2026
+// object allow-list for it (saas_release.go), or its creator (createdGradeManager).
 func (mc *mgmtCall) ownedGradeManager(id int64) (*gradeManager, *saasError) {
+	if gm := mc.ms.gms[id]; gm != nil && mc.objectAllowed(objectRole, id) {
+		return gm, nil
+	}
+	return mc.createdGradeManager(id)
+}
+
+// createdGradeManager is the grade manager if its creator lets the app manage it. As the SaaS
+// does, the check goes by the system that created the grade manager, not by the path's system
+// (already checked): the app must be a client of the creator, and the creator allow-listed for
+// the route. A grade manager without a creator record (gone, or made in the web UI) is "not
+// created by".
+func (mc *mgmtCall) createdGradeManager(id int64) (*gradeManager, *saasError) {
 	gm := mc.ms.gms[id]
 	if gm == nil || gm.WebUI {
 		return nil, mc.roleForbidden(id)
@@ -379,20 +389,28 @@ func (mc *mgmtCall) verifyCreator(creator string) *saasError {
 	return nil
 }
 
-// ownedGroup is the path's group if the app may manage it: through its grade manager (see
-// ownedGradeManager), or as a system manager's group when the path names that system.
+// ownedGroup is the path's group if the app may manage it: an entry of the 2026 object
+// allow-list for it, or through its grade manager's creator (see createdGradeManager), or as a
+// system manager's group when the path names that system.
 func (mc *mgmtCall) ownedGroup() (*mgmtGroup, *saasError) {
-	g := mc.ms.groups[mc.rt.group]
+	return mc.groupOwned(mc.rt.group)
+}
+
+// groupOwned is ownedGroup of the group id.
+func (mc *mgmtCall) groupOwned(id int64) (*mgmtGroup, *saasError) {
+	g := mc.ms.groups[id]
 	switch {
+	case g != nil && mc.objectAllowed(objectGroup, id):
+		return g, nil
 	case g == nil:
-		return nil, mc.groupForbidden(mc.rt.group)
+		return nil, mc.groupForbidden(id)
 	case g.GradeManager == 0:
 		if g.System != mc.system {
-			return nil, mc.groupForbidden(mc.rt.group)
+			return nil, mc.groupForbidden(id)
 		}
 		return g, nil
 	}
-	if _, e := mc.ownedGradeManager(g.GradeManager); e != nil {
+	if _, e := mc.createdGradeManager(g.GradeManager); e != nil {
 		return nil, e
 	}
 	return g, nil
@@ -767,7 +785,7 @@ func backendErrorAt(method, path string, code int, msg string) *saasError {
 }
 
 func (mc *mgmtCall) addMembers(g *mgmtGroup) (any, bool, *saasError) {
-	refs, expiredAt, e := decodeMembers(mc.raw, mc.now, true)
+	refs, expiredAt, e := decodeMembers(mc.raw, mc.now, true, mc.s.model)
 	if e != nil {
 		return nil, false, e
 	}
@@ -898,7 +916,7 @@ func (mc *mgmtCall) deleteMembers(g *mgmtGroup) (any, bool, *saasError) {
 }
 
 func (mc *mgmtCall) updateExpiry(g *mgmtGroup) (any, bool, *saasError) {
-	refs, expiredAt, e := decodeMembers(mc.raw, mc.now, false)
+	refs, expiredAt, e := decodeMembers(mc.raw, mc.now, false, mc.s.model)
 	if e != nil {
 		return nil, false, e
 	}

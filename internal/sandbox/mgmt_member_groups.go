@@ -81,14 +81,7 @@ func (mc *mgmtCall) memberGroupDetails() (any, bool, *saasError) {
 			strings.Join(unowned, ", "), mc.app.Code, mc.system))
 	}
 	for _, id := range ids {
-		g := mc.ms.groups[id]
-		if g.GradeManager == 0 {
-			if g.System != mc.system {
-				return nil, false, mc.groupForbidden(id)
-			}
-			continue
-		}
-		if _, e := mc.ownedGradeManager(g.GradeManager); e != nil {
+		if _, e := mc.groupOwned(id); e != nil {
 			return nil, false, e
 		}
 	}

@@ -277,8 +277,8 @@ func decodeGroupUpdate(raw []byte) (string, string, *saasError) {
 }
 
 // decodeMembers checks a member add or expiry update body: members [{type, id}] (template only on
-// add), expired_at after now and at most 4102444800.
-func decodeMembers(raw []byte, now time.Time, add bool) ([]memberKey, int64, *saasError) {
+// add), expired_at after now and at most 4102444800 (and, on the 2026 SaaS, within m's cap).
+func decodeMembers(raw []byte, now time.Time, add bool, m *Model) ([]memberKey, int64, *saasError) {
 	var b struct {
 		Members *[]struct {
 			Type *string `json:"type"`
@@ -316,6 +316,8 @@ func decodeMembers(raw []byte, now time.Time, add bool) ([]memberKey, int64, *sa
 		fe.add(fmt.Sprintf("Ensure this value is less than or equal to %d.", permanentExpiredAt), "expired_at")
 	case *b.ExpiredAt <= now.Unix():
 		fe.add("expired_at must more then now", "expired_at")
+	default:
+		m.checkExpiryCap(&fe, *b.ExpiredAt, now)
 	}
 	if !fe.empty() {
 		return nil, 0, validationErr(fe)

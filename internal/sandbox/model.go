@@ -48,6 +48,10 @@ type Model struct {
 	// "2024" (before 2026: no admin resources; the backend's users/{id}/groups open to every app),
 	// or "2026" (admin resources added; they and users/{id}/groups need a per-app grant, GatewayGrants).
 	Gateway string `json:"gateway,omitempty"`
+	// SaaS is the release of IAM's SaaS the sandbox plays: "" or "2025" (the SaaS as its source
+	// was read, through July 2025), or "2026" (the release of July 2026: the management object
+	// allow-list, App.ManagementObjects, and a cap on membership expiries; saas_release.go).
+	SaaS string `json:"saas,omitempty"`
 
 	systems     map[string]*System
 	users       map[string]bool
@@ -209,6 +213,9 @@ type App struct {
 	// ("admin_cleanup_users_permission", "open_user_groups", …, or "*"). Only a gateway of the 2026
 	// generation asks for them (Model.Gateway).
 	GatewayGrants []string `json:"gateway_grants,omitempty"`
+	// ManagementObjects are the app's rows of the management object allow-list of the 2026 SaaS:
+	// the management APIs it may call on one grade manager or group whatever system created it.
+	ManagementObjects []ManagementObject `json:"management_objects,omitempty"`
 }
 
 // mayAdmin reports whether the admin allow-list lets the app call api.
@@ -267,6 +274,9 @@ type Limits struct {
 	// GradeManagersPerSystem is how many grade managers one system may create through the API (the
 	// SaaS setting BKAPP_DEFAULT_GRADE_MANAGER_OF_SYSTEM_LIMIT); 0 means 500, its default.
 	GradeManagersPerSystem int `json:"grade_managers_per_system,omitempty"`
+	// MemberExpiryMaxDays is how far from now the 2026 SaaS lets a member add or expiry update
+	// set a membership's expiry (permanent aside); 0 means 730, two years.
+	MemberExpiryMaxDays int `json:"member_expiry_max_days,omitempty"`
 }
 
 // gradeManagersPerSystem is how many grade managers one system may create through the API.
@@ -472,6 +482,9 @@ func (m *Model) validate() error {
 	case "", gateway2024, gateway2026:
 	default:
 		return fmt.Errorf("gateway: %q is not a gateway generation; use %q or %q", m.Gateway, gateway2024, gateway2026)
+	}
+	if err := m.validateSaaS(); err != nil {
+		return err
 	}
 	m.apps = map[string]*App{}
 	for i := range m.Apps {

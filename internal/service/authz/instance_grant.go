@@ -22,6 +22,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/heldpolicy"
 	"github.com/bkiam/terraform-provider-bkiam/internal/ledger"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/rolling"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -498,11 +499,7 @@ func sameGrantInstances(a, b grantplan.Grant) bool {
 
 func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState) {
 	private := req.Private
-	if req.Planned != nil && req.Planned.ExpiresAt.IsUnknown() {
-		planned := *req.Planned
-		setRollingExpiry(&planned, req.Prior, time.Now())
-		req.Planned = &planned
-	}
+	rolling.Settle(&req, time.Now(), func(m *InstanceGrantModel, at protocol.StringValue) { m.ExpiresAt = at })
 	current, next := protocol.ViewsOf(req, ViewGrant)
 	if next != nil && !next.Known {
 		diags.AddError("Unknown grant at apply", "Terraform asked to apply a grant that is not fully known. This is a bug in Terraform or the provider.")
@@ -537,7 +534,7 @@ func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 	if !diags.HasError() {
 		reportRenewal(req.Prior, state, diags)
 	}
-	return state, withRenewal(private, state)
+	return state, rolling.WithRenewal(private, state)
 }
 
 // Holdings returns what the resource holds: from private state after a

@@ -9,7 +9,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
-	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
+	"github.com/bkiam/terraform-provider-bkiam/internal/rolling"
 )
 
 // A rolling expiry (expires_in, renew_before) is a user grant's expires_at
@@ -22,36 +22,18 @@ import (
 //
 // Nothing in the configuration or the state changes when the window
 // opens, so the apply keeps in private state when the next renewal is due
-// (protocol.WithRenewAfter), and the seam plans the resource then
+// (rolling.WithRenewal), and the seam plans the resource then
 // (protocol.Renewer), though it would otherwise answer an unchanged plan
 // without decoding it.
 
-// rollingOf is m's rolling expiry (verify.Rolling).
-func rollingOf(m InstanceGrantModel) (renewal.Rolling, bool) {
-	return verify.Rolling(m.ExpiresIn, m.RenewBefore)
-}
-
-// recordedOf is what a state records of its rolling expiry.
-func recordedOf(m *InstanceGrantModel) renewal.Recorded {
-	if m == nil {
-		return renewal.Recorded{}
-	}
-	var rec renewal.Recorded
-	if r, ok := rollingOf(*m); ok {
-		rec.Every = r.Every
-	} else if in, known := m.ExpiresIn.Get(); known {
-		rec.Every, _ = renewal.ParseDuration(in) // renew_before unknown in state: never
-	}
-	rec.At, _ = expiryOf(m.ExpiresAt)
-	return rec
+// RollingAttrs are the grant's rolling expiry attributes (rolling.Model).
+func (m InstanceGrantModel) RollingAttrs() rolling.Attrs {
+	return rolling.Attrs{ExpiresIn: m.ExpiresIn, RenewBefore: m.RenewBefore, ExpiresAt: m.ExpiresAt}
 }
 
 // checkRolling refuses what expires_in and renew_before cannot mean.
 func checkRolling(config InstanceGrantModel, subjectType string, subjectKnown bool, diags *protocol.Diagnostics) {
-	_, _, problems := renewal.Check(verify.RollingSettings(config.ExpiresIn, config.RenewBefore))
-	for _, p := range problems {
-		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
-	}
+	rolling.Check(config.RollingAttrs(), diags)
 	if !config.ExpiresIn.IsKnown() {
 		return // null, or unknown until apply (for_each over values, say): it may be null
 	}
@@ -71,13 +53,9 @@ func checkRolling(config InstanceGrantModel, subjectType string, subjectKnown bo
 // apply is estimated to send (0: not known), by which the plan's checks
 // judge it.
 func planRolling(planned *InstanceGrantModel, prior *InstanceGrantModel, asOf time.Time, diags *protocol.Diagnostics) int64 {
-	r, known := rollingOf(*planned)
-	d := renewal.Plan(recordedOf(prior), r, known, asOf, bkiam.PermanentExpiry)
-	if d.Kind == renewal.Keep {
-		planned.ExpiresAt = prior.ExpiresAt
-		return d.Estimate
-	}
-	planned.ExpiresAt = protocol.Unknown[string]()
+	plan := rolling.PlanOf(prior, *planned, asOf)
+	planned.ExpiresAt = plan.ExpiresAt
+	r, d := plan.Rolling, plan.Decision
 	switch {
 	case d.Restarts() && d.Estimate != 0 && d.Estimate < d.Recorded:
 		diags.AddAttributeWarning(protocol.Root("expires_in"), "Expiry lowered by revoking and granting again",
@@ -99,8 +77,8 @@ func planRolling(planned *InstanceGrantModel, prior *InstanceGrantModel, asOf ti
 // unknown taken at the expiry the apply is estimated to send.
 func plannedView(req protocol.PlanRequest[InstanceGrantModel]) GrantView {
 	g := ViewGrant(req.Proposed)
-	if r, ok := rollingOf(req.Proposed); ok && !g.Known {
-		g = withEstimate(g, renewal.Plan(recordedOf(req.Prior), r, true, req.Time(), bkiam.PermanentExpiry).Estimate)
+	if _, ok := req.Proposed.RollingAttrs().Rolling(); ok && !g.Known {
+		g = withEstimate(g, rolling.PlanOf(req.Prior, req.Proposed, req.Time()).Decision.Estimate)
 	}
 	return g
 }
@@ -131,8 +109,8 @@ func renewedOutside(state InstanceGrantModel, now grantplan.Holdings, iamExpiry 
 // each (a summary of its own, which Terraform does not fold into
 // "similar warnings").
 func reportRenewal(prior, state *InstanceGrantModel, diags *protocol.Diagnostics) {
-	was, now := recordedOf(prior), recordedOf(state)
-	if prior == nil || state == nil || was.At == 0 || was.Every == 0 || was.Every != now.Every || now.At <= was.At {
+	from, to, ok := rolling.Renewed(prior, state)
+	if !ok {
 		return
 	}
 	g := ViewGrant(*state)
@@ -141,7 +119,7 @@ func reportRenewal(prior, state *InstanceGrantModel, diags *protocol.Diagnostics
 		what = describeInstances(g.Grant.Resources) + " now expire"
 	}
 	diags.AddWarning(fmt.Sprintf("Renewed %s's %s", subjectName(g.Subject), describeActions(g.Grant.Actions)),
-		fmt.Sprintf("%s at %s, renewed from %s.", what, formatExpiry(now.At), formatExpiry(was.At)))
+		fmt.Sprintf("%s at %s, renewed from %s.", what, formatExpiry(to), formatExpiry(from)))
 }
 
 // checkRollingAhead refuses to plan a change of a rolling grant whose
@@ -152,19 +130,13 @@ func checkRollingAhead(planned InstanceGrantModel, now time.Time, diags *protoco
 	if !ok || at > now.Unix() {
 		return
 	}
-	fix := "Without renew_before the rolling expiry is never renewed: set renew_before to renew it, or change expires_in to " +
-		"start a new period at the apply."
-	if !planned.RenewBefore.IsNull() {
-		fix = "A plan goes by the time the state was last refreshed or applied, and this one's state was not refreshed since the " +
-			"expiry passed (-refresh=false): plan with a refresh, which renews it."
-	}
 	diags.AddAttributeError(protocol.Root("expires_at"), "Rolling expiry passed",
 		fmt.Sprintf("The grant's rolling expiry (expires_at %s) has passed, and IAM refuses a grant with an expiry that is not in "+
-			"the future. %s", formatExpiry(at), fix))
+			"the future. %s", formatExpiry(at), rolling.PassedFix(planned.RollingAttrs())))
 }
 
 // formatExpiry is an expiry as expires_at writes it: RFC 3339 in UTC.
-func formatExpiry(exp int64) string { return time.Unix(exp, 0).UTC().Format(time.RFC3339) }
+func formatExpiry(exp int64) string { return rolling.Format(exp) }
 
 // expiryOf is an expires_at in unix seconds.
 func expiryOf(v protocol.StringValue) (int64, bool) {
@@ -174,29 +146,6 @@ func expiryOf(v protocol.StringValue) (int64, bool) {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	return t.Unix(), err == nil
-}
-
-// setRollingExpiry fills in, at apply, the expires_at a plan left
-// unknown (renewal.AtApply).
-func setRollingExpiry(planned, prior *InstanceGrantModel, now time.Time) {
-	if planned == nil || !planned.ExpiresAt.IsUnknown() {
-		return
-	}
-	if r, ok := rollingOf(*planned); ok {
-		planned.ExpiresAt = protocol.Known(formatExpiry(renewal.AtApply(recordedOf(prior), r, now, bkiam.PermanentExpiry)))
-	}
-}
-
-// withRenewal records in private when the state's next renewal is due,
-// or forgets it for a grant that is not renewed.
-func withRenewal(private protocol.PrivateState, state *InstanceGrantModel) protocol.PrivateState {
-	var after int64
-	if state != nil {
-		if r, ok := rollingOf(*state); ok {
-			after = r.RenewsFrom(recordedOf(state).At)
-		}
-	}
-	return protocol.WithRenewAfter(private, after)
 }
 
 // RenewDue reports whether a rolling grant's renewal window has opened

@@ -1,6 +1,9 @@
 package management
 
-import "github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+import (
+	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
+	"github.com/bkiam/terraform-provider-bkiam/internal/rolling"
+)
 
 // The acceptance and protocol tests beside the resources (package
 // management_test) reach these through the names below; the provider
@@ -13,9 +16,11 @@ const (
 
 // RenewalPrivate is the private state an apply that recorded state keeps
 // for its renewal: the tests make a state recorded in the past with it.
-func RenewalPrivate(state GroupMembersModel) protocol.PrivateState { return withRenewal(nil, &state) }
+func RenewalPrivate(state GroupMembersModel) protocol.PrivateState {
+	return rolling.WithRenewal(nil, &state)
+}
 
 // UserGroupsRenewalPrivate is RenewalPrivate for a bkiam_user_groups.
 func UserGroupsRenewalPrivate(state UserGroupsModel) protocol.PrivateState {
-	return withGroupsRenewal(nil, &state)
+	return rolling.WithRenewal(nil, &state)
 }

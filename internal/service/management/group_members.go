@@ -23,6 +23,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/memberplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
+	"github.com/bkiam/terraform-provider-bkiam/internal/rolling"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -197,36 +198,22 @@ func memberExpiry(x protocol.StringValue, follows int64) (int64, bool) {
 	return t.Unix(), true
 }
 
-// rollingExpiry is m's expires_at in unix seconds: 0 when it is null or
-// unknown.
-func rollingExpiry(m GroupMembersModel) int64 { return expiryAt(m.ExpiresAt) }
-
 // expiryAt is an expires_at in unix seconds: 0 when it is null or
 // unknown.
-func expiryAt(x protocol.StringValue) int64 {
-	s, ok := x.Get()
-	if !ok {
-		return 0
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return 0
-	}
-	return t.Unix()
-}
+func expiryAt(x protocol.StringValue) int64 { return rolling.Unix(x) }
 
 // followerExpiry returns, for a member of m, when it expires if it
 // follows expires_in: expires_at plus its share of renew_jitter
 // (memberOffset), capped at permanent; 0 while expires_at is not known.
 func followerExpiry(m GroupMembersModel) func(memberplan.Key) int64 {
-	rolling, days := rollingExpiry(m), jitterDays(m)
+	at, days := expiryAt(m.ExpiresAt), jitterDays(m)
 	system, _ := m.System.Get()
 	group, _ := m.GroupID.Get()
 	return func(k memberplan.Key) int64 {
-		if rolling == 0 {
+		if at == 0 {
 			return 0
 		}
-		return min(rolling+memberOffset(system, group, k, days), bkiam.PermanentExpiry)
+		return min(at+memberOffset(system, group, k, days), bkiam.PermanentExpiry)
 	}
 }
 
@@ -259,33 +246,35 @@ func memberOffset(system, group string, k memberplan.Key, days int64) int64 {
 
 // formatExpiry is an expiry as expires_at and the members' values write
 // it: RFC 3339 in UTC.
-func formatExpiry(exp int64) string { return time.Unix(exp, 0).UTC().Format(time.RFC3339) }
+func formatExpiry(exp int64) string { return rolling.Format(exp) }
 
 // followers are the members of m valued "expires_in", users then
 // departments, each by id; known is false when a part of either map is
 // unknown (it might be one more).
 func followers(m GroupMembersModel) (users, departments []string, known bool) {
+	users, knownUsers := followersIn(m.Users)
+	departments, knownDepartments := followersIn(m.Departments)
+	return users, departments, knownUsers && knownDepartments
+}
+
+// followersIn are the keys of x valued "expires_in", sorted; known is
+// false when x or a value is unknown.
+func followersIn(x protocol.StringMapValue) (ids []string, known bool) {
+	if x.IsUnknown() {
+		return nil, false
+	}
 	known = true
-	for _, part := range []struct {
-		x   protocol.StringMapValue
-		out *[]string
-	}{{m.Users, &users}, {m.Departments, &departments}} {
-		if part.x.IsUnknown() {
+	elems, _ := x.Get()
+	for _, id := range slices.Sorted(maps.Keys(elems)) {
+		s, ok := elems[id].Get()
+		switch {
+		case !ok && elems[id].IsUnknown():
 			known = false
-			continue
-		}
-		elems, _ := part.x.Get()
-		for _, id := range slices.Sorted(maps.Keys(elems)) {
-			s, ok := elems[id].Get()
-			switch {
-			case !ok && elems[id].IsUnknown():
-				known = false
-			case s == followsExpiresIn:
-				*part.out = append(*part.out, id)
-			}
+		case s == followsExpiresIn:
+			ids = append(ids, id)
 		}
 	}
-	return users, departments, known
+	return ids, known
 }
 
 // ImportState takes SYSTEM/GROUP_ID; the read that follows fills the
@@ -348,68 +337,25 @@ func checkDepartmentID(at *tftypes.AttributePath, id string, diags *protocol.Dia
 	}
 }
 
-// rollingOf is m's rolling expiry (verify.Rolling).
-func rollingOf(m GroupMembersModel) (renewal.Rolling, bool) {
-	return verify.Rolling(m.ExpiresIn, m.RenewBefore)
-}
-
-// recordedOf is what a state records of its rolling expiry.
-func recordedOf(m *GroupMembersModel) renewal.Recorded {
-	if m == nil {
-		return renewal.Recorded{}
-	}
-	return rollingAttrsOf(*m).recorded()
-}
-
-// rollingAttrs are the three attributes of a rolling expiry, as both
-// bkiam_group_members and bkiam_user_groups have them.
-type rollingAttrs struct {
-	ExpiresIn, RenewBefore, ExpiresAt protocol.StringValue
-}
-
-func rollingAttrsOf(m GroupMembersModel) rollingAttrs {
-	return rollingAttrs{m.ExpiresIn, m.RenewBefore, m.ExpiresAt}
-}
-
-// recorded is what a state with these attributes records of its rolling
-// expiry.
-func (a rollingAttrs) recorded() renewal.Recorded {
-	rec := renewal.Recorded{At: expiryAt(a.ExpiresAt)}
-	if in, ok := a.ExpiresIn.Get(); ok {
-		rec.Every, _ = renewal.ParseDuration(in)
-	}
-	return rec
+// RollingAttrs are the members' rolling expiry attributes (rolling.Model).
+func (m GroupMembersModel) RollingAttrs() rolling.Attrs {
+	return rolling.Attrs{ExpiresIn: m.ExpiresIn, RenewBefore: m.RenewBefore, ExpiresAt: m.ExpiresAt}
 }
 
 // checkRolling checks expires_in, renew_before and the members that
 // follow them.
 func checkRolling(config GroupMembersModel, diags *protocol.Diagnostics) {
-	r, ok, problems := renewal.Check(verify.RollingSettings(config.ExpiresIn, config.RenewBefore))
-	for _, p := range problems {
-		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
-	}
+	r, ok := rolling.Check(config.RollingAttrs(), diags)
 	checkJitter(config, r.Every, ok && !config.ExpiresIn.IsNull(), diags)
 	users, departments, known := followers(config)
+	f := rolling.Followers{Noun: "member", Where: " in users or departments", Count: len(users) + len(departments), Known: known}
 	switch {
-	case config.ExpiresIn.IsNull() && len(users)+len(departments) > 0:
-		at, others := protocol.Root("users"), len(users)+len(departments)-1
-		if len(users) > 0 {
-			at = at.WithElementKeyString(users[0])
-		} else {
-			at = protocol.Root("departments").WithElementKeyString(departments[0])
-		}
-		also := ""
-		if others > 0 {
-			also = fmt.Sprintf(" (and %d other members)", others)
-		}
-		diags.AddAttributeError(at, "Member follows an unset expires_in",
-			fmt.Sprintf("%s%s is \"expires_in\", which follows the resource's rolling expiry, but expires_in is not set. Set "+
-				"expires_in (for example \"90d\"), or give the member \"permanent\" or an RFC 3339 time.", protocol.PathString(at), also))
-	case config.ExpiresIn.IsKnown() && known && len(users)+len(departments) == 0:
-		diags.AddAttributeWarning(protocol.Root("expires_in"), "No member follows expires_in",
-			"expires_in sets the expiry of the members valued \"expires_in\" in users or departments, and no member is. Give "+
-				"the members that should follow it the value \"expires_in\", or remove expires_in (and renew_before).")
+	case len(users) > 0:
+		f.First = protocol.Root("users").WithElementKeyString(users[0])
+	case len(departments) > 0:
+		f.First = protocol.Root("departments").WithElementKeyString(departments[0])
 	}
+	rolling.CheckFollowers(config.RollingAttrs(), f, diags)
 }
 
 // checkJitter refuses a renew_jitter that is not a whole number of days
@@ -488,16 +434,14 @@ func (GroupMembers) Plan(_ context.Context, req protocol.PlanRequest[GroupMember
 			held = viewMembers(*prior).members
 		}
 	}
-	roll := planRolling(prior, planned, req.Time())
-	planned.ExpiresAt = roll.planned
+	roll := rolling.PlanOf(prior, planned, req.Time())
+	planned.ExpiresAt = roll.ExpiresAt
 	// The members as the apply will send them. An expires_at known only
 	// after the apply is estimated as now + expires_in, which the apply's
 	// later time can only raise: an expiry the plan does not find lowered
 	// is not lowered.
 	estimated := planned
-	if roll.planned.IsUnknown() && roll.d.Estimate != 0 {
-		estimated.ExpiresAt = protocol.Known(formatExpiry(roll.d.Estimate))
-	}
+	estimated.ExpiresAt = roll.Estimated()
 	next := viewMembers(estimated)
 	if next.members != nil {
 		checkNewExpiries(estimated, held, time.Now(), diags)
@@ -506,64 +450,24 @@ func (GroupMembers) Plan(_ context.Context, req protocol.PlanRequest[GroupMember
 		if lowered := memberplan.Make(held, next.members).Lowered; len(lowered) > 0 {
 			detail := fmt.Sprintf("IAM can raise a member's expiry but not lower it, so the apply removes %s from the group and adds "+
 				"them again with the new expiry. Between the two calls they are not members of the group.", describeMembers(lowered))
-			if roll.d.Restarts() && roll.d.Estimate < roll.d.Recorded {
+			if d := roll.Decision; d.Restarts() && d.Estimate < d.Recorded {
 				e, _ := planned.ExpiresIn.Get()
 				detail += fmt.Sprintf(" The new expires_in (%s) starts a period that ends at about %s, before the recorded expires_at "+
-					"(%s), for every member valued \"expires_in\".", e, formatExpiry(roll.d.Estimate), formatExpiry(roll.d.Recorded))
+					"(%s), for every member valued \"expires_in\".", e, formatExpiry(d.Estimate), formatExpiry(d.Recorded))
 			}
 			diags.AddWarning("Expiries lowered by removing and adding again", detail)
 		}
 	}
-	if roll.d.Kind == renewal.Renew {
+	if roll.Decision.Kind == renewal.Renew {
 		warnRenewal(planned, roll, req.Time(), diags)
 	}
 	out.Planned = planned
 	return out
 }
 
-// rollingPlan is what a plan does to the rolling expiry.
-type rollingPlan struct {
-	// planned is expires_at as planned: null without expires_in, unknown
-	// when the apply sets it (a new period, a renewal).
-	planned protocol.StringValue
-	d       renewal.Decision
-	r       renewal.Rolling
-}
-
-// planRolling plans expires_at as of asOf, when the state was read
-// (renewal.Plan): the recorded expiry, or unknown until the apply that
-// starts a new period (a create, a new expires_in) or renews it.
-func planRolling(prior *GroupMembersModel, planned GroupMembersModel, asOf time.Time) rollingPlan {
-	var was *rollingAttrs
-	if prior != nil {
-		a := rollingAttrsOf(*prior)
-		was = &a
-	}
-	return planRollingAttrs(was, rollingAttrsOf(planned), asOf)
-}
-
-// planRollingAttrs is planRolling of the rolling attributes alone.
-func planRollingAttrs(prior *rollingAttrs, planned rollingAttrs, asOf time.Time) rollingPlan {
-	var out rollingPlan
-	if planned.ExpiresIn.IsNull() {
-		return out
-	}
-	r, known := verify.Rolling(planned.ExpiresIn, planned.RenewBefore)
-	var rec renewal.Recorded
-	if prior != nil {
-		rec = prior.recorded()
-	}
-	out.r, out.d = r, renewal.Plan(rec, r, known, asOf, bkiam.PermanentExpiry)
-	out.planned = protocol.Unknown[string]()
-	if out.d.Kind == renewal.Keep {
-		out.planned = prior.ExpiresAt
-	}
-	return out
-}
-
 // warnRenewal says what a renewal does: how many members it renews, to
 // when, and how.
-func warnRenewal(planned GroupMembersModel, roll rollingPlan, asOf time.Time, diags *protocol.Diagnostics) {
+func warnRenewal(planned GroupMembersModel, roll rolling.Plan, asOf time.Time, diags *protocol.Diagnostics) {
 	users, departments, _ := followers(planned)
 	if len(users)+len(departments) == 0 {
 		return // Validate warns that no member follows expires_in
@@ -581,14 +485,25 @@ func warnRenewal(planned GroupMembersModel, roll rollingPlan, asOf time.Time, di
 		fmt.Sprintf("Less than renew_before (%s) is left before expires_at (%s), or will be within %s: the apply renews %s "+
 			"following expires_in (%d users, %d departments) %s%s. IAM raises their expiry in place through its member-expiry "+
 			"route, one call per 1 000 members; no member leaves the group, and a member renewed in IAM to a later date keeps it.",
-			b, formatExpiry(roll.d.Recorded), renewal.Describe(roll.r.Margin()), count, len(users), len(departments),
-			renewal.Until(roll.r, roll.d, asOf), spread))
+			b, formatExpiry(roll.Decision.Recorded), renewal.Describe(roll.Rolling.Margin()), count, len(users), len(departments),
+			renewal.Until(roll.Rolling, roll.Decision, asOf), spread))
 }
 
 // checkNewExpiries refuses an expiry that has passed on a member the
 // plan adds or changes: IAM refuses it. An unchanged member whose expiry
 // has passed stays as it is.
 func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now time.Time, diags *protocol.Diagnostics) {
+	eachSentMember(planned, held, func(at *tftypes.AttributePath, e protocol.StringValue, exp int64) {
+		if exp <= now.Unix() {
+			refusePassedExpiry(at, e, exp, planned.RollingAttrs(), diags)
+		}
+	})
+}
+
+// eachSentMember visits the members of planned whose expiry the apply
+// sends (exp, in unix seconds: known, and not the one held, as IAM holds
+// it), at their attribute paths.
+func eachSentMember(planned GroupMembersModel, held memberplan.Members, visit func(at *tftypes.AttributePath, e protocol.StringValue, exp int64)) {
 	follow := followerExpiry(planned)
 	for _, part := range []struct {
 		name, typ string
@@ -596,39 +511,75 @@ func checkNewExpiries(planned GroupMembersModel, held memberplan.Members, now ti
 	}{{"users", memberUser, planned.Users}, {"departments", memberDepartment, planned.Departments}} {
 		elems, _ := part.x.Get()
 		for id, e := range elems {
-			exp, ok := memberExpiry(e, follow(memberplan.Key{Type: part.typ, ID: id}))
-			if !ok || exp > now.Unix() {
+			k := memberplan.Key{Type: part.typ, ID: id}
+			exp, ok := memberExpiry(e, follow(k))
+			if old, was := held[k]; !ok || was && old == exp {
 				continue
 			}
-			if old, was := held[memberplan.Key{Type: part.typ, ID: id}]; was && old == exp {
-				continue
-			}
-			at := protocol.Root(part.name).WithElementKeyString(id)
-			s, _ := e.Get()
-			if s == followsExpiresIn {
-				fix := "Without renew_before the rolling expiry is never renewed: set renew_before to renew it, or change expires_in " +
-					"to start a new period at the apply."
-				if !planned.RenewBefore.IsNull() {
-					// A plan goes by the state's last read (renewal.Plan): one
-					// without a refresh did not see the window open.
-					fix = "A plan goes by the time the state was last refreshed or applied, and this one's state was not refreshed " +
-						"since the expiry passed (-refresh=false): plan with a refresh, which renews it."
-				}
-				diags.AddAttributeError(at, "Rolling expiry passed",
-					fmt.Sprintf("%s follows expires_in, whose expiry (expires_at %s) has passed, and IAM adds members only with an expiry "+
-						"in the future. %s", protocol.PathString(at), formatExpiry(exp), fix))
-				continue
-			}
-			diags.AddAttributeError(at, "Expiry in the past",
-				fmt.Sprintf("%s is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, "+
-					"or \"permanent\".", protocol.PathString(at), s))
+			visit(protocol.Root(part.name).WithElementKeyString(id), e, exp)
 		}
 	}
 }
 
+// CheckPlan refuses what the site's cap on membership expiries
+// (max_member_expiry) will refuse of the members the plan sends
+// (checkMemberCap).
+func (GroupMembers) CheckPlan(_ context.Context, data *conns.Data, req protocol.PlanRequest[GroupMembersModel], diags *protocol.Diagnostics) {
+	planned := req.Proposed
+	var held memberplan.Members
+	if p := req.Prior; p != nil && p.System == planned.System && p.GroupID == planned.GroupID {
+		held = viewMembers(*p).members
+	}
+	users, departments, _ := followers(planned)
+	spread := time.Duration(jitterDays(planned)) * renewal.Day
+	checkMemberCap(data, planned.RollingAttrs(), len(users)+len(departments), spread, func(visit func(*tftypes.AttributePath, protocol.StringValue, int64)) {
+		eachSentMember(planned, held, visit)
+	}, diags)
+}
+
+var _ protocol.PlanChecker[GroupMembersModel, *conns.Data] = GroupMembers{}
+
+// checkMemberCap refuses, of the memberships a plan sends (each visits
+// them, as eachSentMember does), the fixed expiries past the site's cap
+// (conns.Data.MaxMemberExpiry, rolling.Cap), and, when followers
+// memberships follow it, a rolling expiry an apply would set past it
+// (spread: renew_jitter).
+func checkMemberCap(data *conns.Data, a rolling.Attrs, followers int, spread time.Duration,
+	each func(visit func(*tftypes.AttributePath, protocol.StringValue, int64)), diags *protocol.Diagnostics) {
+	if data == nil || data.MaxMemberExpiry <= 0 {
+		return
+	}
+	limit, now := rolling.Cap(data.MaxMemberExpiry), time.Now()
+	if followers > 0 {
+		limit.CheckRolling(a, spread, diags)
+	}
+	each(func(at *tftypes.AttributePath, e protocol.StringValue, exp int64) {
+		if s, _ := e.Get(); s != followsExpiresIn {
+			limit.CheckFixed(at, s, exp, now, diags)
+		}
+	})
+}
+
+// refusePassedExpiry refuses a membership's expiry e (exp in unix
+// seconds, the rolling expiry for "expires_in") that a plan would send
+// after it passed: IAM adds and renews members only with an expiry in the
+// future. a is the resource's rolling expiry.
+func refusePassedExpiry(at *tftypes.AttributePath, e protocol.StringValue, exp int64, a rolling.Attrs, diags *protocol.Diagnostics) {
+	s, _ := e.Get()
+	if s == followsExpiresIn {
+		diags.AddAttributeError(at, "Rolling expiry passed",
+			fmt.Sprintf("%s follows expires_in, whose expiry (expires_at %s) has passed, and IAM adds members only with an expiry "+
+				"in the future. %s", protocol.PathString(at), formatExpiry(exp), rolling.PassedFix(a)))
+		return
+	}
+	diags.AddAttributeError(at, "Expiry in the past",
+		fmt.Sprintf("%s is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, "+
+			"or \"permanent\".", protocol.PathString(at), s))
+}
+
 // RenewDue reports whether a plan as of asOf renews (protocol.Renewer).
 // Nothing in the configuration or the state changes when the window
-// opens, so the apply records when it will (withRenewal) and the seam
+// opens, so the apply records when it will (rolling.WithRenewal) and the seam
 // plans the resource then, though it otherwise answers a plan that
 // changes nothing without decoding it.
 func (GroupMembers) RenewDue(private protocol.PrivateState, asOf time.Time) bool {
@@ -637,28 +588,8 @@ func (GroupMembers) RenewDue(private protocol.PrivateState, asOf time.Time) bool
 
 var _ protocol.Renewer = GroupMembers{}
 
-// withRenewal records in private when a plan first renews state's
-// rolling expiry (renewal.Rolling.RenewsFrom), or forgets it when state
-// has none.
-func withRenewal(private protocol.PrivateState, state *GroupMembersModel) protocol.PrivateState {
-	var after int64
-	if state != nil {
-		if r, ok := rollingOf(*state); ok {
-			after = r.RenewsFrom(rollingExpiry(*state))
-		}
-	}
-	return protocol.WithRenewAfter(private, after)
-}
-
 func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[GroupMembersModel], diags *protocol.Diagnostics) (*GroupMembersModel, protocol.PrivateState) {
-	if req.Planned != nil && req.Planned.ExpiresAt.IsUnknown() {
-		// A new period, or a renewal (planRolling): the apply's time decides.
-		planned := *req.Planned
-		if r, ok := rollingOf(planned); ok {
-			planned.ExpiresAt = protocol.Known(formatExpiry(renewal.AtApply(recordedOf(req.Prior), r, time.Now(), bkiam.PermanentExpiry)))
-		}
-		req.Planned = &planned
-	}
+	rolling.Settle(&req, time.Now(), func(m *GroupMembersModel, at protocol.StringValue) { m.ExpiresAt = at })
 	current, next := protocol.ViewsOf(req, viewMembers)
 	if next != nil && (next.members == nil || next.group == 0) {
 		diags.AddError("Unknown members at apply", "Terraform asked to apply members that are not fully known. This is a bug in Terraform or the provider.")
@@ -677,7 +608,7 @@ func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 	if !diags.HasError() {
 		reportRenewal(r.Label(last.model), req.Prior, state, diags)
 	}
-	return state, withRenewal(private, state)
+	return state, rolling.WithRenewal(private, state)
 }
 
 // reportRenewal tells, after an apply that renewed the members following
@@ -685,14 +616,14 @@ func (r GroupMembers) Apply(ctx context.Context, data *conns.Data, req protocol.
 // many groups reports each (a summary of its own, which Terraform does
 // not fold into "similar warnings").
 func reportRenewal(label string, prior, state *GroupMembersModel, diags *protocol.Diagnostics) {
-	was, now := recordedOf(prior), recordedOf(state)
-	if prior == nil || state == nil || was.At == 0 || was.Every != now.Every || now.At <= was.At {
+	from, to, ok := rolling.Renewed(prior, state)
+	if !ok {
 		return
 	}
 	users, departments, _ := followers(*state)
 	diags.AddWarning("Renewed the members of group "+label,
 		fmt.Sprintf("%d members following expires_in (%d users, %d departments) now expire at %s, renewed from %s.",
-			len(users)+len(departments), len(users), len(departments), formatExpiry(now.At), formatExpiry(was.At)))
+			len(users)+len(departments), len(users), len(departments), formatExpiry(to), formatExpiry(from)))
 }
 
 // readMembers reads what IAM holds of a group's members.
@@ -711,34 +642,39 @@ func (GroupMembers) readMembers(ctx context.Context, c *bkiam.Client, system str
 }
 
 // membersValue is the users or departments attribute of held: each
-// member's expiry as like (then alt) writes it when it is the same
-// instant, so that an expiry written with an offset reads back unchanged,
-// and "expires_in" when it is the member's rolling expiry (follow: what
-// the state records, 0 for none), or later, unless the resource enforces
-// it (keepsLater); null when held has none of the type and like is null.
+// member's expiry as memberValue writes it (follow: the rolling expiry of
+// each, what the state records, 0 for none); null when held has none of
+// the type and like is null.
 func membersValue(held memberplan.Members, typ string, follow func(memberplan.Key) int64, keepsLater bool, like, alt protocol.StringMapValue) protocol.StringMapValue {
 	likeElems, _ := like.Get()
 	altElems, _ := alt.Get()
 	out := map[string]protocol.StringValue{}
 	for k, exp := range held {
-		if k.Type != typ {
-			continue
-		}
-		switch {
-		case sameExpiry(likeElems[k.ID], follow(k), keepsLater, exp):
-			out[k.ID] = likeElems[k.ID]
-		case sameExpiry(altElems[k.ID], follow(k), keepsLater, exp):
-			out[k.ID] = altElems[k.ID]
-		case exp == bkiam.PermanentExpiry:
-			out[k.ID] = protocol.Known(permanentMember)
-		default:
-			out[k.ID] = protocol.Known(formatExpiry(exp))
+		if k.Type == typ {
+			out[k.ID] = memberValue(exp, follow(k), keepsLater, likeElems[k.ID], altElems[k.ID])
 		}
 	}
 	if len(out) == 0 && like.IsNull() {
 		return protocol.StringMapValue{}
 	}
 	return protocol.Known(out)
+}
+
+// memberValue is how a membership held until exp reads: as like (then
+// alt) writes it when it is the same instant, so that an expiry written
+// with an offset reads back unchanged, and "expires_in" when it is the
+// rolling expiry follows, or later, unless the resource enforces it
+// (keepsLater); else "permanent" or the date.
+func memberValue(exp, follows int64, keepsLater bool, like, alt protocol.StringValue) protocol.StringValue {
+	switch {
+	case sameExpiry(like, follows, keepsLater, exp):
+		return like
+	case sameExpiry(alt, follows, keepsLater, exp):
+		return alt
+	case exp == bkiam.PermanentExpiry:
+		return protocol.Known(permanentMember)
+	}
+	return protocol.Known(formatExpiry(exp))
 }
 
 // sameExpiry reports whether a member valued e, held until exp, is as e
@@ -753,11 +689,12 @@ func sameExpiry(e protocol.StringValue, follows int64, keepsLater bool, exp int6
 	return have == exp || keepsLater && s == followsExpiresIn && exp > have
 }
 
-// keepsLater reports whether m keeps a later expiry that IAM holds for a
-// member valued "expires_in" (enforce_expiry is not true).
-func keepsLater(m GroupMembersModel) bool {
-	enforce, _ := m.Enforce.Get()
-	return !enforce
+// keepsLater reports whether a resource with enforce_expiry = enforce
+// keeps a later expiry that IAM holds for a membership valued
+// "expires_in" (enforce_expiry is not true).
+func keepsLater(enforce protocol.BoolValue) bool {
+	v, _ := enforce.Get()
+	return !v
 }
 
 // Refreshes: a group's members are exactly readable, so every refresh
@@ -797,8 +734,8 @@ func (r GroupMembers) Read(ctx context.Context, data *conns.Data, req protocol.R
 	// for it; otherwise it reads as what IAM holds, and the plan restores it.
 	m := state
 	follow := followerExpiry(state)
-	m.Users = membersValue(held, memberUser, follow, keepsLater(state), state.Users, protocol.StringMapValue{})
-	m.Departments = membersValue(held, memberDepartment, follow, keepsLater(state), state.Departments, protocol.StringMapValue{})
+	m.Users = membersValue(held, memberUser, follow, keepsLater(state.Enforce), state.Users, protocol.StringMapValue{})
+	m.Departments = membersValue(held, memberDepartment, follow, keepsLater(state.Enforce), state.Departments, protocol.StringMapValue{})
 	return &m, req.Private, true
 }
 
@@ -953,8 +890,8 @@ func (r *memberRunner) Record(ok bool, _ *protocol.Diagnostics) (*GroupMembersMo
 	// reach) reads as that expiry.
 	m := result
 	follow := followerExpiry(result)
-	m.Users = membersValue(r.held, memberUser, follow, keepsLater(result), result.Users, r.from.model.Users)
-	m.Departments = membersValue(r.held, memberDepartment, follow, keepsLater(result), result.Departments, r.from.model.Departments)
+	m.Users = membersValue(r.held, memberUser, follow, keepsLater(result.Enforce), result.Users, r.from.model.Users)
+	m.Departments = membersValue(r.held, memberDepartment, follow, keepsLater(result.Enforce), result.Departments, r.from.model.Departments)
 	if r.next == nil {
 		m.ID, m.System, m.GroupID = r.current.model.ID, r.current.model.System, r.current.model.GroupID
 	}

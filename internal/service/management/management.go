@@ -41,7 +41,12 @@ func managementError(what string, err error) string {
 	case errors.Is(err, bkiam.ErrNotOwned):
 		return fmt.Sprintf("%s: %s\n\nIAM lets an app manage only the grade managers and groups that a system created "+
 			"through the management API, and only when the app is a client of that system. This one has no such record: it "+
-			"was made in the IAM web UI, or it no longer exists.", what, err)
+			"was made in the IAM web UI, or it no longer exists.%s", what, err, objectAllowAdvice(err))
+	case isMemberExpiryRefusal(err):
+		return fmt.Sprintf("%s: %s\n\nIAM refused the membership's expiry. IAM's SaaS from its July 2026 release caps the "+
+			"expiry a member add or renewal sets at two years from the call (\"permanent\" aside): set max_member_expiry in the "+
+			"provider configuration (\"730d\" there) so that plans refuse what this IAM will, and shorten the expiry (or "+
+			"expires_in and renew_before), or make the membership \"permanent\".", what, err)
 	case errors.Is(err, bkiam.ErrConflict):
 		return fmt.Sprintf("%s: %s\n\nThe name is taken: grade manager names are unique across IAM and group names "+
 			"within their grade manager (compared case-insensitively). Choose another name, or import the existing "+
@@ -77,6 +82,33 @@ func managementError(what string, err error) string {
 			"for it.", what, err)
 	}
 	return fmt.Sprintf("%s: %s", what, err)
+}
+
+// objectAllowAdvice names, for an ownership 403, the row of IAM's
+// management object allow-list that lets the app manage the object all
+// the same on a release that has the list (bkiam.ObjectAllowEntryOf);
+// "" when the refusal names none.
+func objectAllowAdvice(err error) string {
+	entry, ok := bkiam.ObjectAllowEntryOf(err)
+	if !ok {
+		return ""
+	}
+	every := ""
+	if entry.API != "*" {
+		every = " (or api \"*\" for every management API on it)"
+	}
+	return fmt.Sprintf(" If it exists, IAM's SaaS from its July 2026 release lets an app manage an object like it through its "+
+		"management object allow-list (ManagementObjectAPIAllowListConfig): ask IAM's administrators for the entry %s%s. IAM "+
+		"before that release has no such list.", entry, every)
+}
+
+// isMemberExpiryRefusal reports IAM's 400 for the expiry of a member add
+// or renewal other than one that has passed (which the plans refuse
+// themselves): a cap of the site's (max_member_expiry).
+func isMemberExpiryRefusal(err error) bool {
+	var e *bkiam.Error
+	return errors.Is(err, bkiam.ErrValidation) && errors.As(err, &e) && (e.Operation == "member add" || e.Operation == "member expiry update") &&
+		strings.Contains(e.Message, "expired_at") && !strings.Contains(e.Message, "must more then now") && !strings.Contains(e.Message, "4102444800")
 }
 
 // managementDataSourceReady reports whether a management data source of a

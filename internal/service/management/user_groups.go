@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/applyrun"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -20,6 +21,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/memberplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/renewal"
+	"github.com/bkiam/terraform-provider-bkiam/internal/rolling"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sharedgrants"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -151,29 +153,15 @@ func memberOf(m UserGroupsModel) memberplan.Key {
 	return memberplan.Key{}
 }
 
-func userGroupsRolling(m UserGroupsModel) rollingAttrs {
-	return rollingAttrs{m.ExpiresIn, m.RenewBefore, m.ExpiresAt}
+// RollingAttrs are the memberships' rolling expiry attributes
+// (rolling.Model).
+func (m UserGroupsModel) RollingAttrs() rolling.Attrs {
+	return rolling.Attrs{ExpiresIn: m.ExpiresIn, RenewBefore: m.RenewBefore, ExpiresAt: m.ExpiresAt}
 }
 
 // groupFollowers are the groups of m valued "expires_in", sorted; known
 // is false when the map or a value is unknown.
-func groupFollowers(m UserGroupsModel) (ids []string, known bool) {
-	if m.Groups.IsUnknown() {
-		return nil, false
-	}
-	known = true
-	elems, _ := m.Groups.Get()
-	for _, id := range slices.Sorted(maps.Keys(elems)) {
-		s, ok := elems[id].Get()
-		switch {
-		case !ok && elems[id].IsUnknown():
-			known = false
-		case s == followsExpiresIn:
-			ids = append(ids, id)
-		}
-	}
-	return ids, known
-}
+func groupFollowers(m UserGroupsModel) (ids []string, known bool) { return followersIn(m.Groups) }
 
 // ImportState takes SYSTEM/user/USERNAME/GROUP_ID,GROUP_ID… (or
 // department/ID): the groups to read, since the resource holds only
@@ -234,26 +222,13 @@ func (UserGroups) Validate(_ context.Context, config UserGroupsModel, diags *pro
 		}
 		checkMemberExpiry(at, e, diags)
 	}
-	_, _, problems := renewal.Check(verify.RollingSettings(config.ExpiresIn, config.RenewBefore))
-	for _, p := range problems {
-		diags.AddAttributeError(protocol.Root(p.Attribute), p.Summary, p.Detail)
-	}
+	rolling.Check(config.RollingAttrs(), diags)
 	followers, known := groupFollowers(config)
-	switch {
-	case config.ExpiresIn.IsNull() && len(followers) > 0:
-		at := protocol.Root("groups").WithElementKeyString(followers[0])
-		also := ""
-		if len(followers) > 1 {
-			also = fmt.Sprintf(" (and %d other groups)", len(followers)-1)
-		}
-		diags.AddAttributeError(at, "Group follows an unset expires_in",
-			fmt.Sprintf("%s%s is \"expires_in\", which follows the resource's rolling expiry, but expires_in is not set. Set "+
-				"expires_in (for example \"90d\"), or give the group \"permanent\" or an RFC 3339 time.", protocol.PathString(at), also))
-	case config.ExpiresIn.IsKnown() && known && len(followers) == 0:
-		diags.AddAttributeWarning(protocol.Root("expires_in"), "No group follows expires_in",
-			"expires_in sets the expiry of the groups valued \"expires_in\", and no group is. Give the groups that should follow "+
-				"it the value \"expires_in\", or remove expires_in (and renew_before).")
+	f := rolling.Followers{Noun: "group", Count: len(followers), Known: known}
+	if len(followers) > 0 {
+		f.First = protocol.Root("groups").WithElementKeyString(followers[0])
 	}
+	rolling.CheckFollowers(config.RollingAttrs(), f, diags)
 	protocol.CheckTimeouts(config.Timeouts, diags)
 }
 
@@ -275,7 +250,6 @@ func (UserGroups) Plan(_ context.Context, req protocol.PlanRequest[UserGroupsMod
 		}
 	}
 	var prior *UserGroupsModel
-	var was *rollingAttrs
 	var held map[int64]int64
 	if req.Prior != nil {
 		for _, attr := range []struct {
@@ -288,19 +262,15 @@ func (UserGroups) Plan(_ context.Context, req protocol.PlanRequest[UserGroupsMod
 		}
 		if len(out.RequiresReplace) == 0 {
 			prior = req.Prior
-			a := userGroupsRolling(*prior)
-			was = &a
 			held = viewUserGroups(*prior).groups
 		}
 	}
-	roll := planRollingAttrs(was, userGroupsRolling(planned), req.Time())
-	planned.ExpiresAt = roll.planned
+	roll := rolling.PlanOf(prior, planned, req.Time())
+	planned.ExpiresAt = roll.ExpiresAt
 	// An expires_at known only after the apply is estimated as now +
 	// expires_in, which the apply's later time can only raise.
 	estimated := planned
-	if roll.planned.IsUnknown() && roll.d.Estimate != 0 {
-		estimated.ExpiresAt = protocol.Known(formatExpiry(roll.d.Estimate))
-	}
+	estimated.ExpiresAt = roll.Estimated()
 	next := viewUserGroups(estimated)
 	if next.groups != nil {
 		checkNewGroupExpiries(estimated, held, time.Now(), diags)
@@ -320,15 +290,15 @@ func (UserGroups) Plan(_ context.Context, req protocol.PlanRequest[UserGroupsMod
 					describePerson(memberOf(planned)), describeGroups(lowered)))
 		}
 	}
-	if roll.d.Kind == renewal.Renew {
+	if roll.Decision.Kind == renewal.Renew {
 		if ids, _ := groupFollowers(planned); len(ids) > 0 {
 			b, _ := planned.RenewBefore.Get()
 			diags.AddAttributeWarning(protocol.Root("renew_before"), "Renewing memberships",
 				fmt.Sprintf("Less than renew_before (%s) is left before expires_at (%s), or will be within %s: the apply renews "+
 					"%s's membership in %s following expires_in %s. IAM raises the expiry in place, one call per group; the person "+
 					"leaves no group, and a membership renewed in IAM to a later date keeps it.",
-					b, formatExpiry(roll.d.Recorded), renewal.Describe(roll.r.Margin()), describePerson(memberOf(planned)),
-					describeGroups(ids), renewal.Until(roll.r, roll.d, req.Time())))
+					b, formatExpiry(roll.Decision.Recorded), renewal.Describe(roll.Rolling.Margin()), describePerson(memberOf(planned)),
+					describeGroups(ids), renewal.Until(roll.Rolling, roll.Decision, req.Time())))
 		}
 	}
 	out.Planned = planned
@@ -338,11 +308,22 @@ func (UserGroups) Plan(_ context.Context, req protocol.PlanRequest[UserGroupsMod
 // checkNewGroupExpiries refuses an expiry that has passed on a
 // membership the plan adds or changes: IAM refuses it.
 func checkNewGroupExpiries(planned UserGroupsModel, held map[int64]int64, now time.Time, diags *protocol.Diagnostics) {
+	eachSentGroup(planned, held, func(at *tftypes.AttributePath, e protocol.StringValue, exp int64) {
+		if exp <= now.Unix() {
+			refusePassedExpiry(at, e, exp, planned.RollingAttrs(), diags)
+		}
+	})
+}
+
+// eachSentGroup visits the memberships of planned whose expiry the apply
+// sends (exp, in unix seconds: known, and not the one held), at their
+// attribute paths.
+func eachSentGroup(planned UserGroupsModel, held map[int64]int64, visit func(at *tftypes.AttributePath, e protocol.StringValue, exp int64)) {
 	follows := expiryAt(planned.ExpiresAt)
 	elems, _ := planned.Groups.Get()
 	for id, e := range elems {
 		exp, ok := memberExpiry(e, follows)
-		if !ok || exp > now.Unix() {
+		if !ok {
 			continue
 		}
 		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
@@ -350,25 +331,26 @@ func checkNewGroupExpiries(planned UserGroupsModel, held map[int64]int64, now ti
 				continue
 			}
 		}
-		at := protocol.Root("groups").WithElementKeyString(id)
-		if s, _ := e.Get(); s == followsExpiresIn {
-			fix := "Without renew_before the rolling expiry is never renewed: set renew_before to renew it, or change expires_in " +
-				"to start a new period at the apply."
-			if !planned.RenewBefore.IsNull() {
-				fix = "A plan goes by the time the state was last refreshed or applied, and this one's state was not refreshed " +
-					"since the expiry passed (-refresh=false): plan with a refresh, which renews it."
-			}
-			diags.AddAttributeError(at, "Rolling expiry passed",
-				fmt.Sprintf("%s follows expires_in, whose expiry (expires_at %s) has passed, and IAM adds members only with an expiry "+
-					"in the future. %s", protocol.PathString(at), formatExpiry(exp), fix))
-			continue
-		}
-		s, _ := e.Get()
-		diags.AddAttributeError(at, "Expiry in the past",
-			fmt.Sprintf("%s is %s, which has passed; IAM adds members only with an expiry in the future. Set a later time, "+
-				"or \"permanent\".", protocol.PathString(at), s))
+		visit(protocol.Root("groups").WithElementKeyString(id), e, exp)
 	}
 }
+
+// CheckPlan refuses what the site's cap on membership expiries
+// (max_member_expiry) will refuse of the memberships the plan sends
+// (checkMemberCap).
+func (UserGroups) CheckPlan(_ context.Context, data *conns.Data, req protocol.PlanRequest[UserGroupsModel], diags *protocol.Diagnostics) {
+	planned := req.Proposed
+	var held map[int64]int64
+	if p := req.Prior; p != nil && p.System == planned.System && p.User == planned.User && p.Department == planned.Department {
+		held = viewUserGroups(*p).groups
+	}
+	ids, _ := groupFollowers(planned)
+	checkMemberCap(data, planned.RollingAttrs(), len(ids), 0, func(visit func(*tftypes.AttributePath, protocol.StringValue, int64)) {
+		eachSentGroup(planned, held, visit)
+	}, diags)
+}
+
+var _ protocol.PlanChecker[UserGroupsModel, *conns.Data] = UserGroups{}
 
 // describePerson renders "user alice" or "department 12".
 func describePerson(k memberplan.Key) string { return k.Type + " " + k.ID }
@@ -394,30 +376,8 @@ func (UserGroups) RenewDue(private protocol.PrivateState, asOf time.Time) bool {
 
 var _ protocol.Renewer = UserGroups{}
 
-// withGroupsRenewal records in private when a plan first renews state's
-// rolling expiry, or forgets it when state has none.
-func withGroupsRenewal(private protocol.PrivateState, state *UserGroupsModel) protocol.PrivateState {
-	var after int64
-	if state != nil {
-		if r, ok := verify.Rolling(state.ExpiresIn, state.RenewBefore); ok {
-			after = r.RenewsFrom(expiryAt(state.ExpiresAt))
-		}
-	}
-	return protocol.WithRenewAfter(private, after)
-}
-
 func (r UserGroups) Apply(ctx context.Context, data *conns.Data, req protocol.ApplyRequest[UserGroupsModel], diags *protocol.Diagnostics) (*UserGroupsModel, protocol.PrivateState) {
-	if req.Planned != nil && req.Planned.ExpiresAt.IsUnknown() {
-		planned := *req.Planned
-		if roll, ok := verify.Rolling(planned.ExpiresIn, planned.RenewBefore); ok {
-			var rec renewal.Recorded
-			if req.Prior != nil {
-				rec = userGroupsRolling(*req.Prior).recorded()
-			}
-			planned.ExpiresAt = protocol.Known(formatExpiry(renewal.AtApply(rec, roll, time.Now(), bkiam.PermanentExpiry)))
-		}
-		req.Planned = &planned
-	}
+	rolling.Settle(&req, time.Now(), func(m *UserGroupsModel, at protocol.StringValue) { m.ExpiresAt = at })
 	current, next := protocol.ViewsOf(req, viewUserGroups)
 	if next != nil && (next.groups == nil || next.member.Type == "") {
 		diags.AddError("Unknown memberships at apply", "Terraform asked to apply memberships that are not fully known. This is a bug in Terraform or the provider.")
@@ -433,15 +393,12 @@ func (r UserGroups) Apply(ctx context.Context, data *conns.Data, req protocol.Ap
 	runner := &userGroupsRunner{client: data.Client, system: from.system, member: from.member, resource: r,
 		prior: req.Prior, current: current, next: next, from: from, diags: diags}
 	state, private := applyrun.Run(ctx, sharedgrants.HandleOf(ctx), runner, protocol.TimeoutOf(last.model.Timeouts, req.Operation()), current == nil, next == nil, diags)
-	if !diags.HasError() && req.Prior != nil && state != nil {
-		was, now := userGroupsRolling(*req.Prior).recorded(), userGroupsRolling(*state).recorded()
-		if was.At != 0 && was.Every == now.Every && now.At > was.At {
-			ids, _ := groupFollowers(*state)
-			diags.AddWarning("Renewed the memberships of "+describePerson(from.member),
-				fmt.Sprintf("%s following expires_in now expire at %s, renewed from %s.", describeGroups(ids), formatExpiry(now.At), formatExpiry(was.At)))
-		}
+	if renewedFrom, renewedTo, ok := rolling.Renewed(req.Prior, state); ok && !diags.HasError() {
+		ids, _ := groupFollowers(*state)
+		diags.AddWarning("Renewed the memberships of "+describePerson(from.member),
+			fmt.Sprintf("%s following expires_in now expire at %s, renewed from %s.", describeGroups(ids), formatExpiry(renewedTo), formatExpiry(renewedFrom)))
 	}
-	return state, withGroupsRenewal(private, state)
+	return state, rolling.WithRenewal(private, state)
 }
 
 // readGroups reads the person's memberships in groups: one call per 100
@@ -510,36 +467,19 @@ func (r UserGroups) Read(ctx context.Context, data *conns.Data, req protocol.Rea
 		return &state, req.Private, false
 	}
 	m := state
-	m.Groups = groupsValue(held, expiryAt(state.ExpiresAt), keepsLaterGroups(state), state.Groups, protocol.StringMapValue{})
+	m.Groups = groupsValue(held, expiryAt(state.ExpiresAt), keepsLater(state.Enforce), state.Groups, protocol.StringMapValue{})
 	return &m, req.Private, true
 }
 
-// keepsLaterGroups reports whether m keeps a later expiry that IAM holds
-// for a group valued "expires_in" (enforce_expiry is not true).
-func keepsLaterGroups(m UserGroupsModel) bool {
-	enforce, _ := m.Enforce.Get()
-	return !enforce
-}
-
-// groupsValue is the groups attribute of held: each expiry as like (then
-// alt) writes it when it means the same, "expires_in" for the rolling
-// expiry follows (or later, when keepsLater), else permanent or the date.
+// groupsValue is the groups attribute of held: each membership's expiry
+// as memberValue writes it, for the rolling expiry follows.
 func groupsValue(held map[int64]int64, follows int64, keepsLater bool, like, alt protocol.StringMapValue) protocol.StringMapValue {
 	likeElems, _ := like.Get()
 	altElems, _ := alt.Get()
 	out := make(map[string]protocol.StringValue, len(held))
 	for g, exp := range held {
 		id := strconv.FormatInt(g, 10)
-		switch {
-		case sameExpiry(likeElems[id], follows, keepsLater, exp):
-			out[id] = likeElems[id]
-		case sameExpiry(altElems[id], follows, keepsLater, exp):
-			out[id] = altElems[id]
-		case exp == bkiam.PermanentExpiry:
-			out[id] = protocol.Known(permanentMember)
-		default:
-			out[id] = protocol.Known(formatExpiry(exp))
-		}
+		out[id] = memberValue(exp, follows, keepsLater, likeElems[id], altElems[id])
 	}
 	return protocol.Known(out)
 }
@@ -703,7 +643,7 @@ func (r *userGroupsRunner) Record(ok bool, _ *protocol.Diagnostics) (*UserGroups
 		return &result, nil
 	}
 	m := result
-	m.Groups = groupsValue(r.held, expiryAt(result.ExpiresAt), keepsLaterGroups(result), result.Groups, r.from.model.Groups)
+	m.Groups = groupsValue(r.held, expiryAt(result.ExpiresAt), keepsLater(result.Enforce), result.Groups, r.from.model.Groups)
 	if r.next == nil {
 		m.ID, m.System, m.User, m.Department = r.current.model.ID, r.current.model.System, r.current.model.User, r.current.model.Department
 	}
