@@ -213,6 +213,15 @@
 //     revoke entry, instance ids of at most 36 characters, 10000 instances per policy — each
 //     settable in a model.
 //
+// The embedded BlueKing model (blueking_model.json, BlueKingModel; from Go, or as a --model file):
+// subsets of the models bk_cmdb, bk_job and bk_sops really register, with real ids and names, the
+// real order of related types and the real creator config of each kept type, so that a test can
+// run on systems shaped like the real ones: most of bk_job's actions relate to bk_cmdb's biz or
+// host ("bk_cmdb:biz"), and its script and job_template have bk_cmdb's biz and business_set as
+// parents. Users, groups, departments, apps and limits are the default model's. Where each part
+// comes from, how instance selections were mapped and what the format cannot say are in
+// blueking_model.md.
+//
 // # Emulated behaviour
 //
 // Transports and layers:
