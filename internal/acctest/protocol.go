@@ -65,6 +65,24 @@ func NewProtoEnvWith(t *testing.T, settings map[string]any, opts ...sandbox.Opti
 	return &ProtoEnv{Server: server, Sandbox: sb, Calls: NewCallCounter(sb), Log: log}
 }
 
+// NewProcess is another provider process configured as e's was, against
+// e's sandbox, with settings added: what a later terraform command runs,
+// holding nothing of what e's process read.
+func (e *ProtoEnv) NewProcess(t *testing.T, settings map[string]any) tfprotov6.ProviderServer {
+	t.Helper()
+	attrs := map[string]any{
+		"apigw_url": e.Sandbox.URL, "app_code": sandboxtest.AppCode, "app_secret": sandboxtest.AppSecret,
+		"max_retries": 0, "batch_window": "0s",
+	}
+	maps.Copy(attrs, settings)
+	server := ProtoServer(t)
+	resp, err := server.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{Config: ProviderConfig(t, attrs)})
+	if err != nil || testutil.HasError(resp.Diagnostics) {
+		t.Fatalf("ConfigureProvider: %v %s", err, testutil.RenderDiags(resp.Diagnostics))
+	}
+	return server
+}
+
 // LoggedURL serves sb behind a proxy that notes in the returned log what
 // each authorization call through it asks for: a provider given the URL
 // (as apigw_url or esb_url) reaches the sandbox through it. Calls made to
@@ -349,7 +367,7 @@ func (r ProtoResource[M]) Apply(t *testing.T, server tfprotov6.ProviderServer, p
 func (r ProtoResource[M]) Change(t *testing.T, server tfprotov6.ProviderServer, prior *tfprotov6.DynamicValue, priorPrivate []byte, config *M) *tfprotov6.ApplyResourceChangeResponse {
 	t.Helper()
 	plan := r.Plan(t, server, prior, priorPrivate, config)
-	if diags := WithoutGroupScopeWarning(plan.Diagnostics); len(diags) > 0 {
+	if diags := WithoutNotices(plan.Diagnostics); len(diags) > 0 {
 		t.Fatalf("PlanResourceChange: %s", testutil.RenderDiags(diags))
 	}
 	return r.Apply(t, server, prior, plan, config)
@@ -360,14 +378,21 @@ func (r ProtoResource[M]) Change(t *testing.T, server tfprotov6.ProviderServer, 
 // authorization scope (authz/group_scope.go).
 var GroupScopeWarning = ProtoWarning("Group grant widens its grade manager's scope", protocol.Root("subject"))
 
-// WithoutGroupScopeWarning leaves GroupScopeWarning out of diags, for the
-// tests of a group's grant that look for other diagnostics.
-func WithoutGroupScopeWarning(diags []*tfprotov6.Diagnostic) []*tfprotov6.Diagnostic {
+// RevivalNotice is the warning of every plan that grants a user an action
+// it holds nothing live of, which IAM does not let the provider tell from
+// one whose policy expired over a day ago (authz/expiry.go, mayRevive).
+var RevivalNotice = ProtoWarning("An expired policy may come back", protocol.Root("expires_at"))
+
+// WithoutNotices leaves GroupScopeWarning and RevivalNotice, the notices a
+// plan gives whatever it grants, out of diags, for the tests that look for
+// other diagnostics.
+func WithoutNotices(diags []*tfprotov6.Diagnostic) []*tfprotov6.Diagnostic {
 	var out []*tfprotov6.Diagnostic
 	for _, d := range diags {
-		if d.Severity != GroupScopeWarning.Severity || d.Summary != GroupScopeWarning.Text {
-			out = append(out, d)
+		if d.Severity == GroupScopeWarning.Severity && (d.Summary == GroupScopeWarning.Text || d.Summary == RevivalNotice.Text) {
+			continue
 		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -448,9 +473,15 @@ func RenderPaths(paths []*tftypes.AttributePath) string {
 }
 
 // ExpectDiags fails unless diags are exactly want: severity, summary
-// and attribute path (nil: none).
+// and attribute path (nil: none). RevivalNotice, which every first grant
+// of an action to a user gives, is left out of diags unless want holds it.
 func ExpectDiags(t *testing.T, diags []*tfprotov6.Diagnostic, want ...ProtoDiag) {
 	t.Helper()
+	if !slices.ContainsFunc(want, func(w ProtoDiag) bool { return strings.HasPrefix(w.Text, RevivalNotice.Text) }) {
+		diags = slices.DeleteFunc(slices.Clone(diags), func(d *tfprotov6.Diagnostic) bool {
+			return d.Severity == RevivalNotice.Severity && d.Summary == RevivalNotice.Text
+		})
+	}
 	if len(diags) != len(want) {
 		t.Fatalf("got %d diagnostics, want %d:\n%s", len(diags), len(want), testutil.RenderDiags(diags))
 	}

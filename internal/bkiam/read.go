@@ -157,10 +157,17 @@ func ExpiredSince(now time.Time) int64 { return now.Add(-ExpiredWindow).Unix() }
 // ScanPoliciesSince is ScanPolicies listing the rows that expired after since (unix seconds; 0
 // lets IAM pick today 00:00 of its clock), as IAM's timestamp parameter does.
 func (c *Client) ScanPoliciesSince(ctx context.Context, kind PolicyKind, system, action string, since int64) ([]Policy, error) {
+	return c.scanPolicies(ctx, kind, system, action, since, 0)
+}
+
+// scanPolicies is ScanPoliciesSince reading no further than the first page of a list that
+// announces more than limit policies (0: no limit): it then answers that page's rows and a
+// *ScanLimitError.
+func (c *Client) scanPolicies(ctx context.Context, kind PolicyKind, system, action string, since int64, limit int) ([]Policy, error) {
 	var all []Policy
 	seen := map[int64]int{} // backend id → index in all
 	ts := since
-	limit := 0
+	lastPage := 0
 	for page := 1; ; page++ {
 		p, err := c.ListPolicies(ctx, kind, system, action, page, ScanPageSize, ts)
 		if err != nil {
@@ -170,7 +177,7 @@ func (c *Client) ScanPoliciesSince(ctx context.Context, kind PolicyKind, system,
 			if p.Timestamp > 0 {
 				ts = p.Timestamp
 			}
-			limit = pagesFor(p.Count) + scanSlackPages
+			lastPage = pagesFor(p.Count) + scanSlackPages
 		}
 		for _, row := range p.Results {
 			if i, ok := seen[row.ID]; ok {
@@ -183,12 +190,15 @@ func (c *Client) ScanPoliciesSince(ctx context.Context, kind PolicyKind, system,
 		if page*ScanPageSize >= p.Count {
 			return all, nil
 		}
+		if limit > 0 && p.Count > limit {
+			return all, &ScanLimitError{System: system, Action: action, Count: p.Count, Limit: limit}
+		}
 		if p.Results == nil {
 			// A whole page of unresolvable subjects; the list goes on (see above).
 			tflog.SubsystemDebug(c.logContext(ctx), logSubsystem, "IAM policy list page without resolvable rows",
 				map[string]any{"system": system, "action": action, "page": page, "count": p.Count})
 		}
-		if page >= limit {
+		if page >= lastPage {
 			return nil, fmt.Errorf("%w: the policy list of action %s in system %s still announces %d policies after %d pages of %d; giving up",
 				ErrUnexpectedResponse, action, system, p.Count, page, ScanPageSize)
 		}

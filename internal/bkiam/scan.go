@@ -3,6 +3,7 @@ package bkiam
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,6 +44,28 @@ type ScanCache struct {
 	// relations (their auth_type), so that a group's lookup of any other
 	// action skips the RBAC list.
 	models *ModelCache
+	// limit, when positive, is the most policies a scan reads (Limit).
+	limit int
+}
+
+// Limit bounds what each scan of the cache reads: a list whose first page announces more than
+// limit policies is read no further, and its lookups answer the rows of that page with a
+// *ScanLimitError. A scan costs IAM a count and a sort of the action's whole list per page, so a
+// check that needs one subject's row must not cost the site's size. Call it before any Lookup;
+// 0 (the default) reads every list whole, as detect_drift must.
+func (s *ScanCache) Limit(limit int) { s.limit = limit }
+
+// ScanLimitError is a lookup in a list longer than the cache's Limit: only its first page was
+// read, and the subject may hold rows past it.
+type ScanLimitError struct {
+	System, Action string
+	// Count is what the list announced; Limit the cache's bound.
+	Count, Limit int
+}
+
+func (e *ScanLimitError) Error() string {
+	return fmt.Sprintf("IAM's policy list of action %s in system %s holds %d policies, more than the %d the provider reads for one "+
+		"subject; only its first page was read", e.Action, e.System, e.Count, e.Limit)
 }
 
 // UseModels lets Lookup learn each action's auth_type from the systems'
@@ -70,10 +93,13 @@ type scanKey struct {
 	kind           PolicyKind
 }
 
-// scanResult is a finished scan: every subject's rows, and the tick it started at.
+// scanResult is a finished scan: every subject's rows (keyed by foldSubject), the tick it
+// started at, and, for a list longer than the cache's limit, the error its lookups answer beside
+// the rows of the page read.
 type scanResult struct {
 	bySubj  map[Subject][]Policy
 	started uint64
+	limited *ScanLimitError
 }
 
 // scanFlight is one scan and the callers waiting for it.
@@ -81,6 +107,7 @@ type scanFlight struct {
 	done    chan struct{} // closed when bySubj/err are set
 	bySubj  map[Subject][]Policy
 	err     error
+	limited *ScanLimitError
 	started uint64             // the tick it started at
 	waiters int                // callers still waiting; guarded by ScanCache.mu
 	cancel  context.CancelFunc // stops the scan once nobody waits for it
@@ -119,22 +146,28 @@ func (s *ScanCache) Lookup(ctx context.Context, system, action string, subject S
 
 // LookupAll is Lookup, with the subject's rows that have expired but IAM still lists: a scan lists
 // the rows that expired within ExpiredWindow, which IAM keeps (a year, for a user's) and revives
-// whole when the subject is granted the action again.
+// whole when the subject is granted the action again. In a list longer than the cache's Limit it
+// answers the rows of the page read with a *ScanLimitError.
 func (s *ScanCache) LookupAll(ctx context.Context, system, action string, subject Subject) (live, expired []Policy, err error) {
 	kinds := []PolicyKind{PolicyKindABAC}
 	if subject.Type == SubjectGroup && s.needsRBAC(ctx, system, action) {
 		kinds = append(kinds, PolicyKindRBAC)
 	}
 	var rows []Policy
+	var limited error
 	for _, kind := range kinds {
 		got, err := s.lookup(ctx, scanKey{system, action, kind}, subject)
-		if err != nil {
+		var tooLong *ScanLimitError
+		switch {
+		case errors.As(err, &tooLong):
+			limited = cmp.Or(limited, err)
+		case err != nil:
 			return nil, nil, err
 		}
 		rows = append(rows, got...)
 	}
 	live, expired = s.split(rows)
-	return live, expired, nil
+	return live, expired, limited
 }
 
 // LookupCached is LookupAll for a user, answered only from a scan this cache has already made
@@ -181,7 +214,7 @@ func (s *ScanCache) lookup(ctx context.Context, k scanKey, subject Subject) ([]P
 	s.mu.Lock()
 	if res, ok := s.results[k]; ok && s.fresh(k, res.started, subject) {
 		s.mu.Unlock()
-		return s.pick(res.bySubj, subject), nil
+		return s.pick(res.bySubj, subject), limitedErr(res.limited)
 	}
 	f := s.flights[k]
 	if f == nil || !s.fresh(k, f.started, subject) {
@@ -217,7 +250,15 @@ func (s *ScanCache) lookup(ctx context.Context, k scanKey, subject Subject) ([]P
 	if f.err != nil {
 		return nil, f.err
 	}
-	return s.pick(f.bySubj, subject), nil
+	return s.pick(f.bySubj, subject), limitedErr(f.limited)
+}
+
+// limitedErr is e as an error: nil for none.
+func limitedErr(e *ScanLimitError) error {
+	if e == nil {
+		return nil
+	}
+	return e
 }
 
 // start launches the scan of k; s.mu is held. The scan runs on a context detached from the
@@ -232,18 +273,24 @@ func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 	s.scans++
 	go func() {
 		defer cancel()
-		pols, err := s.client.ScanPoliciesSince(sctx, k.kind, k.system, k.action, ExpiredSince(s.now()))
+		pols, err := s.client.scanPolicies(sctx, k.kind, k.system, k.action, ExpiredSince(s.now()), s.limit)
+		var limited *ScanLimitError
+		if errors.As(err, &limited) {
+			err = nil // the rows of the page read, and the limit, answer every lookup
+		}
 		var bySubj map[Subject][]Policy
 		if err == nil {
-			// Every row counts: a subject holds the union of its rows.
+			// Every row counts: a subject holds the union of its rows. IAM compares
+			// subject ids without case, and a grant to "Alice" is listed as alice's.
 			bySubj = make(map[Subject][]Policy, len(pols))
 			for _, p := range pols {
-				bySubj[p.Subject] = append(bySubj[p.Subject], p)
+				key := foldSubject(p.Subject)
+				bySubj[key] = append(bySubj[key], p)
 			}
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		f.bySubj, f.err = bySubj, err
+		f.bySubj, f.err, f.limited = bySubj, err, limited
 		close(f.done)
 		if s.flights[k] == f {
 			delete(s.flights, k)
@@ -251,15 +298,15 @@ func (s *ScanCache) start(ctx context.Context, k scanKey) *scanFlight {
 		// The latest started scan is kept: a scan that started later (a subject's rows were
 		// written since this one started) knows more, whichever ends first.
 		if res, ok := s.results[k]; err == nil && (!ok || res.started < f.started) {
-			s.results[k] = scanResult{bySubj: bySubj, started: f.started}
+			s.results[k] = scanResult{bySubj: bySubj, started: f.started, limited: limited}
 		}
 	}()
 	return f
 }
 
-// pick returns a copy of the subject's rows, expired ones included.
+// pick returns a copy of the subject's rows, expired ones included, whatever the case of its id.
 func (s *ScanCache) pick(bySubj map[Subject][]Policy, subject Subject) []Policy {
-	return slices.Clone(bySubj[subject])
+	return slices.Clone(bySubj[foldSubject(subject)])
 }
 
 // Invalidate records that this process has written to (or is writing to) subject's rows of

@@ -281,3 +281,7 @@ func (r CreatorActionRequest) check() error {
 	}
 	return nil
 }
+
+// SameSubject reports whether a and b are one subject as IAM compares them: the type exactly, the
+// id without case (IAM's tables are utf8_general_ci, so a grant to "Alice" is alice's).
+func SameSubject(a, b Subject) bool { return a.Type == b.Type && strings.EqualFold(a.ID, b.ID) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
@@ -70,6 +71,9 @@ type Held struct {
 	// Live is nil; nil when none is listed (IAM lists a row that expired within
 	// bkiam.ExpiredWindow, and keeps older ones, unlisted, for a year).
 	Expired *Policy
+	// Limited is set when Live is nil and the action's list was too long to look for the
+	// subject's recently expired rows in (bkiam.ScanCache.Limit): Expired then says nothing.
+	Limited *bkiam.ScanLimitError
 }
 
 // Reader reads Held views, once per subject and action.
@@ -83,6 +87,8 @@ type Reader struct {
 	entries map[heldKey]*heldEntry
 	// writes counts this process's writes per subject and action.
 	writes map[heldKey]int
+	// noticed holds the keys FirstNotice has answered.
+	noticed map[heldKey]bool
 }
 
 type heldKey struct {
@@ -104,7 +110,7 @@ type heldEntry struct {
 
 // NewReader builds a Reader over src.
 func NewReader(src Source) *Reader {
-	return &Reader{src: src, entries: map[heldKey]*heldEntry{}, writes: map[heldKey]int{}}
+	return &Reader{src: src, entries: map[heldKey]*heldEntry{}, writes: map[heldKey]int{}, noticed: map[heldKey]bool{}}
 }
 
 // NewLiveReader builds a Reader over src that reads live rows only (Held.Expired stays nil):
@@ -319,7 +325,7 @@ func (r *Reader) byID(ctx context.Context, system, action string, subject bkiam.
 				return Held{}, fmt.Errorf("reading %s's policy %d for %s: %w (and the policy list: %w)", SubjectName(subject), row.ID, action, err, listErr)
 			}
 			return h, nil
-		case p.Subject != subject || p.Action != action:
+		case !bkiam.SameSubject(p.Subject, subject) || p.Action != action:
 			continue
 		}
 		live = append(live, p)
@@ -332,19 +338,30 @@ func (r *Reader) byID(ctx context.Context, system, action string, subject bkiam.
 // only takes the answer as it is).
 func (r *Reader) scanned(ctx context.Context, system, action string, subject bkiam.Subject, live []bkiam.Policy) (Held, error) {
 	var expired []bkiam.Policy
+	var limited *bkiam.ScanLimitError
 	if live == nil && !r.liveOnly {
 		var err error
-		if live, expired, err = r.src.Scan(ctx, system, action, subject); err != nil {
+		live, expired, err = r.src.Scan(ctx, system, action, subject)
+		switch {
+		case errors.As(err, &limited):
+			// IAM's answer about the subject named no live row: what the page read shows
+			// stands, and the rest of the list is not read.
+		case err != nil:
 			return Held{}, err
 		}
 	}
-	return held(subject, action, live, expired)
+	h, err := held(subject, action, live, expired)
+	if h.Live == nil && h.Expired == nil {
+		h.Limited = limited
+	}
+	return h, err
 }
 
 // listed is what the action's policy list says the subject holds.
 func (r *Reader) listed(ctx context.Context, system, action string, subject bkiam.Subject) (Held, error) {
 	live, expired, err := r.src.Scan(ctx, system, action, subject)
 	if err != nil {
+		// A list too long to read whole cannot say what the subject holds live.
 		return Held{}, err
 	}
 	return r.held(subject, action, live, expired)
@@ -372,4 +389,78 @@ func held(subject bkiam.Subject, action string, live, expired []bkiam.Policy) (H
 		}
 	}
 	return h, nil
+}
+
+// Seen returns the backend ids of the subject's own rows of action that this Reader's read named
+// (none when it has not read them, or the read failed): a resource keeps them, so that a later
+// plan can read them by id once they have expired (Recall).
+func (r *Reader) Seen(system string, subject bkiam.Subject, action string) []int64 {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	e, ok := r.entries[heldKey{system, action, subject}]
+	r.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-e.done:
+	default:
+		return nil // still being read
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.err != nil {
+		return nil
+	}
+	var ids []int64
+	for _, p := range []*Policy{e.held.Live, e.held.Expired} {
+		if p != nil {
+			for _, row := range p.Rows {
+				ids = append(ids, row.ID)
+			}
+		}
+	}
+	for _, row := range e.pending {
+		ids = append(ids, row.ID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// Recall reads by id the rows of subject's action whose ids the caller kept (Seen), for what a
+// grant would revive when the subject holds nothing live: IAM keeps a user's expired row for a
+// year and merges the next grant into it, and its list shows the row for a day only, where the
+// by-id route answers it whatever its age. It returns what those rows hold, nil when none is
+// still a row of the subject's action (deleted by IAM's housekeeping or a revoke, or its id
+// reused). Call it only where IAM's answer named no live row: what it returns is taken as
+// expired.
+func (r *Reader) Recall(ctx context.Context, system string, subject bkiam.Subject, action string, ids []int64) (*Policy, error) {
+	var rows []bkiam.Policy
+	for _, id := range ids {
+		p, err := r.src.Policy(ctx, system, id)
+		switch {
+		case errors.Is(err, ErrGone):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s's policy %d for %s: %w", SubjectName(subject), id, action, err)
+		case !bkiam.SameSubject(p.Subject, subject) || p.Action != action:
+			continue
+		}
+		rows = append(rows, p)
+	}
+	return Of(subject, action, rows)
+}
+
+// FirstNotice reports whether the process has not asked it yet for subject's action: a notice
+// about what IAM does not let the provider see, said once per process however many resources
+// grant the action (subject ids compared without case, as IAM does).
+func (r *Reader) FirstNotice(system string, subject bkiam.Subject, action string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := heldKey{system, action, bkiam.Subject{Type: subject.Type, ID: strings.ToLower(subject.ID)}}
+	first := !r.noticed[k]
+	r.noticed[k] = true
+	return first
 }

@@ -113,6 +113,7 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"check_model":       settings.checkModel,
 		"allow_shared":      settings.allowSharedGrants,
 		"expiry_conflicts":  settings.expiryConflicts,
+		"expiry_scan_limit": settings.expiryScanLimit,
 		"max_member_expiry": settings.maxMemberExpiry.String(),
 	})
 
@@ -162,7 +163,10 @@ func (p *bkiamProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		// changes what the expiry check has read (heldpolicy.Reader).
 		data.PolicyScans = data.Scans
 		if data.PolicyScans == nil {
+			// Scans of the expiry check's own: bounded, so that a plan does
+			// not cost IAM a whole list for one user (expiry_scan_limit).
 			data.PolicyScans = newScans()
+			data.PolicyScans.Limit(settings.expiryScanLimit)
 		}
 		data.Policies = heldpolicy.NewClientSource(client, data.PolicyScans, models)
 		if settings.expiryConflicts != expiryConflictsOff {

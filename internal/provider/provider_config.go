@@ -40,6 +40,9 @@ type providerSettings struct {
 	allowSharedGrants bool
 	// expiryConflicts is expiry_conflicts: "warn", "error" for the plan's expiry warnings as errors, or "off".
 	expiryConflicts string
+	// expiryScanLimit bounds the policy lists the expiry check reads
+	// (expiry_scan_limit); 0 reads them whole.
+	expiryScanLimit int
 	// maxMemberExpiry is max_member_expiry: the site's cap on membership expiries (0: none).
 	maxMemberExpiry time.Duration
 }
@@ -73,6 +76,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 	allowShared := r.bool("allow_shared_grants", m.AllowSharedGrants)
 	expiryConflicts := r.plainString("expiry_conflicts", m.ExpiryConflicts, expiryConflictsWarn)
 	maxMemberExpiry := r.plainString("max_member_expiry", m.MaxMemberExpiry, "")
+	expiryScanLimit := r.int64("expiry_scan_limit", m.ExpiryScanLimit, defaultExpiryScanLimit)
 	if diags.HasError() {
 		// Unknown values: anything said below would be a guess.
 		return providerSettings{}, diags
@@ -112,6 +116,7 @@ func resolveConfig(m providerModel, getenv func(string) string) (providerSetting
 		allowSharedGrants:  allowShared,
 		expiryConflicts:    expiryConflicts, // warn, error or off: the schema validates it
 		maxMemberExpiry:    memberExpiryCap(maxMemberExpiry),
+		expiryScanLimit:    int(max(expiryScanLimit, 0)),
 	}, diags
 }
 

@@ -35,6 +35,7 @@ type providerModel struct {
 	AllowSharedGrants  types.Bool   `tfsdk:"allow_shared_grants"`
 	ExpiryConflicts    types.String `tfsdk:"expiry_conflicts"`
 	MaxMemberExpiry    types.String `tfsdk:"max_member_expiry"`
+	ExpiryScanLimit    types.Int64  `tfsdk:"expiry_scan_limit"`
 }
 
 // Defaults of the optional settings. The batch sizes are the real server's
@@ -48,6 +49,10 @@ const (
 	defaultMaxRetries      = 4
 	defaultBatchWindow     = "250ms"
 	maxMaxRetries          = 20
+	// defaultExpiryScanLimit is how many policies of an action's list the
+	// expiry check reads, at most, to find a user's recently expired
+	// policy: four pages of IAM's largest.
+	defaultExpiryScanLimit = 2000
 )
 
 // stringSetting is a string attribute of the provider block that falls back
@@ -278,6 +283,16 @@ func providerSchema() schema.Schema {
 					"answer instead. None when nothing changes. It needs `apigw_url` (IAM's policy reads are served " +
 					"through the API gateway only): with `esb_url` it is `off`, and setting it otherwise is an error.",
 				Validators: []validator.String{stringvalidator.OneOf(expiryConflictsWarn, expiryConflictsError, expiryConflictsOff)},
+			},
+			"expiry_scan_limit": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("The most policies of one action's list the expiry check (`expiry_conflicts`) "+
+					"reads to find a policy that expired within the last day, which a grant to a user who holds nothing live of "+
+					"the action would revive. IAM's list has no filter by subject and counts and sorts the whole list for every "+
+					"page, so a list that announces more is read no further than its first page, and the plan says it did not "+
+					"look. Defaults to %d (%d pages); 0 reads every list whole, whatever its length. Not used with "+
+					"`detect_drift`, whose refresh reads the lists whole anyway.", defaultExpiryScanLimit, defaultExpiryScanLimit/500),
+				Validators: []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"allow_shared_grants": schema.BoolAttribute{
 				Optional: true,

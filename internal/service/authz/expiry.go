@@ -75,18 +75,27 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 	// An action missing from held was written by this process before it
 	// was read (an apply's re-plan): the plan read it and decided.
 	mine := instanceShape(next.Grant)
+	var unseen revivalNotice
+	defer unseen.say(diags, protocol.Root("expires_at"), next.System, next.Subject)
 	for _, action := range actions {
 		h, ok := held[action]
 		if !ok {
 			continue
 		}
 		who := fmt.Sprintf("%s's %s", subjectName(next.Subject), action)
+		if h.Live == nil && h.Expired == nil {
+			if h.Expired, err = recalled(ctx, data, req.Private, next.System, next.Subject, action); err != nil {
+				unreadable(data, diags, subjectName(next.Subject), action, err)
+				continue
+			}
+		}
 		switch policy := h.Live; {
 		case policy == nil && h.Expired != nil:
 			if what := mine.beyond(h.Expired.Expr); what != "" {
 				conflict(data, diags, "Grant revives an expired policy", revives(who, h.Expired, what, want))
 			}
 		case policy == nil:
+			unseen.add(data, next.System, next.Subject, action, h)
 		case policy.ExpiredAt > want && prior != nil && prior.Grant.ExpiresAt > want && instanceShape(prior.Grant).beyond(policy.Expr) == "":
 			// A lowering revokes what the grant holds before granting it
 			// again, and the policy holds nothing else: the revoke
@@ -114,8 +123,49 @@ func (InstanceGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoc
 func revives(who string, expired *heldpolicy.Policy, what string, want int64) string {
 	return fmt.Sprintf("%s expired at %s, and IAM keeps an expired policy (a year) and merges the next grant into it: this "+
 		"grant brings back everything it held, with the grant's expiry (%s), including what this resource does not grant: %s. "+
-		"To keep those expired, revoke them first (they show in IAM's policy list until IAM's housekeeping deletes them).",
+		"To keep those expired, revoke them first (the IAM web UI shows a user's expired permissions).",
 		who, time.Unix(expired.ExpiredAt, 0).UTC().Format(time.RFC3339), expiryText(want, "expiring"), what)
+}
+
+// revivalNotice collects the actions of one grant whose user holds nothing
+// live of them and of which IAM lists no expired policy either: IAM keeps a
+// user's expired policy a year and merges the next grant into it, while its
+// list shows an expired policy for one day only (and, past
+// expiry_scan_limit, is not read at all). say tells them plainly in one
+// warning, whatever expiry_conflicts says: it is what IAM does not let the
+// provider know, not a conflict the plan found. Each user's action is told
+// once per process, however many resources grant it.
+type revivalNotice struct {
+	actions []string
+	limited []*bkiam.ScanLimitError
+}
+
+func (n *revivalNotice) add(data *conns.Data, system string, subject bkiam.Subject, action string, h heldpolicy.Held) {
+	if !data.Expiry.FirstNotice(system, subject, action) {
+		return
+	}
+	n.actions = append(n.actions, action)
+	if h.Limited != nil {
+		n.limited = append(n.limited, h.Limited)
+	}
+}
+
+func (n *revivalNotice) say(diags *protocol.Diagnostics, at *tftypes.AttributePath, system string, subject bkiam.Subject) {
+	if len(n.actions) == 0 {
+		return
+	}
+	actions := strings.Join(n.actions, ", ")
+	listed := "and IAM lists no expired policy of " + map[bool]string{true: "it", false: "them"}[len(n.actions) == 1]
+	for _, l := range n.limited {
+		listed += fmt.Sprintf("; IAM's policy list of %s holds %d policies, more than expiry_scan_limit (%d), so the "+
+			"provider did not look for one there", l.Action, l.Count, l.Limit)
+	}
+	diags.AddAttributeWarning(at, "An expired policy may come back",
+		fmt.Sprintf("%s holds no live policy of %s in %s, %s. IAM keeps a user's expired policy for a year and merges the "+
+			"next grant into it, bringing back everything it held with the new expiry, but shows an expired policy to an app "+
+			"only during the day after it expired (the provider also reads by id the policies it has seen before). If one "+
+			"of these expired before that, this grant revives what it held, which this plan cannot show. The IAM web UI "+
+			"shows a user's expired permissions.", subjectName(subject), actions, system, listed))
 }
 
 // conflict reports an expiry conflict on expires_at: a warning, or an
@@ -208,6 +258,8 @@ func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoco
 		unreadable(data, diags, subjectName(creator), strings.Join(actions, ", "), err)
 		return
 	}
+	var unseen revivalNotice
+	defer unseen.say(diags, protocol.Root("instances"), next.target.System, creator)
 	for _, action := range actions {
 		h, ok := held[action]
 		if !ok {
@@ -215,13 +267,21 @@ func (CreatorGrant) CheckPlan(ctx context.Context, data *conns.Data, req protoco
 		}
 		mine := creatorShape(next.target, next.instances, related[action])
 		who := fmt.Sprintf("%s's %s", subjectName(creator), action)
+		if h.Live == nil && h.Expired == nil {
+			if h.Expired, err = recalled(ctx, data, req.Private, next.target.System, creator, action); err != nil {
+				unreadable(data, diags, subjectName(creator), action, err)
+				continue
+			}
+		}
 		switch policy := h.Live; {
 		case policy == nil && h.Expired != nil:
 			if what := mine.beyond(h.Expired.Expr); what != "" {
 				conflictAt(data, diags, protocol.Root("instances"), "Creator grant revives an expired policy",
 					revives(who, h.Expired, what, bkiam.PermanentExpiry))
 			}
-		case policy == nil || policy.ExpiredAt >= bkiam.PermanentExpiry:
+		case policy == nil:
+			unseen.add(data, next.target.System, creator, action, h)
+		case policy.ExpiredAt >= bkiam.PermanentExpiry:
 		default:
 			if what := mine.beyond(policy.Expr); what != "" {
 				conflictAt(data, diags, protocol.Root("instances"), "Creator grant makes a policy permanent",

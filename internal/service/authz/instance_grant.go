@@ -534,6 +534,9 @@ func (r InstanceGrant) Apply(ctx context.Context, data *conns.Data, req protocol
 	if !diags.HasError() {
 		reportRenewal(req.Prior, state, diags)
 	}
+	if next != nil {
+		private = recordSeenRows(data, private, next.System, next.Subject, next.Grant.Actions)
+	}
 	return state, rolling.WithRenewal(private, state)
 }
 
@@ -605,6 +608,31 @@ func (InstanceGrant) Refreshes(*conns.Data) bool { return true }
 // it is (below); with detect_drift, it keeps of the record only what IAM
 // still holds, and completes an import by actions and resource type.
 func (r InstanceGrant) Read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
+	state, private, changed := r.read(ctx, data, req, diags)
+	if state == nil || diags.HasError() || data == nil || data.Scans == nil {
+		return state, private, changed
+	}
+	// The lists detect_drift read name the user's rows: kept, so that a
+	// later plan reads them by id once they expired (seen_rows.go).
+	g := ViewGrant(*state)
+	if !g.Known || g.Subject.Type != bkiam.SubjectUser {
+		return state, private, changed
+	}
+	ids := map[string][]int64{}
+	for _, a := range g.Grant.Actions {
+		live, expired, ok := data.Scans.LookupCached(g.System, a, g.Subject)
+		for _, p := range slices.Concat(live, expired) {
+			if ok {
+				ids[a] = append(ids[a], p.ID)
+			}
+		}
+	}
+	private, recorded := withSeenRows(private, g.Subject, g.Grant.Actions, ids)
+	return state, private, changed || recorded
+}
+
+// read is Read but for the rows it keeps.
+func (r InstanceGrant) read(ctx context.Context, data *conns.Data, req protocol.ReadRequest[InstanceGrantModel], diags *protocol.Diagnostics) (*InstanceGrantModel, protocol.PrivateState, bool) {
 	state, private := req.State, req.Private
 	g := ViewGrant(state)
 	driftOn := data != nil && data.Scans != nil

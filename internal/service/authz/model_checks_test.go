@@ -49,9 +49,9 @@ func TestProtocolModelWarnings(t *testing.T) {
 		return protocol.Root("actions").WithElementKeyValue(tftypes.NewValue(tftypes.String, id))
 	}
 	acctest.ExpectDiags(t, acctest.InstanceProto.Plan(t, env.Server, nil, nil, grant("user", "alice", "audit_host")).Diagnostics, acctest.ProtoWarning("Hidden action: Action \"audit_host\" of system bk_cmdb is hidden in IAM", action("audit_host")))
-	acctest.ExpectDiags(t, acctest.WithoutGroupScopeWarning(acctest.InstanceProto.Plan(t, env.Server, nil, nil, grant("group", "1", "manage_host")).Diagnostics), acctest.ProtoWarning("Group grant of an RBAC action: Action \"manage_host\" of system bk_cmdb has auth_type \"rbac\"", action("manage_host")))
+	acctest.ExpectDiags(t, acctest.WithoutNotices(acctest.InstanceProto.Plan(t, env.Server, nil, nil, grant("group", "1", "manage_host")).Diagnostics), acctest.ProtoWarning("Group grant of an RBAC action: Action \"manage_host\" of system bk_cmdb has auth_type \"rbac\"", action("manage_host")))
 	acctest.ExpectDiags(t, acctest.InstanceProto.Plan(t, env.Server, nil, nil, grant("user", "alice", "manage_host")).Diagnostics)
-	acctest.ExpectDiags(t, acctest.WithoutGroupScopeWarning(acctest.InstanceProto.Plan(t, env.Server, nil, nil, grant("group", "1", "view_host")).Diagnostics))
+	acctest.ExpectDiags(t, acctest.WithoutNotices(acctest.InstanceProto.Plan(t, env.Server, nil, nil, grant("group", "1", "view_host")).Diagnostics))
 
 	creator := func(typ string) *authz.CreatorGrantModel {
 		return &authz.CreatorGrantModel{System: protocol.Known("bk_cmdb"), Type: protocol.Known(typ), Creator: protocol.Known("alice"),
