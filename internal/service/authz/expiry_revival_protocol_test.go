@@ -11,8 +11,8 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/acctest"
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
-	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/sandbox/sandboxtest"
+	"github.com/bkiam/terraform-provider-bkiam/internal/service/authz"
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
