@@ -24,6 +24,17 @@ type Condition struct {
 	Values []string
 }
 
+// EnvironmentType is the type of an environment condition's fields: IAM writes a policy's time
+// window (a period_daily environment: a time zone, hours, weekdays) as conditions on
+// "_bk_iam_env_.tz", "_bk_iam_env_.hms" and "_bk_iam_env_.weekday", which the backend evaluates
+// against its clock. No resource type has them: such a condition narrows when an alternative
+// grants, never what.
+const EnvironmentType = "_bk_iam_env_"
+
+// Environment reports whether the condition is on IAM's environment (EnvironmentType), not on a
+// resource.
+func (c Condition) Environment() bool { return c.Type == EnvironmentType }
+
 // Attribute names the expression writes for an id and a topology path.
 const (
 	AttributeID   = attrID
@@ -78,11 +89,12 @@ func (c Condition) String() string {
 // Alternative is one way an expression grants: its conditions, which hold together.
 type Alternative []Condition
 
-// Types returns the resource types the alternative's conditions name, sorted, "" left out.
+// Types returns the resource types the alternative's conditions name, sorted, "" and the
+// environment (EnvironmentType) left out.
 func (a Alternative) Types() []string {
 	var out []string
 	for _, c := range a {
-		if c.Type != "" && !slices.Contains(out, c.Type) {
+		if c.Type != "" && !c.Environment() && !slices.Contains(out, c.Type) {
 			out = append(out, c.Type)
 		}
 	}
@@ -108,9 +120,16 @@ func (a Alternative) IDsOf(typ string) (ids []string, ok bool) {
 
 // String renders the alternative for a message: its conditions joined by " and ".
 func (a Alternative) String() string {
-	parts := make([]string, len(a))
-	for i, c := range a {
-		parts[i] = c.String()
+	var parts, window []string
+	for _, c := range a {
+		if c.Environment() {
+			window = append(window, c.Attribute+" "+c.Op+" "+strings.Join(c.Values, ", "))
+			continue
+		}
+		parts = append(parts, c.String())
+	}
+	if len(window) > 0 {
+		parts = append(parts, "within IAM's time window ("+strings.Join(window, "; ")+")")
 	}
 	return strings.Join(parts, " and ")
 }

@@ -255,10 +255,17 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 				resp.Diagnostics.AddError("Cannot check access", fmt.Sprintf("IAM's policy for %s: %v", c.Action, err))
 				return
 			}
-			switch v.Truth {
-			case policyexpr.Unknown:
+			switch {
+			case v.Truth == policyexpr.Unknown && onlyEnvironment(v.Gaps):
+				// A time window, which IAM evaluated with its clock: its
+				// denial stands, now.
+				resp.Diagnostics.AddAttributeWarning(path.Root("allowed").AtMapKey(c.Action), "Allowed only within a time window",
+					fmt.Sprintf("IAM denied %s now, and %s's policy for it allows it only within a time window (an environment "+
+						"condition IAM evaluates against its own clock): the answer may differ at another time of day.",
+						c.Action, who.Type+" "+who.ID))
+			case v.Truth == policyexpr.Unknown:
 				gaps[c.Action] = v.Gaps
-			case policyexpr.True:
+			case v.Truth == policyexpr.True:
 				// IAM denied what its own policy allows (a cache that lags
 				// a change): its answer stands.
 				tflog.Debug(ctx, "IAM denied an action its policy allows", map[string]any{"action": c.Action, "condition": string(c.Condition)})
@@ -294,6 +301,13 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 	}
 	m.AsManager = types.BoolValue(answer.AsManager)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// onlyEnvironment reports whether every gap is a condition on IAM's
+// environment (a time window), which no request gives: IAM decides it by
+// its clock.
+func onlyEnvironment(gaps []policyexpr.Gap) bool {
+	return len(gaps) > 0 && !slices.ContainsFunc(gaps, func(g policyexpr.Gap) bool { return g.Type != policyexpr.EnvironmentType })
 }
 
 // evalRequest is what the configuration gives of the resources, as

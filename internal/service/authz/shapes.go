@@ -100,8 +100,9 @@ func (s shape) uncovered(alt policyexpr.Alternative) (policyexpr.Alternative, bo
 		return s.uncoveredCombination(alt), false
 	}
 	r := s.resources[0]
-	// A condition on another type makes alt a combination.
-	if slices.ContainsFunc(alt, func(c policyexpr.Condition) bool { return c.Type != r.Type && c.Type != "" }) {
+	// A condition on another type makes alt a combination; a time window
+	// (IAM's environment) only narrows it.
+	if slices.ContainsFunc(alt, func(c policyexpr.Condition) bool { return c.Type != r.Type && c.Type != "" && !c.Environment() }) {
 		return alt, false
 	}
 	// The ids alt grants of the type; its other conditions only narrow them.

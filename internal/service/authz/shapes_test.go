@@ -39,6 +39,12 @@ func TestShapeBeyond(t *testing.T) {
 		elsewhere = `{"op":"AND","content":[{"field":"host.id","op":"eq","value":"7"},{"field":"host._bk_iam_path_","op":"starts_with","value":"/biz,2/"}]}`
 	)
 	or := func(members ...string) string { return `{"op":"OR","content":[` + strings.Join(members, ",") + `]}` }
+	// A period_daily environment as IAM's translation writes it: time zone, and hours as hhmmss.
+	const windowOnly = `{"op":"AND","content":[{"field":"_bk_iam_env_.tz","op":"eq","value":"Asia/Shanghai"},` +
+		`{"field":"_bk_iam_env_.hms","op":"gte","value":0},{"field":"_bk_iam_env_.hms","op":"lte","value":120000}]}`
+	window := func(id string) string {
+		return `{"op":"AND","content":[{"field":"host.id","op":"eq","value":"` + id + `"},` + windowOnly + `]}`
+	}
 	cases := []struct {
 		name  string
 		shape shape
@@ -55,6 +61,9 @@ func TestShapeBeyond(t *testing.T) {
 		{"another id, narrowed by an attribute", hosts("2"), attribute, "host 1 and host.os eq linux"},
 		{"an attribute alone", hosts("1"), osOnly, "host.os eq linux"},
 		{"a combination", hosts("9"), pair, "biz 2 and host 9"},
+		{"its own id within a time window", hosts("1"), window("1"), ""},
+		{"another id within a time window", hosts("2"), window("1"), "host 1 and within IAM's time window (tz eq Asia/Shanghai; hms gte 0; hms lte 120000)"},
+		{"its own combination within a time window", combo, `{"op":"AND","content":[` + pair + `,` + windowOnly + `]}`, ""},
 		{"its own combination", combo, pair, ""},
 		{"another combination", combo, or(pair, otherPair), "biz 3 and host 9"},
 		{"ids of one type beside a combination", combo, or(pair, ids), "host 1, 9, 10"},
