@@ -217,6 +217,9 @@ func (c *Client) explainAccessError(e *Error) {
 	case e.Code == 1901500 && strings.Contains(e.Message, "request resources not match action"):
 		advice = "; the resources do not match the action's related resource types: give one instance of each related " +
 			"type, in the order of the system's model (the bkiam_system data source lists each action's related types)"
+	case e.Is(ErrSubjectFrozen):
+		advice = "; IAM has frozen the subject (its admin API freezes a leaver): the backend's policy routes refuse it, and " +
+			"IAM denies it every action until it is unfrozen"
 	case e.Code == 1901400 && strings.Contains(e.Message, "action.id invalid"):
 		advice = "; the system has no such action: check the action id against the system's actions (the bkiam_system " +
 			"data source lists them)"

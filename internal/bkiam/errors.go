@@ -42,6 +42,11 @@ var (
 	// ErrUnexpectedResponse marks answers that are not the documented envelope: non-JSON or
 	// malformed bodies, redirects, oversized bodies.
 	ErrUnexpectedResponse = errors.New("bkiam: unexpected response")
+	// ErrSubjectFrozen is the backend's refusal of a frozen subject on its policy routes (the
+	// queries and access checks): 1901403 "subject(type=user,id=x) has been frozen", as IAM's
+	// admin API freezes a leaver. The policy lists and the by-id read still answer; IAM denies
+	// the subject everything while frozen. It is also an ErrForbidden.
+	ErrSubjectFrozen = errors.New("bkiam: IAM has frozen the subject")
 )
 
 // errorKind says which sentence Error renders; it is derived at construction time.
@@ -113,6 +118,8 @@ func (e *Error) Is(target error) bool {
 		return e.Code == 1640401 || e.Code == 1902404 || e.Code == 1901404 || e.HTTPStatus == http.StatusNotFound
 	case ErrUnexpectedResponse:
 		return e.kind == kindNonJSON || e.kind == kindMalformed || e.kind == kindRedirect
+	case ErrSubjectFrozen:
+		return e.kind == kindCode && e.Code == 1901403 && strings.Contains(e.Message, "has been frozen")
 	}
 	return false
 }

@@ -41,8 +41,9 @@ func (s ClientSource) OwnRows(ctx context.Context, system string, subject bkiam.
 		// the one this provider reads, the lists answer for the rest of the process.
 		s.noDebug.Store(true)
 		return nil, false, fmt.Errorf("%w: %w", ErrUnanswered, err)
-	case errors.Is(err, bkiam.ErrDebugUnreadable):
-		// Too large to read for this subject: the lists answer for it.
+	case errors.Is(err, bkiam.ErrDebugUnreadable), errors.Is(err, bkiam.ErrSubjectFrozen):
+		// Too large to read for this subject, or a frozen subject, which IAM's policy query
+		// refuses (a leaver is often frozen first): the lists answer for it.
 		return nil, false, fmt.Errorf("%w: %w", ErrUnanswered, err)
 	case err != nil:
 		return nil, false, fmt.Errorf("reading %s's policies of %s through IAM's policy query: %w", SubjectName(subject), system, err)

@@ -3,6 +3,7 @@ package access
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -224,6 +225,19 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	answer, err := d.Data.Client.AuthByActions(ctx, system, who, actions, resources)
+	frozen := errors.Is(err, bkiam.ErrSubjectFrozen)
+	if frozen {
+		// IAM denies a frozen subject everything: that is the answer, not
+		// a failure to get one.
+		resp.Diagnostics.AddAttributeWarning(path.Root("subject").AtName("id"), "Frozen in IAM",
+			fmt.Sprintf("IAM has frozen %s %s (its admin API freezes a leaver): the backend refuses every access check of it, "+
+				"and every system that asks IAM denies it each action until it is unfrozen. allowed is false for each action.",
+				who.Type, who.ID))
+		answer, err = bkiam.AccessAnswer{Allowed: map[string]bool{}}, nil
+		for _, a := range actions {
+			answer.Allowed[a] = false
+		}
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot check access", err.Error())
 		return
@@ -238,7 +252,7 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 		}
 	}
 	gaps := map[string][]policyexpr.Gap{}
-	if len(denied) > 0 && !answer.AsManager {
+	if len(denied) > 0 && !answer.AsManager && !frozen {
 		conditions, _, err := d.Data.Client.QueryByActions(ctx, system, who, denied, d.Data.AskAlone(ctx, system))
 		if err != nil {
 			resp.Diagnostics.AddError("Cannot check access", "IAM denied "+strings.Join(denied, ", ")+", and the provider could not read "+

@@ -384,6 +384,12 @@ func (d *userAccessDataSource) readPolicies(ctx context.Context, user, system st
 		}
 	}
 	rows, _, err := d.Data.Policies.OwnRows(ctx, system, subject, actions)
+	if errors.Is(err, bkiam.ErrSubjectFrozen) {
+		diags.AddAttributeWarning(path.Root("user"), "Frozen in IAM",
+			fmt.Sprintf("IAM has frozen user %s (its admin API freezes a leaver): every system that asks IAM denies the user each "+
+				"action until it is unfrozen, and IAM's policy query refuses the user, so its policies are read from the "+
+				"actions' policy lists.", user))
+	}
 	switch {
 	case errors.Is(err, heldpolicy.ErrUnanswered):
 		for _, action := range actions {
