@@ -91,9 +91,16 @@ type Reader struct {
 	noticed map[heldKey]bool
 }
 
+// heldKey keys what a Reader read and wrote: the subject's id folded to
+// lower case, as IAM's database compares ids ("Alice" is alice).
 type heldKey struct {
 	system, action string
 	subject        bkiam.Subject
+}
+
+// keyOf is the heldKey of subject's action.
+func keyOf(system, action string, subject bkiam.Subject) heldKey {
+	return heldKey{system, action, bkiam.Subject{Type: subject.Type, ID: strings.ToLower(subject.ID)}}
 }
 
 type heldEntry struct {
@@ -134,7 +141,7 @@ func (r *Reader) Writing(system string, subject bkiam.Subject, actions []string)
 		actions = []string{anyAction}
 	}
 	for _, a := range actions {
-		r.writes[heldKey{system, a, subject}]++
+		r.writes[keyOf(system, a, subject)]++
 	}
 }
 
@@ -158,7 +165,7 @@ func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject,
 	waits := map[string]*heldEntry{}
 	r.mu.Lock()
 	for _, a := range actions {
-		k := heldKey{system, a, subject}
+		k := keyOf(system, a, subject)
 		if e, ok := r.entries[k]; ok {
 			waits[a] = e
 			continue
@@ -178,7 +185,7 @@ func (r *Reader) Read(ctx context.Context, system string, subject bkiam.Subject,
 		got, pending, readErr := r.read(ctx, system, subject, mine, need)
 		r.mu.Lock()
 		for _, a := range mine {
-			k := heldKey{system, a, subject}
+			k := keyOf(system, a, subject)
 			e := waits[a]
 			switch {
 			case readErr != nil:
@@ -231,7 +238,7 @@ func (r *Reader) filled(ctx context.Context, system, action string, subject bkia
 	defer e.fill.Unlock()
 	r.mu.Lock()
 	pending, live := e.pending, e.held.Live
-	writtenSince := r.written(heldKey{system, action, subject}) != e.gen
+	writtenSince := r.written(keyOf(system, action, subject)) != e.gen
 	r.mu.Unlock()
 	if pending == nil || live == nil || !need(action, live.ExpiredAt) {
 		return nil
@@ -399,7 +406,7 @@ func (r *Reader) Seen(system string, subject bkiam.Subject, action string) []int
 		return nil
 	}
 	r.mu.Lock()
-	e, ok := r.entries[heldKey{system, action, subject}]
+	e, ok := r.entries[keyOf(system, action, subject)]
 	r.mu.Unlock()
 	if !ok {
 		return nil
@@ -459,7 +466,7 @@ func (r *Reader) Recall(ctx context.Context, system string, subject bkiam.Subjec
 func (r *Reader) FirstNotice(system string, subject bkiam.Subject, action string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := heldKey{system, action, bkiam.Subject{Type: subject.Type, ID: strings.ToLower(subject.ID)}}
+	k := keyOf(system, action, subject)
 	first := !r.noticed[k]
 	r.noticed[k] = true
 	return first

@@ -230,6 +230,11 @@ func TestReaderKeepsWhatItReadBeforeWrites(t *testing.T) {
 	if _, written, _ := r.Read(ctx, "bk_job", bob, []string{"view"}, nil); written != nil {
 		t.Errorf("another system's: written = %v", written)
 	}
+	// IAM compares user ids without case: a write to "Carol" is one to carol's policy.
+	r.Writing("bk_cmdb", bkiam.Subject{Type: "user", ID: "Carol"}, []string{"view_host"})
+	if _, written, _ := r.Read(ctx, "bk_cmdb", bkiam.Subject{Type: "user", ID: "carol"}, []string{"view_host"}, nil); !slices.Equal(written, []string{"view_host"}) {
+		t.Errorf("after a write to Carol, carol's: written = %v", written)
+	}
 	// A write while the read is in flight: the answer is not kept.
 	src.hook = func() { r.Writing("bk_cmdb", alice, []string{"create_biz"}) }
 	if _, written, err := r.Read(ctx, "bk_cmdb", alice, []string{"create_biz"}, nil); err != nil || !slices.Equal(written, []string{"create_biz"}) {

@@ -348,7 +348,7 @@ func (CreatorGrant) Claims(m CreatorGrantModel) ledger.Claims {
 }
 
 func creatorScope(t grantplan.CreatorTarget, creator string) ledger.Scope {
-	return ledger.Scope{System: t.System, SubjectType: bkiam.SubjectUser, SubjectID: creator}
+	return grantScope(t.System, bkiam.Subject{Type: bkiam.SubjectUser, ID: creator})
 }
 
 // creatorClaims claims every held path for each action; creator grants

@@ -1129,8 +1129,10 @@ func grantClaims(system string, subject bkiam.Subject, held grantplan.Holdings) 
 	return c
 }
 
+// grantScope is the scope of a grant's claims: IAM compares subject ids
+// without case (a grant to "Alice" is alice's policy), so the ledger does.
 func grantScope(system string, subject bkiam.Subject) ledger.Scope {
-	return ledger.Scope{System: system, SubjectType: subject.Type, SubjectID: subject.ID}
+	return ledger.Scope{System: system, SubjectType: subject.Type, SubjectID: strings.ToLower(subject.ID)}
 }
 
 func grantPaths(resources []grantplan.Resource) []string {
