@@ -228,6 +228,8 @@ resource "bkiam_instance_grant" "test" {
 			Want: []string{"Invalid Attribute Value", "Attribute max_retries value must be between 0 and 20, got: -1"}},
 		{Name: "too many retries", Config: block(map[string]string{"max_retries": "21"}),
 			Want: []string{"Invalid Attribute Value", "Attribute max_retries value must be between 0 and 20, got: 21"}},
+		{Name: "negative expiry_scan_limit", Config: block(map[string]string{"expiry_scan_limit": "-1"}),
+			Want: []string{"Invalid Attribute Value", "Attribute expiry_scan_limit value must be at least 0, got: -1"}},
 		{Name: "unknown expiry_conflicts", Config: block(map[string]string{"expiry_conflicts": `"fail"`}),
 			Want: []string{"Invalid Attribute Value Match", `Attribute expiry_conflicts value must be one of: ["warn" "error" "off"], got: "fail"`}},
 		// The expiry check reads each user's policy, which ESB cannot: a

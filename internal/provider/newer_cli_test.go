@@ -121,7 +121,7 @@ func TestProtocolNewerCLICalls(t *testing.T) {
 		TypeName: acctest.InstanceProto.TypeName(), PriorState: acctest.InstanceProto.Value(t, nil), ProposedNewState: acctest.InstanceProto.Value(t, &proposed),
 		Config: config, ClientCapabilities: &tfprotov6.PlanResourceChangeClientCapabilities{DeferralAllowed: true},
 	})
-	if err != nil || len(withCaps.Diagnostics) != len(plain.Diagnostics) || withCaps.Deferred != nil {
+	if err != nil || len(acctest.WithoutNotices(withCaps.Diagnostics)) != len(acctest.WithoutNotices(plain.Diagnostics)) || withCaps.Deferred != nil {
 		t.Fatalf("PlanResourceChange with DeferralAllowed: %v deferred=%v %s", err, withCaps.Deferred, testutil.RenderDiags(withCaps.Diagnostics))
 	}
 	v, err := env.Server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: acctest.InstanceProto.TypeName(), Config: config,

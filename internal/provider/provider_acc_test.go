@@ -183,7 +183,7 @@ var notAtPlanTime = map[string]string{
 	"accessCheckDataSource.Read: Cannot check access": "read time: IAM's refusal of the check (TestAccAccessCheck provokes it with " +
 		"check_model off and resources of another type)",
 	"Run: Cannot plan the IAM calls": "apply time; the validation refuses every grant the planner would",
-	"InstanceGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
+	"InstanceGrant.read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read " +
 		"(TestAccDriftReadErrors provokes it)",
 	"CreatorGrant.Read: Cannot read grants back from IAM": "refresh time: depends on what IAM answers to the read",
 	"InstanceGrant.readImport: Cannot import the grant":   "import time: depends on what the subject holds in IAM",

@@ -269,19 +269,23 @@ func providerSchema() schema.Schema {
 				Optional: true,
 				MarkdownDescription: "What a plan does when it reads that a user grant changes the one expiry IAM keeps " +
 					"per user and action, for everything the policy holds (ids, every host under a business, every " +
-					"instance, attribute conditions): the grant would raise the expiry of what it does not manage (a " +
-					"creator grant makes the policy permanent), revive a policy that expired (with all it held), or its " +
-					"`expires_at` cannot take effect because IAM's policy already expires later; or two resources of the " +
-					"configuration grant one user and action with different expiries. `warn` (the default) plans with a " +
-					"warning naming what changes and the dates; `error` fails the plan, for teams that want a hard guarantee " +
-					"that no expiry changes unannounced, and fails it too when the policy cannot be read; `off` reads " +
-					"nothing and checks nothing. The check asks IAM about each user a plan grants to, once per provider " +
-					"process: one query for the user's actions (the backend's policy query, whose debug output names the " +
-					"user's own rows), one read per row it holds, and the action's policy list only where the user holds " +
-					"nothing live (IAM lists a policy that expired within the last day; a grant would revive it) or where " +
-					"IAM's answer cannot tell (a manager of the system); with `detect_drift`, the lists the refresh read " +
-					"answer instead. None when nothing changes. It needs `apigw_url` (IAM's policy reads are served " +
-					"through the API gateway only): with `esb_url` it is `off`, and setting it otherwise is an error.",
+					"instance, attribute conditions, time windows): the grant would raise the expiry of what it does not " +
+					"manage (a creator grant makes the policy permanent), revive a policy that expired (with all it held), " +
+					"or its `expires_at` cannot take effect because IAM's policy already expires later; or two resources of " +
+					"the configuration grant one user and action with different expiries. `warn` (the default) plans with a " +
+					"warning naming what changes and the dates; `error` fails the plan on each of those, and when the policy " +
+					"cannot be read; `off` reads nothing and checks nothing. What IAM does not let an app see is said, not " +
+					"guaranteed: IAM keeps a user's expired policy for a year and merges the next grant into it, but shows it " +
+					"to an app only during the day after it expired, so a plan that grants a user an action it holds nothing " +
+					"live of warns (whatever this setting) that an older expired policy may come back; the provider reads by " +
+					"id the policies a grant has seen before, which tells them for certain. The check asks IAM about each " +
+					"user a plan grants to, once per provider process: the backend's policy query (whose debug output names " +
+					"the user's own rows; an action related to another system's resource type, as most of bk_job's and " +
+					"bk_sops' are to CMDB's, is asked alone, the others ten to a call), one read per row it holds, and the " +
+					"action's policy list where the user holds nothing live (at most `expiry_scan_limit` policies of it) or " +
+					"where IAM's answer cannot tell (a manager of the system, a frozen user); with `detect_drift`, the lists " +
+					"the refresh read answer instead. None when nothing changes. It needs `apigw_url` (IAM's policy reads are " +
+					"served through the API gateway only): with `esb_url` it is `off`, and setting it otherwise is an error.",
 				Validators: []validator.String{stringvalidator.OneOf(expiryConflictsWarn, expiryConflictsError, expiryConflictsOff)},
 			},
 			"expiry_scan_limit": schema.Int64Attribute{
