@@ -219,6 +219,25 @@
 //	POST {gw}/api/v2/policy/systems/{system}/query_by_actions/?debug=1&force=1
 //	{"subject": {"type": "user", "id": "carol"}, "actions": [{"id": "host_edit"}], "resources": []}
 //
+// That batch route always checks that the request gives one resource of every related type of
+// another system (bk-iam BatchQueryV2ByActions calls pdp.Query with its remote check on): for an
+// action scoped to another system's type — bk_job's access_business to bk_cmdb's biz, as most of
+// bk_job's and bk_sops' actions are to CMDB's business or host — it answers 1901500 "…
+// request resources not match action" (HTTP 500, or 200 with the code with ?debug), and the
+// whole call fails, every other action of it too; a placeholder remote resource only makes the
+// answer IAM's for that one instance. The single-action query skips the check when no resources
+// are given (bk-iam QueryV2; seen on the real IAM run for this project), with the same debug
+// output, the action's entry itself at the tree's root:
+//
+//	POST {gw}/api/v2/policy/systems/{system}/query/?debug=1&force=1
+//	{"subject": {…}, "action": {"id": "access_business"}, "resources": []}   → data: the expression
+//
+// So the queries (queryEach) ask such an action alone — told by the system's model (AskAlone,
+// AloneIn), or after the batch refused it — and the others ten to a call (MaxQueryActions: the
+// debug tree repeats each expression about four times). The single route answers an unknown
+// action 1901400, a frozen subject 1901403 "… has been frozen" (ErrSubjectFrozen) as every
+// policy route does.
+//
 // Any value of debug turns it on (the backend only asks whether the key is there), and the answer
 // gains a top-level "debug" beside code, message and data: a root whose sub_debugs hold one entry
 // per action, in order, each {time, context, steps [{index, name}], evals, error, sub_debugs}. An
@@ -242,8 +261,9 @@
 // failing action's entry, where without it the v2 routes answer 500. The rest of the tree (times,
 // steps, the merged expression, evals, the internal expressions) is the backend's to change, so the
 // client reads only the parts above, wherever they sit under an action's entry, and refuses a tree
-// that lacks them (ErrUnexpectedResponse) or an answer without one (ErrNoDebug: a gateway or
-// backend that does not pass ?debug on). auth and auth_by_actions take debug too, auth's tree
+// that lacks them or an answer too large to read (ErrDebugUnreadable, also an
+// ErrUnexpectedResponse) or an answer without one (ErrNoDebug: a gateway or backend that does not
+// pass ?debug on); its callers then read the policy lists instead. auth and auth_by_actions take debug too, auth's tree
 // being the action's entry itself.
 //
 // Writes are synchronous: an answered grant or revoke is in the list at once (a backend with
