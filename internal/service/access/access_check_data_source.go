@@ -479,10 +479,18 @@ func (d *accessCheckDataSource) checkAgainstModel(ctx context.Context, system st
 		given[i] = r.System + "/" + r.Type
 	}
 	for _, id := range actions {
-		if want := related[id]; !slices.Equal(want, given) {
-			diags.AddAttributeError(path.Root("resources"), "Resources do not match the action",
-				fmt.Sprintf("Action %s relates to [%s], in that order; resources give [%s]. Give one instance of each, in order "+
-					"(IAM answers a mismatch with a system error).", id, strings.Join(want, ", "), strings.Join(given, ", ")))
+		want := related[id]
+		if slices.Equal(want, given) {
+			continue
 		}
+		detail := fmt.Sprintf("Action %s relates to [%s], in that order; resources give [%s]. Give one instance of each, in order "+
+			"(IAM answers a mismatch with a system error).", id, strings.Join(want, ", "), strings.Join(given, ", "))
+		for i := range min(len(want), len(given)) {
+			wantSystem, wantType, _ := strings.Cut(want[i], "/")
+			if gotSystem, gotType, _ := strings.Cut(given[i], "/"); gotType == wantType && gotSystem != wantSystem {
+				detail += " " + verify.OtherSystemsType(bkiam.RelatedResourceType{System: wantSystem, ID: wantType})
+			}
+		}
+		diags.AddAttributeError(path.Root("resources"), "Resources do not match the action", detail)
 	}
 }
