@@ -59,9 +59,10 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"`allowed` is null for it (never a plain `false`), `all_allowed` is null unless another action is denied, " +
 			"and the plan warns, naming the resource, the action and what to give. To tell, the provider reads the " +
 			"subject's policy for the denied actions (the backend's `query_by_actions`, one more call, only when an action " +
-			"is denied) and evaluates it with what the configuration gives. In a `check` block or a postcondition, a " +
-			"condition that is such a null fails the plan (\"Condition expression must return either true or false, not " +
-			"null\"), and so does its negation; `alltrue` over a list holding it is `false`, and `anytrue` ignores it: " +
+			"is denied; an action related to another system's resource type, which that query refuses without resources, " +
+			"is asked alone through the single-action `query`) and evaluates it with what the configuration gives. In a " +
+			"`check` block or a postcondition, a condition that is such a null fails the plan (\"Condition expression must " +
+			"return either true or false, not null\"), and so does its negation; `alltrue` over a list holding it is `false`, and `anytrue` ignores it: " +
 			"write \"nobody may\" as `alltrue([for c in … : c.all_allowed == false])`, never `!anytrue(…)`, which lets a " +
 			"conditional answer pass silently ([Audit who may do what](../guides/audit-access.md)).\n\n" +
 			"Read through the API gateway (`apigw_url`); the app must be a client of the system. IAM's backend caches " +
@@ -94,9 +95,11 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 					"the same types. Leave it out for actions related to no resource type. IAM compares them as a set and " +
 					"accepts another order; the plan asks for the model's, as a grant's `resources` do.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system."},
-					"type":   schema.StringAttribute{Required: true, MarkdownDescription: "The resource type."},
-					"id":     schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id."},
+					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system, which " +
+						"need not be the action's: bk_job's `access_business` relates to bk_cmdb's `biz`, so its resource is " +
+						"`{ system = \"bk_cmdb\", type = \"biz\", id = \"2\" }`."},
+					"type": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type."},
+					"id":   schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id."},
 					"paths": schema.ListAttribute{
 						Optional:    true,
 						ElementType: types.StringType,

@@ -182,12 +182,13 @@ func creatorConfigActions(ctx context.Context, data *conns.Data, system protocol
 	return actions
 }
 
-// checkCreatorAncestors refuses an ancestor that names a resource type the grant's system does not
-// have under that system: IAM asks the ancestor's system for its name, and refuses a type that
-// system never registered (1902416). A type of another system is written under that system
-// (/bk_cmdb,biz,2/bk_job,script,s1/: bk_job's script under bk_cmdb's business); when the type's
-// parents name one of that id, the error says which. Other systems' types are not checked: their
-// models are not read.
+// checkCreatorAncestors refuses an ancestor that names a resource type the grant's system does
+// not have under that system: IAM's SaaS asks each node's system for the node's name (bk-iam-saas
+// saas/backend/trans/open.py, fill_instance_name; biz/resource.py, fetch_resource_name) and
+// refuses the grant when it cannot (the sandbox answers 1902416). A type of another system is
+// written under that system (/bk_cmdb,biz,2/bk_job,script,s1/: bk_job's script under bk_cmdb's
+// business); when the type's parents name one of that id, the error says which. Other systems'
+// types are not checked: their models are not read.
 func checkCreatorAncestors(model *bkiam.SystemModel, typ string, instances protocol.StringMapValue, diags *protocol.Diagnostics) {
 	names, ok := instances.Get()
 	if !ok {
