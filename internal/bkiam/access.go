@@ -191,7 +191,7 @@ func (c *Client) backendPost(ctx context.Context, op, path, system, what string,
 		return 1, json.Unmarshal(d, out)
 	})
 	if e != nil {
-		c.explainAccessError(e)
+		c.explainAccessError(e, path)
 		c.explainReadError(e, path, system, what)
 		return nil, e
 	}
@@ -205,18 +205,30 @@ func answeredAsManager(raw []byte) bool {
 	return strings.Contains(env.Message, managerMessage)
 }
 
-// explainAccessError adds the fix to the access routes' refusals of a request: resources that
-// are not the action's related types (the backend's system error, 1901500, not a 400) and an action
-// the system does not have (1901400).
-func (c *Client) explainAccessError(e *Error) {
+// explainAccessError adds the fix to the access routes' refusals of a request to path (its query
+// included): resources that are not the action's related types (the backend's system error,
+// 1901500, not a 400) and an action the system does not have (1901400). The policy queries are
+// sent without resources, by the provider itself: a mismatch there is IAM refusing the read, and
+// the advice says so instead of asking for resources nobody gave.
+func (c *Client) explainAccessError(e *Error, path string) {
 	if e.kind != kindCode {
 		return
 	}
+	route, _, _ := strings.Cut(path, "?")
+	mismatch := e.Code == 1901500 && strings.Contains(e.Message, "request resources not match action")
+	const queried = "; the provider sent no resources (a policy query reads the subject's whole policy of each action): "
 	var advice string
 	switch {
-	case e.Code == 1901500 && strings.Contains(e.Message, "request resources not match action"):
+	case mismatch && strings.HasSuffix(route, "/query_by_actions/"):
+		advice = queried + "IAM's batch query refuses an action related to another system's resource type that way, " +
+			"which the provider asks alone through the single-action query (POST …/query/) instead"
+	case mismatch && strings.HasSuffix(route, "/query/"):
+		advice = queried + "this IAM refuses it even on the single-action query, which bk-iam answers without " +
+			"resources for an action related to another system's resource type (QueryV2); the configuration has nothing to give"
+	case mismatch:
 		advice = "; the resources do not match the action's related resource types: give one instance of each related " +
-			"type, in the order of the system's model (the bkiam_system data source lists each action's related types)"
+			"type, in the order of the system's model (the bkiam_system data source lists each action's related types), " +
+			"each under the system of its type (bk_cmdb for bk_job's access_business on bk_cmdb's biz)"
 	case e.Is(ErrSubjectFrozen):
 		advice = "; IAM has frozen the subject (its admin API freezes a leaver): the backend's policy routes refuse it, and " +
 			"IAM denies it every action until it is unfrozen"

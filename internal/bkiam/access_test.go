@@ -147,3 +147,36 @@ func TestQueryByActions(t *testing.T) {
 		t.Errorf("frank's query: %+v, %t, %v; want any, as a manager", got, asManager, err)
 	}
 }
+
+// TestResourceMismatchAdvice: IAM's 1901500 "request resources not match action" asks for
+// resources only where the caller gave them (the access checks); on the policy queries, which the
+// provider sends without resources, it says the read was refused and that the configuration has
+// nothing to give, naming the route the provider falls back to.
+func TestResourceMismatchAdvice(t *testing.T) {
+	const refusal = "system error[request_id=1]: [Handler:X] systemID=`bk_job` => [PDP:Y] ValidateActionResource systemID=`bk_job`, " +
+		"actionID=`access_business` fail, request resources not match action => validateActionResource fail"
+	c := mustClient(t, gatewayConfig("http://127.0.0.1:1"))
+	for _, tc := range []struct {
+		path      string
+		want, not string
+	}{
+		{"/api/v2/policy/systems/bk_job/auth_by_actions/", "give one instance of each related type", "the provider sent no resources"},
+		{"/api/v2/policy/systems/bk_job/query_by_actions/?debug=1&force=1", "which the provider asks alone through the single-action query",
+			"give one instance"},
+		{"/api/v2/policy/systems/bk_job/query/", "the configuration has nothing to give", "give one instance"},
+	} {
+		e := &Error{kind: kindCode, Code: 1901500, Message: refusal}
+		c.explainAccessError(e, tc.path)
+		if !strings.Contains(e.Message, tc.want) || strings.Contains(e.Message, tc.not) || !strings.HasPrefix(e.Message, refusal) {
+			t.Errorf("%s: %q, want IAM's message with %q and without %q", tc.path, e.Message, tc.want, tc.not)
+		}
+	}
+
+	// A backend that refuses the single-action query too: the error is the query's, with its advice.
+	fs := newFakeServer(t, reply(500, `{"code":1901500,"message":"`+refusal+`","data":{}}`))
+	_, _, err := mustClient(t, gatewayConfig(fs.URL)).QueryByActions(context.Background(), "bk_job", Subject{Type: "user", ID: "alice"},
+		[]string{"access_business"}, func(string) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "/query/") || !strings.Contains(err.Error(), "the configuration has nothing to give") {
+		t.Errorf("a refused single-action query: %v, want its route and that the configuration has nothing to give", err)
+	}
+}

@@ -99,6 +99,14 @@ func TypeList(rts []bkiam.RelatedResourceType) string {
 	return strings.Join(parts, ", ")
 }
 
+// OtherSystemsType is the advice for a resource of the right type under the wrong system: a
+// resource is written under the system of its type, which for bk_job's access_business (on
+// bk_cmdb's biz) is not the action's.
+func OtherSystemsType(rt bkiam.RelatedResourceType) string {
+	return fmt.Sprintf("Resource type %s is %s's: write the entry's system as %q, the system of the type, which need not be "+
+		"the action's.", rt.ID, rt.System, rt.System)
+}
+
 // RelatedTypeProblem is a way resources fail an action's related resource
 // types; index is the entry at fault, -1 for the whole list.
 type RelatedTypeProblem struct {
@@ -135,6 +143,8 @@ func RelatedTypeProblems(model *bkiam.SystemModel, a bkiam.ModelAction, got []*[
 			a.ID, model.System, TypeList(want), where, i, want[i].System, want[i].ID, g[0], g[1])
 		if j := slices.IndexFunc(want, func(rt bkiam.RelatedResourceType) bool { return rt.System == g[0] && rt.ID == g[1] }); j >= 0 {
 			msg += " Reorder the entries to follow the action's resource types."
+		} else if g[1] == want[i].ID {
+			msg += " " + OtherSystemsType(want[i])
 		}
 		out = append(out, RelatedTypeProblem{i, "Resource type does not match the action", msg})
 	}

@@ -60,9 +60,10 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"`allowed` is null for it (never a plain `false`), `all_allowed` is null unless another action is denied, " +
 			"and the plan warns, naming the resource, the action and what to give. To tell, the provider reads the " +
 			"subject's policy for the denied actions (the backend's `query_by_actions`, one more call, only when an action " +
-			"is denied) and evaluates it with what the configuration gives. In a `check` block or a postcondition, a " +
-			"condition that is such a null fails the plan (\"Condition expression must return either true or false, not " +
-			"null\"), and so does its negation; `alltrue` over a list holding it is `false`, and `anytrue` ignores it: " +
+			"is denied; an action related to another system's resource type, which that query refuses without resources, " +
+			"is asked alone through the single-action `query`) and evaluates it with what the configuration gives. In a " +
+			"`check` block or a postcondition, a condition that is such a null fails the plan (\"Condition expression must " +
+			"return either true or false, not null\"), and so does its negation; `alltrue` over a list holding it is `false`, and `anytrue` ignores it: " +
 			"write \"nobody may\" as `alltrue([for c in … : c.all_allowed == false])`, never `!anytrue(…)`, which lets a " +
 			"conditional answer pass silently ([Audit who may do what](../guides/audit-access.md)).\n\n" +
 			"Read through the API gateway (`apigw_url`); the app must be a client of the system. IAM's backend caches " +
@@ -95,9 +96,11 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 					"the same types. Leave it out for actions related to no resource type. IAM compares them as a set and " +
 					"accepts another order; the plan asks for the model's, as a grant's `resources` do.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system."},
-					"type":   schema.StringAttribute{Required: true, MarkdownDescription: "The resource type."},
-					"id":     schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id."},
+					"system": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type's system, which " +
+						"need not be the action's: bk_job's `access_business` relates to bk_cmdb's `biz`, so its resource is " +
+						"`{ system = \"bk_cmdb\", type = \"biz\", id = \"2\" }`."},
+					"type": schema.StringAttribute{Required: true, MarkdownDescription: "The resource type."},
+					"id":   schema.StringAttribute{Required: true, MarkdownDescription: "The instance's id."},
 					"paths": schema.ListAttribute{
 						Optional:    true,
 						ElementType: types.StringType,
@@ -507,10 +510,18 @@ func (d *accessCheckDataSource) checkAgainstModel(ctx context.Context, system st
 		given[i] = r.System + "/" + r.Type
 	}
 	for _, id := range actions {
-		if want := related[id]; !slices.Equal(want, given) {
-			diags.AddAttributeError(path.Root("resources"), "Resources do not match the action",
-				fmt.Sprintf("Action %s relates to [%s], in that order; resources give [%s]. Give one instance of each, in order "+
-					"(IAM answers a mismatch with a system error).", id, strings.Join(want, ", "), strings.Join(given, ", ")))
+		want := related[id]
+		if slices.Equal(want, given) {
+			continue
 		}
+		detail := fmt.Sprintf("Action %s relates to [%s], in that order; resources give [%s]. Give one instance of each, in order "+
+			"(IAM answers a mismatch with a system error).", id, strings.Join(want, ", "), strings.Join(given, ", "))
+		for i := range min(len(want), len(given)) {
+			wantSystem, wantType, _ := strings.Cut(want[i], "/")
+			if gotSystem, gotType, _ := strings.Cut(given[i], "/"); gotType == wantType && gotSystem != wantSystem {
+				detail += " " + verify.OtherSystemsType(bkiam.RelatedResourceType{System: wantSystem, ID: wantType})
+			}
+		}
+		diags.AddAttributeError(path.Root("resources"), "Resources do not match the action", detail)
 	}
 }

@@ -47,7 +47,9 @@ var effectivePermissionType = types.ObjectType{AttrTypes: map[string]attr.Type{
 func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "What a user may do, for given actions, as IAM evaluates it (the backend's " +
-			"`query_by_actions`): the user's own grants and those of every group it belongs to (directly, through a " +
+			"`query_by_actions`; an action related to another system's resource type, such as bk_job's `access_business` " +
+			"on bk_cmdb's `biz`, alone through the single-action `query`, as that one refuses it without resources): the " +
+			"user's own grants and those of every group it belongs to (directly, through a " +
 			"department or an ancestor department), permission-template rows, merged into one expression per action, " +
 			"expired ones left out. In IAM's JSON and in a readable form, with the groups the user belongs to. What an " +
 			"app cannot see: which users are managers (IAM answers `admin`, super managers and the system's managers " +
@@ -91,8 +93,9 @@ func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.
 						ElementType: types.ListType{ElemType: types.StringType},
 						MarkdownDescription: "By resource type (`SYSTEM/TYPE`): the instance ids it allows, on their own or " +
 							"under a topology path (an instance granted under business 1; a check then gives the instance's " +
-							"`paths`), sorted. The system is the action's related type's with `check_model`, else the data " +
-							"source's `system`.",
+							"`paths`), sorted. The system is the action's related type's with `check_model` (`bk_cmdb/biz` for " +
+							"bk_job's `access_business`), else the data source's `system` (`bk_job/biz`: IAM's expression names " +
+							"no system, and without the model the provider cannot tell another system's type).",
 					},
 					"paths": schema.MapAttribute{
 						Computed:    true,

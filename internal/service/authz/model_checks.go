@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/bkiam/terraform-provider-bkiam/internal/bkiam"
 	"github.com/bkiam/terraform-provider-bkiam/internal/conns"
+	"github.com/bkiam/terraform-provider-bkiam/internal/grantplan"
 	"github.com/bkiam/terraform-provider-bkiam/internal/protocol"
 	"github.com/bkiam/terraform-provider-bkiam/internal/verify"
 )
@@ -129,6 +131,7 @@ func checkCreatorGrantModel(ctx context.Context, data *conns.Data, m CreatorGran
 				"register a creator of it. %s", model.System, typ, detail))
 		return
 	}
+	checkCreatorAncestors(model, typ, m.Instances, diags)
 	config := make([]string, 0, len(node.Actions))
 	var unlimited []string
 	for _, ca := range node.Actions {
@@ -177,4 +180,73 @@ func creatorConfigActions(ctx context.Context, data *conns.Data, system protocol
 		actions = append(actions, a.ID)
 	}
 	return actions
+}
+
+// checkCreatorAncestors refuses an ancestor that names a resource type the grant's system does
+// not have under that system: IAM's SaaS asks each node's system for the node's name (bk-iam-saas
+// saas/backend/trans/open.py, fill_instance_name; biz/resource.py, fetch_resource_name) and
+// refuses the grant when it cannot (the sandbox answers 1902416). A type of another system is
+// written under that system (/bk_cmdb,biz,2/bk_job,script,s1/: bk_job's script under bk_cmdb's
+// business); when the type's parents name one of that id, the error says which. Other systems'
+// types are not checked: their models are not read.
+func checkCreatorAncestors(model *bkiam.SystemModel, typ string, instances protocol.StringMapValue, diags *protocol.Diagnostics) {
+	names, ok := instances.Get()
+	if !ok {
+		return
+	}
+	t := grantplan.CreatorTarget{System: model.System, Type: typ}
+	parents := parentChain(model, typ)
+	for _, key := range slices.Sorted(maps.Keys(names)) {
+		in, err := parseCreatorKey(t, key)
+		if err != nil {
+			continue // Validate has refused it
+		}
+		for _, a := range in.Ancestors {
+			if a.System != model.System || model.ResourceType(a.Type) != nil {
+				continue
+			}
+			detail := fmt.Sprintf("The path %q names an ancestor %s,%s,%s, but system %s registers no resource type %q, so IAM would "+
+				"refuse the creator grant.", key, a.System, a.Type, a.ID, model.System, a.Type)
+			if i := slices.IndexFunc(parents, func(p bkiam.TypeRef) bool { return p.ID == a.Type }); i >= 0 {
+				detail += fmt.Sprintf(" %s's ancestor %s is %s's: write the node under the system of its type, %s,%s,%s.",
+					typ, a.Type, parents[i].System, parents[i].System, a.Type, a.ID)
+			} else if len(parents) > 0 {
+				var have []string
+				for _, p := range parents {
+					have = append(have, p.System+"/"+p.ID)
+				}
+				detail += fmt.Sprintf(" The types system %s registers above %s are %s.", model.System, typ, strings.Join(have, ", "))
+			}
+			diags.AddAttributeError(protocol.Root("instances").WithElementKeyString(key), "Unknown ancestor type", detail)
+		}
+	}
+}
+
+// parentChain is every resource type above typ in model: its parents, theirs, and so on, each
+// once; a parent of another system ends its branch (that system's model is not read).
+func parentChain(model *bkiam.SystemModel, typ string) []bkiam.TypeRef {
+	var out []bkiam.TypeRef
+	queue := []string{typ}
+	for len(queue) > 0 {
+		rt := model.ResourceType(queue[0])
+		queue = queue[1:]
+		if rt == nil {
+			continue
+		}
+		for _, p := range rt.Parents {
+			system := p.System
+			if system == "" {
+				system = model.System
+			}
+			ref := bkiam.TypeRef{System: system, ID: p.ID}
+			if slices.Contains(out, ref) {
+				continue
+			}
+			out = append(out, ref)
+			if system == model.System {
+				queue = append(queue, p.ID)
+			}
+		}
+	}
+	return out
 }
