@@ -267,6 +267,7 @@ func TestEveryValidationHasAnAcceptanceCase(t *testing.T) {
 	cases = append(cases, acctest.CreatorGrantValidationCases()...)
 	cases = append(cases, acctest.CreatorActionsNeedModelCases()...)
 	cases = append(cases, acctest.ModelCheckCases()...)
+	cases = append(cases, acctest.BlueKingModelCheckCases()...)
 	cases = append(cases, acctest.ExpiryConflictCases()...)
 	cases = append(cases, acctest.GroupMembersValidationCases()...)
 	cases = append(cases, acctest.UserGroupsValidationCases()...)
