@@ -180,6 +180,15 @@
 //     manager's (sync in the inspection, source_from_role in the v1 group list), and the grade
 //     manager's next update renames it again only when it names the sync group (group_name).
 //     400 with {"error":…} when refused.
+//   - User ids compare without regard to case, as IAM's subject table (utf8_general_ci) does: a
+//     grant, check or query naming "Alice" reaches the model's alice, and what is written and
+//     answered is alice's (Model.userID).
+//   - POST /_sandbox/frozen_subjects with {"type":"user","id":"alice","frozen":true} freezes a
+//     subject (false thaws it; a reset thaws all), as the web UI's freeze fills IAM's subject
+//     blacklist: every access check and policy query about it then answers 403, code 1901403
+//     "subject(type=user,id=alice) has been frozen", after the system and client checks, before
+//     the managers' pass; its policies stay, and the list, the reads by id and the grants go on
+//     (Server.Freeze).
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next
@@ -713,7 +722,7 @@
 //     the groups a member reaches through a template.
 //   - Of the backend's access checks, the v1 auth, auth_by_actions, query, query_by_actions and
 //     query_by_ext_resources are not served; neither are ?debug on
-//     auth_by_resources, the "RBAC Eval" step of a debug tree, frozen subjects (1901403), the
+//     auth_by_resources, the "RBAC Eval" step of a debug tree, the
 //     security-audit app's pass to every system on v1, temporary policies, department subjects,
 //     nor the backend's rate limit.
 //   - GET policies/{id}?type=rbac (the backend's read of an RBAC row by id) is not served: an

@@ -266,6 +266,9 @@ func (s *Server) instanceCall(app *App, body any, paths bool) (any, *saasError) 
 	if err != nil {
 		return nil, err
 	}
+	if req.Subject.Type == "user" {
+		req.Subject.ID = s.model.userID(req.Subject.ID)
+	}
 	if req.Subject.Type == "user" && strings.EqualFold(req.Subject.ID, "admin") {
 		n := 0
 		for _, r := range req.Resources {

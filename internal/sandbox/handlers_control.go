@@ -121,6 +121,20 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		reply(http.StatusOK, map[string]any{"ok": true, "backend_id": id})
+	case "POST /_sandbox/frozen_subjects":
+		var body struct {
+			Type   string `json:"type"`
+			ID     string `json:"id"`
+			Frozen bool   `json:"frozen"`
+		}
+		if !decode("frozen subject", &body, false) {
+			return
+		}
+		if err := s.Freeze(body.Type, body.ID, body.Frozen); err != nil {
+			fail(http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(http.StatusOK, map[string]bool{"ok": true})
 	case "POST /_sandbox/faults":
 		var f Faults
 		if !decode("faults", &f, true) {

@@ -835,3 +835,23 @@ func (m *Model) departmentLine(d string) []string {
 	}
 	return line
 }
+
+// userID is the model's spelling of the user id: IAM's subject table compares ids without regard
+// to case (MySQL's utf8_general_ci), so a request naming "Alice" reaches the user alice, and what
+// IAM then writes and answers is alice's. An id the model does not know is returned as given.
+func (m *Model) userID(id string) string {
+	if m.users[id] || m.directory[id] {
+		return id
+	}
+	for _, u := range m.Users {
+		if strings.EqualFold(u, id) {
+			return u
+		}
+	}
+	for _, u := range m.DirectoryUsers {
+		if strings.EqualFold(u, id) {
+			return u
+		}
+	}
+	return id
+}

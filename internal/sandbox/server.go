@@ -39,6 +39,9 @@ type Server struct {
 
 	// deletedGroups holds the model groups removed by DeleteGroup (id -> struct{}), until a reset.
 	deletedGroups sync.Map
+	// frozen holds the subjects frozen by Freeze (frozenKey -> struct{}), until a reset: the
+	// backend's subject blacklist.
+	frozen sync.Map
 }
 
 // Option configures a Server.
@@ -193,6 +196,7 @@ func (s *Server) Reset() error {
 	s.faults.set(Faults{})
 	s.stats.reset()
 	s.deletedGroups.Clear()
+	s.frozen.Clear()
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
 	s.store.resetLocked()
