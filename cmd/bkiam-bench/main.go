@@ -75,12 +75,17 @@ func main() {
 	traced := []bench.Scenario{bench.ManyGrants(1000, "")}
 	// Issue 51's site, each case with the expiry check and without.
 	comparisons := []bench.Comparison{bench.SiteComparison(20000, false, 5), bench.SiteComparison(20000, true, 5)}
+	// Issue 61's system of DBM's size: its grants and reads, then its checks with and without.
+	dbmScenarios := []bench.Scenario{bench.DBMGrants(100), bench.DBMReads()}
+	dbmComparisons := []bench.Comparison{bench.DBMComparison(true, 3), bench.DBMComparison(false, 3), bench.DBMModelCheck(3)}
 	if *quick {
 		scenarios = []bench.Scenario{bench.InstanceGrant(1000, false), bench.Renewal(1000), bench.ManyGrants(10, ""), bench.ManyGrants(10, "0s"),
 			bench.ManyGrants(100, ""), bench.ManyGrants(100, "0s"), bench.ManyGrantsSlowIAM(100, 100), bench.CreatorGrant(1000),
 			bench.GroupMembers(1000)}
 		comparisons = []bench.Comparison{bench.SiteComparison(2000, false, 3), bench.SiteComparison(2000, true, 3)}
 		traced = []bench.Scenario{bench.ManyGrants(100, "")}
+		dbmScenarios = []bench.Scenario{bench.DBMGrants(10), bench.DBMReads()}
+		dbmComparisons = []bench.Comparison{bench.DBMComparison(true, 1), bench.DBMComparison(false, 1), bench.DBMModelCheck(1)}
 	}
 
 	// The report goes to stdout as it is measured, and to -out once complete.
@@ -113,6 +118,33 @@ func main() {
 	}
 	section := bench.SiteSection
 	for _, c := range comparisons {
+		if strings.Contains(c.Name, *only) {
+			fmt.Fprint(out, section)
+			section = ""
+			onEveryCLI(func(i int) error {
+				results, err := bench.RunComparison(ctx, opts, c)
+				if err == nil {
+					bench.PrintComparison(out, c, names[i], results)
+				}
+				return err
+			})
+		}
+	}
+	section = bench.DBMSection
+	for _, sc := range dbmScenarios {
+		if strings.Contains(sc.Name, *only) {
+			fmt.Fprint(out, section)
+			section = ""
+			onEveryCLI(func(i int) error {
+				results, err := bench.Run(ctx, opts, sc)
+				if err == nil {
+					bench.Print(out, sc, names[i], sc.Latency(opts), results)
+				}
+				return err
+			})
+		}
+	}
+	for _, c := range dbmComparisons {
 		if strings.Contains(c.Name, *only) {
 			fmt.Fprint(out, section)
 			section = ""

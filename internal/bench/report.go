@@ -362,3 +362,9 @@ func printListings(out io.Writer, lines []string) {
 		fmt.Fprintf(out, "| %s |\n", strings.Join(row, " | "))
 	}
 }
+
+// DBMSection introduces issue 61's tables (DBMGrants, DBMReads, DBMComparison, DBMModelCheck),
+// after the site's.
+const DBMSection = `
+## A system of DBM's size
+`
