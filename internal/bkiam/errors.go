@@ -43,7 +43,7 @@ var (
 	// malformed bodies, redirects, oversized bodies.
 	ErrUnexpectedResponse = errors.New("bkiam: unexpected response")
 	// ErrSubjectFrozen is the backend's refusal of a frozen subject on its policy routes (the
-	// queries and access checks): 1901403 "subject(type=user,id=x) has been frozen", as IAM's
+	// queries and access checks): 1901403 "no permission:subject(type=user,id=x) has been frozen", as IAM's
 	// admin API freezes a leaver. The policy lists and the by-id read still answer; IAM denies
 	// the subject everything while frozen. It is also an ErrForbidden.
 	ErrSubjectFrozen = errors.New("bkiam: IAM has frozen the subject")

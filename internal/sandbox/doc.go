@@ -184,11 +184,13 @@
 //     grant, check or query naming "Alice" reaches the model's alice, and what is written and
 //     answered is alice's (Model.userID).
 //   - POST /_sandbox/frozen_subjects with {"type":"user","id":"alice","frozen":true} freezes a
-//     subject (false thaws it; a reset thaws all), as the web UI's freeze fills IAM's subject
-//     blacklist: every access check and policy query about it then answers 403, code 1901403
-//     "subject(type=user,id=alice) has been frozen", after the system and client checks, before
-//     the managers' pass; its policies stay, and the list, the reads by id and the grants go on
-//     (Server.Freeze).
+//     subject (false thaws it; a reset thaws all), as the SaaS admin API's freeze fills IAM's
+//     subject blacklist: every access check and policy query about it then answers 403, code 1901403
+//     "no permission:subject(type=user,id=alice) has been frozen" (HTTP 200 on v1's
+//     auth_by_resources), after the system and client checks, before the managers' pass, with
+//     ?debug as without; its policies stay, and the list, the reads by id and the grants go on
+//     (Server.Freeze), as the real IAM run here answered. The real backend takes the freeze
+//     from a cache a while later; the sandbox at once.
 //   - POST /_sandbox/faults with {"latency_ms":20,"fail":{"after":2,"count":1,"status":500,"code":1902500},
 //     "rate_limit":{"after":0,"count":1,"retry_after_s":1}} (Faults): from then on every
 //     authorization request waits latency_ms; after "after" further requests have succeeded, the next

@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// Freeze freezes the subject (frozen true) or thaws it: IAM's subject blacklist, what the web
-// UI's "freeze" of a user (冻结, common before a leaver's cleanup) fills. The backend then answers
-// every access check and policy query about the subject 403 with code 1901403 "subject(type=…,
-// id=…) has been frozen" (bk-iam pkg/api/policy/handler/util.go shouldReturnIfSubjectInBlackList),
+// Freeze freezes the subject (frozen true) or thaws it: IAM's subject blacklist, which the
+// SaaS admin API's POST /api/v1/open/admin/freeze/users/ fills (an app allowed its
+// subject_freeze_unfreeze; common before a leaver's cleanup). The backend then answers
+// every access check and policy query about the subject 403 with code 1901403 "no
+// permission:subject(type=…,id=…) has been frozen" (bk-iam pkg/api/policy/handler/util.go shouldReturnIfSubjectInBlackList),
 // after the system's and client's checks and before the managers' and any policy read; its
 // policies stay, and the other routes (the policy list, reads by id, the grants) go on. A
 // frozen subject is matched as IAM's subject table matches ids: without regard to case.

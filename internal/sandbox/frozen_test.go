@@ -27,7 +27,7 @@ func TestFrozenSubject(t *testing.T) {
 	s := crossAccessFixture(t)
 	biz1 := jobRes("bk_cmdb", "biz", "1")
 	frozen := func(name, path, body string) accessCase {
-		return accessCase{name: name, path: path, body: body, status: 403, code: 1901403, msg: "subject(type=user,id=alice) has been frozen"}
+		return accessCase{name: name, path: path, body: body, status: 403, code: 1901403, msg: "no permission:subject(type=user,id=alice) has been frozen"}
 	}
 	query := `{` + subj("user", "alice") + `,"action":{"id":"access_business"},"resources":[]}`
 	byActions := `{` + subj("user", "alice") + `,"actions":` + actionsJSON("view") + `,"resources":[]}`

@@ -212,7 +212,7 @@ func (ac *accessCall) serve(app *App, raw []byte, readErr error) accessAnswer {
 	if s.isFrozen(subj.Type, subj.ID) {
 		// The backend's shouldReturnIfSubjectInBlackList: after the system and client, before
 		// the managers and any policy read, on every access check and query route.
-		return accessError(codeBackendForbidden, fmt.Sprintf("subject(type=%s,id=%s) has been frozen", subj.Type, subj.ID))
+		return accessError(codeBackendForbidden, fmt.Sprintf("no permission:subject(type=%s,id=%s) has been frozen", subj.Type, subj.ID))
 	}
 	if subj.Type == "user" {
 		// IAM's subject table compares ids without regard to case: "Alice" is alice.

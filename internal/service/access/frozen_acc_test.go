@@ -9,7 +9,7 @@ import (
 	"github.com/bkiam/terraform-provider-bkiam/internal/testutil"
 )
 
-// TestAccFrozenUser: IAM has frozen alice (the web UI's freeze, a leaver's
+// TestAccFrozenUser: IAM has frozen alice (the SaaS admin API's freeze, a leaver's
 // first step), and its policy routes answer every check and query about her
 // 403 1901403. bkiam_access_check answers her access_business on business
 // 2, which her policy allows, false, with a warning naming the freeze (the
