@@ -312,8 +312,10 @@ output "policies" {
   }
 }
 `, dbmSystem, actions),
-		Model:   dbmModel,
-		Prepare: func(ctx context.Context, url string) (map[string]any, error) { return nil, grantDBM(ctx, url, "alice", true) },
+		Model: dbmModel,
+		Prepare: func(ctx context.Context, url string) (map[string]any, error) {
+			return nil, grantDBM(ctx, url, "alice", true)
+		},
 	}
 }
 
@@ -333,7 +335,9 @@ func DBMComparison(held bool, rounds int) Comparison {
 	name := fmt.Sprintf("a system of %d actions (DBM's size): %s", dbmActionCount, what)
 	sc := Scenario{Name: name, Size: 1, Config: dbmGrantConfig(user, false), Model: dbmModel}
 	if held {
-		sc.Prepare = func(ctx context.Context, url string) (map[string]any, error) { return nil, grantDBM(ctx, url, "alice", false) }
+		sc.Prepare = func(ctx context.Context, url string) (map[string]any, error) {
+			return nil, grantDBM(ctx, url, "alice", false)
+		}
 	}
 	return Comparison{Name: name, Rounds: rounds, Goals: map[string]float64{StepPlan: 1.5, StepApply: 1.3}, Scenario: sc}
 }
