@@ -55,6 +55,9 @@ type SiteProfile struct {
 		ParentID   string   `json:"parent_id"`
 		Instances  []string `json:"instances"`
 	} `json:"creator"`
+	// CrossSystem is a bk_job-shaped system TestAccSite_CrossSystem registers through IAM's
+	// model API (CrossSystemProfile). Without it that test is skipped on a real site.
+	CrossSystem *CrossSystemProfile `json:"cross_system,omitempty"`
 }
 
 // SandboxProfile is the profile of the sandbox's default model.
