@@ -54,7 +54,9 @@ func (d *effectivePermissionsDataSource) Schema(_ context.Context, _ datasource.
 			"expired ones left out. In IAM's JSON and in a readable form, with the groups the user belongs to. What an " +
 			"app cannot see: which users are managers (IAM answers `admin`, super managers and the system's managers " +
 			"as *any* without reading a policy, and `as_manager` says so; a grade manager is answered by its policies, " +
-			"like any user), and which group gave what (IAM merges them; `groups` lists the groups the user is in). " +
+			"like any user), which group gave what (IAM merges them; `groups` lists the groups the user is in), and a " +
+			"policy's time window (`_bk_iam_env_`): IAM evaluates it with its clock as it answers, so within the window " +
+			"the instances it covers are listed plainly and outside it they are absent, as the real IAM answered. " +
 			"Read through the API gateway (`apigw_url`); the app must be a client of the system.",
 		Attributes: map[string]schema.Attribute{
 			"system": schema.StringAttribute{
