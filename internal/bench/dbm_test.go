@@ -54,6 +54,8 @@ func TestDBMModel(t *testing.T) {
 // bkiam_user_access each (720 and 28, their actions in one question each: 140 in batches of
 // ten), beside the model (bkiam_system's, shared with check_model) and the user's groups.
 func TestAccDBMCallCounts(t *testing.T) {
+	testutil.SameOnEveryCLI(t, "the calls per provider process are the provider's; how many processes each CLI's walk starts "+
+		"is pinned on every CLI by TestAccScenarioCallCounts and TestAccSiteCallCounts")
 	// The counts alone: no terraform_data baseline.
 	opts := Options{Terraform: testutil.Terraform(t), ProviderDir: testutil.BuildProvider(t), Parallelism: 10, SkipBaseline: true}
 	ctx := context.Background()
