@@ -57,7 +57,9 @@ func TestAccSite_CrossSystem(t *testing.T) {
 		client = acctest.OutsideClient(t, sb)
 	}
 	remote, first, second := p.Remote.System, p.Instances[0], p.Instances[1]
-	at := func(days int) string { return time.Now().Add(time.Duration(days) * 24 * time.Hour).UTC().Format(time.RFC3339) }
+	at := func(days int) string {
+		return time.Now().Add(time.Duration(days) * 24 * time.Hour).UTC().Format(time.RFC3339)
+	}
 	later, sooner := at(30), at(10)
 	config := func(secondGrant bool) string {
 		c := fmt.Sprintf(`
