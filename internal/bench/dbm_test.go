@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -54,6 +55,10 @@ func TestDBMModel(t *testing.T) {
 // bkiam_user_access each (720 and 28, their actions in one question each: 140 in batches of
 // ten), beside the model (bkiam_system's, shared with check_model) and the user's groups.
 func TestAccDBMCallCounts(t *testing.T) {
+	if os.Getenv("BKIAM_BENCH_PINS") == "" {
+		t.Skip("make bench runs it (BKIAM_BENCH_PINS=1): 500 actions through a CLI took over 100 s of make test's " +
+			"Terraform 1.16 pass, whose budget is spent (docs/development.md)")
+	}
 	testutil.SameOnEveryCLI(t, "the calls per provider process are the provider's; how many processes each CLI's walk starts "+
 		"is pinned on every CLI by TestAccScenarioCallCounts and TestAccSiteCallCounts")
 	// The counts alone: no terraform_data baseline.
