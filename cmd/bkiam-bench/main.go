@@ -105,15 +105,28 @@ func main() {
 			}
 		}
 	}
+	// runScenario and runComparison measure one case on every CLI and print it.
+	runScenario := func(sc bench.Scenario) {
+		onEveryCLI(func(i int) error {
+			results, err := bench.Run(ctx, opts, sc)
+			if err == nil {
+				bench.Print(out, sc, names[i], sc.Latency(opts), results)
+			}
+			return err
+		})
+	}
+	runComparison := func(c bench.Comparison) {
+		onEveryCLI(func(i int) error {
+			results, err := bench.RunComparison(ctx, opts, c)
+			if err == nil {
+				bench.PrintComparison(out, c, names[i], results)
+			}
+			return err
+		})
+	}
 	for _, sc := range scenarios {
 		if strings.Contains(sc.Name, *only) {
-			onEveryCLI(func(i int) error {
-				results, err := bench.Run(ctx, opts, sc)
-				if err == nil {
-					bench.Print(out, sc, names[i], sc.Latency(opts), results)
-				}
-				return err
-			})
+			runScenario(sc)
 		}
 	}
 	section := bench.SiteSection
@@ -121,13 +134,7 @@ func main() {
 		if strings.Contains(c.Name, *only) {
 			fmt.Fprint(out, section)
 			section = ""
-			onEveryCLI(func(i int) error {
-				results, err := bench.RunComparison(ctx, opts, c)
-				if err == nil {
-					bench.PrintComparison(out, c, names[i], results)
-				}
-				return err
-			})
+			runComparison(c)
 		}
 	}
 	section = bench.DBMSection
@@ -135,26 +142,14 @@ func main() {
 		if strings.Contains(sc.Name, *only) {
 			fmt.Fprint(out, section)
 			section = ""
-			onEveryCLI(func(i int) error {
-				results, err := bench.Run(ctx, opts, sc)
-				if err == nil {
-					bench.Print(out, sc, names[i], sc.Latency(opts), results)
-				}
-				return err
-			})
+			runScenario(sc)
 		}
 	}
 	for _, c := range dbmComparisons {
 		if strings.Contains(c.Name, *only) {
 			fmt.Fprint(out, section)
 			section = ""
-			onEveryCLI(func(i int) error {
-				results, err := bench.RunComparison(ctx, opts, c)
-				if err == nil {
-					bench.PrintComparison(out, c, names[i], results)
-				}
-				return err
-			})
+			runComparison(c)
 		}
 	}
 	section = bench.TraceSection
