@@ -706,11 +706,10 @@
 //   - Path topology is not checked against the system's instance selections: any path whose nodes
 //     name known resource types, and whose nodes above the instance do not repeat a type and id
 //     (1902416 "path: /t,id/…/ nodes must not repeat", the SaaS's check when it translates a
-//     policy), is accepted (the sandbox has no instance-selection model). For the
-//     same reason the ignore_iam_path collapse takes as "the chain length of the first matching
-//     instance selection with ignore_iam_path" the related type's chain in the system's creator
-//     config (ancestor types + the type: 2 for bk_sops' mini_app), or any length when the creator
-//     config does not list the type.
+//     policy), is accepted (the sandbox derives one instance selection per type, the chain of
+//     its first parents, and checks no path against it). The ignore_iam_path collapse takes as
+//     "the chain length of the first matching instance selection with ignore_iam_path" the length
+//     of that derived chain (ancestor types + the type: 2 for bk_sops' mini_app under project).
 //   - Multi-tenancy (X-Bk-Tenant-Id), gateway app-permission (1640301) and ESB component permission
 //     (1306403), the management API's permission templates, subset managers and v1 routes other
 //     than the grade-manager list are out of scope. The per-user quota of grade managers a user

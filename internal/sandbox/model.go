@@ -120,10 +120,10 @@ type Action struct {
 	related []typeRef
 	typeIDs []string
 
-	// chains stands in for the real server's instance selections, which the model does not have:
-	// for each related type of the action's own system found in the system's creator config, the
-	// length of its chain there (ancestor types + itself). The ignore_iam_path collapse applies
-	// only to paths of that length.
+	// chains holds, for each related type, the length of the chain of the one instance selection
+	// the sandbox derives for it (Model.chain: its first parents, root first, and itself), the
+	// selection the model query answers. The ignore_iam_path collapse applies only to paths of
+	// that length, as the real server's to those of the first matching selection's chain.
 	chains map[string]int
 }
 
@@ -151,8 +151,8 @@ func (a *Action) typeSystem(typ string) string {
 	return ""
 }
 
-// chainLen is the instance-selection chain length used by the ignore_iam_path collapse for typ: its
-// depth in the creator config, or 0 (any length) when the creator config does not list it.
+// chainLen is the instance-selection chain length used by the ignore_iam_path collapse for typ: the
+// length of its instance selection's chain (Model.chain).
 func (a *Action) chainLen(typ string) int {
 	return a.chains[typ]
 }
@@ -416,6 +416,17 @@ func (m *Model) validate() error {
 	for i := range m.Systems {
 		if err := m.Systems[i].validate(fmt.Sprintf("systems[%d]", i), m); err != nil {
 			return err
+		}
+	}
+	// The ignore_iam_path collapse's chain lengths once every system's parents are resolved: an
+	// action may relate to another system's type, whose chain is that system's.
+	for i := range m.Systems {
+		for j := range m.Systems[i].Actions {
+			a := &m.Systems[i].Actions[j]
+			a.chains = map[string]int{}
+			for _, rt := range a.related {
+				a.chains[rt.Type] = len(m.chain(rt))
+			}
 		}
 	}
 	for i, s := range m.Systems {
@@ -724,25 +735,6 @@ func (s *System) validate(at string, m *Model) error {
 	seenType := map[string]bool{}
 	if err := s.validateCreator(at+".creator_actions", s.CreatorActions, seenType); err != nil {
 		return err
-	}
-	depth := map[string]int{}
-	var walk func([]CreatorConfig, int)
-	walk = func(nodes []CreatorConfig, d int) {
-		for _, n := range nodes {
-			depth[n.ID] = d
-			walk(n.SubResourceTypes, d+1)
-		}
-	}
-	walk(s.CreatorActions, 1)
-	for j := range s.Actions {
-		a := &s.Actions[j]
-		a.chains = map[string]int{}
-		for _, rt := range a.related {
-			// The creator config lists the system's own types only.
-			if d, ok := depth[rt.Type]; ok && rt.System == s.ID {
-				a.chains[rt.Type] = d
-			}
-		}
 	}
 	for j, a := range s.AllowList.InstanceActions {
 		if a != "*" && s.actions[a] == nil {

@@ -319,7 +319,7 @@ func TestStatisticsAlwaysPresent(t *testing.T) {
 // has no instance selections: the chain is the related type's chain in the creator config (ancestor
 // types + itself), and any length when the creator config does not list the type.
 func TestIgnoreIAMPathCollapse(t *testing.T) {
-	m := loadModel(t, `{"systems":[{"id":"s","resource_types":[{"id":"a"},{"id":"b"},{"id":"c"}],
+	m := loadModel(t, `{"systems":[{"id":"s","resource_types":[{"id":"a"},{"id":"b","parents":["a"]},{"id":"c","parents":["b","a"]}],
 		"actions":[{"id":"edit_b","related_types":["b"]},{"id":"view_b","related_types":["b"],"ignore_iam_path":true},{"id":"view_c","related_types":["c"],"ignore_iam_path":true}],
 		"creator_actions":[{"id":"a","actions":[],"sub_resource_types":[{"id":"b","actions":[{"id":"edit_b","required":false}]}]}],
 		"allow_list":{"instance_actions":["*"],"creator_types":["*"]}}],
@@ -354,8 +354,11 @@ func TestIgnoreIAMPathCollapse(t *testing.T) {
 			`{"op":"AND","content":[{"field":"b.id","op":"eq","value":"b1"},{"field":"b._bk_iam_path_","op":"starts_with","value":"/a,a1/"}]}`},
 		{"a later grant that writes collapses again", []string{body("grant", "user", "alice", "view_b", "b", a1b1, a1b2), body("revoke", "user", "alice", "view_b", "b", a1b2),
 			body("grant", "user", "alice", "view_b", "b", a1b2)}, "view_b", `{"field":"b.id","op":"in","value":["b1","b2"]}`},
-		{"type outside the creator config: any length", []string{body("grant", "user", "alice", "view_c", "c", path(node("a", "a1"), node("b", "b1"), node("c", "c1")))}, "view_c",
+		// The chain is the type's first parents', whatever the creator config says (c is not in it).
+		{"the first parents' chain", []string{body("grant", "user", "alice", "view_c", "c", path(node("a", "a1"), node("b", "b1"), node("c", "c1")))}, "view_c",
 			`{"field":"c.id","op":"eq","value":"c1"}`},
+		{"a second parent's shorter chain: kept", []string{body("grant", "user", "alice", "view_c", "c", path(node("a", "a1"), node("c", "c1")))}, "view_c",
+			`{"op":"AND","content":[{"field":"c.id","op":"eq","value":"c1"},{"field":"c._bk_iam_path_","op":"starts_with","value":"/a,a1/"}]}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
