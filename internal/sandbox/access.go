@@ -3,6 +3,7 @@ package sandbox
 import (
 	"sort"
 	"strings"
+	"time"
 )
 
 // What the backend's access checks count (handlers_access.go serves them): the policy rows a
@@ -185,7 +186,8 @@ func (s *Server) memberGroupsLocked(keys []memberKey, now int64) []string {
 
 // allowedBy reports whether any row allows the resources. An action related to no type is allowed
 // by any row; otherwise a check without resources is not (the backend refuses to evaluate it).
-func allowedBy(rows []*policy, a *Action, rs []accessResource) bool {
+// A row with a time window allows only within it, by the clock at now (environment.go).
+func allowedBy(rows []*policy, a *Action, rs []accessResource, now time.Time) bool {
 	if len(rows) == 0 {
 		return false
 	}
@@ -197,7 +199,8 @@ func allowedBy(rows []*policy, a *Action, rs []accessResource) bool {
 	}
 	set := newResourceSet(a, rs)
 	for _, p := range rows {
-		if evalExpr(p.expression(a), set) {
+		e := p.expression(a)
+		if evalExpr(e, withEnvironment(set, e, now)) {
 			return true
 		}
 	}
@@ -205,8 +208,15 @@ func allowedBy(rows []*policy, a *Action, rs []accessResource) bool {
 }
 
 // rowAllows is allowedBy for one row.
-func rowAllows(p *policy, a *Action, rs []accessResource) bool {
-	return allowedBy([]*policy{p}, a, rs)
+func rowAllows(p *policy, a *Action, rs []accessResource, now time.Time) bool {
+	return allowedBy([]*policy{p}, a, rs, now)
+}
+
+// partialRow is partialExpr of row p with the environment the backend builds for it at now: a
+// time window is decided, so a row within it is left without it, and a row outside it fails.
+func partialRow(p *policy, a *Action, set resourceSet, now time.Time) (bool, expr) {
+	e := p.expression(a)
+	return partialExpr(e, withEnvironment(set, e, now))
 }
 
 // evalExpr evaluates an expression for resources: AND, OR, any (always true) and the leaves of
@@ -250,8 +260,8 @@ func leafType(e expr) (typ, attr string) {
 
 // partialExpr is the backend's partial evaluation of a row for the resources a query gives: false
 // when a condition on a given type fails the row, else what is left to decide, the conditions on
-// the types not given (the any of no field when nothing is left). Without resources the row is
-// left whole.
+// the types not given (the any of no field when nothing is left). Without resources (nor an
+// environment, partialRow) the row is left whole.
 func partialExpr(e expr, set resourceSet) (bool, expr) {
 	if len(set) == 0 {
 		return true, e

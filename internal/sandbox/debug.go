@@ -119,7 +119,7 @@ func (ac *accessCall) actionEntry(tr actionTrace) *debugEntry {
 		e.step("Filter policies by eval resources")
 		for _, r := range rows {
 			mark := evalNoPass
-			if ok, _ := partialExpr(r.p.expression(a), set); ok {
+			if ok, _ := partialRow(r.p, a, set, time.Unix(ac.now, 0)); ok {
 				mark = evalPass
 			}
 			e.Evals[itoa64(r.p.BackendID)] = mark
@@ -138,7 +138,7 @@ func (ac *accessCall) actionEntry(tr actionTrace) *debugEntry {
 	e.Context["expression"] = effectiveExpression(conds)
 	e.step("Eval")
 	for _, r := range rows {
-		if rowAllows(r.p, a, ac.body.Resources) {
+		if rowAllows(r.p, a, ac.body.Resources, time.Unix(ac.now, 0)) {
 			e.Evals[itoa64(r.p.BackendID)] = evalPass
 			return e
 		}

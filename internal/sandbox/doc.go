@@ -171,7 +171,13 @@
 //     routes' form: AND and OR with a non-empty content, leaves {field "TYPE.ATTRIBUTE" of the
 //     action's types, op, value} with op eq (a string, number or boolean), in (a non-empty list of
 //     one kind), starts_with or string_contains (a string), gt, gte, lt or lte (a number or a
-//     string), any ([]); no other key. expired_at 0 = permanent. 400 with {"error":…} naming the
+//     string), any ([]); no other key. A time window, as the web UI writes a daily one, is leaves
+//     on the environment: "_bk_iam_env_.tz" eq one time zone and "_bk_iam_env_.hms" (10000×hour +
+//     100×minute + second there) compared with numbers; no other environment attribute (the
+//     backend builds tz and hms only), one zone a row. The checks evaluate it by the sandbox's clock
+//     (allowed within the window only), the queries answer a row within its window without the
+//     window and leave one outside it out, the list and GET policies/{id} keep it as written
+//     (environment.go). expired_at 0 = permanent. 400 with {"error":…} naming the
 //     bad field ("expression.content[1].field: …").
 //   - POST /_sandbox/groups/{id}/rename with {"name":"…"} stands in for renaming a management
 //     group in IAM's web UI (Server.RenameGroup): the name is trimmed, 2 to 128 characters, and

@@ -55,6 +55,9 @@ func (s *Server) AddExpressionPolicy(system string, ep ExpressionPolicy) (int64,
 		return fail(fmt.Errorf("action: %q relates to no resource type, which an attribute condition needs", ep.Action))
 	}
 	cond, err := parseCondition(ep.Expression, a)
+	if err == nil {
+		err = checkEnvironment(cond)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -126,7 +129,7 @@ func conditionNode(v any, at string, a *Action) (expr, error) {
 	switch {
 	case !found || attr == "" || strings.Contains(attr, "."):
 		return nil, fmt.Errorf("%s.field: %q is not TYPE.ATTRIBUTE", at, node["field"])
-	case a != nil && !slices.Contains(a.typeIDs, typ):
+	case a != nil && typ != envType && !slices.Contains(a.typeIDs, typ):
 		// A field names a type by its id alone ("biz.id" for bk_cmdb's biz in a bk_job action).
 		return nil, fmt.Errorf("%s.field: resource type %q is not one action %s relates to (%s)", at, typ, a.ID, strings.Join(a.typeIDs, ", "))
 	}

@@ -402,7 +402,7 @@ func (ac *accessCall) allowed(id, handler string, trace func(*debugEntry)) (bool
 	if ac.debug {
 		trace(ac.actionEntry(actionTrace{id: id, a: a}))
 	}
-	return allowedBy(rows, a, ac.body.Resources), nil
+	return allowedBy(rows, a, ac.body.Resources, time.Unix(ac.now, 0)), nil
 }
 
 // auth's debug tree is the action's entry itself, where the batch routes hang one entry per action
@@ -486,7 +486,7 @@ func (ac *accessCall) condition(a *Action) expr {
 	set := newResourceSet(a, ac.body.Resources)
 	var conds []expr
 	for _, p := range rows {
-		if ok, left := partialExpr(p.expression(a), set); ok {
+		if ok, left := partialRow(p, a, set, time.Unix(ac.now, 0)); ok {
 			conds = append(conds, left)
 		}
 	}
@@ -580,7 +580,7 @@ func (ac *accessCall) authByResources(manager bool) accessAnswer {
 	}
 	rows := ac.s.effectiveRowsLocked(ac.system, a.ID, ac.body.Subject, ac.now, false)
 	for _, rs := range ac.body.ResourcesList {
-		data[resourceSetKey(rs)] = allowedBy(rows, a, rs)
+		data[resourceSetKey(rs)] = allowedBy(rows, a, rs, time.Unix(ac.now, 0))
 	}
 	return accessOK(data)
 }
