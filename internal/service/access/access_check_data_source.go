@@ -61,7 +61,13 @@ func (d *accessCheckDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"and the plan warns, naming the resource, the action and what to give. To tell, the provider reads the " +
 			"subject's policy for the denied actions (the backend's `query_by_actions`, one more call, only when an action " +
 			"is denied; an action related to another system's resource type, which that query refuses without resources, " +
-			"is asked alone through the single-action `query`) and evaluates it with what the configuration gives. In a " +
+			"is asked alone through the single-action `query`) and evaluates it with what the configuration gives. That " +
+			"read asks for the query's debug output (`?debug=1&force=1`), which names the rows IAM read: a row with a " +
+			"daily time window (`_bk_iam_env_`, as the web UI grants one) is evaluated by IAM with its own clock and " +
+			"left out of its answer outside the window, so for an action still denied the provider reads those rows " +
+			"by id (at most 20 per check) and warns \"Allowed only within a time window\", naming the row and the window, " +
+			"when one would allow the request at another time of day; `allowed` stays IAM's answer now. Without the debug " +
+			"output (the backend's to change) nothing is said of a window. In a " +
 			"`check` block or a postcondition, a condition that is such a null fails the plan (\"Condition expression must " +
 			"return either true or false, not null\"), and so does its negation; `alltrue` over a list holding it is `false`, and `anytrue` ignores it: " +
 			"write \"nobody may\" as `alltrue([for c in … : c.all_allowed == false])`, never `!anytrue(…)`, which lets a " +
@@ -256,13 +262,14 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 	}
 	gaps := map[string][]policyexpr.Gap{}
 	if len(denied) > 0 && !answer.AsManager && !frozen {
-		conditions, _, err := d.Data.Client.QueryByActions(ctx, system, who, denied, d.Data.AskAlone(ctx, system))
+		conditions, rows, err := deniedPolicy(ctx, d.Data.Client, d.Data.AskAlone(ctx, system), system, who, denied)
 		if err != nil {
 			resp.Diagnostics.AddError("Cannot check access", "IAM denied "+strings.Join(denied, ", ")+", and the provider could not read "+
 				"the subject's policy to tell a denial from an answer that depends on a path or an attribute: "+err.Error())
 			return
 		}
 		request := evalRequest(resources)
+		var plainlyDenied []string
 		for _, c := range conditions {
 			if !slices.Contains(denied, c.Action) {
 				continue
@@ -286,8 +293,13 @@ func (d *accessCheckDataSource) Read(ctx context.Context, req datasource.ReadReq
 				// IAM denied what its own policy allows (a cache that lags
 				// a change): its answer stands.
 				tflog.Debug(ctx, "IAM denied an action its policy allows", map[string]any{"action": c.Action, "condition": string(c.Condition)})
+			default:
+				plainlyDenied = append(plainlyDenied, c.Action)
 			}
 		}
+		// IAM's query leaves a row outside its time window out of its
+		// answer: the rows it read tell.
+		windowedDenials(ctx, d.Data.Client, system, who, rows, plainlyDenied, request, &resp.Diagnostics)
 	}
 	allowed := map[string]attr.Value{}
 	var conditional []string
